@@ -1,0 +1,138 @@
+//! The ns-3 `TcpVegas` flavour on NewReno loss recovery (`shared/REFERENCE.md`). It differs
+//! from Linux in how diff is computed: target = floor(cwnd x baseRTT / minRTT) and
+//! diff = cwnd - target, in floating point before the floor; RTT samples are not padded.
+//! The slow-start exit sets ssthresh = max(min(ssthresh, cwnd - 1), 2); after each round
+//! ssthresh is raised to at least 3/4 of cwnd. Fewer than three samples: NewReno increase.
+
+use crate::config::VegasParams;
+use crate::sender::SenderState;
+
+#[derive(Clone, Debug)]
+pub struct Ns3Vegas {
+    p: VegasParams,
+    base_rtt: f64,
+    min_rtt: f64,
+    cnt_rtt: u32,
+    beg_snd_nxt: i64,
+    doing_vegas_now: bool,
+}
+
+impl Ns3Vegas {
+    pub fn new(p: VegasParams) -> Self {
+        Ns3Vegas {
+            p,
+            base_rtt: f64::INFINITY,
+            min_rtt: f64::INFINITY,
+            cnt_rtt: 0,
+            beg_snd_nxt: 0,
+            doing_vegas_now: true,
+        }
+    }
+
+    pub fn pkts_acked(&mut self, rtt: f64) {
+        if rtt <= 0.0 {
+            return;
+        }
+        self.min_rtt = self.min_rtt.min(rtt);
+        self.base_rtt = self.base_rtt.min(rtt);
+        self.cnt_rtt += 1;
+    }
+
+    pub fn enable(&mut self, next_tx: i64) {
+        self.doing_vegas_now = true;
+        self.beg_snd_nxt = next_tx;
+        self.cnt_rtt = 0;
+        self.min_rtt = f64::INFINITY;
+    }
+
+    pub fn disable(&mut self) {
+        self.doing_vegas_now = false;
+    }
+
+    fn ssthresh_after_cut(s: &SenderState, cwnd: i64) -> i64 {
+        s.ssthresh.min(cwnd - 1).max(2)
+    }
+
+    /// `IncreaseWindow` for a new cumulative ACK of packet `ack`.
+    pub fn increase_window(&mut self, s: &mut SenderState, ack: i64) {
+        if !self.doing_vegas_now {
+            s.opencwnd();
+            return;
+        }
+        let last_acked = ack + 1;
+        if last_acked >= self.beg_snd_nxt {
+            self.beg_snd_nxt = s.t_seqno;
+            if self.cnt_rtt <= 2 {
+                s.opencwnd();
+            } else {
+                let mut cwnd = s.cwnd as i64;
+                let target = (cwnd as f64 * (self.base_rtt / self.min_rtt)) as i64;
+                let diff = (cwnd - target) as f64;
+                let in_slow_start = s.cwnd < s.ssthresh as f64;
+                if diff > self.p.gamma && in_slow_start {
+                    cwnd = cwnd.min(target + 1);
+                    s.cwnd = cwnd as f64;
+                    s.ssthresh = Self::ssthresh_after_cut(s, cwnd);
+                } else if in_slow_start {
+                    s.cwnd += 1.0;
+                } else if diff > self.p.beta {
+                    cwnd -= 1;
+                    s.cwnd = cwnd as f64;
+                    s.ssthresh = Self::ssthresh_after_cut(s, cwnd);
+                } else if diff < self.p.alpha {
+                    s.cwnd = (cwnd + 1) as f64;
+                }
+                let c = s.cwnd as i64;
+                s.ssthresh = s.ssthresh.max(3 * c / 4);
+            }
+            self.cnt_rtt = 0;
+            self.min_rtt = f64::INFINITY;
+        } else if s.cwnd < s.ssthresh as f64 {
+            s.cwnd += 1.0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{TcpConfig, VegasFlavour};
+
+    fn state(cwnd: f64, ssthresh: i64) -> SenderState {
+        let mut s = crate::Sender::new(TcpConfig { window: 1000.0, ..Default::default() }, crate::Algorithm::NewReno).state;
+        s.cwnd = cwnd;
+        s.ssthresh = ssthresh;
+        s.t_seqno = 100;
+        s
+    }
+
+    #[test]
+    fn reference_example_cwnd_20_base_100ms_rtt_109ms_holds() {
+        // target = floor(20 x 100/109) = 18, diff = 2: alpha 2 <= diff <= beta 4: hold.
+        let mut s = state(20.0, 10);
+        let mut v = Ns3Vegas::new(VegasParams::defaults_for(VegasFlavour::Ns3));
+        for rtt in [0.100, 0.109, 0.109, 0.109] {
+            v.pkts_acked(rtt);
+        }
+        v.enable(0);
+        for _ in 0..3 {
+            v.pkts_acked(0.109);
+        }
+        v.increase_window(&mut s, 50);
+        assert_eq!(s.cwnd, 20.0);
+    }
+
+    #[test]
+    fn small_queue_increases_by_one() {
+        // base 100, rtt 104: target = floor(19.23) = 19, diff 1 < alpha: +1.
+        let mut s = state(20.0, 10);
+        let mut v = Ns3Vegas::new(VegasParams::defaults_for(VegasFlavour::Ns3));
+        v.pkts_acked(0.100);
+        v.enable(0);
+        for _ in 0..3 {
+            v.pkts_acked(0.104);
+        }
+        v.increase_window(&mut s, 50);
+        assert_eq!(s.cwnd, 21.0);
+    }
+}

@@ -1,0 +1,111 @@
+//! `vegaslab._core`: the thin bridge between Python and the Rust simulator. It converts a
+//! scenario in (TOML text + overrides) and results out (JSON), and nothing else. A Rust
+//! panic never reaches Python as such: it becomes `SimulationError`.
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::{Duration, Instant};
+
+create_exception!(_core, ScenarioError, PyValueError, "The scenario is invalid; the message names the file and field.");
+create_exception!(_core, SimulationError, PyRuntimeError, "The simulator failed (an internal error).");
+
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Run a scenario; returns the results as JSON (`docs/results-format.md`).
+#[pyfunction]
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None))]
+fn run_scenario(
+    py: Python<'_>,
+    toml_text: &str,
+    source_name: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    let mut callback_error: Option<PyErr> = None;
+    let mut last = Instant::now();
+    let outcome = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            vegaslab_sim::run_text(toml_text, source_name, seed, &overrides, |sim_s, dur_s| {
+                if last.elapsed() < PROGRESS_EVERY {
+                    return true;
+                }
+                last = Instant::now();
+                Python::with_gil(|py| {
+                    if let Err(e) = py.check_signals() {
+                        callback_error = Some(e);
+                        return false;
+                    }
+                    if let Some(cb) = &progress {
+                        if let Err(e) = cb.call1(py, (sim_s, dur_s)) {
+                            callback_error = Some(e);
+                            return false;
+                        }
+                    }
+                    true
+                })
+            })
+        }))
+    });
+    match outcome {
+        Err(panic) => Err(SimulationError::new_err(format!(
+            "{source_name}: internal simulator error: {}",
+            panic_message(panic)
+        ))),
+        Ok(Err(e)) => Err(ScenarioError::new_err(e.to_string())),
+        Ok(Ok(results)) => match callback_error {
+            Some(e) => Err(e),
+            None => Ok(results.to_json()),
+        },
+    }
+}
+
+/// Validate a scenario without running it; returns a JSON summary of what it describes.
+#[pyfunction]
+#[pyo3(signature = (toml_text, source_name, overrides=Vec::new()))]
+fn validate_scenario(toml_text: &str, source_name: &str, overrides: Vec<String>) -> PyResult<String> {
+    let parsed = catch_unwind(|| vegaslab_sim::scenario::parse(toml_text, source_name, &overrides))
+        .map_err(|p| SimulationError::new_err(panic_message(p)))?;
+    let sc = parsed.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let flows: Vec<String> = sc
+        .flows
+        .iter()
+        .map(|f| format!("{{\"name\":{:?},\"cc\":{:?},\"from\":{:?},\"to\":{:?}}}", f.name, f.algorithm.name(), sc.nodes[f.from], sc.nodes[f.to]))
+        .collect();
+    Ok(format!(
+        "{{\"id\":{:?},\"duration_s\":{},\"seed\":{},\"nodes\":{:?},\"links\":{},\"flows\":[{}]}}",
+        sc.id,
+        sc.duration as f64 / 1e9,
+        sc.seed,
+        sc.nodes,
+        sc.links.len(),
+        flows.join(",")
+    ))
+}
+
+#[pyfunction]
+fn version() -> &'static str {
+    vegaslab_sim::VERSION
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
+    Ok(())
+}

@@ -1,0 +1,137 @@
+//! A TCP flow: the sender (from `vegaslab-cc`), ns-2's `TCPSink` at the far end, the
+//! application feeding the sender, and the flow's counters.
+
+use crate::scenario::{AppSpec, FlowSpec};
+use std::collections::VecDeque;
+use vegaslab_cc::{Nanos, Sender, TcpConfig};
+
+/// ns-2 `Agent/TCPSink`: one cumulative ACK per data packet, no delay; the ACK carries the
+/// highest sequence number received in order.
+#[derive(Clone, Debug, Default)]
+pub struct Sink {
+    /// Next sequence number expected in order.
+    next: i64,
+    /// Arrivals at or beyond `next`: slot k is sequence number next + k.
+    received: VecDeque<bool>,
+    /// Sequence number that is a SYN (carries no data), if any.
+    syn_seq: Option<i64>,
+    /// Unique data packets delivered in order.
+    pub delivered_pkts: u64,
+}
+
+impl Sink {
+    pub fn new(syn_seq: Option<i64>) -> Self {
+        Sink { syn_seq, ..Default::default() }
+    }
+
+    /// Receive `seq`; returns the cumulative ACK to send.
+    pub fn receive(&mut self, seq: i64) -> i64 {
+        if seq >= self.next {
+            let k = (seq - self.next) as usize;
+            if self.received.len() <= k {
+                self.received.resize(k + 1, false);
+            }
+            self.received[k] = true;
+            while self.received.front() == Some(&true) {
+                self.received.pop_front();
+                if Some(self.next) != self.syn_seq {
+                    self.delivered_pkts += 1;
+                }
+                self.next += 1;
+            }
+        }
+        self.next - 1
+    }
+}
+
+pub struct Flow {
+    pub name: String,
+    pub cc: &'static str,
+    pub src: u32,
+    pub dst: u32,
+    pub sender: Sender,
+    pub sink: Sink,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub app: AppSpec,
+    pub tcp: TcpConfig,
+    /// Earliest scheduled timer event for this flow, if any.
+    pub timer_pending: Option<Nanos>,
+    pub received_pkts: u64,
+    pub received_bytes: u64,
+    pub dropped_pkts: u64,
+    /// Received bytes per sample interval, when throughput is monitored.
+    pub bins: Vec<u64>,
+}
+
+impl Flow {
+    pub fn new(spec: &FlowSpec, boot_time: f64) -> Self {
+        let tcp = TcpConfig { boot_time, ..spec.tcp.clone() };
+        let sender = Sender::new(tcp.clone(), spec.algorithm.clone());
+        let uses_syn = tcp.syn && !matches!(sender.machinery, vegaslab_cc::sender::Machinery::Vegas(_));
+        Flow {
+            name: spec.name.clone(),
+            cc: spec.algorithm.name(),
+            src: spec.from as u32,
+            dst: spec.to as u32,
+            sender,
+            sink: Sink::new(uses_syn.then_some(0)),
+            start: spec.start,
+            stop: spec.stop,
+            app: spec.app.clone(),
+            tcp,
+            timer_pending: None,
+            received_pkts: 0,
+            received_bytes: 0,
+            dropped_pkts: 0,
+            bins: Vec::new(),
+        }
+    }
+
+    /// Packets the application hands over at start (`None` = infinite).
+    pub fn app_packets(&self) -> Option<i64> {
+        match self.app {
+            AppSpec::Ftp => None,
+            AppSpec::File { bytes } => {
+                let size = self.tcp.packet_size as u64;
+                Some(bytes.div_ceil(size) as i64)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sink_acks_the_highest_in_order_packet() {
+        let mut s = Sink::new(None);
+        assert_eq!(s.receive(0), 0);
+        assert_eq!(s.receive(1), 1);
+        assert_eq!(s.receive(3), 1); // hole at 2: duplicate ACK
+        assert_eq!(s.receive(4), 1);
+        assert_eq!(s.receive(2), 4); // hole filled: jumps over 3 and 4
+        assert_eq!(s.receive(2), 4); // duplicate
+        assert_eq!(s.delivered_pkts, 5);
+    }
+
+    #[test]
+    fn sink_does_not_count_the_syn_as_data() {
+        let mut s = Sink::new(Some(0));
+        s.receive(0);
+        s.receive(1);
+        assert_eq!(s.delivered_pkts, 1);
+    }
+
+    #[test]
+    fn sink_handles_long_out_of_order_runs() {
+        let mut s = Sink::new(None);
+        for seq in (1..50).rev() {
+            assert_eq!(s.receive(seq), -1);
+        }
+        assert_eq!(s.receive(0), 49);
+        assert_eq!(s.receive(50), 50);
+        assert_eq!(s.delivered_pkts, 51);
+    }
+}

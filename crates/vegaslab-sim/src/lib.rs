@@ -1,0 +1,48 @@
+//! vegaslab-sim: a deterministic packet-level simulator for TCP congestion-control research.
+//!
+//! Flow of one run: TOML text -> [`scenario::parse`] (validated, errors name file and field)
+//! -> [`Simulator`] (event loop in integer nanoseconds) -> [`RunResults`] (JSON for Python).
+//!
+//! Module map: [`units`] (quantities), [`scenario`] (schema and validation), [`event`] (the
+//! queue), [`packet`] (pool), [`channel`] (one link direction: queue, transmitter, pipe),
+//! [`flow`] (sender + sink + application), [`sim`] (the loop), [`results`], [`rng`].
+
+pub mod channel;
+pub mod event;
+pub mod flow;
+pub mod packet;
+pub mod results;
+pub mod rng;
+pub mod scenario;
+pub mod sim;
+pub mod units;
+
+pub use results::RunResults;
+pub use scenario::{Scenario, ScenarioError};
+pub use sim::Simulator;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Parse, validate and run a scenario given as TOML text.
+pub fn run_text(
+    text: &str,
+    source: &str,
+    seed: Option<u64>,
+    overrides: &[String],
+    progress: impl FnMut(f64, f64) -> bool,
+) -> Result<RunResults, ScenarioError> {
+    let mut scenario = scenario::parse(text, source, overrides)?;
+    if let Some(seed) = seed {
+        scenario.seed = seed;
+    }
+    let sim = Simulator::new(scenario);
+    let unroutable = sim.unroutable_flows();
+    if !unroutable.is_empty() {
+        return Err(ScenarioError {
+            file: source.to_string(),
+            path: "flows".into(),
+            message: format!("no path between the endpoints of: {}", unroutable.join(", ")),
+        });
+    }
+    Ok(sim.run(progress))
+}

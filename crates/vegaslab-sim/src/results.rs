@@ -1,0 +1,103 @@
+//! What a run reports (`docs/results-format.md`), serialisable to JSON.
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunMeta {
+    pub scenario: String,
+    pub source: String,
+    pub seed: u64,
+    pub version: String,
+    pub duration_s: f64,
+    pub wall_time_s: f64,
+    pub events: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowResult {
+    pub flow: String,
+    pub cc: String,
+    pub from: String,
+    pub to: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub data_pkts_sent: u64,
+    pub data_bytes_sent: u64,
+    pub retransmitted_pkts: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub slow_start_entries: u64,
+    pub received_pkts: u64,
+    pub received_bytes: u64,
+    pub delivered_pkts: u64,
+    pub delivered_bytes: u64,
+    pub throughput_bps: f64,
+    pub goodput_bps: f64,
+    pub active_throughput_bps: f64,
+    pub completion_time_s: Option<f64>,
+    pub final_cwnd: f64,
+    pub final_ssthresh: i64,
+    pub in_flight_pkts: u64,
+    pub dropped_pkts: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QueueResult {
+    pub queue: String,
+    pub kind: String,
+    pub limit: u32,
+    pub arrivals: u64,
+    pub drops: u64,
+    pub departures: u64,
+    pub loss_rate: f64,
+    pub mean_len: f64,
+    pub std_len: f64,
+    pub max_len: u64,
+}
+
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LinkResult {
+    pub link: String,
+    pub bandwidth_bps: f64,
+    pub bytes_sent: u64,
+    pub utilisation: f64,
+}
+
+/// Long-format per-flow samples: one row per (time, flow).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FlowSeries {
+    pub time: Vec<f64>,
+    pub flow: Vec<String>,
+    pub cwnd: Vec<Option<f64>>,
+    pub ssthresh: Vec<Option<f64>>,
+    pub rtt: Vec<Option<f64>>,
+    pub throughput_bps: Vec<Option<f64>>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct QueueSeries {
+    pub time: Vec<f64>,
+    pub queue: Vec<String>,
+    pub length: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Series {
+    pub flows: FlowSeries,
+    pub queues: QueueSeries,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResults {
+    pub meta: RunMeta,
+    pub flows: Vec<FlowResult>,
+    pub queues: Vec<QueueResult>,
+    pub links: Vec<LinkResult>,
+    pub series: Series,
+}
+
+impl RunResults {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("results serialise")
+    }
+}

@@ -1,0 +1,136 @@
+//! The scenario: what to simulate, validated once.
+//!
+//! A scenario comes from TOML text (`docs/scenario-format.md`), optionally edited by
+//! `key=value` overrides, and is checked field by field into the typed [`Scenario`]. Every
+//! error names the file, the field path and what was expected ([`ScenarioError`]).
+
+mod build;
+mod overrides;
+mod reader;
+
+pub use build::from_value;
+pub use overrides::apply_overrides;
+
+use std::fmt;
+use vegaslab_cc::{Algorithm, Nanos, TcpConfig};
+
+/// A bad scenario: `file: path: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub file: String,
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "{}: {}", self.file, self.message)
+        } else {
+            write!(f, "{}: {}: {}", self.file, self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+/// A validated scenario. Node and link indices are positions in `nodes` and `links`.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Where it came from (file name), for messages and metadata.
+    pub source: String,
+    /// `meta.id`, else the file stem.
+    pub id: String,
+    pub duration: Nanos,
+    pub seed: u64,
+    pub sample_interval: Nanos,
+    pub nodes: Vec<String>,
+    pub links: Vec<LinkSpec>,
+    pub flows: Vec<FlowSpec>,
+    pub monitor: MonitorSpec,
+}
+
+/// A full-duplex link between nodes `a` and `b`.
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    pub a: usize,
+    pub b: usize,
+    /// Direction a -> b.
+    pub forward: DirectionSpec,
+    /// Direction b -> a.
+    pub reverse: DirectionSpec,
+}
+
+/// One direction of a link.
+#[derive(Clone, Debug)]
+pub struct DirectionSpec {
+    pub bandwidth_bps: f64,
+    /// Propagation delay, and the scheduled changes `(at, new delay)` in time order.
+    pub delay: Nanos,
+    pub delay_schedule: Vec<(Nanos, Nanos)>,
+    pub queue: QueueSpec,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum QueueSpec {
+    /// ns-2 DropTail: a limit of `limit` packets counts the one being transmitted.
+    DropTail { limit: u32 },
+}
+
+impl QueueSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QueueSpec::DropTail { .. } => "droptail",
+        }
+    }
+    pub fn limit(&self) -> u32 {
+        match self {
+            QueueSpec::DropTail { limit } => *limit,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    pub algorithm: Algorithm,
+    pub tcp: TcpConfig,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub app: AppSpec,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum AppSpec {
+    /// Always has data (ns-2 `Application/FTP` started with `start`).
+    Ftp,
+    /// A transfer of this many bytes, handed to TCP at once (`$ftp send bytes`).
+    File { bytes: u64 },
+}
+
+/// Which time series to record; all off by default.
+#[derive(Clone, Debug, Default)]
+pub struct MonitorSpec {
+    pub cwnd: bool,
+    pub throughput: bool,
+    /// Link directions `(from node, to node)` whose queue length is sampled.
+    pub queues: Vec<(usize, usize)>,
+    pub all_queues: bool,
+}
+
+/// Parse TOML text (plus overrides) into a validated scenario.
+pub fn parse(text: &str, source: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    let mut value: toml::Value = toml::from_str(text).map_err(|e| ScenarioError {
+        file: source.to_string(),
+        path: String::new(),
+        message: format!("not valid TOML: {}", e.to_string().trim()),
+    })?;
+    apply_overrides(&mut value, overrides).map_err(|(path, message)| ScenarioError {
+        file: source.to_string(),
+        path,
+        message,
+    })?;
+    from_value(&value, source)
+}

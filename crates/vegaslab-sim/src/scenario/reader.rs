@@ -1,0 +1,212 @@
+//! A path-aware reader over parsed TOML: each accessor knows its field path, so every error
+//! says exactly which field is wrong and what range is allowed.
+
+use super::ScenarioError;
+use crate::units;
+use toml::{value::Table, Value};
+
+/// The file name errors are reported against.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    pub file: &'a str,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn err(&self, path: &str, message: impl Into<String>) -> ScenarioError {
+        ScenarioError { file: self.file.to_string(), path: path.to_string(), message: message.into() }
+    }
+}
+
+/// A TOML table being read, with its path.
+pub struct Obj<'a> {
+    pub ctx: Ctx<'a>,
+    pub table: &'a Table,
+    pub path: String,
+}
+
+pub fn describe(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("\"{s}\""),
+        other => other.to_string(),
+    }
+}
+
+impl<'a> Obj<'a> {
+    pub fn new(ctx: Ctx<'a>, value: &'a Value, path: &str) -> Result<Self, ScenarioError> {
+        match value.as_table() {
+            Some(table) => Ok(Obj { ctx, table, path: path.to_string() }),
+            None => Err(ctx.err(path, format!("must be a table, got {}", describe(value)))),
+        }
+    }
+
+    pub fn field_path(&self, key: &str) -> String {
+        if self.path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{}.{}", self.path, key)
+        }
+    }
+
+    pub fn err(&self, key: &str, message: impl Into<String>) -> ScenarioError {
+        self.ctx.err(&self.field_path(key), message)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.table.get(key)
+    }
+
+    /// Reject keys this table does not know, suggesting the closest known one.
+    pub fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ScenarioError> {
+        for key in self.table.keys() {
+            if !allowed.contains(&key.as_str()) {
+                let hint = allowed
+                    .iter()
+                    .min_by_key(|a| edit_distance(a, key))
+                    .filter(|a| edit_distance(a, key) <= 3)
+                    .map(|a| format!(" (did you mean '{a}'?)"))
+                    .unwrap_or_default();
+                return Err(self.err(
+                    key,
+                    format!("unknown field{hint}; allowed here: {}", allowed.join(", ")),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn table(&self, key: &str) -> Result<Option<Obj<'a>>, ScenarioError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => Obj::new(self.ctx, v, &self.field_path(key)).map(Some),
+        }
+    }
+
+    pub fn array(&self, key: &str) -> Result<Option<&'a Vec<Value>>, ScenarioError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Array(a)) => Ok(Some(a)),
+            Some(v) => Err(self.err(key, format!("must be an array, got {}", describe(v)))),
+        }
+    }
+
+    pub fn string(&self, key: &str) -> Result<Option<&'a str>, ScenarioError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.as_str())),
+            Some(v) => Err(self.err(key, format!("must be a string, got {}", describe(v)))),
+        }
+    }
+
+    pub fn req_string(&self, key: &str) -> Result<&'a str, ScenarioError> {
+        self.string(key)?.ok_or_else(|| self.err(key, "is required"))
+    }
+
+    pub fn bool(&self, key: &str, default: bool) -> Result<bool, ScenarioError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(Value::Boolean(b)) => Ok(*b),
+            Some(v) => Err(self.err(key, format!("must be true or false, got {}", describe(v)))),
+        }
+    }
+
+    /// A number within `[lo, hi]`.
+    pub fn number(&self, key: &str, lo: f64, hi: f64) -> Result<Option<f64>, ScenarioError> {
+        let x = match self.get(key) {
+            None => return Ok(None),
+            Some(Value::Integer(i)) => *i as f64,
+            Some(Value::Float(f)) => *f,
+            Some(v) => return Err(self.err(key, format!("must be a number, got {}", describe(v)))),
+        };
+        if !(x >= lo && x <= hi) || !x.is_finite() {
+            return Err(self.err(key, range_message(lo, hi, &x.to_string())));
+        }
+        Ok(Some(x))
+    }
+
+    /// A whole number within `[lo, hi]`.
+    pub fn integer(&self, key: &str, lo: i64, hi: i64) -> Result<Option<i64>, ScenarioError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Integer(i)) if *i >= lo && *i <= hi => Ok(Some(*i)),
+            Some(Value::Integer(i)) => Err(self.err(key, range_message(lo as f64, hi as f64, &i.to_string()))),
+            Some(v) => Err(self.err(key, format!("must be a whole number, got {}", describe(v)))),
+        }
+    }
+
+    /// A time (`"20ms"` or seconds) within `[lo, hi]` nanoseconds.
+    pub fn time(&self, key: &str, lo: i128, hi: i128) -> Result<Option<u64>, ScenarioError> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        let ns = quantity(v, units::parse_time, |x| (x * 1e9).round() as i128).map_err(|m| self.err(key, m))?;
+        if ns < lo || ns > hi {
+            let shown = describe(v);
+            return Err(self.err(key, time_range_message(lo, hi, &shown)));
+        }
+        Ok(Some(ns as u64))
+    }
+
+    /// A bandwidth in bit/s, > 0.
+    pub fn bandwidth(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        let bps = quantity(v, units::parse_bandwidth, |x| x).map_err(|m| self.err(key, m))?;
+        if !(bps > 0.0) {
+            return Err(self.err(key, format!("must be > 0 bit/s, got {}", describe(v))));
+        }
+        Ok(Some(bps))
+    }
+
+    /// A size in bytes, >= `min`.
+    pub fn size(&self, key: &str, min: f64) -> Result<Option<f64>, ScenarioError> {
+        let Some(v) = self.get(key) else { return Ok(None) };
+        let b = quantity(v, units::parse_size, |x| x).map_err(|m| self.err(key, m))?;
+        if !(b >= min) {
+            return Err(self.err(key, format!("must be >= {min} bytes, got {}", describe(v))));
+        }
+        Ok(Some(b))
+    }
+}
+
+fn quantity<T>(v: &Value, parse: fn(&str) -> Result<T, String>, from_number: fn(f64) -> T) -> Result<T, String> {
+    match v {
+        Value::String(s) => parse(s),
+        Value::Integer(i) => Ok(from_number(*i as f64)),
+        Value::Float(f) => Ok(from_number(*f)),
+        other => Err(format!("must be a quantity like \"10ms\" or a number, got {}", describe(other))),
+    }
+}
+
+fn range_message(lo: f64, hi: f64, got: &str) -> String {
+    if hi == f64::MAX || hi >= 1e300 {
+        format!("must be >= {lo}, got {got}")
+    } else {
+        format!("must be between {lo} and {hi}, got {got}")
+    }
+}
+
+fn time_range_message(lo: i128, hi: i128, got: &str) -> String {
+    let s = |ns: i128| {
+        let x = ns as f64 / 1e9;
+        format!("{x} s")
+    };
+    if hi >= i128::from(u64::MAX) / 2 {
+        if lo == 1 {
+            format!("must be > 0 s, got {got}")
+        } else {
+            format!("must be >= {}, got {got}", s(lo))
+        }
+    } else {
+        format!("must be between {} and {}, got {got}", s(lo), s(hi))
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

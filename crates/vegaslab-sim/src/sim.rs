@@ -1,0 +1,435 @@
+//! The simulator: builds the network from a [`Scenario`] and runs the event loop.
+
+use crate::channel::{Admission, Channel};
+use crate::event::{Event, EventQueue};
+use crate::flow::Flow;
+use crate::packet::{Kind, Packet, PacketId, PacketPool};
+use crate::results::{FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series};
+use crate::rng::stream;
+use crate::scenario::Scenario;
+use rand::Rng;
+use std::collections::{HashMap, VecDeque};
+use std::time::Instant;
+use vegaslab_cc::{secs, AckInfo, Nanos};
+
+const NO_ROUTE: u32 = u32::MAX;
+/// Random-stream ids (see `rng`): flows take 1 + index.
+const STREAM_FLOW_BASE: u64 = 1;
+
+pub struct Simulator {
+    scenario: Scenario,
+    now: Nanos,
+    events: EventQueue,
+    pool: PacketPool,
+    channels: Vec<Channel>,
+    /// Channel index from node n toward destination row r: `next_hop[r * nodes + n]`.
+    next_hop: Vec<u32>,
+    dest_row: HashMap<u32, usize>,
+    flows: Vec<Flow>,
+    monitored_queues: Vec<usize>,
+    flow_series: FlowSeries,
+    queue_series: QueueSeries,
+    events_processed: u64,
+}
+
+impl Simulator {
+    pub fn new(scenario: Scenario) -> Self {
+        let mut channels = Vec::with_capacity(scenario.links.len() * 2);
+        for l in &scenario.links {
+            channels.push(Channel::new(l.a as u32, l.b as u32, &l.forward));
+            channels.push(Channel::new(l.b as u32, l.a as u32, &l.reverse));
+        }
+        let flows: Vec<Flow> = scenario
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let mut rng = stream(scenario.seed, STREAM_FLOW_BASE + i as u64);
+                // ns-2 draws each sender's tick-clock phase uniformly in [0, tick).
+                let boot_time = rng.gen::<f64>() * f.tcp.tick;
+                Flow::new(f, boot_time)
+            })
+            .collect();
+        let mut dests: Vec<u32> = flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+        dests.sort_unstable();
+        dests.dedup();
+        let (next_hop, dest_row) = routes(scenario.nodes.len(), &channels, &dests);
+        let monitored_queues = (0..channels.len())
+            .filter(|&c| {
+                let ch = &channels[c];
+                scenario.monitor.all_queues
+                    || scenario.monitor.queues.contains(&(ch.from as usize, ch.to as usize))
+            })
+            .collect();
+        Simulator {
+            scenario,
+            now: 0,
+            events: EventQueue::default(),
+            pool: PacketPool::default(),
+            channels,
+            next_hop,
+            dest_row,
+            flows,
+            monitored_queues,
+            flow_series: FlowSeries::default(),
+            queue_series: QueueSeries::default(),
+            events_processed: 0,
+        }
+    }
+
+    /// Flows whose endpoints have no path between them (checked before running).
+    pub fn unroutable_flows(&self) -> Vec<String> {
+        self.flows
+            .iter()
+            .filter(|f| self.route(f.src, f.dst) == NO_ROUTE || self.route(f.dst, f.src) == NO_ROUTE)
+            .map(|f| f.name.clone())
+            .collect()
+    }
+
+    fn route(&self, node: u32, dst: u32) -> u32 {
+        let row = self.dest_row[&dst];
+        self.next_hop[row * self.scenario.nodes.len() + node as usize]
+    }
+
+    /// Run to the end. `progress(sim_seconds, duration_seconds)` is called every few
+    /// thousand events; returning false stops the run early (results cover what ran).
+    pub fn run(mut self, mut progress: impl FnMut(f64, f64) -> bool) -> RunResults {
+        let wall = Instant::now();
+        let duration = self.scenario.duration;
+        for i in 0..self.flows.len() {
+            let f = &self.flows[i];
+            self.events.schedule(f.start, Event::FlowStart(i as u32));
+            if let Some(stop) = f.stop {
+                if stop < duration {
+                    self.events.schedule(stop, Event::FlowStop(i as u32));
+                }
+            }
+        }
+        let m = &self.scenario.monitor;
+        if m.cwnd || m.throughput || !self.monitored_queues.is_empty() {
+            if m.throughput {
+                let bins = (duration / self.scenario.sample_interval + 1) as usize;
+                for f in &mut self.flows {
+                    f.bins = vec![0; bins];
+                }
+            }
+            self.events.schedule(self.scenario.sample_interval, Event::Sample);
+        }
+        let dur_s = secs(duration);
+        while let Some(t) = self.events.peek_time() {
+            if t > duration {
+                break;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.events_processed += 1;
+            match ev {
+                Event::Delivery(c) => self.on_delivery(c as usize),
+                Event::FlowStart(f) => self.on_flow_start(f as usize),
+                Event::FlowStop(f) => self.flows[f as usize].sender.app_stop(),
+                Event::Timer(f) => self.on_timer(f as usize),
+                Event::Sample => self.on_sample(),
+            }
+            if self.events_processed & 0x3fff == 0 && !progress(secs(t), dur_s) {
+                break;
+            }
+        }
+        self.now = duration;
+        for c in &mut self.channels {
+            c.advance(duration);
+        }
+        self.results(wall.elapsed().as_secs_f64())
+    }
+
+    fn on_delivery(&mut self, c: usize) {
+        if self.channels[c].scheduled != Some(self.now) {
+            return; // superseded by an earlier head
+        }
+        self.channels[c].scheduled = None;
+        let node = self.channels[c].to;
+        while let Some(id) = self.channels[c].pop_arrived(self.now) {
+            self.arrive(id, node);
+        }
+        self.schedule_channel(c);
+    }
+
+    fn schedule_channel(&mut self, c: usize) {
+        let ch = &mut self.channels[c];
+        if let Some(head) = ch.head_time() {
+            if ch.scheduled.is_none_or(|s| head < s) {
+                ch.scheduled = Some(head);
+                self.events.schedule(head, Event::Delivery(c as u32));
+            }
+        }
+    }
+
+    /// A packet is at `node`: deliver it locally or forward it.
+    fn arrive(&mut self, id: PacketId, node: u32) {
+        let p = *self.pool.get(id);
+        if p.dst == node {
+            match p.kind {
+                Kind::Data => self.at_sink(id, p),
+                Kind::Ack => {
+                    self.pool.free(id);
+                    let f = p.flow as usize;
+                    self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno });
+                    self.flush_sender(f);
+                }
+            }
+            return;
+        }
+        let c = self.route(node, p.dst) as usize;
+        match self.channels[c].admit(self.now, id, p.size) {
+            Admission::Accepted { .. } => self.schedule_channel(c),
+            Admission::Dropped => {
+                if p.kind == Kind::Data {
+                    self.flows[p.flow as usize].dropped_pkts += 1;
+                }
+                self.pool.free(id);
+            }
+        }
+    }
+
+    /// A data packet reaches its sink: count it and turn the packet into the ACK.
+    fn at_sink(&mut self, id: PacketId, p: Packet) {
+        let f = &mut self.flows[p.flow as usize];
+        f.received_pkts += 1;
+        f.received_bytes += p.size as u64;
+        if !f.bins.is_empty() {
+            let bin = (self.now / self.scenario.sample_interval) as usize;
+            if let Some(b) = f.bins.get_mut(bin) {
+                *b += p.size as u64;
+            }
+        }
+        let ack = f.sink.receive(p.seqno);
+        let ack_size = f.tcp.header_bytes;
+        let a = self.pool.get_mut(id);
+        *a = Packet { kind: Kind::Ack, seqno: ack, size: ack_size, src: p.dst, dst: p.src, syn: false, ..p };
+        self.arrive(id, p.dst);
+    }
+
+    fn on_flow_start(&mut self, f: usize) {
+        let n = self.flows[f].app_packets();
+        self.flows[f].sender.app_send(self.now, n);
+        self.flush_sender(f);
+    }
+
+    /// Put the sender's queued segments on the wire and keep its timer scheduled.
+    fn flush_sender(&mut self, f: usize) {
+        let (src, dst) = (self.flows[f].src, self.flows[f].dst);
+        let mut out: VecDeque<PacketId> = VecDeque::new();
+        for seg in self.flows[f].sender.drain_segments() {
+            out.push_back(self.pool.alloc(Packet {
+                kind: Kind::Data,
+                flow: f as u32,
+                seqno: seg.seqno,
+                size: seg.wire_bytes,
+                src,
+                dst,
+                syn: seg.syn,
+                sent_at: self.now,
+            }));
+        }
+        for id in out {
+            self.arrive(id, src);
+        }
+        self.arm_timer(f);
+    }
+
+    fn arm_timer(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        if let Some(d) = flow.sender.rtx_deadline() {
+            if flow.timer_pending.is_none_or(|p| d < p) {
+                flow.timer_pending = Some(d);
+                self.events.schedule(d, Event::Timer(f as u32));
+            }
+        }
+    }
+
+    fn on_timer(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        if flow.timer_pending == Some(self.now) {
+            flow.timer_pending = None;
+        }
+        match flow.sender.rtx_deadline() {
+            Some(d) if d <= self.now => {
+                flow.sender.on_timer(self.now);
+                self.flush_sender(f);
+            }
+            Some(_) => self.arm_timer(f),
+            None => {}
+        }
+    }
+
+    fn on_sample(&mut self) {
+        let t = secs(self.now);
+        let m = &self.scenario.monitor;
+        if m.cwnd || m.throughput {
+            let interval = self.scenario.sample_interval;
+            let bin = (self.now / interval) as usize;
+            for f in &self.flows {
+                let s = &mut self.flow_series;
+                s.time.push(t);
+                s.flow.push(f.name.clone());
+                let st = &f.sender.state;
+                s.cwnd.push(m.cwnd.then_some(st.cwnd));
+                s.ssthresh.push(m.cwnd.then_some(st.ssthresh as f64));
+                s.rtt.push(if m.cwnd { st.last_rtt_sample } else { None });
+                // The bin that just closed: (t - interval, t].
+                let bytes = bin.checked_sub(1).and_then(|b| f.bins.get(b)).copied();
+                s.throughput_bps.push(if m.throughput { bytes.map(|b| b as f64 * 8.0 / secs(interval)) } else { None });
+            }
+        }
+        for &c in &self.monitored_queues {
+            let ch = &mut self.channels[c];
+            ch.advance(self.now);
+            self.queue_series.time.push(t);
+            self.queue_series.queue.push(channel_name(&self.scenario, ch));
+            self.queue_series.length.push(ch.queue_len() as u64);
+        }
+        let next = self.now + self.scenario.sample_interval;
+        if next <= self.scenario.duration {
+            self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    fn results(self, wall_time_s: f64) -> RunResults {
+        let sc = &self.scenario;
+        let duration = sc.duration;
+        let dur_s = secs(duration);
+        let mut in_flight = vec![0u64; self.flows.len()];
+        for p in self.pool.live_packets() {
+            if p.kind == Kind::Data {
+                in_flight[p.flow as usize] += 1;
+            }
+        }
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let st = f.sender.stats();
+                let completion = f.sender.completed_at().map(|t| secs(t.saturating_sub(f.start)));
+                let end = match f.sender.completed_at() {
+                    Some(t) => t,
+                    None => f.stop.unwrap_or(duration).min(duration),
+                };
+                let active = secs(end.saturating_sub(f.start));
+                let delivered_bytes = f.sink.delivered_pkts * f.tcp.packet_size as u64;
+                FlowResult {
+                    flow: f.name.clone(),
+                    cc: f.cc.to_string(),
+                    from: sc.nodes[f.src as usize].clone(),
+                    to: sc.nodes[f.dst as usize].clone(),
+                    start_s: secs(f.start),
+                    end_s: secs(end),
+                    data_pkts_sent: st.pkts_sent,
+                    data_bytes_sent: st.bytes_sent,
+                    retransmitted_pkts: st.retransmitted_pkts,
+                    fast_retransmits: st.fast_retransmits,
+                    timeouts: st.timeouts,
+                    slow_start_entries: st.slow_start_entries,
+                    received_pkts: f.received_pkts,
+                    received_bytes: f.received_bytes,
+                    delivered_pkts: f.sink.delivered_pkts,
+                    delivered_bytes,
+                    throughput_bps: f.received_bytes as f64 * 8.0 / dur_s,
+                    goodput_bps: delivered_bytes as f64 * 8.0 / dur_s,
+                    active_throughput_bps: if active > 0.0 { f.received_bytes as f64 * 8.0 / active } else { 0.0 },
+                    completion_time_s: completion,
+                    final_cwnd: f.sender.cwnd(),
+                    final_ssthresh: f.sender.ssthresh(),
+                    in_flight_pkts: in_flight[i],
+                    dropped_pkts: f.dropped_pkts,
+                }
+            })
+            .collect();
+        let queues = self
+            .channels
+            .iter()
+            .map(|c| {
+                let (mean, std) = c.stats.mean_std(duration);
+                QueueResult {
+                    queue: channel_name(sc, c),
+                    kind: c.queue_spec().kind().to_string(),
+                    limit: c.queue_spec().limit(),
+                    arrivals: c.stats.arrivals,
+                    drops: c.stats.drops,
+                    departures: c.stats.departures,
+                    loss_rate: if c.stats.arrivals > 0 { c.stats.drops as f64 / c.stats.arrivals as f64 } else { 0.0 },
+                    mean_len: mean,
+                    std_len: std,
+                    max_len: c.stats.max_len,
+                }
+            })
+            .collect();
+        let links = self
+            .channels
+            .iter()
+            .map(|c| {
+                let busy = c.stats.busy_ns.saturating_sub(c.busy_overhang(duration) as u128);
+                LinkResult {
+                    link: channel_name(sc, c),
+                    bandwidth_bps: c.bandwidth_bps,
+                    bytes_sent: c.stats.bytes_sent,
+                    utilisation: busy as f64 / duration as f64,
+                }
+            })
+            .collect();
+        RunResults {
+            meta: RunMeta {
+                scenario: sc.id.clone(),
+                source: sc.source.clone(),
+                seed: sc.seed,
+                version: crate::VERSION.to_string(),
+                duration_s: dur_s,
+                wall_time_s,
+                events: self.events_processed,
+            },
+            flows,
+            queues,
+            links,
+            series: Series { flows: self.flow_series, queues: self.queue_series },
+        }
+    }
+}
+
+fn channel_name(sc: &Scenario, c: &Channel) -> String {
+    format!("{}->{}", sc.nodes[c.from as usize], sc.nodes[c.to as usize])
+}
+
+/// Static shortest-path (hop count) routing toward each destination, ties broken by the
+/// lowest channel index, as a table `next_hop[row * nodes + node]`.
+fn routes(nodes: usize, channels: &[Channel], dests: &[u32]) -> (Vec<u32>, HashMap<u32, usize>) {
+    let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); nodes];
+    for (i, c) in channels.iter().enumerate() {
+        incoming[c.to as usize].push(i);
+    }
+    let mut table = vec![NO_ROUTE; nodes * dests.len()];
+    let mut rows = HashMap::new();
+    for (row, &d) in dests.iter().enumerate() {
+        rows.insert(d, row);
+        let mut dist = vec![usize::MAX; nodes];
+        dist[d as usize] = 0;
+        let mut frontier = VecDeque::from([d as usize]);
+        while let Some(n) = frontier.pop_front() {
+            for &ci in &incoming[n] {
+                let from = channels[ci].from as usize;
+                if dist[from] == usize::MAX {
+                    dist[from] = dist[n] + 1;
+                    frontier.push_back(from);
+                }
+            }
+        }
+        for (ci, c) in channels.iter().enumerate() {
+            let (from, to) = (c.from as usize, c.to as usize);
+            if dist[from] != usize::MAX && dist[to] != usize::MAX && dist[to] + 1 == dist[from] {
+                let slot = &mut table[row * nodes + from];
+                if *slot == NO_ROUTE {
+                    *slot = ci as u32;
+                }
+            }
+        }
+    }
+    (table, rows)
+}

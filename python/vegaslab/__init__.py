@@ -1,0 +1,334 @@
+"""vegaslab: fast, deterministic packet-level simulation of TCP Vegas and its variants.
+
+The public API in one screen::
+
+    import vegaslab
+
+    res = vegaslab.run("catalog/va-reroute.toml", overrides=["flows[0].cc=newreno"])
+    print(res)                      # fixed-width summary table
+    res.flows, res.queues           # pandas DataFrames (see docs/results-format.md)
+    res.to_dir("out/va-reroute")    # Parquet + CSV + meta.json
+
+A scenario is a path to a ``.toml`` file, a TOML text, or a ``dict`` with the same structure
+(docs/scenario-format.md). The compiled core (``vegaslab._core``) is imported on first use, so
+``import vegaslab`` (and everything that works on a saved results document) does not need it.
+
+Every error raised by the core reaches you as :class:`ScenarioError` (the scenario is wrong:
+the message names the file and the field) or :class:`SimulationError` (the simulator failed,
+including an internal panic); both derive from :class:`VegaslabError`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .results import Results
+
+try:
+    import tomllib as _toml  # Python >= 3.11
+except ModuleNotFoundError:  # pragma: no cover - Python 3.9/3.10
+    import tomli as _toml  # type: ignore[no-redef]
+
+__all__ = [
+    "run",
+    "validate",
+    "load_scenario",
+    "to_toml",
+    "format_override",
+    "Results",
+    "VegaslabError",
+    "ScenarioError",
+    "SimulationError",
+    "core_version",
+    "__version__",
+]
+
+
+def _package_version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return "0+unknown"
+    try:
+        return version("vegaslab")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _package_version()
+
+
+class VegaslabError(Exception):
+    """Base class of every error vegaslab raises on purpose."""
+
+
+class ScenarioError(VegaslabError, ValueError):
+    """The scenario is invalid. The message names the file, the field and what was expected,
+    e.g. ``va-reroute.toml: flows[1].start: must be >= 0 s, got "-3s"``."""
+
+
+class SimulationError(VegaslabError, RuntimeError):
+    """The simulation itself failed (including an internal panic of the Rust core)."""
+
+
+Scenario = Union[str, os.PathLike, Mapping[str, Any]]
+Overrides = Union[Sequence[str], Mapping[str, Any]]
+
+
+def _load_core():
+    """Import the compiled core lazily, with a helpful message when it is not built."""
+    try:
+        from . import _core as core
+    except ImportError as exc:
+        raise VegaslabError(
+            "the compiled core vegaslab._core is not available; build it with "
+            "`maturin develop --release` (or `pip install .`) from the repository root"
+        ) from exc
+    return core
+
+
+def core_version() -> str | None:
+    """Version string of the compiled core, or None when it is not built."""
+    try:
+        return str(_load_core().version())
+    except VegaslabError:
+        return None
+
+
+# --------------------------------------------------------------------------- scenario input
+
+
+def load_scenario(path: str | os.PathLike) -> dict:
+    """Read a scenario file as a plain dict (TOML parsed, not yet validated by the core)."""
+    p = Path(path)
+    try:
+        with p.open("rb") as fh:
+            return _toml.load(fh)
+    except _toml.TOMLDecodeError as exc:
+        raise ScenarioError(f"{p}: invalid TOML: {exc}") from None
+
+
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.match(key) else json.dumps(key)
+
+
+def _toml_value(value: Any) -> str:
+    """One TOML value, inline (arrays and tables included)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # JSON string escapes are valid TOML basic-string escapes
+    if isinstance(value, os.PathLike):
+        return json.dumps(os.fspath(value))
+    if isinstance(value, Mapping):
+        items = [f"{_toml_key(str(k))} = {_toml_value(v)}" for k, v in value.items() if v is not None]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} value {value!r} as TOML")
+
+
+def _is_table_array(value: Any) -> bool:
+    return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, Mapping) for v in value)
+
+
+def _emit_table(table: Mapping[str, Any], prefix: str, out: list[str]) -> None:
+    scalars, tables, arrays = [], [], []
+    for key, value in table.items():
+        if value is None:  # TOML has no null: leaving the key out means "use the default"
+            continue
+        if isinstance(value, Mapping):
+            tables.append((key, value))
+        elif _is_table_array(value):
+            arrays.append((key, value))
+        else:
+            scalars.append((key, value))
+    for key, value in scalars:
+        out.append(f"{_toml_key(str(key))} = {_toml_value(value)}")
+    for key, value in tables:
+        path = f"{prefix}{_toml_key(str(key))}"
+        out.extend(["", f"[{path}]"])
+        _emit_table(value, path + ".", out)
+    for key, value in arrays:
+        path = f"{prefix}{_toml_key(str(key))}"
+        for item in value:
+            out.extend(["", f"[[{path}]]"])
+            _emit_table(item, path + ".", out)
+
+
+def to_toml(scenario: Mapping[str, Any]) -> str:
+    """Serialise a scenario dict to TOML text (``None`` values are left out)."""
+    out: list[str] = []
+    _emit_table(scenario, "", out)
+    return "\n".join(out).lstrip("\n") + "\n"
+
+
+def format_override(key: str, value: Any) -> str:
+    """``key=value`` for the core's override syntax (values are parsed as TOML when possible).
+
+    Strings are written bare unless they would parse as another TOML type (``"10"``,
+    ``"true"``), in which case they are quoted so that they stay strings.
+    """
+    if isinstance(value, str):
+        try:
+            _toml.loads(f"v = {value}")
+        except _toml.TOMLDecodeError:
+            return f"{key}={value}"
+        return f"{key}={json.dumps(value)}"
+    return f"{key}={_toml_value(value)}"
+
+
+def _normalise_overrides(overrides: Overrides | None) -> list[str]:
+    if not overrides:
+        return []
+    if isinstance(overrides, str):
+        return [overrides]
+    if isinstance(overrides, Mapping):
+        return [format_override(str(k), v) for k, v in overrides.items()]
+    return [str(o) for o in overrides]
+
+
+def _looks_like_toml_text(text: str) -> bool:
+    return "\n" in text or "=" in text or text.lstrip().startswith("[")
+
+
+def _scenario_source(scenario: Scenario) -> tuple[str, str]:
+    """(toml_text, source_name) for any accepted scenario form."""
+    if isinstance(scenario, Mapping):
+        meta = scenario.get("meta") if isinstance(scenario.get("meta"), Mapping) else {}
+        name = str(meta.get("id", "<dict>")) if meta else "<dict>"
+        return to_toml(scenario), name
+    if isinstance(scenario, os.PathLike) or (
+        isinstance(scenario, str) and not _looks_like_toml_text(scenario)
+    ):
+        path = Path(scenario)
+        if not path.is_file():
+            raise FileNotFoundError(f"scenario file not found: {path}")
+        return path.read_text(encoding="utf-8"), os.fspath(scenario)
+    if isinstance(scenario, str):
+        return scenario, "<string>"
+    raise TypeError(f"scenario must be a path, a TOML text or a dict, not {type(scenario).__name__}")
+
+
+# --------------------------------------------------------------------------- calling the core
+
+
+def _call_core(fn: Callable[..., str], *args: Any) -> str:
+    """Call into the core, translating every failure into a vegaslab exception."""
+    core = _load_core()
+    try:
+        return fn(*args)
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - pyo3's PanicException derives BaseException
+        message = str(exc) or type(exc).__name__
+        core_scenario_error = getattr(core, "ScenarioError", None)
+        core_simulation_error = getattr(core, "SimulationError", None)
+        if core_scenario_error is not None and isinstance(exc, core_scenario_error):
+            raise ScenarioError(message) from exc
+        if core_simulation_error is not None and isinstance(exc, core_simulation_error):
+            raise SimulationError(message) from exc
+        if type(exc).__name__ == "PanicException":
+            raise SimulationError(f"internal error in the simulator core: {message}") from exc
+        raise VegaslabError(f"{type(exc).__name__}: {message}") from exc
+
+
+class LazyProgressBar:
+    """A ``progress(sim_time_s, duration_s)`` callback that shows a tqdm bar only for runs
+    that are still going after ``delay_s`` seconds of wall time (short runs stay quiet)."""
+
+    def __init__(self, desc: str = "simulating", delay_s: float = 2.0) -> None:
+        self.desc = desc
+        self.delay_s = delay_s
+        self._t0 = time.monotonic()
+        self._bar = None
+
+    def __call__(self, sim_time_s: float, duration_s: float) -> None:
+        if self._bar is None:
+            if time.monotonic() - self._t0 < self.delay_s:
+                return
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=round(float(duration_s), 3), desc=self.desc, unit="sim-s",
+                             bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} sim-s [{elapsed}<{remaining}]")
+        self._bar.n = min(round(float(sim_time_s), 3), self._bar.total)
+        self._bar.refresh()
+
+    def close(self) -> None:
+        """Fill and close the bar, if one was shown."""
+        if self._bar is not None:
+            self._bar.n = self._bar.total
+            self._bar.refresh()
+            self._bar.close()
+            self._bar = None
+
+
+def validate(scenario: Scenario, *, overrides: Overrides | None = ()) -> dict:
+    """Validate a scenario with the core and return its normalised form as a dict."""
+    text, source = _scenario_source(scenario)
+    core = _load_core()
+    doc = _call_core(core.validate_scenario, text, source, _normalise_overrides(overrides))
+    return json.loads(doc)
+
+
+def run(
+    scenario: Scenario,
+    *,
+    seed: int | None = None,
+    overrides: Overrides | None = (),
+    progress: bool | Callable[[float, float], None] = False,
+) -> "Results":
+    """Run one simulation and return its :class:`Results`.
+
+    scenario:  path to a ``.toml`` file, TOML text, or a dict (docs/scenario-format.md).
+    seed:      overrides ``run.seed``.
+    overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``.
+    progress:  True for a tqdm bar on runs longer than ~2 s, or a callable
+               ``progress(sim_time_s, duration_s)`` called every ~0.2 s of wall time.
+    """
+    from .results import Results
+
+    text, source = _scenario_source(scenario)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ScenarioError(f"{source}: seed: must be a non-negative integer, got {seed!r}")
+    bar = LazyProgressBar() if progress is True else None
+    callback = bar if bar is not None else (progress if callable(progress) else None)
+    core = _load_core()
+    try:
+        doc = _call_core(core.run_scenario, text, source, seed, _normalise_overrides(overrides), callback)
+    finally:
+        if bar is not None:
+            bar.close()
+    try:
+        return Results.from_json(doc)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SimulationError(f"the core returned a malformed results document: {exc}") from exc
+
+
+def __getattr__(name: str) -> Any:
+    # Results pulls in pandas; load it on first use so `import vegaslab` stays light (the
+    # benchmark measures the simulator's memory in a child process that imports only the core).
+    if name == "Results":
+        from .results import Results
+
+        return Results
+    raise AttributeError(f"module 'vegaslab' has no attribute {name!r}")

@@ -1,0 +1,391 @@
+"""The ``vegaslab`` command line: run | reproduce | bench.
+
+Every subcommand has ``--help`` with examples. Exit status: 0 ok, 1 simulation failed,
+2 bad input (scenario, file, arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any, Sequence
+
+import vegaslab
+from vegaslab import ScenarioError, VegaslabError
+
+#: Monitors ``vegaslab run`` switches on so that it can draw its plots.
+PLOT_MONITORS = ("monitor.cwnd=true", "monitor.throughput=true", "monitor.all_queues=true")
+BENCH_SCENARIO = "bench/grids-net2.toml"
+BOTTLENECK = "R1->R2"
+
+_FORMATTER = argparse.RawDescriptionHelpFormatter
+
+
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, width=88)
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the package version and the compiled core's (imported only when asked)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        core = vegaslab.core_version()
+        print(f"vegaslab {vegaslab.__version__} (core {core or 'not built'})")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, with one sub-parser per command."""
+    parser = argparse.ArgumentParser(
+        prog="vegaslab",
+        description=_wrap("Packet-level simulation of TCP Vegas and its variants, with paper reproductions."),
+        formatter_class=_FORMATTER,
+        epilog="""examples:
+  vegaslab run catalog/va-reroute.toml
+  vegaslab run va-reroute --set flows[0].cc=newreno --out out/reroute-newreno
+  vegaslab reproduce va-buffer
+  vegaslab bench --duration 20s --no-ns2
+
+Scenario format: docs/scenario-format.md. Results tables: docs/results-format.md.
+Run `vegaslab COMMAND --help` for each command's options.""",
+    )
+    parser.add_argument("--version", action=_VersionAction, help="print the package and core versions and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "run", formatter_class=_FORMATTER,
+        help="run one scenario, print its summary, write tables and plots",
+        description=_wrap("Run one scenario file, print the per-flow summary, and write every results "
+                    "table (Parquet and CSV), meta.json and PNG plots (cwnd, throughput, queue) to DIR."),
+        epilog="""examples:
+  vegaslab run catalog/va-reroute.toml
+  vegaslab run va-reroute                      # a catalog id works too
+  vegaslab run my.toml --set run.duration=50s --set flows[1].params.alpha=2
+  vegaslab run my.toml --seed 7 --out out/seed7 --no-plots
+
+--set uses the override syntax of docs/scenario-format.md: dotted paths with list indices,
+values parsed as TOML when possible (numbers, booleans, arrays), otherwise strings.
+Without --no-plots the cwnd, throughput and queue monitors are switched on.""",
+    )
+    p.add_argument("scenario", metavar="FILE.toml", help="scenario file (or a catalog id such as va-reroute)")
+    _add_set(p)
+    p.add_argument("--seed", type=int, metavar="N", help="random seed (overrides run.seed)")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: out/<scenario stem>)")
+    p.add_argument("--no-plots", action="store_true", help="write tables only; leave the monitors off")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "reproduce", formatter_class=_FORMATTER,
+        help="run catalog entries and compare with the published numbers",
+        description=_wrap("Run every variant of each catalog entry, print published vs ours vs ratio per "
+                    "metric, and write DIR/summary.md, DIR/summary.csv and per-run tables in "
+                    "DIR/<entry>/<variant>/."),
+        epilog=f"""examples:
+  vegaslab reproduce                       # {' '.join(_default_ids())}
+  vegaslab reproduce va-buffer --out out/buffer
+  vegaslab reproduce va-file va-buffer --seed 2
+
+Entries live in catalog/*.toml (or $VEGASLAB_CATALOG); an id is the file's meta.id or stem.""",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="catalog entry ids (default: %(default)s)",
+                   default=list(_default_ids()))
+    p.add_argument("--out", metavar="DIR", default="out/reproduce", help="output directory (default: %(default)s)")
+    p.add_argument("--seed", type=int, metavar="N", help="random seed for every run (default: each file's run.seed)")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser(
+        "bench", formatter_class=_FORMATTER,
+        help="benchmark the simulator (and ns-2, if installed) on grids network 2",
+        description=_wrap("Run the benchmark scenario (catalog/bench/grids-net2.toml: 50-pair dumbbell, "
+                    "155 Mbit/s bottleneck, 25 Reno + 25 Vegas flows, 200 s) in a child process and "
+                    "print wall time, events/s, bottleneck packets per wall-second, peak memory and "
+                    "the Reno/Vegas throughput split; then, with --ns2 and `ns` on PATH, the same "
+                    "scenario in ns-2 and the ratio of the wall times."),
+        epilog="""examples:
+  vegaslab bench                           # full 200 s, with ns-2 if available
+  vegaslab bench --duration 20 --no-ns2    # a quick look
+  vegaslab bench --out out/bench           # also writes out/bench/bench.json""",
+    )
+    p.add_argument("--ns2", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run ns-2 when `ns` is on PATH (default: on)")
+    p.add_argument("--duration", metavar="S", help="override run.duration, e.g. 20 or 20s")
+    p.add_argument("--scenario", metavar="FILE.toml", help=f"benchmark scenario (default: catalog/{BENCH_SCENARIO})")
+    _add_set(p)
+    p.add_argument("--out", metavar="DIR", help="write bench.json here")
+    p.set_defaults(func=cmd_bench)
+    return parser
+
+
+def _add_set(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario field (repeatable), e.g. --set flows[0].cc=newreno")
+
+
+def _default_ids() -> Sequence[str]:
+    from vegaslab.catalog import DEFAULT_IDS
+
+    return DEFAULT_IDS
+
+
+def _resolve_scenario(name: str) -> Path:
+    """A scenario file path, or the file of a catalog entry with that id."""
+    p = Path(name)
+    if p.is_file():
+        return p
+    from vegaslab.catalog import load_entry
+
+    try:
+        return load_entry(name).path
+    except KeyError:
+        raise FileNotFoundError(f"no scenario file {name!r} and no catalog entry with that id") from None
+
+
+# ---------------------------------------------------------------------- run
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    path = _resolve_scenario(args.scenario)
+    overrides = list(args.overrides) if args.no_plots else [*PLOT_MONITORS, *args.overrides]
+    res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=True)
+    print(res.format_table())
+    out = Path(args.out) if args.out else Path("out") / path.stem
+    written = res.to_dir(out)
+    if not args.no_plots:
+        from vegaslab.plots import plot_all
+
+        written += plot_all(res, out)
+    print(f"\nwrote {len(written)} files to {out}/")
+    return 0
+
+
+# ---------------------------------------------------------------------- reproduce
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from vegaslab.catalog import load_entry, reproduce
+
+    for entry_id in args.ids:  # fail fast, before any run, on an unknown id
+        try:
+            load_entry(entry_id)
+        except KeyError as exc:
+            print(f"vegaslab: error: {exc.args[0]}", file=sys.stderr)
+            return 2
+    table = reproduce(args.ids, args.out, seed=args.seed)
+    return 1 if (table["metric"] == "(run failed)").any() else 0
+
+
+# ---------------------------------------------------------------------- bench
+
+# Peak memory of the child itself. On Linux, ru_maxrss survives fork+exec (a child starts with
+# its parent's high-water mark), so read VmHWM, which exec resets; elsewhere fall back to it.
+_PEAK_RSS = r"""
+def peak_rss_bytes(who=None):
+    import resource, sys
+    if who is None:
+        try:
+            with open("/proc/self/status") as fh:
+                for line in fh:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
+        who = resource.RUSAGE_SELF
+    return resource.getrusage(who).ru_maxrss * (1 if sys.platform == "darwin" else 1024)
+"""
+
+_VEGASLAB_CHILD = _PEAK_RSS + r"""
+import json, sys, time
+from vegaslab import _core
+path, overrides = sys.argv[1], json.loads(sys.argv[2])
+text = open(path, encoding="utf-8").read()
+baseline = peak_rss_bytes()
+t0 = time.perf_counter()
+doc = json.loads(_core.run_scenario(text, path, None, overrides, None))
+wall = time.perf_counter() - t0
+doc.pop("series", None)
+print(json.dumps({"wall_s": wall, "peak_rss_bytes": peak_rss_bytes(), "baseline_rss_bytes": baseline,
+                  "doc": doc}))
+"""
+
+# ns-2 runs in a grandchild (`ns`); RUSAGE_CHILDREN's maxrss is its peak, or this Python's RSS
+# at fork time if that was larger, so the number is an upper bound.
+_NS2_CHILD = _PEAK_RSS + r"""
+import json, resource, sys, time
+try:
+    from vegaslab.ns2 import run_scenario
+except ImportError as exc:
+    print(json.dumps({"error": f"vegaslab.ns2 is not available: {exc}"})); sys.exit(0)
+path, overrides = sys.argv[1], json.loads(sys.argv[2])
+baseline = peak_rss_bytes()
+t0 = time.perf_counter()
+doc = run_scenario(path, overrides=overrides, trace=False)
+wall = time.perf_counter() - t0
+print(json.dumps({"wall_s": wall, "peak_rss_bytes": peak_rss_bytes(resource.RUSAGE_CHILDREN),
+                  "baseline_rss_bytes": baseline, "doc": doc}, default=str))
+"""
+
+
+def _child(code: str, path: Path, overrides: list[str]) -> dict:
+    """Run ``code`` in a fresh interpreter (so its peak memory is its own); parse its JSON."""
+    env = dict(os.environ)
+    pkg_root = str(Path(vegaslab.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
+    proc = subprocess.run([sys.executable, "-c", code, str(path), json.dumps(overrides)],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return {"error": f"child process failed (exit {proc.returncode}): {tail}", "stderr": proc.stderr}
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return {"error": f"child process printed no result: {proc.stdout[-500:]!r}"}
+
+
+def _split(flows: list[dict], cc_of: dict[str, str], key: str = "goodput_bps") -> dict[str, float]:
+    """Sum of ``key`` per congestion-control family (reno-like vs vegas-like)."""
+    by_index = list(cc_of.values())
+    total: dict[str, float] = {}
+    for i, f in enumerate(flows):
+        cc = (f.get("cc") or cc_of.get(str(f.get("flow", f.get("name", ""))))
+              or (by_index[i] if i < len(by_index) else "reno"))
+        fam = "vegas" if "vegas" in str(cc) else "reno"
+        total[fam] = total.get(fam, 0.0) + float(f.get(key) or 0.0)
+    return total
+
+
+def _bench_numbers(child: dict, cc_of: dict[str, str], wall_from_meta: bool) -> dict[str, Any]:
+    doc = child["doc"]
+    meta = doc.get("meta", {})
+    wall = float(meta["wall_time_s"]) if wall_from_meta and meta.get("wall_time_s") else float(child["wall_s"])
+    out: dict[str, Any] = {"wall_s": wall, "peak_rss_bytes": child["peak_rss_bytes"],
+                           "python_rss_bytes": child["baseline_rss_bytes"]}
+    if meta.get("events") is not None:
+        out["events"] = int(meta["events"])
+        out["events_per_s"] = meta["events"] / wall
+    for q in doc.get("queues", []):
+        if q.get("queue") == BOTTLENECK:
+            out["bottleneck_departures"] = q["departures"]
+            out["bottleneck_pkts_per_s"] = q["departures"] / wall
+    out["goodput_bps"] = _split(doc.get("flows", []), cc_of)
+    return out
+
+
+def _fmt_rate(v: float, unit: str) -> str:
+    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g} {prefix}{unit}"
+    return f"{v:.3g} {unit}"
+
+
+def _bench_lines(label: str, n: dict[str, Any]) -> list[str]:
+    parts = [f"wall {n['wall_s']:.3f} s"]
+    if "events_per_s" in n:
+        parts.append(f"{_fmt_rate(n['events_per_s'], 'events/s')}")
+    if "bottleneck_pkts_per_s" in n:
+        parts.append(f"bottleneck {_fmt_rate(n['bottleneck_pkts_per_s'], 'pkt/s')} (per wall-second)")
+    parts.append(f"peak RSS {n['peak_rss_bytes'] / 1e6:.1f} MB "
+                 f"(interpreter before the run {n['python_rss_bytes'] / 1e6:.1f} MB)")
+    g = n["goodput_bps"]
+    total = sum(g.values()) or 1.0
+    split = ", ".join(f"{fam} {_fmt_rate(g.get(fam, 0.0), 'bit/s')} ({100 * g.get(fam, 0.0) / total:.1f}%)"
+                      for fam in ("reno", "vegas"))
+    return [f"{label:9s} " + ", ".join(parts), f"{'':9s} goodput: {split}"]
+
+
+def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, echo=print) -> dict[str, Any]:
+    """Run the benchmark (vegaslab, then ns-2 if asked and available); return the numbers."""
+    doc = vegaslab.load_scenario(scenario)
+    cc_of = {str(f.get("name", f"flow{i}")): str(f.get("cc", "reno")) for i, f in enumerate(doc.get("flows", []))}
+    report: dict[str, Any] = {"scenario": str(scenario), "overrides": overrides, "flows": len(cc_of)}
+    echo(f"benchmark {scenario} ({len(cc_of)} flows{', ' + ' '.join(overrides) if overrides else ''})")
+    child = _child(_VEGASLAB_CHILD, scenario, overrides)
+    if "error" in child:
+        raise VegaslabError(f"vegaslab benchmark run failed: {child['error']}")
+    ours = _bench_numbers(child, cc_of, wall_from_meta=False)
+    report["vegaslab"] = ours
+    for line in _bench_lines("vegaslab", ours):
+        echo(line)
+    report["ns2"] = None
+    if not ns2:
+        report["ns2_skipped"] = "--no-ns2"
+    elif not _which("ns"):
+        report["ns2_skipped"] = "`ns` is not on PATH"
+    else:
+        echo("running ns-2 on the same scenario ...")
+        theirs = _child(_NS2_CHILD, scenario, overrides)
+        if "error" in theirs:
+            report["ns2_skipped"] = theirs["error"]
+        else:
+            report["ns2"] = _bench_numbers(theirs, cc_of, wall_from_meta=True)
+            report["ns2_over_vegaslab_wall"] = report["ns2"]["wall_s"] / ours["wall_s"]
+            for line in _bench_lines("ns-2", report["ns2"]):
+                echo(line)
+            echo(f"ns-2 wall / vegaslab wall: {report['ns2_over_vegaslab_wall']:.1f}x")
+    if report.get("ns2_skipped"):
+        echo(f"ns-2: skipped ({report['ns2_skipped']})")
+    return report
+
+
+def _which(name: str) -> str | None:
+    from shutil import which
+
+    return which(name)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    if args.scenario:
+        scenario = Path(args.scenario)
+    else:
+        from vegaslab.catalog import catalog_dir
+
+        scenario = catalog_dir() / BENCH_SCENARIO
+    if not scenario.is_file():
+        raise FileNotFoundError(f"benchmark scenario not found: {scenario}")
+    overrides = list(args.overrides)
+    if args.duration:
+        overrides.append(f"run.duration={args.duration}")
+    report = bench(scenario, overrides, ns2=args.ns2)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {out / 'bench.json'}")
+    return 0
+
+
+# ---------------------------------------------------------------------- entry point
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``vegaslab`` command; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.func(args)
+    except (ScenarioError, FileNotFoundError) as exc:
+        print(f"vegaslab: error: {exc}", file=sys.stderr)
+        return 2
+    except VegaslabError as exc:
+        print(f"vegaslab: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `vegaslab run x.toml | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        print("vegaslab: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,267 @@
+"""`Results`: one run's JSON document (docs/results-format.md) as pandas tables.
+
+Tables (one row per entity, the entity's name as a column):
+
+- ``flows``  (column ``flow``): per-flow counters and rates
+- ``queues`` (column ``queue``, e.g. ``"R1->R2"``): queue counters and time-weighted length
+- ``links``  (column ``link``): bytes sent and utilisation per direction
+
+Time series (long format, one row per sample):
+
+- ``series_flows``:  time, flow, cwnd, ssthresh, rtt, throughput_bps
+- ``series_queues``: time, queue, length
+
+``summary`` is a compact per-flow view in human units for printing; ``format_table()`` (and
+``repr``) renders the run as fixed-width text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import pandas as pd
+
+FLOW_COLUMNS = [
+    "flow", "cc", "from", "to", "start_s", "end_s",
+    "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "fast_retransmits", "timeouts",
+    "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
+    "throughput_bps", "goodput_bps", "active_throughput_bps", "completion_time_s",
+    "final_cwnd", "in_flight_pkts", "dropped_pkts",
+]
+QUEUE_COLUMNS = [
+    "queue", "kind", "limit", "arrivals", "drops", "departures", "loss_rate",
+    "mean_len", "std_len", "max_len",
+]
+LINK_COLUMNS = ["link", "bandwidth_bps", "bytes_sent", "utilisation"]
+SERIES_FLOW_COLUMNS = ["time", "flow", "cwnd", "ssthresh", "rtt", "throughput_bps"]
+SERIES_QUEUE_COLUMNS = ["time", "queue", "length"]
+
+#: Table name -> (key column, documented columns); the order `to_dir` writes them in.
+TABLES = {
+    "flows": ("flow", FLOW_COLUMNS),
+    "queues": ("queue", QUEUE_COLUMNS),
+    "links": ("link", LINK_COLUMNS),
+    "series_flows": ("flow", SERIES_FLOW_COLUMNS),
+    "series_queues": ("queue", SERIES_QUEUE_COLUMNS),
+}
+
+# Columns that may hold JSON null and must stay numeric (NaN) even when every value is null.
+_NULLABLE_FLOAT = {"completion_time_s", "cwnd", "ssthresh", "rtt", "throughput_bps", "length", "time"}
+
+
+def _frame(rows: Any, columns: Sequence[str]) -> pd.DataFrame:
+    """DataFrame from a list of row dicts or a dict of columns; documented columns first,
+    any extra columns the core adds kept after them, missing ones present (as NA)."""
+    if rows is None:
+        rows = []
+    df = pd.DataFrame(rows)
+    for col in columns:
+        if col not in df.columns:
+            df[col] = pd.Series(dtype="float64" if col != columns[0] else "object")
+    for col in _NULLABLE_FLOAT & set(df.columns):
+        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+    extra = [c for c in df.columns if c not in columns]
+    return df[list(columns) + extra].reset_index(drop=True)
+
+
+class Results:
+    """The outcome of one run. Build it with :meth:`from_json`, :meth:`from_dict` or
+    :meth:`from_dir`; :func:`vegaslab.run` returns one."""
+
+    def __init__(
+        self,
+        meta: dict,
+        flows: pd.DataFrame,
+        queues: pd.DataFrame,
+        links: pd.DataFrame,
+        series_flows: pd.DataFrame,
+        series_queues: pd.DataFrame,
+    ) -> None:
+        self.meta = dict(meta)
+        self.flows = flows
+        self.queues = queues
+        self.links = links
+        self.series_flows = series_flows
+        self.series_queues = series_queues
+
+    # ------------------------------------------------------------------ construction
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "Results":
+        """From the parsed JSON document of docs/results-format.md."""
+        if not isinstance(doc, dict) or "meta" not in doc:
+            raise ValueError("a results document is a JSON object with a 'meta' field")
+        series = doc.get("series") or {}
+        return cls(
+            meta=doc["meta"],
+            flows=_frame(doc.get("flows"), FLOW_COLUMNS),
+            queues=_frame(doc.get("queues"), QUEUE_COLUMNS),
+            links=_frame(doc.get("links"), LINK_COLUMNS),
+            series_flows=_frame(series.get("flows"), SERIES_FLOW_COLUMNS),
+            series_queues=_frame(series.get("queues"), SERIES_QUEUE_COLUMNS),
+        )
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> "Results":
+        """From the JSON text the core returns."""
+        return cls.from_dict(json.loads(text))
+
+    @classmethod
+    def from_dir(cls, path: str | os.PathLike) -> "Results":
+        """Read back what :meth:`to_dir` wrote (the Parquet files and meta.json)."""
+        root = Path(path)
+        meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
+        tables = {}
+        for name, (_, columns) in TABLES.items():
+            tables[name] = _frame(pd.read_parquet(root / f"{name}.parquet"), columns)
+        return cls(meta=meta, **tables)
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """One row per flow, the numbers one usually looks at, rates in Mbit/s."""
+        f = self.flows
+        return pd.DataFrame({
+            "flow": f["flow"],
+            "cc": f["cc"],
+            "start_s": f["start_s"],
+            "end_s": f["end_s"],
+            "goodput_mbps": f["goodput_bps"] / 1e6,
+            "throughput_mbps": f["throughput_bps"] / 1e6,
+            "retransmitted": f["retransmitted_pkts"],
+            "timeouts": f["timeouts"],
+            "dropped": f["dropped_pkts"],
+            "completion_s": f["completion_time_s"],
+            "final_cwnd": f["final_cwnd"],
+        })
+
+    def value(self, key: str) -> Any:
+        """One number by ``"<name>.<metric>"``, where name is a flow, a queue or a link
+        (``"f1.completion_time_s"``, ``"R1->R2.mean_len"``) or ``meta``."""
+        name, sep, metric = key.rpartition(".")
+        if not sep or not name:
+            raise KeyError(f"{key!r}: expected '<flow|queue|link>.<metric>'")
+        if name == "meta":
+            if metric not in self.meta:
+                raise KeyError(f"{key!r}: no field {metric!r} in meta")
+            return self.meta[metric]
+        # Queues and links share names ("R1->R2"): the first table with both the name and
+        # the column answers.
+        found_in = []
+        for table, col in (("flows", "flow"), ("queues", "queue"), ("links", "link")):
+            df = getattr(self, table)
+            rows = df[df[col] == name]
+            if len(rows):
+                found_in.append(table)
+                if metric not in df.columns:
+                    continue
+                v = rows.iloc[0][metric]
+                v = v.item() if hasattr(v, "item") else v  # numpy scalar -> Python number
+                return float("nan") if v is None or (isinstance(v, float) and math.isnan(v)) else v
+        if found_in:
+            raise KeyError(f"{key!r}: {' and '.join(found_in)} have no column {metric!r}")
+        names = list(self.flows["flow"]) + list(self.queues["queue"]) + list(self.links["link"])
+        raise KeyError(f"{key!r}: no flow, queue or link named {name!r} (known: {', '.join(map(str, names))})")
+
+    # ------------------------------------------------------------------ output
+
+    def to_dir(self, path: str | os.PathLike) -> list[Path]:
+        """Write every table as ``<name>.parquet`` and ``<name>.csv`` plus ``meta.json``
+        into ``path`` (created if needed). Returns the paths written."""
+        root = Path(path)
+        root.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in TABLES:
+            df = getattr(self, name)
+            pq, csv = root / f"{name}.parquet", root / f"{name}.csv"
+            df.to_parquet(pq, index=False)
+            df.to_csv(csv, index=False)
+            written += [pq, csv]
+        meta = root / "meta.json"
+        meta.write_text(json.dumps(self.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        written.append(meta)
+        return written
+
+    def format_table(self, max_queues: int = 10) -> str:
+        """Fixed-width text: a header line, the per-flow summary and the busiest queues."""
+        m = self.meta
+        head = f"{m.get('scenario', '?')}  seed {m.get('seed', '?')}"
+        if m.get("duration_s") is not None:
+            head += f"  {_num(m['duration_s'])} s simulated"
+        if m.get("wall_time_s") is not None:
+            head += f" in {m['wall_time_s']:.3g} s"
+        if m.get("events") is not None:
+            head += f" ({int(m['events']):,} events)"
+        lines = [head, ""]
+        s = self.summary
+        lines += _fixed_width(
+            ["flow", "cc", "start s", "end s", "goodput Mbit/s", "thrput Mbit/s", "retx",
+             "timeouts", "drops", "done s", "cwnd"],
+            [[r.flow, r.cc, _num(r.start_s), _num(r.end_s), _num(r.goodput_mbps, 4),
+              _num(r.throughput_mbps, 4), _int(r.retransmitted), _int(r.timeouts), _int(r.dropped),
+              _num(r.completion_s, 6), _num(r.final_cwnd, 4)] for r in s.itertuples(index=False)],
+            left=2,
+        )
+        q = self.queues
+        if len(q):
+            busy = q[q["arrivals"].fillna(0) > 0] if "arrivals" in q else q
+            busy = busy.sort_values("arrivals", ascending=False, kind="stable")
+            shown = busy.head(max_queues)
+            lines.append("")
+            lines += _fixed_width(
+                ["queue", "kind", "limit", "arrivals", "drops", "loss %", "mean pkts", "max pkts"],
+                [[r.queue, r.kind, _int(r.limit), _int(r.arrivals), _int(r.drops),
+                  _num(100 * r.loss_rate if _ok(r.loss_rate) else r.loss_rate, 3),
+                  _num(r.mean_len, 4), _int(r.max_len)] for r in shown.itertuples(index=False)],
+                left=2,
+            )
+            hidden = len(q) - len(shown)
+            if hidden:
+                lines.append(f"({hidden} more queue{'s' if hidden > 1 else ''}, idle or less busy)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.format_table()
+
+    def __str__(self) -> str:
+        return self.format_table()
+
+
+# ---------------------------------------------------------------------- formatting helpers
+
+
+def _ok(v: Any) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def _num(v: Any, sig: int = 6) -> str:
+    if not _ok(v):
+        return "-"
+    v = float(v)
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if v == int(v) and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.{sig}g}"
+
+
+def _int(v: Any) -> str:
+    return f"{int(v)}" if _ok(v) else "-"
+
+
+def _fixed_width(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1) -> list[str]:
+    """Columns padded to their widest cell; the first ``left`` columns left-aligned, the
+    rest (numbers) right-aligned."""
+    rows = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.ljust(w) if i < left else c.rjust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths))).rstrip()
+
+    return [line(headers)] + [line(r) for r in rows]

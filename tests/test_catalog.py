@@ -1,0 +1,234 @@
+"""The scenario catalog: entries, variants, comparison with published numbers, and the
+benchmark scenario. Tests marked ``core`` in their name need the compiled core."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+import vegaslab
+from vegaslab import catalog
+from vegaslab.results import Results
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+
+BASE = """
+[run]
+duration = "2s"
+
+[[links]]
+endpoints = ["S1", "R1"]
+bandwidth = "1Mbps"
+delay = "10ms"
+
+[[links]]
+endpoints = ["R1", "D1"]
+bandwidth = "500kbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = 10 }
+
+[[flows]]
+name = "f1"
+from = "S1"
+to = "D1"
+cc = "vegas"
+
+[monitor]
+queues = ["R1->D1"]   # so that the queue's row is certainly in the results
+"""
+
+WITH_VARIANTS = """
+[meta]
+id = "t-buffer"
+title = "Buffer sweep"
+paper = "vegas-a"
+figure = "Table 7"
+assumptions = [{ field = "flows[0].tcp.packet_size", value = 1000, reason = "not given" }]
+""" + BASE + """
+[[variant]]
+name = "newreno-q5"
+set = { "flows[0].cc" = "newreno", "links[1].queue.limit" = 5 }
+published = { "f1.retransmitted_pkts" = 106, "R1->D1.mean_len" = 2.5 }
+
+[[variant]]
+name = "vegas-q5"
+set = { "links[1].queue.limit" = 5 }
+published = { "f1.retransmitted_pkts" = 0 }
+"""
+
+SINGLE = """
+[meta]
+id = "t-single"
+title = "One run"
+published = { "f1.goodput_bps" = 400000 }
+""" + BASE
+
+
+@pytest.fixture
+def cat(tmp_path) -> Path:
+    (tmp_path / "t-buffer.toml").write_text(WITH_VARIANTS)
+    (tmp_path / "single.toml").write_text(SINGLE)  # id differs from the stem on purpose
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "nested.toml").write_text(SINGLE.replace("t-single", "t-nested"))
+    return tmp_path
+
+
+@pytest.fixture
+def res() -> Results:
+    return Results.from_json((DATA / "results-small.json").read_text())
+
+
+def test_list_entries_returns_the_top_level_files_sorted_by_id(cat):
+    assert [e.id for e in catalog.list_entries(cat)] == ["t-buffer", "t-single"]
+
+
+def test_load_entry_by_id_by_stem_by_relative_path_and_by_file(cat):
+    assert catalog.load_entry("t-single", cat).path.name == "single.toml"
+    assert catalog.load_entry("single", cat).id == "t-single"
+    assert catalog.load_entry("sub/nested", cat).id == "t-nested"
+    assert catalog.load_entry(cat / "t-buffer.toml").title == "Buffer sweep"
+
+
+def test_load_entry_lists_the_known_ids_when_the_id_is_unknown(cat):
+    with pytest.raises(KeyError, match="t-buffer, t-single"):
+        catalog.load_entry("va-nothing", cat)
+
+
+def test_catalog_dir_honours_the_environment_variable(cat, monkeypatch):
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(cat))
+    assert catalog.catalog_dir() == cat
+    assert catalog.load_entry("t-buffer").path == cat / "t-buffer.toml"
+
+
+def test_expand_gives_one_run_per_variant_with_its_overrides_and_published_numbers(cat):
+    specs = catalog.expand(catalog.load_entry("t-buffer", cat))
+    assert [s.name for s in specs] == ["newreno-q5", "vegas-q5"]
+    assert specs[0].overrides == ("flows[0].cc=newreno", "links[1].queue.limit=5")
+    assert specs[0].published == {"f1.retransmitted_pkts": 106, "R1->D1.mean_len": 2.5}
+    assert all(s.scenario_path == cat / "t-buffer.toml" and s.entry_id == "t-buffer" for s in specs)
+
+
+def test_expand_without_variants_is_the_file_itself_with_meta_published(cat):
+    (spec,) = catalog.expand(catalog.load_entry("t-single", cat))
+    assert spec.name == "t-single" and spec.overrides == ()
+    assert spec.published == {"f1.goodput_bps": 400000}
+
+
+@pytest.mark.parametrize(
+    "variant, message",
+    [
+        ('[[variant]]\nset = {}\n', r"variant\[0\]\.name: required"),
+        ('[[variant]]\nname = "a"\n[[variant]]\nname = "a"\n', r"variant\[1\]\.name: duplicate"),
+        ('[[variant]]\nname = "a"\nset = 3\n', r"variant\[0\]\.set: must be a table"),
+        ('[[variant]]\nname = "a"\npublished = { "f1.x" = "fast" }\n', r"published\.f1\.x: must be a number"),
+        ('[[variant]]\nname = "a"\npublished = { "x" = 1 }\n', r"published\.x: key must be"),
+    ],
+)
+def test_malformed_variants_are_scenario_errors_naming_the_field(tmp_path, variant, message):
+    (tmp_path / "bad.toml").write_text(BASE + variant)
+    with pytest.raises(vegaslab.ScenarioError, match=message):
+        catalog.load_entry("bad", tmp_path)
+
+
+def test_compare_sets_ours_beside_published_with_the_ratio(res):
+    table = catalog.compare(res, {"vegas.goodput_bps": 500000, "reno.retransmitted_pkts": 1,
+                                  "R1->R2.mean_len": 2.1})
+    assert list(table.columns) == ["metric", "published", "ours", "ratio"]
+    assert list(table["metric"]) == ["vegas.goodput_bps", "reno.retransmitted_pkts", "R1->R2.mean_len"]
+    assert table["ours"].tolist() == pytest.approx([400000, 2, 2.1])
+    assert table["ratio"].tolist() == pytest.approx([0.8, 2.0, 1.0])
+
+
+def test_compare_raises_on_an_unknown_flow_so_typos_do_not_pass_silently(res):
+    with pytest.raises(KeyError, match="f1"):
+        catalog.compare(res, {"f1.goodput_bps": 1})
+
+
+def test_ratio_is_one_when_both_are_zero_and_inf_or_nan_otherwise():
+    assert catalog.ratio(0, 0) == 1.0
+    assert catalog.ratio(3, 0) == math.inf
+    assert math.isnan(catalog.ratio(float("nan"), 2))
+    assert catalog.ratio(1, 4) == 0.25
+
+
+def test_summary_markdown_has_a_section_with_assumptions_and_a_table_per_entry(cat):
+    import pandas as pd
+
+    entry = catalog.load_entry("t-buffer", cat)
+    table = pd.DataFrame(
+        [{"entry": "t-buffer", "run": "newreno-q5", "metric": "f1.retransmitted_pkts",
+          "published": 106, "ours": 53, "ratio": 0.5, "note": ""},
+         {"entry": "t-buffer", "run": "vegas-q5", "metric": "(run failed)",
+          "published": math.nan, "ours": math.nan, "ratio": math.nan, "note": "boom"}],
+        columns=catalog.REPRODUCE_COLUMNS)
+    md = catalog.summary_markdown(table, [entry])
+    assert "## t-buffer: Buffer sweep" in md
+    assert "`flows[0].tcp.packet_size` = `1000`: not given" in md
+    assert "| newreno-q5 | f1.retransmitted_pkts | 106 | 53 | 0.500 |" in md
+    assert "**vegas-q5 failed:** boom" in md
+
+
+# ---------------------------------------------------------------------- benchmark scenario
+
+
+def test_bench_scenario_is_grids_network_2_with_25_reno_and_25_vegas_flows():
+    doc = vegaslab.load_scenario(ROOT / "catalog" / "bench" / "grids-net2.toml")
+    assert doc["meta"]["id"] == "bench-grids-net2"
+    assert doc["run"]["duration"] == "200s"
+    db = doc["dumbbell"]
+    assert db["pairs"] == 50
+    assert db["access"] == {"bandwidth": "100Mbps", "delay": "1ms"}
+    assert db["bottleneck"]["bandwidth"] == "155Mbps" and db["bottleneck"]["delay"] == "1.5ms"
+    assert db["bottleneck"]["queue"] == {"kind": "droptail", "limit": 6711}
+    flows = doc["flows"]
+    assert [f["cc"] for f in flows] == ["reno"] * 25 + ["vegas"] * 25
+    assert [(f["from"], f["to"]) for f in flows] == [(f"S{i}", f"D{i}") for i in range(1, 51)]
+    assert all(f["tcp"] == {"window": 10000, "packet_size": 1500} for f in flows)
+    assert all(f["params"] == {"alpha": 100, "beta": 105} for f in flows[25:])
+    assert all(f["app"] == "ftp" and f["start"] == "0s" for f in flows)
+
+
+# ---------------------------------------------------------------------- with the compiled core
+
+
+@pytest.fixture
+def core():
+    return pytest.importorskip("vegaslab._core")
+
+
+def test_core_bench_scenario_validates(core):
+    assert vegaslab.validate(ROOT / "catalog" / "bench" / "grids-net2.toml")
+
+
+def test_core_every_catalog_variant_validates(core):
+    entries = catalog.list_entries(ROOT / "catalog")
+    for entry in entries:
+        for spec in catalog.expand(entry):
+            vegaslab.validate(spec.scenario_path, overrides=list(spec.overrides))
+
+
+def test_core_reproduce_runs_every_variant_and_writes_summary_and_tables(core, cat, tmp_path):
+    out = tmp_path / "rep"
+    table = catalog.reproduce(["t-buffer", "t-single"], out, directory=cat, echo=None)
+    assert list(table.columns) == catalog.REPRODUCE_COLUMNS
+    assert set(table["run"]) == {"newreno-q5", "vegas-q5", "t-single"}
+    assert (table["note"] == "").all(), table["note"].tolist()
+    assert table["ours"].notna().all() and table["ratio"].notna().all()
+    md = (out / "summary.md").read_text()
+    assert "## t-buffer: Buffer sweep" in md and "## t-single: One run" in md
+    for run in ("newreno-q5", "vegas-q5"):
+        assert (out / "t-buffer" / run / "flows.parquet").is_file()
+    meta = json.loads((out / "t-single" / "t-single" / "meta.json").read_text())
+    assert meta["duration_s"] == pytest.approx(2.0)
+
+
+def test_core_reproduce_records_a_failing_variant_and_runs_the_others(core, cat, tmp_path):
+    (cat / "t-buffer.toml").write_text(WITH_VARIANTS + '\n[[variant]]\nname = "broken"\nset = { "flows[0].start" = "-3s" }\n')
+    table = catalog.reproduce(["t-buffer"], tmp_path, directory=cat, echo=None)
+    failed = table[table["run"] == "broken"]
+    assert failed["metric"].tolist() == ["(run failed)"] and "flows[0].start" in failed["note"].iloc[0]
+    assert (table[table["run"] != "broken"]["note"] == "").all()

@@ -1,0 +1,197 @@
+"""Differential tests: vegaslab's simulator against ns-2.35 on the same scenario dicts.
+
+Each case builds one scenario dict (``SCENARIOS`` / the ``va_*`` helpers below, reusable by
+benchmarks and reports), runs it through ``vegaslab.run`` and through
+``vegaslab.ns2.run_scenario``, and compares per flow, with the tolerances of the issue:
+
+* throughput_bps within 2 %
+* completion_time_s within 1 % (file transfers)
+* retransmitted_pkts within 20 % or 3 packets, whichever is larger
+
+It also checks conservation on our side: data_pkts_sent == received_pkts + dropped_pkts +
+in_flight_pkts.  Skipped when ``ns`` is not on PATH or when ``vegaslab.run`` does not exist yet.
+"""
+from __future__ import annotations
+
+import copy
+import importlib.util
+import pathlib
+import shutil
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+# Use python/ from the checkout when vegaslab is not installed (or its __init__ is not there yet).
+if (not (ROOT / "python" / "vegaslab" / "__init__.py").exists()
+        or importlib.util.find_spec("vegaslab") is None):
+    sys.path.insert(0, str(ROOT / "python"))
+
+pytestmark = pytest.mark.skipif(shutil.which("ns") is None,
+                                reason="ns-2 ('ns') not on PATH; run scripts/install-ns2.sh")
+
+THROUGHPUT_RTOL = 0.02
+COMPLETION_RTOL = 0.01
+RETX_RTOL, RETX_ATOL = 0.20, 3
+
+# --------------------------------------------------------------------- scenario helpers
+# Window choice (all cases): window = 100 packets.  ns-2's default window_ = 20 caps NewReno
+# on va-reroute (708 kbit/s instead of ~995 kbit/s) and hides the losses the Vegas-A paper
+# reports for NewReno in va-buffer/va-file; Vegas never reaches 20 there, so its numbers are
+# the same for 20, 100 or 1000 (217,160 bit/s goodput on va-reroute, as REFERENCE.md says).
+WINDOW = 100
+PACKET_SIZE = 1000
+
+
+def _flow(cc: str, **extra) -> dict:
+    f = {"name": cc, "from": "S1", "to": "D1", "cc": cc,
+         "tcp": {"window": WINDOW, "packet_size": PACKET_SIZE}}
+    f.update(extra)
+    return f
+
+
+def _chain(bandwidths, delays, *, buffer=50, buffer_link=1, first_link_extra=None) -> list:
+    """S1 - R1 - R2 - D1 links; ``buffer`` on link ``buffer_link`` (others 50)."""
+    links = []
+    for i, (a, b) in enumerate([("S1", "R1"), ("R1", "R2"), ("R2", "D1")]):
+        link = {"endpoints": [a, b], "bandwidth": bandwidths[i], "delay": delays[i],
+                "queue": {"kind": "droptail", "limit": buffer if i == buffer_link else 50}}
+        if i == 0 and first_link_extra:
+            link.update(first_link_extra)
+        links.append(link)
+    return links
+
+
+def va_reroute(cc: str) -> dict:
+    """va-reroute: S1-R1 1 Mbps 10 ms one-way (RTT 20 ms) -> 100 ms (RTT 200 ms) at 20 s.
+
+    R1-R2 and R2-D1 1 Mbps, 5 ms one-way (RTT 10 ms); DropTail 50; 200 s; 1000-byte packets;
+    window 100 (see WINDOW).
+    """
+    return {"meta": {"id": "va-reroute", "paper": "vegas-a"},
+            "run": {"duration": "200s"},
+            "links": _chain(["1Mbps", "1Mbps", "1Mbps"], ["10ms", "5ms", "5ms"],
+                            first_link_extra={"delay_schedule": [{"at": "20s", "delay": "100ms"}]}),
+            "flows": [_flow(cc)]}
+
+
+def va_buffer(cc: str, buffer: int) -> dict:
+    """va-buffer: one 10 MB (10,000,000 B) transfer, R1-R2 500 kbps with ``buffer`` packets.
+
+    End-to-end RTT 40 ms split as one-way 5 ms (S1-R1, 1 Mbps) + 10 ms (R1-R2) + 5 ms (R2-D1,
+    1 Mbps).  200 s run (ns-2 finishes in 160-168 s).
+    """
+    return {"meta": {"id": "va-buffer", "paper": "vegas-a"},
+            "run": {"duration": "200s"},
+            "links": _chain(["1Mbps", "500kbps", "1Mbps"], ["5ms", "10ms", "5ms"], buffer=buffer),
+            "flows": [_flow(cc, app="file", file_size="10MB")]}
+
+
+def va_file(cc: str, size: str) -> dict:
+    """va-file: one 5 MB or 10 MB transfer; S1-R1 1 Mbps 2.5 ms, R1-R2 250 kbps 2.5 ms (50
+    packets), R2-D1 1 Mbps 5 ms.  Run 200 s (5 MB) or 400 s (10 MB)."""
+    return {"meta": {"id": "va-file", "paper": "vegas-a"},
+            "run": {"duration": "200s" if size == "5MB" else "400s"},
+            "links": _chain(["1Mbps", "250kbps", "1Mbps"], ["2.5ms", "2.5ms", "5ms"]),
+            "flows": [_flow(cc, app="file", file_size=size)]}
+
+
+def congested(cc: str) -> dict:
+    """One Reno or NewReno flow through a 10-packet DropTail bottleneck (losses every cycle).
+
+    Dumbbell, 1 pair: access/egress 10 Mbps 1 ms, bottleneck 1 Mbps 10 ms, limit 10;
+    window 100; 60 s.
+    """
+    return {"meta": {"id": f"congested-{cc}"},
+            "run": {"duration": "60s"},
+            "dumbbell": {"pairs": 1,
+                         "access": {"bandwidth": "10Mbps", "delay": "1ms"},
+                         "bottleneck": {"bandwidth": "1Mbps", "delay": "10ms",
+                                        "queue": {"kind": "droptail", "limit": 10}}},
+            "flows": [_flow(cc)]}
+
+
+def _cases() -> dict:
+    cases = {}
+    for cc in ("vegas", "newreno"):
+        cases[f"va-reroute-{cc}"] = va_reroute(cc)
+        for b in (10, 20, 30):
+            cases[f"va-buffer{b}-{cc}"] = va_buffer(cc, b)
+        for size in ("5MB", "10MB"):
+            cases[f"va-file{size}-{cc}"] = va_file(cc, size)
+    for cc in ("reno", "newreno"):
+        cases[f"congested-{cc}"] = congested(cc)
+    return cases
+
+
+SCENARIOS = _cases()
+
+
+def scenario(case_id: str) -> dict:
+    """A fresh copy of one case's scenario dict."""
+    return copy.deepcopy(SCENARIOS[case_id])
+
+
+# ------------------------------------------------------------------------------ tests
+
+@pytest.fixture(scope="module")
+def vegaslab_run():
+    vegaslab = pytest.importorskip("vegaslab")
+    if not hasattr(vegaslab, "run") or importlib.util.find_spec("vegaslab._core") is None:
+        pytest.skip("vegaslab.run / the compiled core not available yet (simulator not built)")
+    return vegaslab.run
+
+
+def _ours_by_flow(result):
+    df = result.flows
+    if "flow" in df.columns:
+        df = df.set_index("flow")
+    return {name: row for name, row in df.iterrows()}
+
+
+@pytest.mark.parametrize("case_id", sorted(SCENARIOS))
+def test_ns2_side(case_id):
+    """The reference side alone: every case runs in ns-2 and makes sense."""
+    from vegaslab.ns2 import run_scenario
+
+    for f in run_scenario(scenario(case_id))["flows"]:
+        assert f["data_pkts_sent"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
+        assert f["throughput_bps"] > 0
+        if "file_size" in SCENARIOS[case_id]["flows"][0]:
+            assert f["completion_time_s"] is not None
+        if case_id.startswith("congested"):
+            assert f["retransmitted_pkts"] > 0
+
+
+@pytest.mark.parametrize("case_id", sorted(SCENARIOS))
+def test_against_ns2(case_id, vegaslab_run):
+    from vegaslab.ns2 import run_scenario
+
+    ours = _ours_by_flow(vegaslab_run(scenario(case_id), seed=1, overrides=[]))
+    ref = {f["flow"]: f for f in run_scenario(scenario(case_id), seed=1)["flows"]}
+    assert set(ours) == set(ref)
+    problems = []
+    for name, r in ref.items():
+        o = ours[name]
+        # conservation on our side
+        assert int(o["data_pkts_sent"]) == (int(o["received_pkts"]) + int(o["dropped_pkts"])
+                                            + int(o["in_flight_pkts"])), f"{name}: conservation"
+        if r["throughput_bps"] > 0:
+            rel = abs(float(o["throughput_bps"]) - r["throughput_bps"]) / r["throughput_bps"]
+            if rel > THROUGHPUT_RTOL:
+                problems.append(f"{name}: throughput {o['throughput_bps']:.0f} vs ns-2 "
+                                f"{r['throughput_bps']:.0f} ({rel:.2%})")
+        if r["completion_time_s"] is not None:
+            oc = o["completion_time_s"]
+            if oc is None or oc != oc:  # None or NaN
+                problems.append(f"{name}: unfinished, ns-2 finished in {r['completion_time_s']:.3f} s")
+            else:
+                rel = abs(float(oc) - r["completion_time_s"]) / r["completion_time_s"]
+                if rel > COMPLETION_RTOL:
+                    problems.append(f"{name}: completion {float(oc):.3f} s vs ns-2 "
+                                    f"{r['completion_time_s']:.3f} s ({rel:.2%})")
+        tol = max(RETX_RTOL * r["retransmitted_pkts"], RETX_ATOL)
+        if abs(int(o["retransmitted_pkts"]) - r["retransmitted_pkts"]) > tol:
+            problems.append(f"{name}: retransmissions {int(o['retransmitted_pkts'])} vs ns-2 "
+                            f"{r['retransmitted_pkts']} (tolerance {tol:.1f})")
+    assert not problems, "; ".join(problems)
