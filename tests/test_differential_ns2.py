@@ -121,6 +121,12 @@ def _cases() -> dict:
             cases[f"va-file{size}-{cc}"] = va_file(cc, size)
     for cc in ("reno", "newreno"):
         cases[f"congested-{cc}"] = congested(cc)
+    # The Vegas-A paper's NewReno evidently sent 1000-byte packets with no header and no SYN
+    # (catalog/va-file.toml notes); check that configuration too.
+    for case_id in ("va-file5MB-newreno", "va-buffer10-newreno", "va-buffer20-newreno"):
+        headerless = copy.deepcopy(cases[case_id])
+        headerless["flows"][0]["tcp"].update({"header_bytes": 0, "syn": False})
+        cases[case_id + "-headerless"] = headerless
     return cases
 
 

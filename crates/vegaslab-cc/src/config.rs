@@ -13,9 +13,11 @@ pub struct TcpConfig {
     pub window_init: f64,
     /// Payload bytes per data packet (`packetSize_`, default 1000).
     pub packet_size: u32,
-    /// TCP/IP header bytes added to Reno/NewReno data packets and the size of SYNs and ACKs
+    /// TCP/IP header bytes added to Reno/NewReno data packets, and the size of their SYN
     /// (`tcpip_base_hdr_size_`, default 40).
     pub header_bytes: u32,
+    /// Size of the sink's ACKs in bytes (ns-2 `Agent/TCPSink` `packetSize_`, default 40).
+    pub ack_size: u32,
     /// Model a 40-byte SYN as sequence number 0 (`syn_`, default true). The ns-2 Vegas agent
     /// never sends one; see [`TcpConfig::vegas_headers`].
     pub syn: bool,
@@ -50,6 +52,7 @@ impl Default for TcpConfig {
             window_init: 2.0,
             packet_size: 1000,
             header_bytes: 40,
+            ack_size: 40,
             syn: true,
             delay_growth: true,
             max_burst: 0,

@@ -40,12 +40,12 @@ pub fn secs(t: Nanos) -> f64 {
     t as f64 * 1e-9
 }
 
-/// Seconds to the nearest nanosecond (never negative).
+/// Seconds to the nearest nanosecond (never negative; halves round up).
 #[inline]
 pub fn nanos(s: f64) -> Nanos {
     if s <= 0.0 {
         0
     } else {
-        (s * 1e9).round() as Nanos
+        (s * 1e9 + 0.5) as Nanos
     }
 }

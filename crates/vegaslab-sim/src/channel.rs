@@ -10,7 +10,7 @@
 //! only their start times are kept, and the time-weighted occupancy statistics are
 //! integrated as those start times pass.
 
-use crate::packet::PacketId;
+use crate::packet::Packet;
 use crate::scenario::{DirectionSpec, QueueSpec};
 use std::collections::VecDeque;
 use vegaslab_cc::Nanos;
@@ -72,10 +72,12 @@ pub struct Channel {
     waiting: VecDeque<Nanos>,
     busy_until: Nanos,
     /// Packets propagating or waiting, by arrival time at the far node.
-    pipe: VecDeque<(Nanos, PacketId)>,
+    pipe: VecDeque<(Nanos, Packet)>,
     /// Time of the pending delivery event, if one is scheduled.
     pub scheduled: Option<Nanos>,
     pub stats: QueueStats,
+    /// Transmission time of the last packet size seen (most packets share a size).
+    tx_memo: (u32, Nanos),
 }
 
 impl Channel {
@@ -92,6 +94,7 @@ impl Channel {
             pipe: VecDeque::new(),
             scheduled: None,
             stats: QueueStats::default(),
+            tx_memo: (0, 0),
         }
     }
 
@@ -112,10 +115,13 @@ impl Channel {
         d
     }
 
-    /// Transmission time of `bytes`, rounded to the nearest nanosecond.
+    /// Transmission time of `bytes`, rounded to the nearest nanosecond (halves up).
     #[inline]
-    pub fn tx_time(&self, bytes: u32) -> Nanos {
-        ((bytes as f64 * 8.0 * 1e9) / self.bandwidth_bps).round() as Nanos
+    pub fn tx_time(&mut self, bytes: u32) -> Nanos {
+        if self.tx_memo.0 != bytes {
+            self.tx_memo = (bytes, ((bytes as f64 * 8.0 * 1e9) / self.bandwidth_bps + 0.5) as Nanos);
+        }
+        self.tx_memo.1
     }
 
     /// Let the waiting queue drain up to time `t`, integrating its occupancy.
@@ -135,8 +141,18 @@ impl Channel {
         self.waiting.len()
     }
 
-    /// A packet of `bytes` arrives at time `now`: queue it or drop it.
-    pub fn admit(&mut self, now: Nanos, id: PacketId, bytes: u32) -> Admission {
+    /// A packet arrives at time `now`: queue it (and put it in the pipe) or drop it.
+    pub fn admit(&mut self, now: Nanos, packet: Packet) -> Admission {
+        let admission = self.accept(now, packet.size);
+        if let Admission::Accepted { arrives_at } = admission {
+            self.push_pipe(arrives_at, packet);
+        }
+        admission
+    }
+
+    /// Decide a packet's fate and account for it, without putting it in the pipe: the
+    /// caller hands an accepted packet straight to the far node (see `express`).
+    pub fn accept(&mut self, now: Nanos, bytes: u32) -> Admission {
         self.advance(now);
         self.stats.arrivals += 1;
         let len = self.waiting.len() as u64;
@@ -159,20 +175,28 @@ impl Channel {
         self.stats.departures += 1;
         self.stats.bytes_sent += bytes as u64;
         self.stats.busy_ns += tx as u128;
-        let arrives_at = start + tx + self.delay_at(start);
-        self.push_pipe(arrives_at, id);
-        Admission::Accepted { arrives_at }
+        Admission::Accepted { arrives_at: start + tx + self.delay_at(start) }
     }
 
-    fn push_pipe(&mut self, at: Nanos, id: PacketId) {
+    /// The propagation delay never changes, so packets leave in the order they arrive.
+    pub fn keeps_order(&self) -> bool {
+        self.schedule.is_empty()
+    }
+
+    pub fn push_pipe(&mut self, at: Nanos, packet: Packet) {
         match self.pipe.back() {
             Some(&(last, _)) if at < last => {
                 // The delay fell: this packet overtakes earlier ones.
                 let pos = self.pipe.partition_point(|&(t, _)| t <= at);
-                self.pipe.insert(pos, (at, id));
+                self.pipe.insert(pos, (at, packet));
             }
-            _ => self.pipe.push_back((at, id)),
+            _ => self.pipe.push_back((at, packet)),
         }
+    }
+
+    /// Packets accepted and not yet delivered (waiting, in transmission or propagating).
+    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
+        self.pipe.iter().map(|(_, p)| p)
     }
 
     /// The earliest arrival still in the pipe.
@@ -181,11 +205,11 @@ impl Channel {
     }
 
     /// Take the head packet if it arrives at or before `now`.
-    pub fn pop_arrived(&mut self, now: Nanos) -> Option<PacketId> {
+    pub fn pop_arrived(&mut self, now: Nanos) -> Option<Packet> {
         match self.pipe.front() {
-            Some(&(t, id)) if t <= now => {
+            Some(&(t, p)) if t <= now => {
                 self.pipe.pop_front();
-                Some(id)
+                Some(p)
             }
             _ => None,
         }
@@ -201,6 +225,10 @@ impl Channel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn pkt(size: u32) -> Packet {
+        Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data }
+    }
 
     fn chan(limit: u32) -> Channel {
         Channel::new(
@@ -219,7 +247,7 @@ mod tests {
     fn droptail_limit_counts_the_packet_in_transmission() {
         // limit 3: one transmitting + 2 waiting; the fourth back-to-back arrival drops.
         let mut c = chan(3);
-        let got: Vec<bool> = (0..4).map(|i| matches!(c.admit(0, i, 1000), Admission::Accepted { .. })).collect();
+        let got: Vec<bool> = (0..4).map(|i| matches!({ let _ = i; c.admit(0, pkt(1000)) }, Admission::Accepted { .. })).collect();
         assert_eq!(got, vec![true, true, true, false]);
         assert_eq!(c.queue_len(), 2);
     }
@@ -228,23 +256,23 @@ mod tests {
     fn arrival_time_is_start_plus_transmission_plus_delay() {
         let mut c = chan(50);
         // 1000 bytes at 1 Mbps = 8 ms; delay 10 ms.
-        assert_eq!(c.admit(0, 0, 1000), Admission::Accepted { arrives_at: 18_000_000 });
+        assert_eq!(c.admit(0, pkt(1000)), Admission::Accepted { arrives_at: 18_000_000 });
         // Second waits for the first: starts at 8 ms.
-        assert_eq!(c.admit(0, 1, 1000), Admission::Accepted { arrives_at: 26_000_000 });
+        assert_eq!(c.admit(0, pkt(1000)), Admission::Accepted { arrives_at: 26_000_000 });
     }
 
     #[test]
     fn delay_in_force_at_transmission_start_applies() {
         let mut c = chan(50);
         // Starts at 1.5 s, after the change to 100 ms.
-        assert_eq!(c.admit(1_500_000_000, 0, 1000), Admission::Accepted { arrives_at: 1_608_000_000 });
+        assert_eq!(c.admit(1_500_000_000, pkt(1000)), Admission::Accepted { arrives_at: 1_608_000_000 });
     }
 
     #[test]
     fn mean_queue_length_is_time_weighted() {
         let mut c = chan(50);
-        c.admit(0, 0, 1000); // transmits 0-8 ms
-        c.admit(0, 1, 1000); // waits 0-8 ms
+        c.admit(0, pkt(1000)); // transmits 0-8 ms
+        c.admit(0, pkt(1000)); // waits 0-8 ms
         c.advance(16_000_000);
         let (mean, _) = c.stats.mean_std(16_000_000);
         assert!((mean - 0.5).abs() < 1e-12, "{mean}");

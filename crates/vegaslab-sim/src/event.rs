@@ -1,13 +1,13 @@
 //! The event queue: a binary heap ordered by (time, insertion sequence), so simultaneous
 //! events run in the order they were scheduled and every run is reproducible.
 
+use dary_heap::QuaternaryHeap;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use vegaslab_cc::Nanos;
 
 /// What happens. Links need one pending event each (their next delivery), flows one each
 /// for their retransmission timer; see `DESIGN.md`, "Speed, by design".
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
     /// The packet at the head of channel `0`'s pipe reaches the far node.
     Delivery(u32),
@@ -19,24 +19,57 @@ pub enum Event {
     Sample,
 }
 
+/// Bits of the key that hold the event (kind in the top 3, index in the rest).
+const EVENT_BITS: u32 = 24;
+const INDEX_BITS: u32 = EVENT_BITS - 3;
+/// Largest channel or flow index an event can carry.
+pub const MAX_INDEX: u32 = (1 << INDEX_BITS) - 1;
+
+impl Event {
+    fn encode(self) -> u32 {
+        let (kind, index) = match self {
+            Event::Delivery(i) => (0, i),
+            Event::FlowStart(i) => (1, i),
+            Event::FlowStop(i) => (2, i),
+            Event::Timer(i) => (3, i),
+            Event::Sample => (4, 0),
+        };
+        debug_assert!(index <= MAX_INDEX);
+        (kind << INDEX_BITS) | index
+    }
+
+    fn decode(code: u32) -> Event {
+        let index = code & MAX_INDEX;
+        match code >> INDEX_BITS {
+            0 => Event::Delivery(index),
+            1 => Event::FlowStart(index),
+            2 => Event::FlowStop(index),
+            3 => Event::Timer(index),
+            _ => Event::Sample,
+        }
+    }
+}
+
+/// Pending events in a 4-ary heap of single `u128` keys: time (high 64 bits), scheduling
+/// sequence number (next 40), event (low 24). Keys are unique, so simultaneous events run in
+/// the order they were scheduled and every run is reproducible.
 #[derive(Default)]
 pub struct EventQueue {
-    heap: BinaryHeap<Reverse<(Nanos, u64, Event)>>,
+    heap: QuaternaryHeap<Reverse<u128>>,
     seq: u64,
 }
 
 impl EventQueue {
-    pub fn schedule(&mut self, at: Nanos, ev: Event) {
+    #[inline]
+    pub fn schedule(&mut self, at: Nanos, event: Event) {
         self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, ev)));
+        let key = ((at as u128) << 64) | ((self.seq as u128) << EVENT_BITS) | event.encode() as u128;
+        self.heap.push(Reverse(key));
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
-        self.heap.pop().map(|Reverse((t, _, e))| (t, e))
-    }
-
-    pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.heap.pop().map(|Reverse(key)| ((key >> 64) as Nanos, Event::decode(key as u32 & ((1 << EVENT_BITS) - 1))))
     }
 
     pub fn len(&self) -> usize {
@@ -62,5 +95,14 @@ mod tests {
         assert_eq!(q.pop(), Some((5, Event::Timer(2))));
         assert_eq!(q.pop(), Some((5, Event::Timer(1))));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn events_survive_packing_into_the_key() {
+        let mut q = EventQueue::default();
+        for ev in [Event::Delivery(MAX_INDEX), Event::FlowStart(7), Event::FlowStop(0), Event::Timer(123), Event::Sample] {
+            q.schedule(42, ev);
+            assert_eq!(q.pop(), Some((42, ev)));
+        }
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod channel;
 pub mod event;
+pub mod express;
 pub mod flow;
 pub mod packet;
 pub mod results;
@@ -34,6 +35,15 @@ pub fn run_text(
     let mut scenario = scenario::parse(text, source, overrides)?;
     if let Some(seed) = seed {
         scenario.seed = seed;
+    }
+    let too_many = scenario.links.len() * 2 > crate::event::MAX_INDEX as usize
+        || scenario.flows.len() > crate::event::MAX_INDEX as usize;
+    if too_many {
+        return Err(ScenarioError {
+            file: source.to_string(),
+            path: String::new(),
+            message: format!("at most {} link directions and {} flows are supported", crate::event::MAX_INDEX, crate::event::MAX_INDEX),
+        });
     }
     let sim = Simulator::new(scenario);
     let unroutable = sim.unroutable_flows();

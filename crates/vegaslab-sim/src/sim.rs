@@ -2,13 +2,14 @@
 
 use crate::channel::{Admission, Channel};
 use crate::event::{Event, EventQueue};
+use crate::express::{express_channels, Route};
 use crate::flow::Flow;
-use crate::packet::{Kind, Packet, PacketId, PacketPool};
+use crate::packet::{Kind, Packet};
 use crate::results::{FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series};
 use crate::rng::stream;
 use crate::scenario::Scenario;
 use rand::Rng;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Instant;
 use vegaslab_cc::{secs, AckInfo, Nanos};
 
@@ -20,13 +21,17 @@ pub struct Simulator {
     scenario: Scenario,
     now: Nanos,
     events: EventQueue,
-    pool: PacketPool,
     channels: Vec<Channel>,
     /// Channel index from node n toward destination row r: `next_hop[r * nodes + n]`.
     next_hop: Vec<u32>,
-    dest_row: HashMap<u32, usize>,
+    /// Row of `next_hop` for each destination node (`NO_ROUTE` if none is needed).
+    dest_row: Vec<u32>,
+    /// Reused buffer for packets a sender emits.
+    outgoing: Vec<Packet>,
     flows: Vec<Flow>,
     monitored_queues: Vec<usize>,
+    /// Packets leaving channel c are handed on at arrival without an event (`express`).
+    express_from: Vec<bool>,
     flow_series: FlowSeries,
     queue_series: QueueSeries,
     events_processed: u64,
@@ -61,20 +66,50 @@ impl Simulator {
                     || scenario.monitor.queues.contains(&(ch.from as usize, ch.to as usize))
             })
             .collect();
-        Simulator {
+        let mut sim = Simulator {
             scenario,
             now: 0,
             events: EventQueue::default(),
-            pool: PacketPool::default(),
             channels,
             next_hop,
             dest_row,
+            outgoing: Vec::new(),
             flows,
             monitored_queues,
             flow_series: FlowSeries::default(),
             queue_series: QueueSeries::default(),
             events_processed: 0,
+            express_from: Vec::new(),
+        };
+        if sim.unroutable_flows().is_empty() {
+            let routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
+            sim.express_from = express_channels(&sim.channels, &routes, &sim.monitored_queues);
+        } else {
+            sim.express_from = vec![false; sim.channels.len()];
         }
+        sim
+    }
+
+    /// Process every hop through an event (for checking that express hops change nothing).
+    pub fn without_express_hops(mut self) -> Self {
+        self.express_from.iter_mut().for_each(|e| *e = false);
+        self
+    }
+
+    /// Channels of a flow's data path and ACK path (static routing).
+    fn flow_route(&self, f: usize) -> Route {
+        let (src, dst) = (self.flows[f].src, self.flows[f].dst);
+        let path = |from: u32, to: u32| {
+            let mut out = Vec::new();
+            let mut node = from;
+            while node != to {
+                let c = self.route(node, to);
+                out.push(c);
+                node = self.channels[c as usize].to;
+            }
+            out
+        };
+        Route { data: path(src, dst), ack: path(dst, src) }
     }
 
     /// Flows whose endpoints have no path between them (checked before running).
@@ -86,8 +121,9 @@ impl Simulator {
             .collect()
     }
 
+    #[inline]
     fn route(&self, node: u32, dst: u32) -> u32 {
-        let row = self.dest_row[&dst];
+        let row = self.dest_row[dst as usize] as usize;
         self.next_hop[row * self.scenario.nodes.len() + node as usize]
     }
 
@@ -116,11 +152,10 @@ impl Simulator {
             self.events.schedule(self.scenario.sample_interval, Event::Sample);
         }
         let dur_s = secs(duration);
-        while let Some(t) = self.events.peek_time() {
+        while let Some((t, ev)) = self.events.pop() {
             if t > duration {
-                break;
+                break; // the rest lies beyond the run
             }
-            let (t, ev) = self.events.pop().expect("peeked");
             self.now = t;
             self.events_processed += 1;
             match ev {
@@ -147,8 +182,8 @@ impl Simulator {
         }
         self.channels[c].scheduled = None;
         let node = self.channels[c].to;
-        while let Some(id) = self.channels[c].pop_arrived(self.now) {
-            self.arrive(id, node);
+        while let Some(p) = self.channels[c].pop_arrived(self.now) {
+            self.arrive(p, node, self.now);
         }
         self.schedule_channel(c);
     }
@@ -163,14 +198,14 @@ impl Simulator {
         }
     }
 
-    /// A packet is at `node`: deliver it locally or forward it.
-    fn arrive(&mut self, id: PacketId, node: u32) {
-        let p = *self.pool.get(id);
+    /// A packet is at `node` at time `t`: deliver it locally or forward it. `t` is the
+    /// current time except on express hops, where it is the packet's (later) arrival time.
+    fn arrive(&mut self, p: Packet, node: u32, t: Nanos) {
         if p.dst == node {
             match p.kind {
-                Kind::Data => self.at_sink(id, p),
+                Kind::Data => self.at_sink(p, t),
                 Kind::Ack => {
-                    self.pool.free(id);
+                    debug_assert_eq!(t, self.now, "ACKs reach senders only through events");
                     let f = p.flow as usize;
                     self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno });
                     self.flush_sender(f);
@@ -179,33 +214,38 @@ impl Simulator {
             return;
         }
         let c = self.route(node, p.dst) as usize;
-        match self.channels[c].admit(self.now, id, p.size) {
-            Admission::Accepted { .. } => self.schedule_channel(c),
+        match self.channels[c].accept(t, p.size) {
+            Admission::Accepted { arrives_at } => {
+                if self.express_from[c] && arrives_at <= self.scenario.duration {
+                    let far = self.channels[c].to;
+                    self.arrive(p, far, arrives_at);
+                } else {
+                    self.channels[c].push_pipe(arrives_at, p);
+                    self.schedule_channel(c);
+                }
+            }
             Admission::Dropped => {
                 if p.kind == Kind::Data {
                     self.flows[p.flow as usize].dropped_pkts += 1;
                 }
-                self.pool.free(id);
             }
         }
     }
 
-    /// A data packet reaches its sink: count it and turn the packet into the ACK.
-    fn at_sink(&mut self, id: PacketId, p: Packet) {
+    /// A data packet reaches its sink at time `t`: count it and answer with an ACK.
+    fn at_sink(&mut self, p: Packet, t: Nanos) {
         let f = &mut self.flows[p.flow as usize];
         f.received_pkts += 1;
         f.received_bytes += p.size as u64;
         if !f.bins.is_empty() {
-            let bin = (self.now / self.scenario.sample_interval) as usize;
+            let bin = (t / self.scenario.sample_interval) as usize;
             if let Some(b) = f.bins.get_mut(bin) {
                 *b += p.size as u64;
             }
         }
         let ack = f.sink.receive(p.seqno);
-        let ack_size = f.tcp.header_bytes;
-        let a = self.pool.get_mut(id);
-        *a = Packet { kind: Kind::Ack, seqno: ack, size: ack_size, src: p.dst, dst: p.src, syn: false, ..p };
-        self.arrive(id, p.dst);
+        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size: f.tcp.ack_size, dst: f.src, flow: p.flow };
+        self.arrive(ack_packet, p.dst, t);
     }
 
     fn on_flow_start(&mut self, f: usize) {
@@ -217,22 +257,15 @@ impl Simulator {
     /// Put the sender's queued segments on the wire and keep its timer scheduled.
     fn flush_sender(&mut self, f: usize) {
         let (src, dst) = (self.flows[f].src, self.flows[f].dst);
-        let mut out: VecDeque<PacketId> = VecDeque::new();
+        let mut out = std::mem::take(&mut self.outgoing);
         for seg in self.flows[f].sender.drain_segments() {
-            out.push_back(self.pool.alloc(Packet {
-                kind: Kind::Data,
-                flow: f as u32,
-                seqno: seg.seqno,
-                size: seg.wire_bytes,
-                src,
-                dst,
-                syn: seg.syn,
-                sent_at: self.now,
-            }));
+            out.push(Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst });
         }
-        for id in out {
-            self.arrive(id, src);
+        for &p in &out {
+            self.arrive(p, src, self.now);
         }
+        out.clear();
+        self.outgoing = out;
         self.arm_timer(f);
     }
 
@@ -298,7 +331,7 @@ impl Simulator {
         let duration = sc.duration;
         let dur_s = secs(duration);
         let mut in_flight = vec![0u64; self.flows.len()];
-        for p in self.pool.live_packets() {
+        for p in self.channels.iter().flat_map(Channel::packets) {
             if p.kind == Kind::Data {
                 in_flight[p.flow as usize] += 1;
             }
@@ -400,15 +433,15 @@ fn channel_name(sc: &Scenario, c: &Channel) -> String {
 
 /// Static shortest-path (hop count) routing toward each destination, ties broken by the
 /// lowest channel index, as a table `next_hop[row * nodes + node]`.
-fn routes(nodes: usize, channels: &[Channel], dests: &[u32]) -> (Vec<u32>, HashMap<u32, usize>) {
+fn routes(nodes: usize, channels: &[Channel], dests: &[u32]) -> (Vec<u32>, Vec<u32>) {
     let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); nodes];
     for (i, c) in channels.iter().enumerate() {
         incoming[c.to as usize].push(i);
     }
     let mut table = vec![NO_ROUTE; nodes * dests.len()];
-    let mut rows = HashMap::new();
+    let mut rows = vec![NO_ROUTE; nodes];
     for (row, &d) in dests.iter().enumerate() {
-        rows.insert(d, row);
+        rows[d as usize] = row as u32;
         let mut dist = vec![usize::MAX; nodes];
         dist[d as usize] = 0;
         let mut frontier = VecDeque::from([d as usize]);

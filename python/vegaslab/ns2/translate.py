@@ -186,6 +186,7 @@ class Flow:
     packet_size: int
     header_bytes: int
     syn: bool
+    ack_size: int = 40
 
     @property
     def agent_class(self) -> str:
@@ -217,7 +218,7 @@ class Model:
         return self.nodes.index(name)
 
 
-_TOP_KEYS = {"meta", "run", "links", "dumbbell", "flows", "monitor"}
+_TOP_KEYS = {"meta", "variant", "run", "links", "dumbbell", "flows", "monitor"}
 _RUN_KEYS = {"duration", "seed", "sample_interval"}
 _LINK_KEYS = {"endpoints", "bandwidth", "bandwidth_forward", "bandwidth_reverse", "delay",
               "queue", "delay_schedule"}
@@ -440,12 +441,13 @@ def build_model(scn: dict) -> Model:
             raise ValueError(f"{where}.params: {cc} takes no parameters in the ns-2 bridge")
 
         tcp = f.get("tcp", {}) or {}
-        _check_keys(tcp, set(_TCP_FIELDS) | {"ns2_vegas_headers"}, f"{where}.tcp")
-        if tcp.get("ns2_vegas_headers", False) is not False:
-            raise ValueError(f"{where}.tcp.ns2_vegas_headers: ns-2's Vegas agent always sends "
+        _check_keys(tcp, set(_TCP_FIELDS) | {"vegas_headers", "ack_size"}, f"{where}.tcp")
+        if tcp.get("vegas_headers", False) is not False:
+            raise ValueError(f"{where}.tcp.vegas_headers: ns-2's Vegas agent always sends "
                              "packetSize_ bytes without header; only false is supported")
+        ack_size = _int(tcp.get("ack_size", 40), f"{where}.tcp.ack_size", 1)
         for k, v in tcp.items():
-            if k == "ns2_vegas_headers":
+            if k in ("vegas_headers", "ack_size"):
                 continue
             var, kind = _TCP_FIELDS[k]
             w = f"{where}.tcp.{k}"
@@ -467,7 +469,8 @@ def build_model(scn: dict) -> Model:
         flows.append(Flow(
             index=i, name=name, cc=cc, src=src, dst=dst, start=start, stop=stop, app=app,
             file_size=file_size, agent_vars=agent_vars, packet_size=packet_size,
-            header_bytes=int(tcp.get("header_bytes", 40)), syn=bool(tcp.get("syn", True))))
+            header_bytes=int(tcp.get("header_bytes", 40)), syn=bool(tcp.get("syn", True)),
+            ack_size=ack_size))
     if not flows:
         raise ValueError("scenario: no [[flows]]")
     meta = scn.get("meta", {}) or {}
@@ -546,6 +549,7 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
             L.append(f"$tcp({i}) set {var} {val}")
         L.append(f"$ns attach-agent $n({model.node_id(f.src)}) $tcp({i})")
         L.append(f"set sink({i}) [new Agent/TCPSink]")
+        L.append(f"$sink({i}) set packetSize_ {f.ack_size}")
         L.append(f"$ns attach-agent $n({model.node_id(f.dst)}) $sink({i})")
         L.append(f"$ns connect $tcp({i}) $sink({i})")
         L.append(f"set app({i}) [new Application/FTP]")

@@ -355,7 +355,7 @@ fn read_algorithm(f: &Obj, cc: &str) -> Result<Algorithm, ScenarioError> {
 
 fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
     t.deny_unknown(&[
-        "window", "window_init", "packet_size", "header_bytes", "syn", "delay_growth", "max_burst", "dupacks",
+        "window", "window_init", "packet_size", "header_bytes", "ack_size", "syn", "delay_growth", "max_burst", "dupacks",
         "tick", "min_rto", "max_rto", "initial_rto", "limited_transmit", "vegas_headers",
     ])?;
     let d = TcpConfig::default();
@@ -367,6 +367,7 @@ fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
         window_init: t.number("window_init", 1.0, 1e6)?.unwrap_or(d.window_init),
         packet_size: t.integer("packet_size", 1, 1_000_000)?.map(|x| x as u32).unwrap_or(d.packet_size),
         header_bytes: t.integer("header_bytes", 0, 65_535)?.map(|x| x as u32).unwrap_or(d.header_bytes),
+        ack_size: t.integer("ack_size", 1, 65_535)?.map(|x| x as u32).unwrap_or(d.ack_size),
         syn: t.bool("syn", d.syn)?,
         delay_growth: t.bool("delay_growth", d.delay_growth)?,
         max_burst: t.integer("max_burst", 0, 1_000_000)?.map(|x| x as u32).unwrap_or(d.max_burst),

@@ -1,0 +1,80 @@
+//! Express hops: skipping events that cannot change anything.
+//!
+//! A packet normally waits in a channel's pipe for a delivery event at its arrival time. That
+//! event is needed when something else may happen at the far node in between: packets from
+//! other channels merging into the same next channel, a sender's timers, a monitor sampling a
+//! queue. But when every packet that can ever enter the next step comes through this one
+//! channel, whose delay never changes (so packets leave in arrival order), the next step sees
+//! the same packets in the same order at the same simulated times whenever it is processed.
+//! Then the packet is handed on at its arrival time straight away, with no event.
+//!
+//! Static routing makes this decidable up front: each flow's data and ACK paths are fixed.
+//! For each channel we collect its *feeders*: the channel each of its packets came from, or
+//! "local" for packets a sender injects. A sink's ACKs count as coming from the channel that
+//! delivered the data (the sink is driven only by that channel). A channel is *expressable*
+//! when its only feeder is one order-keeping channel and no monitor samples it. A channel
+//! `c` hands packets on directly (`express_from[c]`) when every packet leaving it goes either
+//! into an expressable channel fed by `c`, or to a sink whose ACK channel is expressable and
+//! fed by `c`. Packets to senders always take an event (the sender has timers).
+
+use crate::channel::Channel;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Feeder {
+    Local,
+    Channel(u32),
+}
+
+/// A flow's route: channels of its data path and of its ACK path.
+pub struct Route {
+    pub data: Vec<u32>,
+    pub ack: Vec<u32>,
+}
+
+/// `express_from[c]`: packets leaving channel `c` may be processed at their arrival time
+/// without an event.
+pub fn express_channels(channels: &[Channel], routes: &[Route], monitored: &[usize]) -> Vec<bool> {
+    let n = channels.len();
+    let mut feeders: Vec<Vec<Feeder>> = vec![Vec::new(); n];
+    let mut add = |c: u32, f: Feeder| {
+        let list = &mut feeders[c as usize];
+        if !list.contains(&f) {
+            list.push(f);
+        }
+    };
+    for r in routes {
+        for (i, &c) in r.data.iter().enumerate() {
+            add(c, if i == 0 { Feeder::Local } else { Feeder::Channel(r.data[i - 1]) });
+        }
+        let last_data = *r.data.last().expect("non-empty route");
+        for (i, &c) in r.ack.iter().enumerate() {
+            add(c, if i == 0 { Feeder::Channel(last_data) } else { Feeder::Channel(r.ack[i - 1]) });
+        }
+    }
+    let expressable_from = |next: u32, from: u32| -> bool {
+        feeders[next as usize] == [Feeder::Channel(from)]
+            && channels[from as usize].keeps_order()
+            && !monitored.contains(&(next as usize))
+    };
+    // Every "next step" of each channel, per flow path.
+    let mut ok = vec![true; n];
+    let mut used = vec![false; n];
+    for r in routes {
+        for w in r.data.windows(2) {
+            used[w[0] as usize] = true;
+            ok[w[0] as usize] &= expressable_from(w[1], w[0]);
+        }
+        let last_data = *r.data.last().unwrap();
+        used[last_data as usize] = true;
+        ok[last_data as usize] &= expressable_from(r.ack[0], last_data);
+        for w in r.ack.windows(2) {
+            used[w[0] as usize] = true;
+            ok[w[0] as usize] &= expressable_from(w[1], w[0]);
+        }
+        // ACKs reaching the sender always take an event.
+        let last_ack = *r.ack.last().unwrap();
+        used[last_ack as usize] = true;
+        ok[last_ack as usize] = false;
+    }
+    ok.iter().zip(&used).map(|(o, u)| *o && *u).collect()
+}

@@ -1,0 +1,121 @@
+//! Bad input gets a clear error naming the file, the field and what is allowed; never a panic.
+
+use vegaslab_sim::scenario::parse;
+
+const BASE: &str = r#"
+[run]
+duration = "10s"
+
+[[links]]
+endpoints = ["S1", "D1"]
+bandwidth = "1Mbps"
+delay = "10ms"
+
+[[flows]]
+from = "S1"
+to = "D1"
+cc = "reno"
+"#;
+
+fn error_of(overrides: &[&str]) -> String {
+    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    parse(BASE, "case.toml", &o).expect_err("should be rejected").to_string()
+}
+
+#[test]
+fn the_base_scenario_is_valid() {
+    let sc = parse(BASE, "case.toml", &[]).unwrap();
+    assert_eq!(sc.flows.len(), 1);
+    assert_eq!(sc.duration, 10_000_000_000);
+}
+
+#[test]
+fn negative_start_names_the_flow_field_and_the_range() {
+    assert_eq!(error_of(&["flows[0].start=-3s"]), "case.toml: flows[0].start: must be >= 0 s, got \"-3s\"");
+}
+
+#[test]
+fn start_after_the_run_ends_is_rejected() {
+    let e = error_of(&["flows[0].start=20s"]);
+    assert!(e.starts_with("case.toml: flows[0].start: must be before the end of the run"), "{e}");
+}
+
+#[test]
+fn misspelled_field_suggests_the_right_one() {
+    let e = error_of(&["links[0].bandwith=2Mbps"]);
+    assert!(e.contains("links[0].bandwith: unknown field (did you mean 'bandwidth'?)"), "{e}");
+}
+
+#[test]
+fn unknown_algorithm_lists_the_allowed_ones() {
+    let e = error_of(&["flows[0].cc=cubic"]);
+    assert_eq!(e, "case.toml: flows[0].cc: unknown congestion control \"cubic\" (allowed: reno, newreno, vegas)");
+}
+
+#[test]
+fn vegas_beta_below_alpha_is_rejected() {
+    let e = error_of(&["flows[0].cc=vegas", "flows[0].params.alpha=5", "flows[0].params.beta=3"]);
+    assert_eq!(e, "case.toml: flows[0].params.beta: must be >= alpha (5), got 3");
+}
+
+#[test]
+fn reno_takes_no_parameters() {
+    let e = error_of(&["flows[0].params.alpha=2"]);
+    assert!(e.starts_with("case.toml: flows[0].params.alpha: unknown field"), "{e}");
+}
+
+#[test]
+fn zero_bandwidth_and_bad_units_are_rejected() {
+    assert_eq!(error_of(&["links[0].bandwidth=0"]), "case.toml: links[0].bandwidth: must be > 0 bit/s, got 0");
+    let e = error_of(&["links[0].delay=5 parsecs"]);
+    assert!(e.starts_with("case.toml: links[0].delay: unknown time unit 'parsecs'"), "{e}");
+}
+
+#[test]
+fn queue_limit_out_of_range_is_rejected() {
+    assert_eq!(
+        error_of(&["links[0].queue.limit=0"]),
+        "case.toml: links[0].queue.limit: must be between 1 and 100000000, got 0"
+    );
+}
+
+#[test]
+fn flows_between_unknown_nodes_are_rejected() {
+    let e = error_of(&["flows[0].to=D9"]);
+    assert!(e.starts_with("case.toml: flows[0].to: no node named \"D9\""), "{e}");
+}
+
+#[test]
+fn file_transfers_need_a_size() {
+    assert_eq!(
+        error_of(&["flows[0].app=file"]),
+        "case.toml: flows[0].file_size: is required with app = \"file\", e.g. \"5MB\""
+    );
+}
+
+#[test]
+fn missing_duration_and_invalid_toml_are_explained() {
+    let e = parse("[run]\n", "x.toml", &[]).unwrap_err().to_string();
+    assert_eq!(e, "x.toml: run.duration: is required, e.g. duration = \"200s\"");
+    let e = parse("[run\n", "x.toml", &[]).unwrap_err().to_string();
+    assert!(e.starts_with("x.toml: not valid TOML"), "{e}");
+}
+
+#[test]
+fn delay_schedule_must_be_in_time_order() {
+    let e = error_of(&["links[0].delay_schedule=[{at=\"5s\", delay=\"1ms\"}, {at=\"2s\", delay=\"2ms\"}]"]);
+    assert_eq!(e, "case.toml: links[0].delay_schedule[1].at: delay changes must be in time order");
+}
+
+#[test]
+fn duplicate_flow_names_are_rejected() {
+    let text = format!("{BASE}\n[[flows]]\nfrom = \"S1\"\nto = \"D1\"\ncc = \"vegas\"\nname = \"flow0\"\n");
+    let e = parse(&text, "case.toml", &[]).unwrap_err().to_string();
+    assert_eq!(e, "case.toml: flows[1].name: \"flow0\" is already the name of flows[0]");
+}
+
+#[test]
+fn monitor_queue_names_must_be_links() {
+    let e = error_of(&["monitor.queues=[\"S1->X\"]"]);
+    assert!(e.starts_with("case.toml: monitor.queues[0]: no node named \"X\""), "{e}");
+}
