@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import pathlib
+import os
 import shutil
 import sys
 
@@ -27,7 +28,7 @@ if (not (ROOT / "python" / "vegaslab" / "__init__.py").exists()
         or importlib.util.find_spec("vegaslab") is None):
     sys.path.insert(0, str(ROOT / "python"))
 
-pytestmark = pytest.mark.skipif(shutil.which("ns") is None,
+pytestmark = pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("VEGASLAB_REQUIRE_NS2") != "1",
                                 reason="ns-2 ('ns') not on PATH; run scripts/install-ns2.sh")
 
 THROUGHPUT_RTOL = 0.02

@@ -1,0 +1,47 @@
+# vegaslab: every install step lives here (and in scripts/), so a fresh machine needs only
+# `make reproduce` (the main job) or `make test` (the whole suite).
+
+VENV    ?= .venv
+PY      := $(VENV)/bin/python
+STAMP   := $(VENV)/.installed
+SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null)
+REPORT  ?= report
+# `make test` installs ns-2 first, so its tests must run, not skip.
+REQUIRE_NS2 ?= 1
+
+.PHONY: setup reproduce test test-rust test-python ns2 bench clean
+
+## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
+setup: $(STAMP)
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml Cargo.lock $(SOURCES) | $(PY)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+## reproduce: reproduce the Vegas-A paper's rerouting, file-transfer and buffer experiments
+reproduce: setup
+	$(VENV)/bin/vegaslab reproduce va-reroute va-file va-buffer --out $(REPORT)
+
+## test: every test, Rust and Python, including the differential tests against ns-2
+test: setup ns2 test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude vegaslab-py
+
+test-python: setup
+	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) $(PY) -m pytest
+
+## ns2: install ns-2.35 from Debian if missing (the reference for the differential tests)
+ns2:
+	bash scripts/install-ns2.sh
+
+## bench: the issue's benchmark, side by side with ns-2 when installed
+bench: setup ns2
+	$(VENV)/bin/vegaslab bench --out out/bench
+
+clean:
+	rm -rf $(VENV) target out $(REPORT)
