@@ -112,6 +112,31 @@ pub enum Algorithm {
     NewReno,
     /// Vegas in the chosen flavour.
     Vegas(VegasParams),
+    /// RoVegas (rovegas.txt section 3): ns-2 Vegas whose rounds discount the queueing time
+    /// that AQT-enabled routers report for the backward path.
+    RoVegas(RoVegasParams),
+}
+
+/// RoVegas parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RoVegasParams {
+    /// Thresholds, in packets (the paper: alpha 1, beta 3).
+    pub alpha: f64,
+    pub beta: f64,
+    pub gamma: f64,
+    /// Every n-th data packet carries the AQT option (1 = every packet, the default: the
+    /// paper does not say how often RoVegas probes).
+    pub probe_every: u32,
+    /// Bytes the AQT IP option adds to a probing packet: type and length (1 byte each), AQT
+    /// and AQT-echo (4 bytes each), padded to a 4-byte multiple = 12. The paper's Fig. 1 gives
+    /// the fields but not their sizes.
+    pub option_bytes: u32,
+}
+
+impl Default for RoVegasParams {
+    fn default() -> Self {
+        RoVegasParams { alpha: 1.0, beta: 3.0, gamma: 1.0, probe_every: 1, option_bytes: 12 }
+    }
 }
 
 impl Algorithm {
@@ -121,6 +146,7 @@ impl Algorithm {
             Algorithm::Reno => "reno",
             Algorithm::NewReno => "newreno",
             Algorithm::Vegas(_) => "vegas",
+            Algorithm::RoVegas(_) => "rovegas",
         }
     }
 }

@@ -28,8 +28,8 @@ pub mod vegas;
 pub mod vegas_linux;
 pub mod vegas_ns3;
 
-pub use config::{Algorithm, TcpConfig, VegasFlavour, VegasParams};
-pub use sender::{AckInfo, Segment, Sender, SenderStats};
+pub use config::{Algorithm, RoVegasParams, TcpConfig, VegasFlavour, VegasParams};
+pub use sender::{AckInfo, QueueingTimes, Segment, Sender, SenderStats};
 
 /// Simulated time in integer nanoseconds.
 pub type Nanos = u64;

@@ -317,7 +317,7 @@ fn output(s: &mut SenderState, log: &mut SendLog, now: Nanos, seqno: i64) {
     log.record(seqno, secs(now), fresh);
     s.emit(
         now,
-        Segment { seqno, wire_bytes: wire, payload_bytes: payload, syn, retransmission: !fresh },
+        Segment { seqno, wire_bytes: wire, payload_bytes: payload, syn, retransmission: !fresh, probe: false },
         force_timer,
     );
 }

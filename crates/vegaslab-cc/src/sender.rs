@@ -37,6 +37,17 @@ pub struct Segment {
     pub payload_bytes: u32,
     pub syn: bool,
     pub retransmission: bool,
+    /// Carries the RoVegas AQT IP option (a "probing packet", rovegas.txt section 3).
+    pub probe: bool,
+}
+
+/// Queueing times reported by AQT-enabled routers (RoVegas, rovegas.txt section 3), seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueueingTimes {
+    /// AQT of the ACK: queueing on the backward path (receiver to sender).
+    pub backward: f64,
+    /// AQT-echo: queueing the acknowledged data packet met on the forward path.
+    pub forward: f64,
 }
 
 /// What the sender learns from one ACK.
@@ -44,6 +55,8 @@ pub struct Segment {
 pub struct AckInfo {
     /// Cumulative ACK: the highest in-order sequence number received.
     pub seqno: i64,
+    /// Present when the ACK is a probing packet (carries the AQT option).
+    pub queueing: Option<QueueingTimes>,
 }
 
 /// Counters reported per flow.
@@ -293,6 +306,7 @@ impl Sender {
                 VegasFlavour::Linux => Machinery::Reno(RenoRecovery::linux_vegas(*p)),
                 VegasFlavour::Ns3 => Machinery::Reno(RenoRecovery::ns3_vegas(*p)),
             },
+            Algorithm::RoVegas(p) => Machinery::Vegas(Box::new(VegasAgent::rovegas(&cfg, *p))),
         };
         let mut state = SenderState::new(cfg);
         state.track_slow_start();

@@ -20,8 +20,8 @@
 //!    duplicates and deflated on the next new ACK (with ssthresh 2).
 //! 6. A coarse timeout sets cwnd to 2 and ssthresh to half the window.
 
-use crate::config::{TcpConfig, VegasParams};
-use crate::sender::{send_much_with, slowdown, AckInfo, CwndAction, Segment, SenderState};
+use crate::config::{RoVegasParams, TcpConfig, VegasParams};
+use crate::sender::{send_much_with, slowdown, AckInfo, CwndAction, QueueingTimes, Segment, SenderState};
 use crate::{secs, Nanos};
 
 /// What the sender measured over one round, handed to the window rule.
@@ -42,6 +42,8 @@ pub struct Round {
     /// round((expected - actual) x base_rtt), packets.
     pub delta: i64,
     pub cwnd: f64,
+    /// Mean backward queueing time of the round's probing ACKs (RoVegas; 0 otherwise).
+    pub backward_qt: f64,
 }
 
 /// The congestion-avoidance outcome of one round.
@@ -114,6 +116,27 @@ pub struct VegasAgent {
     v_transmits: Vec<i32>,
     /// Last round's measurements, for monitoring.
     pub last_round: Option<Round>,
+    /// RoVegas: use the queueing times AQT-enabled routers report (None for plain Vegas).
+    router_assist: Option<RouterAssist>,
+}
+
+/// RoVegas' router assistance (rovegas.txt section 3) on top of the ns-2 Vegas agent.
+///
+/// The paper states its rule with cwnd and one RTT; ns-2's agent, which the authors extended
+/// (ns-2.1b9a), computes per round with the mean RTT, packets sent in the round (actual) and
+/// packets outstanding (expected). We keep ns-2's round and apply the paper's two changes to
+/// it: (1) baseRTT = min over probing ACKs of RTT - (AQT + AQT-echo), plain RTT otherwise
+/// (per sample, and for the round-end check with the round's mean queueing times);
+/// (2) actual' = rttLen / (rtt - QT_b), QT_b the mean backward queueing time (AQT) of the
+/// round's probing ACKs. diff and the +1 / -1 / hold rule are then Vegas' own.
+#[derive(Clone, Debug)]
+struct RouterAssist {
+    probe_every: u32,
+    option_bytes: u32,
+    sent: u64,
+    backward_sum: f64,
+    forward_sum: f64,
+    probes: u32,
 }
 
 impl VegasAgent {
@@ -148,7 +171,22 @@ impl VegasAgent {
             v_sendtime: Vec::new(),
             v_transmits: Vec::new(),
             last_round: None,
+            router_assist: None,
         }
+    }
+
+    /// RoVegas: Vegas with router-reported queueing times (see [`RouterAssist`]).
+    pub fn rovegas(cfg: &TcpConfig, p: RoVegasParams) -> Self {
+        let mut agent = Self::with_rule(cfg, Rule::Classic { alpha: p.alpha, beta: p.beta }, p.gamma);
+        agent.router_assist = Some(RouterAssist {
+            probe_every: p.probe_every.max(1),
+            option_bytes: p.option_bytes,
+            sent: 0,
+            backward_sum: 0.0,
+            forward_sum: 0.0,
+            probes: 0,
+        });
+        agent
     }
 
     pub fn probe(&self) -> Vec<(&'static str, f64)> {
@@ -190,7 +228,18 @@ impl VegasAgent {
         let i = self.slot(seqno);
         self.v_sendtime[i] = Self::vegastime(s, now);
         self.v_transmits[i] += 1;
-        let wire = s.cfg.packet_size + if s.cfg.vegas_headers { s.cfg.header_bytes } else { 0 };
+        let mut wire = s.cfg.packet_size + if s.cfg.vegas_headers { s.cfg.header_bytes } else { 0 };
+        let probe = match &mut self.router_assist {
+            Some(ra) => {
+                let probe = ra.sent % ra.probe_every as u64 == 0;
+                ra.sent += 1;
+                if probe {
+                    wire += ra.option_bytes; // the AQT option travels on the wire
+                }
+                probe
+            }
+            None => false,
+        };
         let fresh = seqno > s.maxseq;
         s.emit(
             now,
@@ -200,6 +249,7 @@ impl VegasAgent {
                 payload_bytes: s.cfg.packet_size,
                 syn: false,
                 retransmission: !fresh,
+                probe,
             },
             false,
         );
@@ -225,7 +275,7 @@ impl VegasAgent {
             self.v_timeout = ((self.v_sa / 4.0) + self.v_sd) / 2.0;
         }
         if seqno > s.last_ack {
-            self.new_ack(s, now, t, seqno);
+            self.new_ack(s, now, t, seqno, ack.queueing);
         } else if seqno == s.last_ack {
             self.dup_ack(s, now, t, seqno);
         }
@@ -235,7 +285,7 @@ impl VegasAgent {
         }
     }
 
-    fn new_ack(&mut self, s: &mut SenderState, now: Nanos, t: f64, seqno: i64) {
+    fn new_ack(&mut self, s: &mut SenderState, now: Nanos, t: f64, seqno: i64, queueing: Option<QueueingTimes>) {
         if s.last_ack == 0 && s.cfg.delay_growth {
             s.cwnd = s.window_init;
         }
@@ -260,7 +310,7 @@ impl VegasAgent {
             s.cwnd += self.v_incr;
         }
 
-        self.take_rtt_sample(s, t, seqno, oldack);
+        self.take_rtt_sample(s, t, seqno, oldack, queueing);
 
         // The first two new ACKs after a retransmission: resend if another timer expired.
         if self.v_worried > 0 {
@@ -285,12 +335,25 @@ impl VegasAgent {
         };
         self.v_sum_rtt = 0.0;
         self.v_cnt_rtt = 0;
+        let (backward_qt, forward_qt) = match &mut self.router_assist {
+            Some(ra) if ra.probes > 0 => {
+                let n = ra.probes as f64;
+                let q = (ra.backward_sum / n, ra.forward_sum / n);
+                (ra.backward_sum, ra.forward_sum, ra.probes) = (0.0, 0.0, 0);
+                q
+            }
+            _ => (0.0, 0.0),
+        };
         let rtt_len = s.t_seqno - self.v_begseq;
         if rtt > 0.0 {
-            if rtt < self.v_base_rtt || rtt_len <= 1 {
-                self.v_base_rtt = rtt;
+            // RoVegas: the round's RTT without queueing (rovegas.txt, baseRTT pseudo-code).
+            let base_candidate = rtt - (backward_qt + forward_qt);
+            if base_candidate < self.v_base_rtt || rtt_len <= 1 {
+                self.v_base_rtt = base_candidate;
             }
-            self.v_actual = rtt_len as f64 / rtt;
+            // RoVegas eq. (2): actual' excludes the backward queueing time.
+            let forward_rtt = if rtt - backward_qt > 0.0 { rtt - backward_qt } else { rtt };
+            self.v_actual = rtt_len as f64 / forward_rtt;
             let outstanding = s.t_seqno - s.last_ack;
             let expected = outstanding as f64 / self.v_base_rtt;
             let delta = ((expected - self.v_actual) * self.v_base_rtt + 0.5) as i64;
@@ -303,6 +366,7 @@ impl VegasAgent {
                 expected,
                 delta,
                 cwnd: s.cwnd,
+                backward_qt,
             };
             self.last_round = Some(round);
             if s.cwnd < s.ssthresh as f64 {
@@ -342,7 +406,14 @@ impl VegasAgent {
     /// packet was sent once, take its RTT sample. The clearing walks slot indices upward and
     /// stops at the end of the table, as ns-2's loop does, so a range that wraps around the
     /// table is not cleared (an ns-2 artefact kept on purpose).
-    fn take_rtt_sample(&mut self, s: &mut SenderState, t: f64, seqno: i64, oldack: i64) {
+    fn take_rtt_sample(
+        &mut self,
+        s: &mut SenderState,
+        t: f64,
+        seqno: i64,
+        oldack: i64,
+        queueing: Option<QueueingTimes>,
+    ) {
         let i = self.slot(seqno);
         let send_time = self.v_sendtime[i];
         let transmits = self.v_transmits[i];
@@ -362,8 +433,16 @@ impl VegasAgent {
             if rtt > 0.0 {
                 self.v_rtt = rtt;
                 s.note_rtt_sample(rtt);
-                if self.v_rtt < self.v_base_rtt {
-                    self.v_base_rtt = self.v_rtt;
+                // RoVegas: a probing ACK's RTT without its queueing sets baseRTT.
+                let mut base_candidate = self.v_rtt;
+                if let (Some(ra), Some(q)) = (&mut self.router_assist, queueing) {
+                    base_candidate = rtt - (q.backward + q.forward);
+                    ra.backward_sum += q.backward;
+                    ra.forward_sum += q.forward;
+                    ra.probes += 1;
+                }
+                if base_candidate < self.v_base_rtt {
+                    self.v_base_rtt = base_candidate;
                 }
                 let mut n = self.v_rtt - self.v_sa / 8.0;
                 self.v_sa += n;

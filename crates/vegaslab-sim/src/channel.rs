@@ -56,8 +56,9 @@ impl QueueStats {
 /// Where an arriving packet went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Admission {
-    /// Accepted; reaches the far node at this time.
-    Accepted { arrives_at: Nanos },
+    /// Accepted; waits `queued` before its transmission starts and reaches the far node at
+    /// `arrives_at`.
+    Accepted { arrives_at: Nanos, queued: Nanos },
     Dropped,
 }
 
@@ -78,6 +79,9 @@ pub struct Channel {
     pub stats: QueueStats,
     /// Transmission time of the last packet size seen (most packets share a size).
     tx_memo: (u32, Nanos),
+    /// The sending node is an AQT-enabled router: probing packets get their queueing time
+    /// added to the AQT option (RoVegas).
+    pub aqt_enabled: bool,
 }
 
 impl Channel {
@@ -95,6 +99,7 @@ impl Channel {
             scheduled: None,
             stats: QueueStats::default(),
             tx_memo: (0, 0),
+            aqt_enabled: false,
         }
     }
 
@@ -144,7 +149,7 @@ impl Channel {
     /// A packet arrives at time `now`: queue it (and put it in the pipe) or drop it.
     pub fn admit(&mut self, now: Nanos, packet: Packet) -> Admission {
         let admission = self.accept(now, packet.size);
-        if let Admission::Accepted { arrives_at } = admission {
+        if let Admission::Accepted { arrives_at, .. } = admission {
             self.push_pipe(arrives_at, packet);
         }
         admission
@@ -175,7 +180,7 @@ impl Channel {
         self.stats.departures += 1;
         self.stats.bytes_sent += bytes as u64;
         self.stats.busy_ns += tx as u128;
-        Admission::Accepted { arrives_at: start + tx + self.delay_at(start) }
+        Admission::Accepted { arrives_at: start + tx + self.delay_at(start), queued: start - now }
     }
 
     /// The propagation delay never changes, so packets leave in the order they arrive.
@@ -227,7 +232,7 @@ mod tests {
     use super::*;
 
     fn pkt(size: u32) -> Packet {
-        Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data }
+        Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data, probe: false, aqt: 0, aqt_echo: 0 }
     }
 
     fn chan(limit: u32) -> Channel {
@@ -256,16 +261,16 @@ mod tests {
     fn arrival_time_is_start_plus_transmission_plus_delay() {
         let mut c = chan(50);
         // 1000 bytes at 1 Mbps = 8 ms; delay 10 ms.
-        assert_eq!(c.admit(0, pkt(1000)), Admission::Accepted { arrives_at: 18_000_000 });
+        assert_eq!(c.admit(0, pkt(1000)), Admission::Accepted { arrives_at: 18_000_000, queued: 0 });
         // Second waits for the first: starts at 8 ms.
-        assert_eq!(c.admit(0, pkt(1000)), Admission::Accepted { arrives_at: 26_000_000 });
+        assert_eq!(c.admit(0, pkt(1000)), Admission::Accepted { arrives_at: 26_000_000, queued: 8_000_000 });
     }
 
     #[test]
     fn delay_in_force_at_transmission_start_applies() {
         let mut c = chan(50);
         // Starts at 1.5 s, after the change to 100 ms.
-        assert_eq!(c.admit(1_500_000_000, pkt(1000)), Admission::Accepted { arrives_at: 1_608_000_000 });
+        assert_eq!(c.admit(1_500_000_000, pkt(1000)), Admission::Accepted { arrives_at: 1_608_000_000, queued: 0 });
     }
 
     #[test]

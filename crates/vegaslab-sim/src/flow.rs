@@ -62,6 +62,8 @@ pub struct Flow {
     pub dropped_pkts: u64,
     /// Received bytes per sample interval, when throughput is monitored.
     pub bins: Vec<u64>,
+    /// Size of the AQT option, for a RoVegas flow (its ACKs to probing packets carry it too).
+    pub aqt_option_bytes: Option<u32>,
 }
 
 impl Flow {
@@ -85,6 +87,10 @@ impl Flow {
             received_bytes: 0,
             dropped_pkts: 0,
             bins: Vec::new(),
+            aqt_option_bytes: match &spec.algorithm {
+                vegaslab_cc::Algorithm::RoVegas(p) => Some(p.option_bytes),
+                _ => None,
+            },
         }
     }
 

@@ -54,5 +54,16 @@ pub fn run_text(
             message: format!("no path between the endpoints of: {}", unroutable.join(", ")),
         });
     }
+    let blind = sim.flows_without_aqt_router();
+    if !blind.is_empty() {
+        return Err(ScenarioError {
+            file: source.to_string(),
+            path: "aqt.routers".into(),
+            message: format!(
+                "RoVegas flow(s) {} cross no AQT-enabled router; list at least one router on their path",
+                blind.join(", ")
+            ),
+        });
+    }
     Ok(sim.run(progress))
 }

@@ -1,4 +1,4 @@
-//! Packets are small plain values (24 bytes) that travel by value through each link's FIFO
+//! Packets are small plain values (32 bytes) that travel by value through each link's FIFO
 //! ring buffer. There is no per-packet allocation: a link's ring keeps its capacity, and a
 //! packet's bytes are read sequentially as it moves, which measured faster than a shared
 //! pool indexed by id (the pool's slots were cache misses after a long queueing delay).
@@ -17,5 +17,11 @@ pub struct Packet {
     pub size: u32,
     /// Destination node.
     pub dst: u32,
+    /// RoVegas AQT option (rovegas.txt section 3): accumulated queueing time at AQT-enabled
+    /// routers, and the echo of the data packet's AQT on an ACK; nanoseconds, saturating
+    /// at about 4.3 s. Meaningful only when `probe` is set.
+    pub aqt: u32,
+    pub aqt_echo: u32,
     pub kind: Kind,
+    pub probe: bool,
 }

@@ -11,7 +11,7 @@ use crate::scenario::Scenario;
 use rand::Rng;
 use std::collections::VecDeque;
 use std::time::Instant;
-use vegaslab_cc::{secs, AckInfo, Nanos};
+use vegaslab_cc::{secs, AckInfo, Nanos, QueueingTimes};
 
 const NO_ROUTE: u32 = u32::MAX;
 /// Random-stream ids (see `rng`): flows take 1 + index.
@@ -43,6 +43,9 @@ impl Simulator {
         for l in &scenario.links {
             channels.push(Channel::new(l.a as u32, l.b as u32, &l.forward));
             channels.push(Channel::new(l.b as u32, l.a as u32, &l.reverse));
+        }
+        for c in &mut channels {
+            c.aqt_enabled = scenario.aqt_routers.contains(&(c.from as usize));
         }
         let flows: Vec<Flow> = scenario
             .flows
@@ -94,6 +97,19 @@ impl Simulator {
     pub fn without_express_hops(mut self) -> Self {
         self.express_from.iter_mut().for_each(|e| *e = false);
         self
+    }
+
+    /// RoVegas flows whose round-trip path crosses no AQT-enabled router: they could never
+    /// learn a queueing time (checked before running).
+    pub fn flows_without_aqt_router(&self) -> Vec<String> {
+        (0..self.flows.len())
+            .filter(|&f| self.flows[f].aqt_option_bytes.is_some())
+            .filter(|&f| {
+                let r = self.flow_route(f);
+                !r.data.iter().chain(&r.ack).any(|&c| self.channels[c as usize].aqt_enabled)
+            })
+            .map(|f| self.flows[f].name.clone())
+            .collect()
     }
 
     /// Channels of a flow's data path and ACK path (static routing).
@@ -200,14 +216,15 @@ impl Simulator {
 
     /// A packet is at `node` at time `t`: deliver it locally or forward it. `t` is the
     /// current time except on express hops, where it is the packet's (later) arrival time.
-    fn arrive(&mut self, p: Packet, node: u32, t: Nanos) {
+    fn arrive(&mut self, mut p: Packet, node: u32, t: Nanos) {
         if p.dst == node {
             match p.kind {
                 Kind::Data => self.at_sink(p, t),
                 Kind::Ack => {
                     debug_assert_eq!(t, self.now, "ACKs reach senders only through events");
                     let f = p.flow as usize;
-                    self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno });
+                    let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
+                    self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno, queueing });
                     self.flush_sender(f);
                 }
             }
@@ -215,7 +232,10 @@ impl Simulator {
         }
         let c = self.route(node, p.dst) as usize;
         match self.channels[c].accept(t, p.size) {
-            Admission::Accepted { arrives_at } => {
+            Admission::Accepted { arrives_at, queued } => {
+                if p.probe && self.channels[c].aqt_enabled {
+                    p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
+                }
                 if self.express_from[c] && arrives_at <= self.scenario.duration {
                     let far = self.channels[c].to;
                     self.arrive(p, far, arrives_at);
@@ -244,7 +264,9 @@ impl Simulator {
             }
         }
         let ack = f.sink.receive(p.seqno);
-        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size: f.tcp.ack_size, dst: f.src, flow: p.flow };
+        // A probing packet is answered by a probing ACK: fresh AQT, the data's AQT echoed.
+        let size = f.tcp.ack_size + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
+        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt };
         self.arrive(ack_packet, p.dst, t);
     }
 
@@ -259,7 +281,7 @@ impl Simulator {
         let (src, dst) = (self.flows[f].src, self.flows[f].dst);
         let mut out = std::mem::take(&mut self.outgoing);
         for seg in self.flows[f].sender.drain_segments() {
-            out.push(Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst });
+            out.push(Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst, probe: seg.probe, aqt: 0, aqt_echo: 0 });
         }
         for &p in &out {
             self.arrive(p, src, self.now);

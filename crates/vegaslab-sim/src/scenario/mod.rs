@@ -4,9 +4,13 @@
 //! `key=value` overrides, and is checked field by field into the typed [`Scenario`]. Every
 //! error names the file, the field path and what was expected ([`ScenarioError`]).
 
+mod algorithms;
 mod build;
+mod flows;
+mod links;
 mod overrides;
 mod reader;
+mod topologies;
 
 pub use build::from_value;
 pub use overrides::apply_overrides;
@@ -48,6 +52,9 @@ pub struct Scenario {
     pub links: Vec<LinkSpec>,
     pub flows: Vec<FlowSpec>,
     pub monitor: MonitorSpec,
+    /// Nodes that are AQT-enabled routers (RoVegas): they add each probing packet's queueing
+    /// time to its AQT option.
+    pub aqt_routers: Vec<usize>,
 }
 
 /// A full-duplex link between nodes `a` and `b`.

@@ -1,0 +1,121 @@
+//! Flows: endpoints, algorithm, application, TCP options.
+
+use super::algorithms::read_algorithm;
+use super::build::{NetBuilder, FOREVER};
+use super::reader::{describe, Obj};
+use super::{AppSpec, FlowSpec, ScenarioError};
+use vegaslab_cc::TcpConfig;
+
+pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
+    f.deny_unknown(&["name", "from", "to", "cc", "start", "stop", "app", "file_size", "params", "tcp", "pairs"])?;
+    // `pairs = "1-25"` expands into one flow per dumbbell pair S_k -> D_k.
+    let range = match f.string("pairs")? {
+        None => None,
+        Some(text) => {
+            if net.dumbbell_pairs == 0 {
+                return Err(f.err("pairs", "needs a [dumbbell]"));
+            }
+            let parsed = text
+                .split_once('-')
+                .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)));
+            match parsed {
+                Some((a, b)) if a >= 1 && a <= b && b <= net.dumbbell_pairs => Some((a, b)),
+                _ => return Err(f.err("pairs", format!("must be \"first-last\" within 1-{}, got \"{text}\"", net.dumbbell_pairs))),
+            }
+        }
+    };
+    let base_name = f.string("name")?.map(str::to_string);
+    let cc = f.req_string("cc")?;
+    let start = f.time("start", 0, FOREVER)?.unwrap_or(0);
+    if start >= duration {
+        return Err(f.err("start", format!("must be before the end of the run ({} s), got {}", duration as f64 / 1e9, describe(f.get("start").unwrap()))));
+    }
+    let stop = f.time("stop", 0, FOREVER)?;
+    if let Some(stop) = stop {
+        if stop <= start {
+            return Err(f.err("stop", "must be after start"));
+        }
+    }
+    let app = match f.string("app")?.unwrap_or("ftp") {
+        "ftp" => {
+            if f.get("file_size").is_some() {
+                return Err(f.err("file_size", "only applies with app = \"file\""));
+            }
+            AppSpec::Ftp
+        }
+        "file" => {
+            let bytes = f.size("file_size", 1.0)?.ok_or_else(|| f.err("file_size", "is required with app = \"file\", e.g. \"5MB\""))?;
+            AppSpec::File { bytes: bytes.round() as u64 }
+        }
+        other => return Err(f.err("app", format!("unknown application \"{other}\" (allowed: ftp, file)"))),
+    };
+    let algorithm = read_algorithm(f, cc)?;
+    let tcp = match f.table("tcp")? {
+        Some(t) => read_tcp(&t)?,
+        None => TcpConfig::default(),
+    };
+
+    let endpoints: Vec<(String, usize, usize)> = match range {
+        Some((a, b)) => {
+            if f.get("from").is_some() || f.get("to").is_some() {
+                return Err(f.err("pairs", "give either pairs or from/to, not both"));
+            }
+            let stem = base_name.clone().unwrap_or_else(|| cc.to_string());
+            (a..=b)
+                .map(|k| {
+                    let from = net.index[&format!("S{k}")];
+                    let to = net.index[&format!("D{k}")];
+                    (format!("{stem}{k}"), from, to)
+                })
+                .collect()
+        }
+        None => {
+            let from_name = f.req_string("from")?;
+            let to_name = f.req_string("to")?;
+            let from = net.find(f, "from", from_name)?;
+            let to = net.find(f, "to", to_name)?;
+            if from == to {
+                return Err(f.err("to", "must differ from 'from'"));
+            }
+            vec![(base_name.unwrap_or_else(|| format!("flow{i}")), from, to)]
+        }
+    };
+    for (name, from, to) in endpoints {
+        out.push(FlowSpec { name, from, to, algorithm: algorithm.clone(), tcp: tcp.clone(), start, stop, app: app.clone() });
+    }
+    Ok(())
+}
+
+fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
+    t.deny_unknown(&[
+        "window", "window_init", "packet_size", "header_bytes", "ack_size", "syn", "delay_growth", "max_burst", "dupacks",
+        "tick", "min_rto", "max_rto", "initial_rto", "limited_transmit", "vegas_headers",
+    ])?;
+    let d = TcpConfig::default();
+    let secs = |key: &str, lo: i128, default: f64| -> Result<f64, ScenarioError> {
+        Ok(t.time(key, lo, FOREVER)?.map(|ns| ns as f64 / 1e9).unwrap_or(default))
+    };
+    let cfg = TcpConfig {
+        window: t.number("window", 1.0, 1e8)?.unwrap_or(d.window),
+        window_init: t.number("window_init", 1.0, 1e6)?.unwrap_or(d.window_init),
+        packet_size: t.integer("packet_size", 1, 1_000_000)?.map(|x| x as u32).unwrap_or(d.packet_size),
+        header_bytes: t.integer("header_bytes", 0, 65_535)?.map(|x| x as u32).unwrap_or(d.header_bytes),
+        ack_size: t.integer("ack_size", 1, 65_535)?.map(|x| x as u32).unwrap_or(d.ack_size),
+        syn: t.bool("syn", d.syn)?,
+        delay_growth: t.bool("delay_growth", d.delay_growth)?,
+        max_burst: t.integer("max_burst", 0, 1_000_000)?.map(|x| x as u32).unwrap_or(d.max_burst),
+        dupacks: t.integer("dupacks", 1, 10_000)?.unwrap_or(d.dupacks),
+        tick: secs("tick", 1, d.tick)?,
+        min_rto: secs("min_rto", 0, d.min_rto)?,
+        max_rto: secs("max_rto", 1, d.max_rto)?,
+        initial_rto: secs("initial_rto", 1, d.initial_rto)?,
+        limited_transmit: t.bool("limited_transmit", d.limited_transmit)?,
+        vegas_headers: t.bool("vegas_headers", d.vegas_headers)?,
+        boot_time: 0.0,
+    };
+    if cfg.max_rto < cfg.min_rto {
+        return Err(t.err("max_rto", format!("must be >= min_rto ({} s)", cfg.min_rto)));
+    }
+    Ok(cfg)
+}
+
