@@ -25,7 +25,7 @@ fn seqs(segs: &[Segment]) -> Vec<i64> {
 }
 
 fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(ms(t_ms), &AckInfo { seqno: seq, queueing: None });
+    s.on_ack(ms(t_ms), &AckInfo { seqno: seq, ..Default::default() });
     drain(s)
 }
 

@@ -35,7 +35,7 @@ fn start(s: &mut Sender, t_ms: u64) -> Vec<Segment> {
 
 /// One ACK carrying cumulative sequence number `seq` arrives at `t_ms`; returns what was sent.
 fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(ms(t_ms), &AckInfo { seqno: seq, queueing: None });
+    s.on_ack(ms(t_ms), &AckInfo { seqno: seq, ..Default::default() });
     drain(s)
 }
 

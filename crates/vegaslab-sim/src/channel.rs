@@ -59,7 +59,11 @@ pub enum Admission {
     /// Accepted; waits `queued` before its transmission starts and reaches the far node at
     /// `arrives_at`.
     Accepted { arrives_at: Nanos, queued: Nanos },
+    /// Dropped by the queue on arrival.
     Dropped,
+    /// Transmitted but corrupted on the link (a packet-error model): it occupied the link and
+    /// never arrives.
+    Corrupted,
 }
 
 pub struct Channel {

@@ -72,6 +72,10 @@ pub struct FlowSeries {
     pub ssthresh: Vec<Option<f64>>,
     pub rtt: Vec<Option<f64>>,
     pub throughput_bps: Vec<Option<f64>>,
+    /// Algorithm variables worth plotting (e.g. Vegas-A's alpha and beta), one column each;
+    /// null where a flow's algorithm has no such variable.
+    #[serde(flatten)]
+    pub extra: std::collections::BTreeMap<String, Vec<Option<f64>>>,
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

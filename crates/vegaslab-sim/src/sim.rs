@@ -244,7 +244,7 @@ impl Simulator {
                     self.schedule_channel(c);
                 }
             }
-            Admission::Dropped => {
+            Admission::Dropped | Admission::Corrupted => {
                 if p.kind == Kind::Data {
                     self.flows[p.flow as usize].dropped_pkts += 1;
                 }
@@ -333,6 +333,14 @@ impl Simulator {
                 // The bin that just closed: (t - interval, t].
                 let bytes = bin.checked_sub(1).and_then(|b| f.bins.get(b)).copied();
                 s.throughput_bps.push(if m.throughput { bytes.map(|b| b as f64 * 8.0 / secs(interval)) } else { None });
+                if m.cwnd {
+                    let row = s.time.len() - 1;
+                    for (name, value) in f.sender.probe() {
+                        let col = s.extra.entry(name.to_string()).or_default();
+                        col.resize(row, None);
+                        col.push(Some(value).filter(|v| v.is_finite()));
+                    }
+                }
             }
         }
         for &c in &self.monitored_queues {
@@ -348,7 +356,11 @@ impl Simulator {
         }
     }
 
-    fn results(self, wall_time_s: f64) -> RunResults {
+    fn results(mut self, wall_time_s: f64) -> RunResults {
+        let rows = self.flow_series.time.len();
+        for col in self.flow_series.extra.values_mut() {
+            col.resize(rows, None);
+        }
         let sc = &self.scenario;
         let duration = sc.duration;
         let dur_s = secs(duration);
