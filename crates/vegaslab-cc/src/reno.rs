@@ -244,8 +244,13 @@ impl RenoRecovery {
         }
         s.recover = s.maxseq;
         s.last_cwnd_action = CwndAction::DupAck;
+        let (cwnd_before, ssthresh_before) = (s.cwnd, s.ssthresh);
         let w = self.windowd(s);
         s.slowdown(slowdown::SSTHRESH_HALF | slowdown::CWND_HALF, w);
+        if let Increase::Ns3Vegas(_) = self.increase {
+            s.ssthresh = Ns3Vegas::ssthresh_on_loss(cwnd_before, ssthresh_before);
+            s.cwnd = s.ssthresh as f64;
+        }
         self.on_loss();
         s.reset_rtx_timer(now, true, false);
         let next = s.last_ack + 1;
@@ -273,8 +278,12 @@ impl RenoRecovery {
         } else {
             s.stats.timeouts += 1;
             s.last_cwnd_action = CwndAction::Timeout;
+            let (cwnd_before, ssthresh_before) = (s.cwnd, s.ssthresh);
             let w = self.windowd(s);
             s.slowdown(slowdown::SSTHRESH_HALF | slowdown::CWND_RESTART, w);
+            if let Increase::Ns3Vegas(_) = self.increase {
+                s.ssthresh = Ns3Vegas::ssthresh_on_loss(cwnd_before, ssthresh_before);
+            }
             self.on_loss();
         }
         s.reset_rtx_timer(now, false, !idle);

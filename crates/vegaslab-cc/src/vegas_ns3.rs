@@ -3,6 +3,11 @@
 //! diff = cwnd - target, in floating point before the floor; RTT samples are not padded.
 //! The slow-start exit sets ssthresh = max(min(ssthresh, cwnd - 1), 2); after each round
 //! ssthresh is raised to at least 3/4 of cwnd. Fewer than three samples: NewReno increase.
+//!
+//! On loss, ns-3's `TcpVegas::GetSsThresh` replaces halving: ssthresh = max(min(ssthresh,
+//! cwnd - 1), 2) packets; after a fast retransmit cwnd restarts from that ssthresh (ns-3's
+//! recovery), after a timeout from one packet. The duplicate-ACK inflation during recovery is
+//! the NewReno machinery's (ns-2 style), a named simplification of ns-3's recovery.
 
 use crate::config::VegasParams;
 use crate::sender::SenderState;
@@ -47,6 +52,11 @@ impl Ns3Vegas {
 
     pub fn disable(&mut self) {
         self.doing_vegas_now = false;
+    }
+
+    /// ns-3 `TcpVegas::GetSsThresh`, in packets, from the window before the loss.
+    pub fn ssthresh_on_loss(cwnd: f64, ssthresh: i64) -> i64 {
+        ssthresh.min(cwnd as i64 - 1).max(2)
     }
 
     fn ssthresh_after_cut(s: &SenderState, cwnd: i64) -> i64 {

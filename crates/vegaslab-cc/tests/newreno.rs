@@ -13,7 +13,10 @@ fn ms(t: u64) -> u64 {
 }
 
 fn cfg() -> TcpConfig {
-    TcpConfig { window: 100.0, ..Default::default() }
+    TcpConfig {
+        window: 100.0,
+        ..Default::default()
+    }
 }
 
 fn drain(s: &mut Sender) -> Vec<Segment> {
@@ -25,7 +28,13 @@ fn seqs(segs: &[Segment]) -> Vec<i64> {
 }
 
 fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(ms(t_ms), &AckInfo { seqno: seq, ..Default::default() });
+    s.on_ack(
+        ms(t_ms),
+        &AckInfo {
+            seqno: seq,
+            ..Default::default()
+        },
+    );
     drain(s)
 }
 
@@ -124,8 +133,8 @@ fn a_partial_ack_keeps_recovery_and_retransmits_the_next_hole_at_once() {
 #[test]
 fn a_partial_ack_covering_more_than_the_inflation_takes_the_rest_from_cwnd() {
     let mut s = newreno_in_fast_recovery(); // cwnd 5.5, dupwnd 3, last_ack 9
-    // The retransmitted 10 arrives with 11..=15 in and 16 lost (the ACKs of 13..=15 were
-    // lost on the way back): ACK 15.
+                                            // The retransmitted 10 arrives with 11..=15 in and 16 lost (the ACKs of 13..=15 were
+                                            // lost on the way back): ACK 15.
     let segs = ack(&mut s, 602, 15);
     // deflate = 15 - 9 = 6 >= dupwnd 3: cwnd -= 6 - 3 -> 5.5 - 3 = 2.5; dupwnd = 1.
     assert_eq!(s.cwnd(), 2.5);
@@ -149,12 +158,11 @@ fn partial_window_deflation_never_takes_cwnd_below_one() {
 }
 
 #[test]
-fn duplicate_acks_after_a_partial_ack_only_inflate_they_never_start_a_second_fast_retransmit(
-) {
+fn duplicate_acks_after_a_partial_ack_only_inflate_they_never_start_a_second_fast_retransmit() {
     let mut s = newreno_with_holes_at_10_13_16();
     ack(&mut s, 602, 12); // partial: resend 13, dupwnd 8, dupacks stays 10
-    // 23 and 24 (sent at 600, 601 ms) arrive: duplicates of 12, dupacks 11 and 12.
-    // They inflate (dupwnd 9, 10; window 14, 15 -> 12 + 14 = 26, 27) and send new data.
+                          // 23 and 24 (sent at 600, 601 ms) arrive: duplicates of 12, dupacks 11 and 12.
+                          // They inflate (dupwnd 9, 10; window 14, 15 -> 12 + 14 = 26, 27) and send new data.
     assert_eq!(seqs(&ack(&mut s, 700, 12)), vec![26]);
     assert_eq!(seqs(&ack(&mut s, 701, 12)), vec![27]);
     // A third duplicate in a row: still only inflation, no retransmission.
@@ -176,7 +184,7 @@ fn the_retransmission_timer_is_reset_on_the_first_partial_ack_only() {
     assert_eq!(s.rtx_deadline(), Some(ms(802)));
     ack(&mut s, 700, 12); // dup: sends 26
     ack(&mut s, 701, 12); // dup: sends 27
-    // The retransmitted 13 arrives: 14 and 15 were in, 16 is missing -> second partial ACK.
+                          // The retransmitted 13 arrives: 14 and 15 were in, 16 is missing -> second partial ACK.
     let segs = ack(&mut s, 702, 15);
     assert_eq!(segs[0].seqno, 16);
     assert!(segs[0].retransmission);

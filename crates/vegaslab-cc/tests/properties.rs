@@ -51,9 +51,7 @@
 use std::collections::BTreeSet;
 
 use vegaslab_cc::sender::Machinery;
-use vegaslab_cc::{
-    AckInfo, Algorithm, Segment, Sender, TcpConfig, VegasFlavour, VegasParams,
-};
+use vegaslab_cc::{AckInfo, Algorithm, Segment, Sender, TcpConfig, VegasFlavour, VegasParams};
 
 const MS: u64 = 1_000_000;
 
@@ -95,7 +93,13 @@ enum Op {
 fn apply(s: &mut Sender, op: Op) -> Vec<Segment> {
     match op {
         Op::App { t, n } => s.app_send(t, n),
-        Op::Ack { t, seq } => s.on_ack(t, &AckInfo { seqno: seq, ..Default::default() }),
+        Op::Ack { t, seq } => s.on_ack(
+            t,
+            &AckInfo {
+                seqno: seq,
+                ..Default::default()
+            },
+        ),
         Op::Timer { t } => s.on_timer(t),
     }
     s.drain_segments().collect()
@@ -139,7 +143,11 @@ struct StepTrace {
 }
 
 fn trace(s: &Sender, segs: &[Segment]) -> StepTrace {
-    StepTrace { cwnd_bits: s.cwnd().to_bits(), ssthresh: s.ssthresh(), segs: segs.to_vec() }
+    StepTrace {
+        cwnd_bits: s.cwnd().to_bits(),
+        ssthresh: s.ssthresh(),
+        segs: segs.to_vec(),
+    }
 }
 
 /// Driver-side record of everything the sender has done, for the invariants.
@@ -169,12 +177,25 @@ fn run(alg: Algorithm, cfg: TcpConfig, seed: u64, steps: usize, finite: bool) ->
     let ctx = format!("{alg:?} seed {seed} window {} syn {}", cfg.window, cfg.syn);
     let ns2_agent = !matches!(
         alg,
-        Algorithm::Vegas(VegasParams { flavour: VegasFlavour::Linux | VegasFlavour::Ns3, .. })
+        Algorithm::Vegas(VegasParams {
+            flavour: VegasFlavour::Linux | VegasFlavour::Ns3,
+            ..
+        })
+    );
+    let ns3_flavour = matches!(
+        alg,
+        Algorithm::Vegas(VegasParams {
+            flavour: VegasFlavour::Ns3,
+            ..
+        })
     );
     let mut s = Sender::new(cfg, alg);
     let mut rng = Rng::new(seed);
     let mut in_flight: Vec<i64> = Vec::new();
-    let mut sink = Sink { received: BTreeSet::new(), next: 0 };
+    let mut sink = Sink {
+        received: BTreeSet::new(),
+        next: 0,
+    };
     let mut ck = Checker {
         max_sent: -1,
         timer_fired: false,
@@ -183,13 +204,19 @@ fn run(alg: Algorithm, cfg: TcpConfig, seed: u64, steps: usize, finite: bool) ->
         now: 0,
         finite,
         ns2_agent,
-        ns3_flavour: matches!(alg, Algorithm::Vegas(VegasParams { flavour: VegasFlavour::Ns3, .. })),
+        ns3_flavour,
     };
-    let mut out = Run { ops: Vec::new(), traces: Vec::new(), timeouts: 0, fast_retransmits: 0, max_cwnd: 0.0 };
+    let mut out = Run {
+        ops: Vec::new(),
+        traces: Vec::new(),
+        timeouts: 0,
+        fast_retransmits: 0,
+        max_cwnd: 0.0,
+    };
     let mut now = 0u64;
 
     let mut step = |op: Op, s: &mut Sender, ck: &mut Checker, in_flight: &mut Vec<i64>| {
-        let before = (s.state.maxseq, ck.max_sent);
+        let maxseq_before = s.state.maxseq;
         let segs = apply(s, op);
         if let Op::Timer { .. } = op {
             ck.timer_fired = true;
@@ -197,19 +224,33 @@ fn run(alg: Algorithm, cfg: TcpConfig, seed: u64, steps: usize, finite: bool) ->
         if let Op::Ack { .. } = op {
             ck.acks += 1;
         }
-        check(s, &segs, ck, before.0, &format!("{ctx} step {} op {op:?}", out.ops.len()));
+        check(
+            s,
+            &segs,
+            ck,
+            maxseq_before,
+            &format!("{ctx} step {} op {op:?}", out.ops.len()),
+        );
         in_flight.extend(segs.iter().map(|g| g.seqno));
         out.max_cwnd = out.max_cwnd.max(s.cwnd());
         out.traces.push(trace(s, &segs));
         out.ops.push(op);
     };
 
-    let first = if finite { Some(1 + rng.below(30) as i64) } else { None };
+    let first = if finite {
+        Some(1 + rng.below(30) as i64)
+    } else {
+        None
+    };
     step(Op::App { t: 0, n: first }, &mut s, &mut ck, &mut in_flight);
 
     for _ in 0..steps {
         // Time passes: usually a few ms, sometimes long enough for the timer.
-        let dt = if rng.chance(1, 25) { rng.below(1500 * MS) } else { rng.below(15 * MS) };
+        let dt = if rng.chance(1, 25) {
+            rng.below(1500 * MS)
+        } else {
+            rng.below(15 * MS)
+        };
         let t = now + dt;
         if let Some(d) = s.rtx_deadline() {
             if d <= t {
@@ -223,7 +264,12 @@ fn run(alg: Algorithm, cfg: TcpConfig, seed: u64, steps: usize, finite: bool) ->
         ck.now = now;
         if finite && rng.chance(1, 40) {
             let n = rng.below(20) as i64;
-            step(Op::App { t: now, n: Some(n) }, &mut s, &mut ck, &mut in_flight);
+            step(
+                Op::App { t: now, n: Some(n) },
+                &mut s,
+                &mut ck,
+                &mut in_flight,
+            );
             continue;
         }
         if in_flight.is_empty() {
@@ -242,7 +288,12 @@ fn run(alg: Algorithm, cfg: TcpConfig, seed: u64, steps: usize, finite: bool) ->
         if rng.chance(1, 30) {
             continue; // ACK lost
         }
-        step(Op::Ack { t: now, seq: cum }, &mut s, &mut ck, &mut in_flight);
+        step(
+            Op::Ack { t: now, seq: cum },
+            &mut s,
+            &mut ck,
+            &mut in_flight,
+        );
     }
     out.timeouts = s.stats().timeouts;
     out.fast_retransmits = s.stats().fast_retransmits;
@@ -282,26 +333,57 @@ fn check(s: &Sender, segs: &[Segment], ck: &mut Checker, maxseq_before: i64, ctx
 
     // Sequence bookkeeping.
     assert_eq!(st.highest_ack, st.last_ack, "{ctx}");
-    assert!(st.last_ack >= -1 && st.last_ack <= st.maxseq, "{ctx}: last_ack {} maxseq {}", st.last_ack, st.maxseq);
-    assert!(st.last_ack < st.t_seqno, "{ctx}: last_ack {} t_seqno {}", st.last_ack, st.t_seqno);
-    assert!(st.t_seqno <= st.maxseq + 1, "{ctx}: t_seqno {} maxseq {}", st.t_seqno, st.maxseq);
+    assert!(
+        st.last_ack >= -1 && st.last_ack <= st.maxseq,
+        "{ctx}: last_ack {} maxseq {}",
+        st.last_ack,
+        st.maxseq
+    );
+    assert!(
+        st.last_ack < st.t_seqno,
+        "{ctx}: last_ack {} t_seqno {}",
+        st.last_ack,
+        st.t_seqno
+    );
+    assert!(
+        st.t_seqno <= st.maxseq + 1,
+        "{ctx}: t_seqno {} maxseq {}",
+        st.t_seqno,
+        st.maxseq
+    );
     assert!(st.maxseq >= maxseq_before, "{ctx}: maxseq went back");
 
     // Segments.
     let rbound = window_bound(s);
     for g in segs {
-        assert!(g.seqno >= 0 && g.seqno <= st.maxseq, "{ctx}: {g:?} maxseq {}", st.maxseq);
+        assert!(
+            g.seqno >= 0 && g.seqno <= st.maxseq,
+            "{ctx}: {g:?} maxseq {}",
+            st.maxseq
+        );
         if g.retransmission {
-            assert!(g.seqno <= ck.max_sent, "{ctx}: retransmission of unsent {g:?}");
+            assert!(
+                g.seqno <= ck.max_sent,
+                "{ctx}: retransmission of unsent {g:?}"
+            );
         } else {
-            assert_eq!(g.seqno, ck.max_sent + 1, "{ctx}: new data out of order {g:?}");
+            assert_eq!(
+                g.seqno,
+                ck.max_sent + 1,
+                "{ctx}: new data out of order {g:?}"
+            );
             ck.max_sent = g.seqno;
             if ck.finite && g.seqno >= st.curseq {
                 // send_much and limited transmit stop at curseq; only the single packet
                 // after the ACK point (fast retransmit on duplicate ACKs that arrive after
                 // everything was acknowledged, or Vegas' worried resend) can go beyond the
                 // application's data, as in ns-2, whose output() never looks at curseq_.
-                assert_eq!(g.seqno, st.highest_ack + 1, "{ctx}: {g:?} beyond curseq {}", st.curseq);
+                assert_eq!(
+                    g.seqno,
+                    st.highest_ack + 1,
+                    "{ctx}: {g:?} beyond curseq {}",
+                    st.curseq
+                );
             }
             assert!(
                 g.seqno - st.highest_ack <= rbound,
@@ -311,7 +393,11 @@ fn check(s: &Sender, segs: &[Segment], ck: &mut Checker, maxseq_before: i64, ctx
         }
         match kind(s) {
             Kind::RenoFamily if g.syn => {
-                assert_eq!((g.seqno, g.wire_bytes, g.payload_bytes), (0, 40, 0), "{ctx}")
+                assert_eq!(
+                    (g.seqno, g.wire_bytes, g.payload_bytes),
+                    (0, 40, 0),
+                    "{ctx}"
+                )
             }
             Kind::RenoFamily => assert_eq!((g.wire_bytes, g.payload_bytes), (1040, 1000), "{ctx}"),
             Kind::Ns2Vegas => {
@@ -321,8 +407,14 @@ fn check(s: &Sender, segs: &[Segment], ck: &mut Checker, maxseq_before: i64, ctx
         }
         ck.segments += 1;
     }
-    assert_eq!(ck.max_sent, st.maxseq, "{ctx}: driver and sender disagree on maxseq");
-    assert!(st.maxseq - st.highest_ack <= wnd.max(1), "{ctx}: flow control");
+    assert_eq!(
+        ck.max_sent, st.maxseq,
+        "{ctx}: driver and sender disagree on maxseq"
+    );
+    assert!(
+        st.maxseq - st.highest_ack <= wnd.max(1),
+        "{ctx}: flow control"
+    );
 
     // Timer.
     if st.maxseq > st.highest_ack {
@@ -367,14 +459,26 @@ fn algorithms() -> Vec<Algorithm> {
 fn configs() -> Vec<TcpConfig> {
     vec![
         TcpConfig::default(), // window 20, SYN, limited transmit
-        TcpConfig { window: 48.0, syn: false, limited_transmit: false, ..Default::default() },
-        TcpConfig { window: 7.0, boot_time: 0.004, ..Default::default() },
+        TcpConfig {
+            window: 48.0,
+            syn: false,
+            limited_transmit: false,
+            ..Default::default()
+        },
+        TcpConfig {
+            window: 7.0,
+            boot_time: 0.004,
+            ..Default::default()
+        },
     ]
 }
 
 /// Seeds per algorithm and configuration; `VEGASLAB_PROP_SEEDS=500` for a longer search.
 fn seeds() -> u64 {
-    std::env::var("VEGASLAB_PROP_SEEDS").ok().and_then(|v| v.parse().ok()).unwrap_or(6)
+    std::env::var("VEGASLAB_PROP_SEEDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(6)
 }
 
 const STEPS: usize = 4000;
@@ -400,7 +504,11 @@ fn invariants_hold_for_every_algorithm_on_a_lossy_reordering_path() {
         // The schedules must actually exercise loss recovery, or the test proves little.
         assert!(timeouts > 0, "{}: no timeouts exercised", alg.name());
         assert!(fast > 0, "{}: no fast retransmits exercised", alg.name());
-        assert!(max_cwnd >= 4.0, "{}: window never opened (max {max_cwnd})", alg.name());
+        assert!(
+            max_cwnd >= 4.0,
+            "{}: window never opened (max {max_cwnd})",
+            alg.name()
+        );
     }
 }
 
@@ -424,7 +532,12 @@ fn the_same_operations_give_identical_traces() {
                 let mut s = Sender::new(cfg.clone(), alg.clone());
                 for (i, (op, expected)) in r.ops.iter().zip(&r.traces).enumerate() {
                     let segs = apply(&mut s, *op);
-                    assert_eq!(&trace(&s, &segs), expected, "{} seed {seed} step {i}", alg.name());
+                    assert_eq!(
+                        &trace(&s, &segs),
+                        expected,
+                        "{} seed {seed} step {i}",
+                        alg.name()
+                    );
                 }
             }
         }

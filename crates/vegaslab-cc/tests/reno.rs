@@ -16,7 +16,10 @@ fn ms(t: u64) -> u64 {
 
 /// ns-2 defaults except a receiver window large enough not to interfere.
 fn cfg() -> TcpConfig {
-    TcpConfig { window: 100.0, ..Default::default() }
+    TcpConfig {
+        window: 100.0,
+        ..Default::default()
+    }
 }
 
 fn drain(s: &mut Sender) -> Vec<Segment> {
@@ -35,7 +38,13 @@ fn start(s: &mut Sender, t_ms: u64) -> Vec<Segment> {
 
 /// One ACK carrying cumulative sequence number `seq` arrives at `t_ms`; returns what was sent.
 fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(ms(t_ms), &AckInfo { seqno: seq, ..Default::default() });
+    s.on_ack(
+        ms(t_ms),
+        &AckInfo {
+            seqno: seq,
+            ..Default::default()
+        },
+    );
     drain(s)
 }
 
@@ -135,8 +144,8 @@ fn slow_start_adds_one_packet_per_ack_and_each_ack_releases_two_packets() {
     let mut s = Sender::new(cfg(), Algorithm::Reno);
     start(&mut s, 0);
     ack(&mut s, 100, 0); // cwnd 2, packets 1 and 2 out
-    // After k data ACKs in slow start cwnd = 2 + k; the ACK point moves by one and the
-    // window by one, so each ACK sends two new packets: ACK k sends 2k+1 and 2k+2.
+                         // After k data ACKs in slow start cwnd = 2 + k; the ACK point moves by one and the
+                         // window by one, so each ACK sends two new packets: ACK k sends 2k+1 and 2k+2.
     for k in 1..=5 {
         let segs = ack(&mut s, 200, k);
         assert_eq!(s.cwnd(), 2.0 + k as f64, "after {k} ACKs");
@@ -147,7 +156,13 @@ fn slow_start_adds_one_packet_per_ack_and_each_ack_releases_two_packets() {
 #[test]
 fn congestion_avoidance_adds_one_over_cwnd_per_ack() {
     // window_ 10 makes the initial ssthresh 10.
-    let mut s = Sender::new(TcpConfig { window: 10.0, ..Default::default() }, Algorithm::Reno);
+    let mut s = Sender::new(
+        TcpConfig {
+            window: 10.0,
+            ..Default::default()
+        },
+        Algorithm::Reno,
+    );
     start(&mut s, 0);
     ack(&mut s, 100, 0); // cwnd 2
     for k in 1..=8 {
@@ -212,8 +227,8 @@ fn third_duplicate_ack_retransmits_the_first_unacked_packet_and_halves_the_windo
 fn each_further_duplicate_ack_inflates_the_window_and_clocks_out_new_data_when_it_allows() {
     let mut s = reno_after_two_dupacks(Algorithm::Reno);
     ack(&mut s, 502, 9); // fast retransmit: cwnd 5.5, dupwnd 3, t_seqno 23
-    // Duplicate n (n >= 4) makes dupwnd n; the window int(5.5) + n lets 23 out once
-    // 9 + 5 + n >= 23, i.e. n >= 9.
+                         // Duplicate n (n >= 4) makes dupwnd n; the window int(5.5) + n lets 23 out once
+                         // 9 + 5 + n >= 23, i.e. n >= 9.
     for n in 4..=8 {
         let segs = ack(&mut s, 500 + n as u64, 9);
         assert_eq!(dupwnd(&s), n);
@@ -251,7 +266,7 @@ fn reno_leaves_recovery_on_a_partial_ack_and_a_later_third_dup_ack_in_that_windo
 ) {
     let mut s = reno_after_two_dupacks(Algorithm::Reno);
     ack(&mut s, 502, 9); // fast retransmit of 10, recover = 22
-    // Packet 13 was lost as well: the retransmitted 10 brings a partial ACK of 12.
+                         // Packet 13 was lost as well: the retransmitted 10 brings a partial ACK of 12.
     ack(&mut s, 602, 12);
     assert_eq!(dupwnd(&s), 0);
     assert_eq!(s.state.last_cwnd_action, CwndAction::Exited);

@@ -14,7 +14,13 @@ fn seqs(segs: &[Segment]) -> Vec<i64> {
 }
 
 fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(t_ms * MS, &AckInfo { seqno: seq, ..Default::default() });
+    s.on_ack(
+        t_ms * MS,
+        &AckInfo {
+            seqno: seq,
+            ..Default::default()
+        },
+    );
     drain(s)
 }
 
@@ -35,7 +41,13 @@ fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
 /// Packets 9..=16 are outstanding.
 fn ns3_vegas_after_exit_to_cwnd_1() -> Sender {
     let alg = Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns3));
-    let mut s = Sender::new(TcpConfig { window: 100.0, ..Default::default() }, alg);
+    let mut s = Sender::new(
+        TcpConfig {
+            window: 100.0,
+            ..Default::default()
+        },
+        alg,
+    );
     s.app_send(0, None);
     assert_eq!(seqs(&drain(&mut s)), vec![0]);
     assert_eq!(seqs(&ack(&mut s, 1, 0)), vec![1, 2]);
@@ -55,10 +67,6 @@ fn ns3_vegas_after_exit_to_cwnd_1() -> Sender {
 }
 
 #[test]
-#[ignore = "BUG: ns-3 Vegas flavour halves a 1-packet window to cwnd 0.5 on fast retransmit \
-            (reno.rs dupack_action + slowdown CWND_HALF after vegas_ns3.rs lets the slow-start \
-            exit set cwnd = target + 1 = 1); ns-3 keeps cwnd >= 2 segments (TcpVegas::GetSsThresh \
-            floors at 2 segments and recovery sets cwnd = ssthresh)"]
 fn ns3_flavour_fast_retransmit_never_takes_cwnd_below_one_packet() {
     let mut s = ns3_vegas_after_exit_to_cwnd_1();
     // Packet 9 is lost; 10, 11, 12 arrive: three duplicates of 8.

@@ -48,12 +48,25 @@ fn vegas_alg() -> Algorithm {
 
 /// ns-2 defaults (syn_ true: cwnd 1 until the second ACK) with a large receiver window.
 fn vegas_default() -> Sender {
-    Sender::new(TcpConfig { window: 100.0, ..Default::default() }, vegas_alg())
+    Sender::new(
+        TcpConfig {
+            window: 100.0,
+            ..Default::default()
+        },
+        vegas_alg(),
+    )
 }
 
 /// As above but cwnd starts at windowInit 2 (no SYN modelled): powers of two in slow start.
 fn vegas_nosyn() -> Sender {
-    Sender::new(TcpConfig { window: 100.0, syn: false, ..Default::default() }, vegas_alg())
+    Sender::new(
+        TcpConfig {
+            window: 100.0,
+            syn: false,
+            ..Default::default()
+        },
+        vegas_alg(),
+    )
 }
 
 fn drain(s: &mut Sender) -> Vec<Segment> {
@@ -65,7 +78,13 @@ fn seqs(segs: &[Segment]) -> Vec<i64> {
 }
 
 fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(ms(t_ms), &AckInfo { seqno: seq, ..Default::default() });
+    s.on_ack(
+        ms(t_ms),
+        &AckInfo {
+            seqno: seq,
+            ..Default::default()
+        },
+    );
     drain(s)
 }
 
@@ -249,7 +268,7 @@ fn slow_start_ends_when_delta_exceeds_gamma_with_ssthresh_2_and_an_eighth_off_cw
     assert_eq!(s.ssthresh(), 2);
     assert_eq!(s.cwnd(), 3.5);
     assert!(sent.is_empty()); // window int(3.5) = 3: 8 + 3 = 11 < t_seqno 12
-    // The rest of the batch slides the window: 12, 13, 14; cwnd unchanged.
+                              // The rest of the batch slides the window: 12, 13, 14; cwnd unchanged.
     assert_eq!(batch(&mut s, 500, 9..=11), vec![12, 13, 14]);
     assert_eq!(s.cwnd(), 3.5);
 }
@@ -389,7 +408,7 @@ fn further_duplicates_inflate_by_one_and_the_next_new_ack_deflates_to_the_cut_wi
     let mut s = at_cwnd_8();
     ack(&mut s, 500, 11);
     ack(&mut s, 510, 11); // retransmit 12: cwnd 6 + 2 = 8
-    // Duplicates from 15..=19: cwnd 9..=13, each lets one new packet out (11 + cwnd).
+                          // Duplicates from 15..=19: cwnd 9..=13, each lets one new packet out (11 + cwnd).
     let mut sent = Vec::new();
     for (i, t) in (512..=516).enumerate() {
         sent.extend(seqs(&ack(&mut s, t, 11)));
@@ -417,10 +436,10 @@ fn with_a_window_of_three_or_less_the_retransmission_cuts_the_window_to_two() {
     drain(&mut s);
     ack(&mut s, 100, 0);
     assert_eq!(seqs(&ack(&mut s, 200, 1)), vec![2, 3, 4]); // cwnd 3
-    // v_timeout 0.14609375 (see the start-up test). Packet 2 is lost.
+                                                           // v_timeout 0.14609375 (see the start-up test). Packet 2 is lost.
     assert!(ack(&mut s, 300, 1).is_empty()); // elapsed 0.10 < 0.146
     let segs = ack(&mut s, 350, 1); // elapsed 0.15 >= 0.146: retransmit
-    // window int(3) <= 3 -> 2, inflated by 2 duplicates: cwnd 4; 1 + 4 = 5 -> sends 5.
+                                    // window int(3) <= 3 -> 2, inflated by 2 duplicates: cwnd 4; 1 + 4 = 5 -> sends 5.
     assert_eq!(s.cwnd(), 4.0);
     assert_eq!(seqs(&segs), vec![2, 5]);
     assert!(segs[0].retransmission && !segs[1].retransmission);
@@ -433,8 +452,10 @@ fn a_segment_already_retransmitted_after_the_last_cut_halves_the_window() {
     let mut s = at_cwnd_8();
     ack(&mut s, 500, 11); // from 13
     assert_eq!(seqs(&ack(&mut s, 510, 11)), vec![12]); // from 15: expired, cut 8 -> 6 + 2
-    // From 16..=19: cwnd 9..=12, sending 20..=23.
-    let sent: Vec<i64> = (512..=515).flat_map(|t| seqs(&ack(&mut s, t, 11))).collect();
+                                                       // From 16..=19: cwnd 9..=12, sending 20..=23.
+    let sent: Vec<i64> = (512..=515)
+        .flat_map(|t| seqs(&ack(&mut s, t, 11)))
+        .collect();
     assert_eq!(sent, vec![20, 21, 22, 23]);
     // The retransmitted 12 arrives, 14 is still missing: ACK 13 at 610 ms.
     // Deflate: cwnd 12 -> 6 (ssthresh 2); the round (rttLen 12, outstanding 11, rtt 0.1)
@@ -494,7 +515,7 @@ fn a_coarse_timeout_sets_cwnd_to_2_and_ssthresh_to_half_the_window() {
     let segs = drain(&mut s);
     assert_eq!(s.cwnd(), 2.0);
     assert_eq!(s.ssthresh(), 4); // int(8 / 2)
-    // Go back to 12; window 2: 12 and 13, both resends.
+                                 // Go back to 12; window 2: 12 and 13, both resends.
     assert_eq!(seqs(&segs), vec![12, 13]);
     assert!(segs.iter().all(|g| g.retransmission));
     assert_eq!(s.state.last_cwnd_action, CwndAction::Timeout);
@@ -504,8 +525,7 @@ fn a_coarse_timeout_sets_cwnd_to_2_and_ssthresh_to_half_the_window() {
 }
 
 #[test]
-fn after_a_coarse_timeout_a_new_ack_ending_duplicate_inflation_leaves_cwnd_at_zero_as_in_ns2()
-{
+fn after_a_coarse_timeout_a_new_ack_ending_duplicate_inflation_leaves_cwnd_at_zero_as_in_ns2() {
     // REFERENCE.md, known artefacts: "after a timeout a new ACK during duplicate-ACK
     // recovery can leave cwnd stuck until the next timeout".
     let mut s = at_cwnd_8();
@@ -514,7 +534,9 @@ fn after_a_coarse_timeout_a_new_ack_ending_duplicate_inflation_leaves_cwnd_at_ze
     // Late duplicates of 11 from 13..=19. The third is ignored (bugFix_: last action was
     // the timeout and highest_ack 11 <= recover 19); from the fourth on cwnd += 1 each:
     // 3, 4, 5, 6, releasing 14..=17 (11 + cwnd).
-    let sent: Vec<i64> = (610..=616).flat_map(|t| seqs(&ack(&mut s, t, 11))).collect();
+    let sent: Vec<i64> = (610..=616)
+        .flat_map(|t| seqs(&ack(&mut s, t, 11)))
+        .collect();
     assert_eq!(sent, vec![14, 15, 16, 17]);
     assert_eq!(s.cwnd(), 6.0);
     assert_eq!(s.stats().fast_retransmits, 0);
@@ -533,8 +555,7 @@ fn after_a_coarse_timeout_a_new_ack_ending_duplicate_inflation_leaves_cwnd_at_ze
 }
 
 #[test]
-fn a_worried_new_ack_that_leaves_nothing_outstanding_sends_the_next_packet_twice_as_ns2_does(
-) {
+fn a_worried_new_ack_that_leaves_nothing_outstanding_sends_the_next_packet_twice_as_ns2_does() {
     // ns-2's vegas_expire() looks at the send time of ack + 1; when that packet was never
     // sent its slot holds -1, so it counts as expired and output(ack + 1) sends it without
     // advancing t_seqno_; send_much then sends the same sequence number again.
@@ -545,9 +566,9 @@ fn a_worried_new_ack_that_leaves_nothing_outstanding_sends_the_next_packet_twice
     ack(&mut s, 200, 1); // cwnd 3, sends 2, 3, 4
     ack(&mut s, 300, 1);
     assert_eq!(seqs(&ack(&mut s, 350, 1)), vec![2, 5]); // fine-grained resend; worried 2
-    // Everything arrives: ACK 5. dupacks is exactly 3 (not > 3): no deflation, cwnd 4.
-    // The round is an off round. Worried: 6 never sent -> "expired" -> output(6), then
-    // send_much from t_seqno 6 with window 4: 6, 7, 8, 9.
+                                                        // Everything arrives: ACK 5. dupacks is exactly 3 (not > 3): no deflation, cwnd 4.
+                                                        // The round is an off round. Worried: 6 never sent -> "expired" -> output(6), then
+                                                        // send_much from t_seqno 6 with window 4: 6, 7, 8, 9.
     let segs = ack(&mut s, 450, 5);
     assert_eq!(s.cwnd(), 4.0);
     assert_eq!(seqs(&segs), vec![6, 6, 7, 8, 9]);
