@@ -60,6 +60,9 @@ pub struct Flow {
     pub received_pkts: u64,
     pub received_bytes: u64,
     pub dropped_pkts: u64,
+    /// Integral of cwnd over time (packet-nanoseconds) and when it was last brought up to date.
+    pub cwnd_area: f64,
+    pub cwnd_since: Nanos,
     /// Received bytes per sample interval, when throughput is monitored.
     pub bins: Vec<u64>,
     /// Size of the AQT option, for a RoVegas flow (its ACKs to probing packets carry it too).
@@ -86,11 +89,24 @@ impl Flow {
             received_pkts: 0,
             received_bytes: 0,
             dropped_pkts: 0,
+            cwnd_area: 0.0,
+            cwnd_since: spec.start,
             bins: Vec::new(),
             aqt_option_bytes: match &spec.algorithm {
                 vegaslab_cc::Algorithm::RoVegas(p) => Some(p.option_bytes),
                 _ => None,
             },
+        }
+    }
+
+    /// Bring the cwnd integral up to `now` (call before the sender acts).
+    #[inline]
+    pub fn integrate_cwnd(&mut self, now: Nanos) {
+        // A finished transfer's timer keeps firing (as in ns-2); its cwnd no longer counts.
+        let upto = self.sender.completed_at().map_or(now, |done| now.min(done));
+        if upto > self.cwnd_since {
+            self.cwnd_area += self.sender.cwnd() * (upto - self.cwnd_since) as f64;
+            self.cwnd_since = upto;
         }
     }
 

@@ -36,6 +36,8 @@ pub struct FlowResult {
     pub active_throughput_bps: f64,
     pub completion_time_s: Option<f64>,
     pub final_cwnd: f64,
+    /// Time-weighted mean cwnd (packets) from the flow's start to its end.
+    pub mean_cwnd: f64,
     pub final_ssthresh: i64,
     pub in_flight_pkts: u64,
     pub dropped_pkts: u64,

@@ -224,6 +224,7 @@ impl Simulator {
                     debug_assert_eq!(t, self.now, "ACKs reach senders only through events");
                     let f = p.flow as usize;
                     let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
+                    self.flows[f].integrate_cwnd(self.now);
                     self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno, queueing });
                     self.flush_sender(f);
                 }
@@ -308,6 +309,7 @@ impl Simulator {
         }
         match flow.sender.rtx_deadline() {
             Some(d) if d <= self.now => {
+                flow.integrate_cwnd(self.now);
                 flow.sender.on_timer(self.now);
                 self.flush_sender(f);
             }
@@ -405,6 +407,14 @@ impl Simulator {
                     active_throughput_bps: if active > 0.0 { f.received_bytes as f64 * 8.0 / active } else { 0.0 },
                     completion_time_s: completion,
                     final_cwnd: f.sender.cwnd(),
+                    mean_cwnd: {
+                        let mut area = f.cwnd_area;
+                        if end > f.cwnd_since {
+                            area += f.sender.cwnd() * (end - f.cwnd_since) as f64;
+                        }
+                        let span = end.saturating_sub(f.start);
+                        if span > 0 { area / span as f64 } else { f.sender.cwnd() }
+                    },
                     final_ssthresh: f.sender.ssthresh(),
                     in_flight_pkts: in_flight[i],
                     dropped_pkts: f.dropped_pkts,

@@ -3,7 +3,7 @@
 use super::reader::{describe, Ctx, Obj};
 use super::flows::build_flows;
 use super::links::build_link;
-use super::topologies::build_dumbbell;
+use super::topologies::{build_dumbbell, build_lte, build_parking_lot};
 use super::{LinkSpec, MonitorSpec, Scenario, ScenarioError};
 use std::collections::HashMap;
 use toml::Value;
@@ -16,7 +16,7 @@ pub const DEFAULT_QUEUE_LIMIT: u32 = 50;
 pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx { file: source };
     let root = Obj::new(ctx, value, "")?;
-    root.deny_unknown(&["meta", "variant", "run", "links", "dumbbell", "flows", "monitor", "aqt"])?;
+    root.deny_unknown(&["meta", "variant", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte"])?;
 
     let id = match root.table("meta")? {
         Some(meta) => meta.string("id")?.map(str::to_string),
@@ -33,6 +33,12 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     let mut net = NetBuilder::default();
     if let Some(db) = root.table("dumbbell")? {
         build_dumbbell(&db, &mut net)?;
+    }
+    if let Some(pl) = root.table("parking_lot")? {
+        build_parking_lot(&pl, &mut net)?;
+    }
+    if let Some(lte) = root.table("lte")? {
+        build_lte(&lte, &mut net)?;
     }
     if let Some(links) = root.array("links")? {
         for (i, lv) in links.iter().enumerate() {

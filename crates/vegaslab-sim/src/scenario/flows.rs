@@ -7,7 +7,7 @@ use super::{AppSpec, FlowSpec, ScenarioError};
 use vegaslab_cc::TcpConfig;
 
 pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
-    f.deny_unknown(&["name", "from", "to", "cc", "start", "stop", "app", "file_size", "params", "tcp", "pairs"])?;
+    f.deny_unknown(&["name", "from", "to", "cc", "start", "stop", "app", "file_size", "params", "tcp", "pairs", "range"])?;
     // `pairs = "1-25"` expands into one flow per dumbbell pair S_k -> D_k.
     let range = match f.string("pairs")? {
         None => None,
@@ -72,12 +72,43 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
         None => {
             let from_name = f.req_string("from")?;
             let to_name = f.req_string("to")?;
-            let from = net.find(f, "from", from_name)?;
-            let to = net.find(f, "to", to_name)?;
-            if from == to {
-                return Err(f.err("to", "must differ from 'from'"));
+            // `range = "1-12"` repeats the entry with `{i}` in from/to/name replaced by 1..12.
+            let ks: Vec<Option<usize>> = match f.string("range")? {
+                None => vec![None],
+                Some(text) => {
+                    let parsed = text
+                        .split_once('-')
+                        .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)));
+                    match parsed {
+                        Some((a, b)) if a <= b && b - a < 1_000_000 => (a..=b).map(Some).collect(),
+                        _ => return Err(f.err("range", format!("must be \"first-last\", e.g. \"1-12\", got \"{text}\""))),
+                    }
+                }
+            };
+            if ks[0].is_some() && !(from_name.contains("{i}") || to_name.contains("{i}")) {
+                return Err(f.err("range", "needs {i} in from or to, e.g. to = \"UE{i}\""));
             }
-            vec![(base_name.unwrap_or_else(|| format!("flow{i}")), from, to)]
+            let mut out = Vec::with_capacity(ks.len());
+            for k in ks {
+                let subst = |text: &str| match k {
+                    Some(k) => text.replace("{i}", &k.to_string()),
+                    None => text.to_string(),
+                };
+                let from = net.find(f, "from", &subst(from_name))?;
+                let to = net.find(f, "to", &subst(to_name))?;
+                if from == to {
+                    return Err(f.err("to", "must differ from 'from'"));
+                }
+                let name = match (&base_name, k) {
+                    (Some(n), Some(k)) if n.contains("{i}") => n.replace("{i}", &k.to_string()),
+                    (Some(n), Some(k)) => format!("{n}{k}"),
+                    (Some(n), None) => n.clone(),
+                    (None, Some(k)) => format!("{cc}{k}"),
+                    (None, None) => format!("flow{i}"),
+                };
+                out.push((name, from, to));
+            }
+            out
         }
     };
     for (name, from, to) in endpoints {
