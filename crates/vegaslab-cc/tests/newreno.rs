@@ -3,50 +3,17 @@
 //! ACK), partial_window_deflation_ 1, exit_recovery_fix_ 0, bugFix_ on.
 //! Expected numbers are worked out by hand in the comments.
 
-use vegaslab_cc::sender::{CwndAction, Machinery};
-use vegaslab_cc::{AckInfo, Algorithm, Segment, Sender, TcpConfig};
+mod common;
+use common::*;
 
-const MS: u64 = 1_000_000;
-
-fn ms(t: u64) -> u64 {
-    t * MS
-}
+use vegaslab_cc::sender::CwndAction;
+use vegaslab_cc::{Algorithm, Sender, TcpConfig};
 
 fn cfg() -> TcpConfig {
     TcpConfig {
         window: 100.0,
         ..Default::default()
     }
-}
-
-fn drain(s: &mut Sender) -> Vec<Segment> {
-    s.drain_segments().collect()
-}
-
-fn seqs(segs: &[Segment]) -> Vec<i64> {
-    segs.iter().map(|g| g.seqno).collect()
-}
-
-fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(
-        ms(t_ms),
-        &AckInfo {
-            seqno: seq,
-            ..Default::default()
-        },
-    );
-    drain(s)
-}
-
-fn dupwnd(s: &Sender) -> i64 {
-    match &s.machinery {
-        Machinery::Reno(r) => r.dupwnd,
-        Machinery::Vegas(_) => panic!("not a Reno-family sender"),
-    }
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-9
 }
 
 /// NewReno with a 100 ms RTT, grown loss-free to cwnd 11 (SYN at 0 ms; ACK 0 at 100 ms:

@@ -5,14 +5,11 @@
 //! Conventions: sequence numbers count packets; the sink acknowledges every packet with the
 //! highest in-order sequence number received (ns-2 TCPSink); times are in milliseconds.
 
-use vegaslab_cc::sender::{CwndAction, Machinery};
-use vegaslab_cc::{AckInfo, Algorithm, Segment, Sender, TcpConfig};
+mod common;
+use common::*;
 
-const MS: u64 = 1_000_000;
-
-fn ms(t: u64) -> u64 {
-    t * MS
-}
+use vegaslab_cc::sender::CwndAction;
+use vegaslab_cc::{Algorithm, Sender, TcpConfig};
 
 /// ns-2 defaults except a receiver window large enough not to interfere.
 fn cfg() -> TcpConfig {
@@ -20,43 +17,6 @@ fn cfg() -> TcpConfig {
         window: 100.0,
         ..Default::default()
     }
-}
-
-fn drain(s: &mut Sender) -> Vec<Segment> {
-    s.drain_segments().collect()
-}
-
-fn seqs(segs: &[Segment]) -> Vec<i64> {
-    segs.iter().map(|g| g.seqno).collect()
-}
-
-/// The application starts an infinite (FTP) transfer at `t_ms`.
-fn start(s: &mut Sender, t_ms: u64) -> Vec<Segment> {
-    s.app_send(ms(t_ms), None);
-    drain(s)
-}
-
-/// One ACK carrying cumulative sequence number `seq` arrives at `t_ms`; returns what was sent.
-fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(
-        ms(t_ms),
-        &AckInfo {
-            seqno: seq,
-            ..Default::default()
-        },
-    );
-    drain(s)
-}
-
-fn dupwnd(s: &Sender) -> i64 {
-    match &s.machinery {
-        Machinery::Reno(r) => r.dupwnd,
-        Machinery::Vegas(_) => panic!("not a Reno-family sender"),
-    }
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-9
 }
 
 /// Reno with a 100 ms RTT and every packet delivered, grown to cwnd 11:

@@ -1,28 +1,10 @@
 //! Bug reproducers for the Linux / ns-3 Vegas flavours found by the property driver
 //! (tests/properties.rs). Expected numbers are worked out by hand in the comments.
 
-use vegaslab_cc::{AckInfo, Algorithm, Segment, Sender, TcpConfig, VegasFlavour, VegasParams};
+mod common;
+use common::*;
 
-const MS: u64 = 1_000_000;
-
-fn drain(s: &mut Sender) -> Vec<Segment> {
-    s.drain_segments().collect()
-}
-
-fn seqs(segs: &[Segment]) -> Vec<i64> {
-    segs.iter().map(|g| g.seqno).collect()
-}
-
-fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(
-        t_ms * MS,
-        &AckInfo {
-            seqno: seq,
-            ..Default::default()
-        },
-    );
-    drain(s)
-}
+use vegaslab_cc::{Algorithm, Sender, TcpConfig, VegasFlavour, VegasParams};
 
 /// ns-3 flavour, SYN acknowledged after 1 ms (baseRTT 1 ms), then a 100 ms path:
 ///

@@ -30,17 +30,14 @@
 //! srtt 10, rttvar x4 20 -> 15 -> 12 -> 9, RTO 19 ticks = 0.19 s, raised to min_rto 0.2 s;
 //! armed at 400 ms -> deadline 600 ms.
 
+mod common;
+use common::*;
+
 use std::ops::RangeInclusive;
 
 use vegaslab_cc::sender::{CwndAction, Machinery};
 use vegaslab_cc::vegas::{Round, VegasAgent};
-use vegaslab_cc::{AckInfo, Algorithm, Segment, Sender, TcpConfig, VegasFlavour, VegasParams};
-
-const MS: u64 = 1_000_000;
-
-fn ms(t: u64) -> u64 {
-    t * MS
-}
+use vegaslab_cc::{Algorithm, Sender, TcpConfig, VegasFlavour, VegasParams};
 
 fn vegas_alg() -> Algorithm {
     Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns2))
@@ -69,25 +66,6 @@ fn vegas_nosyn() -> Sender {
     )
 }
 
-fn drain(s: &mut Sender) -> Vec<Segment> {
-    s.drain_segments().collect()
-}
-
-fn seqs(segs: &[Segment]) -> Vec<i64> {
-    segs.iter().map(|g| g.seqno).collect()
-}
-
-fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
-    s.on_ack(
-        ms(t_ms),
-        &AckInfo {
-            seqno: seq,
-            ..Default::default()
-        },
-    );
-    drain(s)
-}
-
 /// ACK each of `acks` at the same time; return everything sent meanwhile.
 fn batch(s: &mut Sender, t_ms: u64, acks: RangeInclusive<i64>) -> Vec<i64> {
     let mut sent = Vec::new();
@@ -106,10 +84,6 @@ fn agent(s: &Sender) -> &VegasAgent {
 
 fn last_round(s: &Sender) -> Round {
     agent(s).last_round.expect("a round has ended")
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() < 1e-9
 }
 
 /// `vegas_nosyn` through b0..b3 of the module table, with b2 at `b2_ms` (the samples of b2
