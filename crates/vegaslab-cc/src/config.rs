@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::adavegas::{AdaVegasParams, VegasIncParams};
+pub use crate::vegas_a::{AtBeta, EqualThroughput, VegasAParams};
+
 /// The `Agent/TCP` knobs that change results, with ns-2.35's defaults
 /// (`shared/REFERENCE.md`, "ns-2 TCP defaults and conventions").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -115,6 +118,13 @@ pub enum Algorithm {
     /// RoVegas (rovegas.txt section 3): ns-2 Vegas whose rounds discount the queueing time
     /// that AQT-enabled routers report for the backward path.
     RoVegas(RoVegasParams),
+    /// Vegas-A (vegas-a.txt section 3): ns-2 Vegas with alpha/beta adapted to the throughput
+    /// trend.
+    VegasA(VegasAParams),
+    /// AdaVegas (adavegas.txt section III-B): ns-2 Vegas with the Table I adaptive increment.
+    AdaVegas(AdaVegasParams),
+    /// ns-2 Vegas with a fixed increment per round: adavegas.txt's Vegas_1 and Vegas_8.
+    VegasInc(VegasIncParams),
 }
 
 /// RoVegas parameters.
@@ -147,6 +157,9 @@ impl Algorithm {
             Algorithm::NewReno => "newreno",
             Algorithm::Vegas(_) => "vegas",
             Algorithm::RoVegas(_) => "rovegas",
+            Algorithm::VegasA(_) => "vegas-a",
+            Algorithm::AdaVegas(_) => "adavegas",
+            Algorithm::VegasInc(p) => p.name(),
         }
     }
 }

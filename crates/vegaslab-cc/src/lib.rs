@@ -17,18 +17,24 @@
 //! - [`reno`]: Reno and NewReno (RFC 2582) loss recovery as ns-2 implements them.
 //! - [`vegas`]: the ns-2 Vegas agent (rounds, fine-grained retransmission, 3/4 cut) with a
 //!   pluggable once-per-round rule ([`vegas::VegasRule`]).
+//! - [`vegas_a`], [`adavegas`]: Vegas-A and AdaVegas (with Vegas_1/Vegas_8) as
+//!   [`vegas::Rule`]s of the ns-2 agent; [`heuristics`]: Weigle-Feng alpha/beta settings.
 //! - [`vegas_linux`], [`vegas_ns3`]: the Linux and ns-3 Vegas flavours, which ride on
 //!   NewReno loss recovery.
 
+pub mod adavegas;
 pub mod config;
+pub mod heuristics;
 pub mod reno;
 pub mod rto;
 pub mod sender;
 pub mod vegas;
+pub mod vegas_a;
 pub mod vegas_linux;
 pub mod vegas_ns3;
 
 pub use config::{Algorithm, RoVegasParams, TcpConfig, VegasFlavour, VegasParams};
+pub use config::{AdaVegasParams, AtBeta, EqualThroughput, VegasAParams, VegasIncParams};
 pub use sender::{AckInfo, QueueingTimes, Segment, Sender, SenderStats};
 
 /// Simulated time in integer nanoseconds.

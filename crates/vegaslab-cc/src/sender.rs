@@ -11,7 +11,9 @@
 use crate::config::{Algorithm, TcpConfig, VegasFlavour};
 use crate::reno::RenoRecovery;
 use crate::rto::RtoEstimator;
-use crate::vegas::VegasAgent;
+use crate::adavegas::AdaVegasState;
+use crate::vegas::{Rule, VegasAgent};
+use crate::vegas_a::VegasAState;
 use crate::{nanos, secs, Nanos};
 
 /// "Infinite" data for an FTP source (ns-2 `TCP_MAXSEQ`).
@@ -307,6 +309,19 @@ impl Sender {
                 VegasFlavour::Ns3 => Machinery::Reno(RenoRecovery::ns3_vegas(*p)),
             },
             Algorithm::RoVegas(p) => Machinery::Vegas(Box::new(VegasAgent::rovegas(&cfg, *p))),
+            Algorithm::VegasA(p) => Machinery::Vegas(Box::new(VegasAgent::with_rule(
+                &cfg,
+                Rule::VegasA(VegasAState::new(p)),
+                p.gamma,
+            ))),
+            Algorithm::AdaVegas(p) => {
+                Machinery::Vegas(Box::new(VegasAgent::with_rule(&cfg, Rule::AdaVegas(AdaVegasState::new()), p.gamma)))
+            }
+            Algorithm::VegasInc(p) => Machinery::Vegas(Box::new(VegasAgent::with_rule(
+                &cfg,
+                Rule::FixedIncrement { alpha: p.alpha, beta: p.beta, inc: p.inc },
+                p.gamma,
+            ))),
         };
         let mut state = SenderState::new(cfg);
         state.track_slow_start();

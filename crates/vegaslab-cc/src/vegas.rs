@@ -20,7 +20,9 @@
 //!    duplicates and deflated on the next new ACK (with ssthresh 2).
 //! 6. A coarse timeout sets cwnd to 2 and ssthresh to half the window.
 
+use crate::adavegas::{fixed_increment, AdaVegasState};
 use crate::config::{RoVegasParams, TcpConfig, VegasParams};
+use crate::vegas_a::VegasAState;
 use crate::sender::{send_much_with, slowdown, AckInfo, CwndAction, QueueingTimes, Segment, SenderState};
 use crate::{secs, Nanos};
 
@@ -51,6 +53,8 @@ pub struct Round {
 pub enum CaAction {
     /// cwnd -= 1 now (at least 2) and no growth this round.
     Decrease,
+    /// cwnd -= this many packets now (at least 2) and no growth this round (AdaVegas' lastInc).
+    DecreaseBy(f64),
     /// Grow by this much per ACK during the next round (1/cwnd ~ +1 per round).
     Increase(f64),
     Hold,
@@ -62,11 +66,36 @@ pub enum CaAction {
 pub enum Rule {
     /// Brakmo-Peterson Vegas as ns-2 codes it: delta > beta: -1; delta < alpha: +1; hold.
     Classic { alpha: f64, beta: f64 },
+    /// Vegas-A (vegas-a.txt section 3): alpha/beta follow the throughput trend.
+    VegasA(VegasAState),
+    /// AdaVegas (adavegas.txt section III-B, Table I): adaptive increment.
+    AdaVegas(AdaVegasState),
+    /// Vegas with + inc packets per increase round (adavegas.txt's Vegas_1 / Vegas_8).
+    FixedIncrement { alpha: f64, beta: f64, inc: f64 },
 }
 
 impl Rule {
+    /// A slow-start round ended (rules that track every round's measurements, e.g. Vegas-A's
+    /// Th(t-rtt), see them here).
+    pub fn observe_slow_start(&mut self, r: &Round) {
+        if let Rule::VegasA(v) = self {
+            v.observe(r);
+        }
+    }
+
+    /// The agent cut the window for a loss (fine-grained/third-duplicate retransmission cut,
+    /// or coarse timeout).
+    pub fn on_loss(&mut self) {
+        if let Rule::AdaVegas(a) = self {
+            a.on_loss();
+        }
+    }
+
     pub fn congestion_avoidance(&mut self, r: &Round) -> CaAction {
         match self {
+            Rule::VegasA(v) => v.congestion_avoidance(r),
+            Rule::AdaVegas(a) => a.congestion_avoidance(r),
+            Rule::FixedIncrement { alpha, beta, inc } => fixed_increment(*alpha, *beta, *inc, r),
             Rule::Classic { alpha, beta } => {
                 let d = r.delta as f64;
                 if d > *beta {
@@ -83,6 +112,9 @@ impl Rule {
     pub fn probe(&self) -> Vec<(&'static str, f64)> {
         match self {
             Rule::Classic { alpha, beta } => vec![("alpha", *alpha), ("beta", *beta)],
+            Rule::VegasA(v) => v.probe(),
+            Rule::AdaVegas(a) => a.probe(),
+            Rule::FixedIncrement { alpha, beta, inc } => vec![("alpha", *alpha), ("beta", *beta), ("inc", *inc)],
         }
     }
 }
@@ -370,6 +402,7 @@ impl VegasAgent {
             };
             self.last_round = Some(round);
             if s.cwnd < s.ssthresh as f64 {
+                self.rule.observe_slow_start(&round);
                 // Slow start: act only every other round.
                 self.v_inc_flag = !self.v_inc_flag;
                 if !self.v_inc_flag {
@@ -386,8 +419,8 @@ impl VegasAgent {
                 }
             } else {
                 match self.rule.congestion_avoidance(&round) {
-                    CaAction::Decrease => {
-                        s.cwnd -= 1.0;
+                    a @ (CaAction::Decrease | CaAction::DecreaseBy(_)) => {
+                        s.cwnd -= if let CaAction::DecreaseBy(n) = a { n } else { 1.0 };
                         if s.cwnd < 2.0 {
                             s.cwnd = 2.0;
                         }
@@ -485,6 +518,7 @@ impl VegasAgent {
                     self.v_newcwnd = win as f64;
                     s.cwnd = self.v_newcwnd + s.dupacks as f64;
                     self.t_cwnd_changed = t;
+                    self.rule.on_loss();
                 }
                 s.reset_rtx_timer(now, true, true);
                 let seq = expired.unwrap_or(s.last_ack + 1);
@@ -513,6 +547,7 @@ impl VegasAgent {
         let w = s.cwnd.min(s.cfg.window);
         s.slowdown(slowdown::CWND_RESTART | slowdown::SSTHRESH_HALF, w);
         s.cwnd = self.v_slowstart;
+        self.rule.on_loss();
         self.v_newcwnd = 0.0;
         self.t_cwnd_changed = Self::vegastime(s, now);
         self.send_much(s, now, 0);

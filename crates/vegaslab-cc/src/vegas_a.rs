@@ -1,0 +1,275 @@
+//! TCP Vegas-A (Srijith, Jacob, Ananda, "TCP Vegas-A: Improving the Performance of TCP Vegas",
+//! Computer Communications 28 (2005); `shared/papers/vegas-a.txt`, section 3): Vegas whose
+//! alpha and beta adapt with the throughput trend.
+//!
+//! Only the once-per-round congestion-avoidance decision changes; slow start, the RTT
+//! bookkeeping and loss recovery are the ns-2 Vegas agent's ([`crate::vegas::VegasAgent`]),
+//! which the paper's authors modified ("The TCP/Vegas agent of NS2 ... was modified to
+//! implement Vegas-A", section 4). This module is the [`crate::vegas::Rule::VegasA`] rule.
+//!
+//! # The pseudo-code (section 3, lines 01-26) and how each line maps to code
+//!
+//! `diff` is the agent's `delta` (round((expected - actual) x baseRTT), packets); `Th(t)` is
+//! this round's `actual` (packets sent in the round / mean RTT of the round) and `Th(t-rtt)`
+//! the previous round's. "cwnd = cwnd + 1" is the agent's congestion-avoidance increase
+//! (+1/cwnd per ACK over the next round, [`CaAction::Increase`]), "cwnd = cwnd - 1" its
+//! decrease (-1 at once, at least 2, [`CaAction::Decrease`]), as the ns-2 agent the paper
+//! modified does for classic Vegas.
+//!
+//! ```text
+//! 01 if beta > diff > alpha {
+//! 02     if Th(t) >= Th(t-rtt) {
+//! 03         cwnd = cwnd + 1
+//! 04         alpha = alpha + 1, beta = beta + 1
+//! 05     }
+//! 06     else if Th(t) <= Th(t-rtt) {
+//! 07         no update of cwnd, alpha, beta
+//! 08     }
+//! 09 }
+//! 10 else if diff <= alpha {
+//! 11     if alpha >= 1 and Th(t) >= Th(t-rtt) {
+//! 12         cwnd = cwnd + 1
+//! 13     }
+//! 14     else if alpha > 1 and Th(t) < Th(t-rtt) {
+//! 15         cwnd = cwnd - 1, alpha = alpha - 1, beta = beta - 1
+//! 16     }
+//! 17     else if alpha == 1
+//! 18         cwnd = cwnd + 1
+//! 19 }
+//! 20 else if diff > beta {
+//! 21     if (alpha > 1) { alpha = alpha - 1, beta = beta - 1 }
+//! 22     cwnd = cwnd - 1
+//! 23 }
+//! 24 else {
+//! 25     no update of cwnd, alpha, beta
+//! 26 }
+//! ```
+//!
+//! (The text extraction of the paper scrambles the line numbers; the numbering above is the
+//! one its prose uses: "Lines 01-09 kicks in when diff falls between alpha and beta", "In line 3
+//! ... the sending rate is increased", "In line 4 ... alpha and beta are increased", "Lines
+//! 10-19 tackle the situation when diff falls below alpha", "at line 15 the cwnd and inflated
+//! alpha and beta have to be decreased", "we decrease alpha and beta in lines 20-22".)
+//!
+//! # Where the pseudo-code is ambiguous, and what this code does
+//!
+//! 1. **Th(t) == Th(t-rtt) inside (alpha, beta): line 02 (`>=`) or line 06 (`<=`)?** Read as
+//!    the if / else-if chain it is written as, line 02 is tested first and takes the tie
+//!    (probe: cwnd, alpha and beta + 1); line 06's `<=` then only ever sees `<`. The prose of
+//!    line 3 ("the throughput has been increasing") supports the other reading, that a flat
+//!    throughput is no reason to probe (line 06 takes the tie). Both are defensible and the
+//!    difference matters in a deterministic simulator, where a saturated bottleneck gives
+//!    bit-identical Th from round to round; so it is a named option,
+//!    [`EqualThroughput`] (scenario parameter `equal_throughput = "increase" | "hold"`), with
+//!    the literal chain order (`"increase"`) as the default.
+//! 2. **diff == alpha** is caught by line 10 (`diff <= alpha`): line 01 needs a strict
+//!    `diff > alpha`. (Classic Vegas holds at diff == alpha; Vegas-A does not.) The
+//!    comparisons are written out; no second reading.
+//! 3. **diff == beta** (with alpha < beta) fails line 01 (`beta > diff`), line 10 and line 20
+//!    (`diff > beta`) and falls to the final else (lines 24-25): no change, if the comparisons
+//!    are read exactly as printed ([`AtBeta::Hold`], a named option). But the prose
+//!    says lines 01-09 act "when diff falls between alpha and beta" (classic Vegas' "between"
+//!    includes beta), and the literal reading cannot give the paper's rerouting result: in a
+//!    noise-free simulation the post-reroute decrease stops exactly at diff == beta (e.g.
+//!    cwnd 4 with baseRTT 48 ms and RTT 228 ms: diff = round(4 x (1 - 48/228)) = 3 = beta),
+//!    where lines 24-25 hold cwnd for good and Vegas-A delivers what Vegas does (see
+//!    `tests/vegas_a.rs`), while the paper reports 940 vs 217 kbit/s and describes the climb
+//!    from "diff falls between alpha and beta". The authors modified ns-2's Vegas agent, whose
+//!    final `else` is the hold region alpha <= delta <= beta (`delta > beta` and
+//!    `delta < alpha` are tested first); Vegas-A's probing lines 01-09 replace that region, so
+//!    its code most plausibly included diff == beta. The inclusive reading is therefore the
+//!    default, [`AtBeta::Between`]: diff == beta > alpha takes lines 01-09. The literal one
+//!    stays available (`at_beta = "hold"`) and the va-reroute report shows both. With
+//!    alpha == beta, diff == alpha == beta goes to line 10 under both.
+//! 4. **Th(t) == Th(t-rtt) with diff <= alpha**: line 11 says `>=`, line 14 `<`, so the tie
+//!    takes line 11 (cwnd + 1). Not ambiguous; the [`EqualThroughput`] option does not apply.
+//! 5. **Line 17 (`alpha == 1`)** can only be reached with alpha == 1 and Th(t) < Th(t-rtt) (any
+//!    other alpha >= 1 is caught by line 11 or 14). alpha never falls below 1: it starts at
+//!    a whole number >= 1 (the scenario parser enforces it) and lines 15 and 21 only
+//!    decrement it when it is > 1. Should a hand-built state have alpha < 1, line 10 matches
+//!    and none of 11/14/17 does: nothing happens (reported as line 10).
+//! 6. **The first round, with no Th(t-rtt).** The paper keeps Th(t-rtt) in "an extra internal
+//!    variable" of the ns-2 agent; ns-2 initialises agent variables to 0, so the first
+//!    comparison is against 0 and the throughput counts as having risen. We do the same
+//!    (`prev_th: None` compares as 0, and the trend reads +1). In practice the first
+//!    congestion-avoidance round always has a predecessor, because slow-start rounds record
+//!    their Th too (next point).
+//! 7. **Which round is "one RTT before".** The ns-2 agent computes `actual` at the end of
+//!    every round, slow start included; "the value calculated during previous RTT cycle" is
+//!    therefore the previous round's, whatever its phase. The agent reports slow-start rounds
+//!    to the rule ([`VegasAState::observe`]) so that the first congestion-avoidance round
+//!    compares with the last slow-start round.
+//!
+//! alpha and beta have no upper bound in the paper (line 04); none is imposed here.
+
+use crate::vegas::{CaAction, Round};
+use serde::{Deserialize, Serialize};
+
+/// Which of the overlapping lines 02 (`Th(t) >= Th(t-rtt)`) and 06 (`Th(t) <= Th(t-rtt)`)
+/// takes a round whose throughput equals the previous round's while alpha < diff < beta.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EqualThroughput {
+    /// Line 02, tested first in the if / else-if chain: cwnd, alpha and beta + 1. Default.
+    #[default]
+    Increase,
+    /// Line 06: no update (the prose of line 3 asks for a throughput that "has been
+    /// increasing").
+    Hold,
+}
+
+/// Which lines take a round with diff == beta > alpha (module docs, point 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum AtBeta {
+    /// The final else, lines 24-25: no update (the comparisons exactly as printed).
+    Hold,
+    /// Lines 01-09, as if line 01 read `beta >= diff > alpha` ("when diff falls between
+    /// alpha and beta", and ns-2's hold region that Vegas-A replaced). Default.
+    #[default]
+    Between,
+}
+
+/// Vegas-A's parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VegasAParams {
+    /// Initial alpha and beta, packets (the paper: 1 and 3). Whole numbers, 1 <= alpha <= beta.
+    pub alpha: f64,
+    pub beta: f64,
+    /// Slow-start exit threshold of the ns-2 agent (default 1).
+    pub gamma: f64,
+    /// Tie rule for lines 02 / 06.
+    pub equal_throughput: EqualThroughput,
+    /// Where diff == beta goes.
+    pub at_beta: AtBeta,
+}
+
+impl Default for VegasAParams {
+    fn default() -> Self {
+        VegasAParams {
+            alpha: 1.0,
+            beta: 3.0,
+            gamma: 1.0,
+            equal_throughput: EqualThroughput::Increase,
+            at_beta: AtBeta::Between,
+        }
+    }
+}
+
+/// Vegas-A's per-connection state.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VegasAState {
+    pub alpha: f64,
+    pub beta: f64,
+    pub equal_throughput: EqualThroughput,
+    pub at_beta: AtBeta,
+    /// Th(t-rtt): the previous round's actual rate, packets/s (None before the first round).
+    pub prev_th: Option<f64>,
+    /// Sign of Th(t) - Th(t-rtt) at the last round: +1, -1 or 0 (0 before any round).
+    pub trend: i8,
+    /// The pseudo-code line whose action the last congestion-avoidance round took: 3 (lines
+    /// 03-04), 7, 12, 15, 18, 22 (lines 21-22), 25, or 10 (line 10 matched, none of 11/14/17);
+    /// 0 before any congestion-avoidance round.
+    pub last_line: u8,
+}
+
+impl VegasAState {
+    pub fn new(p: &VegasAParams) -> Self {
+        VegasAState {
+            alpha: p.alpha,
+            beta: p.beta,
+            equal_throughput: p.equal_throughput,
+            at_beta: p.at_beta,
+            prev_th: None,
+            trend: 0,
+            last_line: 0,
+        }
+    }
+
+    /// Record this round's Th(t) as the next round's Th(t-rtt); returns Th(t-rtt) for this
+    /// round (0 when there was no previous round, see the module docs, point 6).
+    fn shift(&mut self, th: f64) -> f64 {
+        let prev = self.prev_th.unwrap_or(0.0);
+        self.prev_th = Some(th);
+        self.trend = if th > prev {
+            1
+        } else if th < prev {
+            -1
+        } else {
+            0
+        };
+        prev
+    }
+
+    /// A slow-start round ended: only remember its Th (module docs, point 7).
+    pub fn observe(&mut self, r: &Round) {
+        self.shift(r.actual);
+    }
+
+    /// One congestion-avoidance round: section 3, lines 01-26.
+    pub fn congestion_avoidance(&mut self, r: &Round) -> CaAction {
+        let th = r.actual; // Th(t)
+        let prev = self.shift(th); // Th(t-rtt)
+        let diff = r.delta as f64;
+        let grow = CaAction::Increase(1.0 / r.cwnd);
+        // Line 02 vs line 06 on a tie (module docs, point 1).
+        let line02 = match self.equal_throughput {
+            EqualThroughput::Increase => th >= prev,
+            EqualThroughput::Hold => th > prev,
+        };
+        let at_beta = self.at_beta == AtBeta::Between && diff == self.beta; // point 3
+        if (self.beta > diff || at_beta) && diff > self.alpha {
+            // 01: beta > diff > alpha
+            if line02 {
+                // 02: Th(t) >= Th(t-rtt)
+                self.alpha += 1.0; // 04: alpha = alpha + 1
+                self.beta += 1.0; // 04: beta = beta + 1
+                self.last_line = 3;
+                grow // 03: cwnd = cwnd + 1
+            } else {
+                // 06: Th(t) <= Th(t-rtt)
+                self.last_line = 7;
+                CaAction::Hold // 07: no update of cwnd, alpha, beta
+            }
+        } else if diff <= self.alpha {
+            // 10: diff <= alpha
+            if self.alpha >= 1.0 && th >= prev {
+                // 11: alpha >= 1 and Th(t) >= Th(t-rtt)
+                self.last_line = 12;
+                grow // 12: cwnd = cwnd + 1
+            } else if self.alpha > 1.0 && th < prev {
+                // 14: alpha > 1 and Th(t) < Th(t-rtt)
+                self.alpha -= 1.0; // 15: alpha = alpha - 1
+                self.beta -= 1.0; // 15: beta = beta - 1
+                self.last_line = 15;
+                CaAction::Decrease // 15: cwnd = cwnd - 1
+            } else if self.alpha == 1.0 {
+                // 17: alpha == 1
+                self.last_line = 18;
+                grow // 18: cwnd = cwnd + 1
+            } else {
+                // 10 matched but none of 11, 14, 17 (alpha < 1; module docs, point 5).
+                self.last_line = 10;
+                CaAction::Hold
+            }
+        } else if diff > self.beta {
+            // 20: diff > beta
+            if self.alpha > 1.0 {
+                // 21: if (alpha > 1) { alpha = alpha - 1, beta = beta - 1 }
+                self.alpha -= 1.0;
+                self.beta -= 1.0;
+            }
+            self.last_line = 22;
+            CaAction::Decrease // 22: cwnd = cwnd - 1
+        } else {
+            // 24: else (diff == beta > alpha, module docs, point 3)
+            self.last_line = 25;
+            CaAction::Hold // 25: no update of cwnd, alpha, beta
+        }
+    }
+
+    /// Time-series columns: alpha, beta and the throughput trend (+1 / -1 / 0).
+    pub fn probe(&self) -> Vec<(&'static str, f64)> {
+        vec![("alpha", self.alpha), ("beta", self.beta), ("trend", self.trend as f64)]
+    }
+}
