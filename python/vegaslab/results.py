@@ -5,10 +5,11 @@ Tables (one row per entity, the entity's name as a column):
 - ``flows``  (column ``flow``): per-flow counters and rates
 - ``queues`` (column ``queue``, e.g. ``"R1->R2"``): queue counters and time-weighted length
 - ``links``  (column ``link``): bytes sent and utilisation per direction
+- ``udp``    (column ``source``): UDP sources and their sinks (sent/received/dropped)
 
 Time series (long format, one row per sample):
 
-- ``series_flows``:  time, flow, cwnd, ssthresh, rtt, throughput_bps
+- ``series_flows``:  time, flow, cwnd, ssthresh, rtt, throughput_bps, active (0/1)
 - ``series_queues``: time, queue, length
 
 ``summary`` is a compact per-flow view in human units for printing; ``format_table()`` (and
@@ -37,7 +38,12 @@ QUEUE_COLUMNS = [
     "mean_len", "std_len", "max_len",
 ]
 LINK_COLUMNS = ["link", "bandwidth_bps", "bytes_sent", "utilisation"]
-SERIES_FLOW_COLUMNS = ["time", "flow", "cwnd", "ssthresh", "rtt", "throughput_bps"]
+UDP_COLUMNS = [
+    "source", "model", "from", "to", "start_s", "end_s", "sent_pkts", "sent_bytes",
+    "received_pkts", "received_bytes", "dropped_pkts", "dropped_bytes", "in_flight_pkts",
+    "throughput_bps", "active_throughput_bps", "offered_bps", "nominal_rate_bps",
+]
+SERIES_FLOW_COLUMNS = ["time", "flow", "cwnd", "ssthresh", "rtt", "throughput_bps", "active"]
 SERIES_QUEUE_COLUMNS = ["time", "queue", "length"]
 
 #: Table name -> (key column, documented columns); the order `to_dir` writes them in.
@@ -45,6 +51,7 @@ TABLES = {
     "flows": ("flow", FLOW_COLUMNS),
     "queues": ("queue", QUEUE_COLUMNS),
     "links": ("link", LINK_COLUMNS),
+    "udp": ("source", UDP_COLUMNS),
     "series_flows": ("flow", SERIES_FLOW_COLUMNS),
     "series_queues": ("queue", SERIES_QUEUE_COLUMNS),
 }
@@ -80,6 +87,7 @@ class Results:
         links: pd.DataFrame,
         series_flows: pd.DataFrame,
         series_queues: pd.DataFrame,
+        udp: pd.DataFrame | None = None,
     ) -> None:
         self.meta = dict(meta)
         self.flows = flows
@@ -87,6 +95,7 @@ class Results:
         self.links = links
         self.series_flows = series_flows
         self.series_queues = series_queues
+        self.udp = udp if udp is not None else _frame(None, UDP_COLUMNS)
 
     # ------------------------------------------------------------------ construction
 
@@ -103,6 +112,7 @@ class Results:
             links=_frame(doc.get("links"), LINK_COLUMNS),
             series_flows=_frame(series.get("flows"), SERIES_FLOW_COLUMNS),
             series_queues=_frame(series.get("queues"), SERIES_QUEUE_COLUMNS),
+            udp=_frame(doc.get("udp"), UDP_COLUMNS),
         )
 
     @classmethod
@@ -117,7 +127,9 @@ class Results:
         meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
         tables = {}
         for name, (_, columns) in TABLES.items():
-            tables[name] = _frame(pd.read_parquet(root / f"{name}.parquet"), columns)
+            file = root / f"{name}.parquet"
+            # Directories written before a table existed (e.g. ``udp``) read back empty.
+            tables[name] = _frame(pd.read_parquet(file) if file.exists() else None, columns)
         return cls(meta=meta, **tables)
 
     # ------------------------------------------------------------------ views
@@ -153,7 +165,7 @@ class Results:
         # Queues and links share names ("R1->R2"): the first table with both the name and
         # the column answers.
         found_in = []
-        for table, col in (("flows", "flow"), ("queues", "queue"), ("links", "link")):
+        for table, col in (("flows", "flow"), ("queues", "queue"), ("links", "link"), ("udp", "source")):
             df = getattr(self, table)
             rows = df[df[col] == name]
             if len(rows):
@@ -165,7 +177,7 @@ class Results:
                 return float("nan") if v is None or (isinstance(v, float) and math.isnan(v)) else v
         if found_in:
             raise KeyError(f"{key!r}: {' and '.join(found_in)} have no column {metric!r}")
-        names = list(self.flows["flow"]) + list(self.queues["queue"]) + list(self.links["link"])
+        names = list(self.flows["flow"]) + list(self.queues["queue"]) + list(self.links["link"]) + list(self.udp["source"])
         raise KeyError(f"{key!r}: no flow, queue or link named {name!r} (known: {', '.join(map(str, names))})")
 
     # ------------------------------------------------------------------ output
@@ -223,6 +235,17 @@ class Results:
             hidden = len(q) - len(shown)
             if hidden:
                 lines.append(f"({hidden} more queue{'s' if hidden > 1 else ''}, idle or less busy)")
+        u = self.udp
+        if len(u):
+            lines.append("")
+            lines += _fixed_width(
+                ["udp source", "model", "sent", "received", "dropped", "offered Mbit/s", "thrput Mbit/s"],
+                [[r.source, r.model, _int(r.sent_pkts), _int(r.received_pkts), _int(r.dropped_pkts),
+                  _num(r.offered_bps / 1e6 if _ok(r.offered_bps) else r.offered_bps, 4),
+                  _num(r.active_throughput_bps / 1e6 if _ok(r.active_throughput_bps) else r.active_throughput_bps, 4)]
+                 for r in u.itertuples(index=False)],
+                left=2,
+            )
         return "\n".join(lines)
 
     def __repr__(self) -> str:

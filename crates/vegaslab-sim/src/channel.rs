@@ -10,7 +10,9 @@
 //! only their start times are kept, and the time-weighted occupancy statistics are
 //! integrated as those start times pass.
 
+use crate::delay::DelayModel;
 use crate::packet::Packet;
+use crate::queue::{droptail_admits, PacketErrors, Red, Verdict};
 use crate::scenario::{DirectionSpec, QueueSpec};
 use std::collections::VecDeque;
 use vegaslab_cc::Nanos;
@@ -23,6 +25,8 @@ pub struct QueueStats {
     /// Packets whose transmission started.
     pub departures: u64,
     pub bytes_sent: u64,
+    /// Packets transmitted and then lost to the packet-error model.
+    pub errors: u64,
     pub max_len: u64,
     area: f64,
     area_sq: f64,
@@ -70,9 +74,12 @@ pub struct Channel {
     pub from: u32,
     pub to: u32,
     pub bandwidth_bps: f64,
-    delay: Nanos,
-    schedule: Vec<(Nanos, Nanos)>,
+    delay: DelayModel,
     queue: QueueSpec,
+    /// RED state when the queue is RED (`queue`).
+    red: Option<Box<Red>>,
+    /// Packet-error model, if the direction has a non-zero error rate.
+    errors: Option<Box<PacketErrors>>,
     /// Start times of accepted packets still waiting, in order.
     waiting: VecDeque<Nanos>,
     busy_until: Nanos,
@@ -89,14 +96,19 @@ pub struct Channel {
 }
 
 impl Channel {
-    pub fn new(from: u32, to: u32, spec: &DirectionSpec) -> Self {
+    /// Channel number `index` of a run with this `seed` (its random streams, see `queue`).
+    pub fn new(from: u32, to: u32, spec: &DirectionSpec, seed: u64, index: usize) -> Self {
         Channel {
             from,
             to,
             bandwidth_bps: spec.bandwidth_bps,
-            delay: spec.delay,
-            schedule: spec.delay_schedule.clone(),
+            delay: DelayModel::new(spec.delay, spec.delay_schedule.clone()),
             queue: spec.queue.clone(),
+            red: match &spec.queue {
+                QueueSpec::Red(r) => Some(Box::new(Red::new(r, spec.bandwidth_bps, spec.delay, seed, index))),
+                QueueSpec::DropTail { .. } => None,
+            },
+            errors: PacketErrors::new(spec.error_rate, seed, index),
             waiting: VecDeque::new(),
             busy_until: 0,
             pipe: VecDeque::new(),
@@ -113,15 +125,26 @@ impl Channel {
 
     /// Propagation delay in force at time `t`.
     pub fn delay_at(&self, t: Nanos) -> Nanos {
-        let mut d = self.delay;
-        for &(at, nd) in &self.schedule {
-            if at <= t {
-                d = nd;
-            } else {
-                break;
-            }
-        }
-        d
+        self.delay.at(t)
+    }
+
+    /// RED state (average, early and forced drops) if the queue is RED.
+    pub fn red(&self) -> Option<&Red> {
+        self.red.as_deref()
+    }
+
+    /// The direction has a packet-error model.
+    pub fn has_error_model(&self) -> bool {
+        self.errors.is_some()
+    }
+
+    /// RED's decision for an arrival seeing `len` waiting (out of line: DropTail stays lean).
+    #[cold]
+    fn red_admits(&mut self, now: Nanos, len: u64) -> bool {
+        // Idle = nothing waiting and the transmitter free: since its last transmission ended.
+        let idle = (len == 0 && self.busy_until <= now).then_some(self.busy_until);
+        let red = self.red.as_mut().expect("RED queue has RED state");
+        red.arrive(now, len as usize, idle) == Verdict::Accept
     }
 
     /// Transmission time of `bytes`, rounded to the nearest nanosecond (halves up).
@@ -166,9 +189,8 @@ impl Channel {
         self.stats.arrivals += 1;
         let len = self.waiting.len() as u64;
         let accept = match self.queue {
-            // ns-2 DropTail: drop when (waiting + 1) >= limit, so limit - 1 wait and one is
-            // in transmission.
-            QueueSpec::DropTail { limit } => len + 1 < limit as u64,
+            QueueSpec::DropTail { limit } => droptail_admits(len, limit),
+            QueueSpec::Red(_) => self.red_admits(now, len),
         };
         if !accept {
             self.stats.drops += 1;
@@ -184,12 +206,19 @@ impl Channel {
         self.stats.departures += 1;
         self.stats.bytes_sent += bytes as u64;
         self.stats.busy_ns += tx as u128;
-        Admission::Accepted { arrives_at: start + tx + self.delay_at(start), queued: start - now }
+        if let Some(e) = &mut self.errors {
+            // Transmitted (it used the queue and the link), then lost.
+            if e.corrupts() {
+                self.stats.errors += 1;
+                return Admission::Corrupted;
+            }
+        }
+        Admission::Accepted { arrives_at: start + tx + self.delay.at_mut(start), queued: start - now }
     }
 
     /// The propagation delay never changes, so packets leave in the order they arrive.
     pub fn keeps_order(&self) -> bool {
-        self.schedule.is_empty()
+        self.delay.is_constant()
     }
 
     pub fn push_pipe(&mut self, at: Nanos, packet: Packet) {
@@ -248,7 +277,10 @@ mod tests {
                 delay: 10_000_000,
                 delay_schedule: vec![(1_000_000_000, 100_000_000)],
                 queue: QueueSpec::DropTail { limit },
+                error_rate: 0.0,
             },
+            1,
+            0,
         )
     }
 

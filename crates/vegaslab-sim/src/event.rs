@@ -17,6 +17,10 @@ pub enum Event {
     Timer(u32),
     /// Sample the monitored time series.
     Sample,
+    /// UDP source `0` sends its next packet (`udp`).
+    Source(u32),
+    /// A TCP application's clock: index = 2 x flow + process (`apps`).
+    App(u32),
 }
 
 /// Bits of the key that hold the event (kind in the top 3, index in the rest).
@@ -33,6 +37,8 @@ impl Event {
             Event::FlowStop(i) => (2, i),
             Event::Timer(i) => (3, i),
             Event::Sample => (4, 0),
+            Event::Source(i) => (5, i),
+            Event::App(i) => (6, i),
         };
         debug_assert!(index <= MAX_INDEX);
         (kind << INDEX_BITS) | index
@@ -45,7 +51,9 @@ impl Event {
             1 => Event::FlowStart(index),
             2 => Event::FlowStop(index),
             3 => Event::Timer(index),
-            _ => Event::Sample,
+            4 => Event::Sample,
+            5 => Event::Source(index),
+            _ => Event::App(index),
         }
     }
 }
@@ -100,7 +108,15 @@ mod tests {
     #[test]
     fn events_survive_packing_into_the_key() {
         let mut q = EventQueue::default();
-        for ev in [Event::Delivery(MAX_INDEX), Event::FlowStart(7), Event::FlowStop(0), Event::Timer(123), Event::Sample] {
+        for ev in [
+            Event::Delivery(MAX_INDEX),
+            Event::FlowStart(7),
+            Event::FlowStop(0),
+            Event::Timer(123),
+            Event::Sample,
+            Event::Source(MAX_INDEX),
+            Event::App(5),
+        ] {
             q.schedule(42, ev);
             assert_eq!(q.pop(), Some((42, ev)));
         }

@@ -16,6 +16,10 @@
 //! `c` hands packets on directly (`express_from[c]`) when every packet leaving it goes either
 //! into an expressable channel fed by `c`, or to a sink whose ACK channel is expressable and
 //! fed by `c`. Packets to senders always take an event (the sender has timers).
+//!
+//! UDP sources are local feeders too: their datagrams merge into the channels of their path,
+//! so they are given as one-way routes (an empty ACK path). Their sink only counts, so a
+//! channel may hand datagrams to it directly.
 
 use crate::channel::Channel;
 
@@ -25,7 +29,8 @@ enum Feeder {
     Channel(u32),
 }
 
-/// A flow's route: channels of its data path and of its ACK path.
+/// A flow's route: channels of its data path and of its ACK path (empty for a one-way UDP
+/// source, whose sink sends nothing back).
 pub struct Route {
     pub data: Vec<u32>,
     pub ack: Vec<u32>,
@@ -47,6 +52,9 @@ pub fn express_channels(channels: &[Channel], routes: &[Route], monitored: &[usi
             add(c, if i == 0 { Feeder::Local } else { Feeder::Channel(r.data[i - 1]) });
         }
         let last_data = *r.data.last().expect("non-empty route");
+        if r.ack.is_empty() {
+            continue;
+        }
         for (i, &c) in r.ack.iter().enumerate() {
             add(c, if i == 0 { Feeder::Channel(last_data) } else { Feeder::Channel(r.ack[i - 1]) });
         }
@@ -66,6 +74,9 @@ pub fn express_channels(channels: &[Channel], routes: &[Route], monitored: &[usi
         }
         let last_data = *r.data.last().unwrap();
         used[last_data as usize] = true;
+        if r.ack.is_empty() {
+            continue; // a UDP sink: it only counts
+        }
         ok[last_data as usize] &= expressable_from(r.ack[0], last_data);
         for w in r.ack.windows(2) {
             used[w[0] as usize] = true;

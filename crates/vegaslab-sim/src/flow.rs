@@ -102,8 +102,13 @@ impl Flow {
     /// Bring the cwnd integral up to `now` (call before the sender acts).
     #[inline]
     pub fn integrate_cwnd(&mut self, now: Nanos) {
-        // A finished transfer's timer keeps firing (as in ns-2); its cwnd no longer counts.
-        let upto = self.sender.completed_at().map_or(now, |done| now.min(done));
+        // A finished file transfer's timer keeps firing (as in ns-2); its cwnd no longer
+        // counts. Other applications (on/off, NPS) may "finish" and resume many times.
+        let done = match self.app {
+            AppSpec::File { .. } => self.sender.completed_at(),
+            _ => None,
+        };
+        let upto = done.map_or(now, |done| now.min(done));
         if upto > self.cwnd_since {
             self.cwnd_area += self.sender.cwnd() * (upto - self.cwnd_since) as f64;
             self.cwnd_since = upto;
@@ -118,6 +123,8 @@ impl Flow {
                 let size = self.tcp.packet_size as u64;
                 Some(bytes.div_ceil(size) as i64)
             }
+            // Applications with their own clock hand data over later (`apps`).
+            AppSpec::OnOff(_) | AppSpec::Nps(_) | AppSpec::ParetoPaced(_) => Some(0),
         }
     }
 }

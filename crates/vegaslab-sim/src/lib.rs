@@ -7,15 +7,20 @@
 //! queue), [`packet`] (pool), [`channel`] (one link direction: queue, transmitter, pipe),
 //! [`flow`] (sender + sink + application), [`sim`] (the loop), [`results`], [`rng`].
 
+pub mod apps;
 pub mod channel;
+pub mod delay;
 pub mod event;
 pub mod express;
 pub mod flow;
+pub mod leo;
 pub mod packet;
+pub mod queue;
 pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod udp;
 pub mod units;
 
 pub use results::RunResults;
@@ -37,12 +42,15 @@ pub fn run_text(
         scenario.seed = seed;
     }
     let too_many = scenario.links.len() * 2 > crate::event::MAX_INDEX as usize
-        || scenario.flows.len() > crate::event::MAX_INDEX as usize;
+        || scenario.flows.len() * 2 > crate::event::MAX_INDEX as usize + 1
+        || scenario.udp.len() > crate::event::MAX_INDEX as usize;
     if too_many {
+        let max = crate::event::MAX_INDEX;
         return Err(ScenarioError {
             file: source.to_string(),
             path: String::new(),
-            message: format!("at most {} link directions and {} flows are supported", crate::event::MAX_INDEX, crate::event::MAX_INDEX),
+            // A flow's application clock uses two event indices (apps.rs).
+            message: format!("at most {max} link directions, {} flows and {max} UDP sources are supported", (max + 1) / 2),
         });
     }
     let sim = Simulator::new(scenario);
@@ -53,6 +61,17 @@ pub fn run_text(
             path: "flows".into(),
             message: format!("no path between the endpoints of: {}", unroutable.join(", ")),
         });
+    }
+    let unroutable = sim.unroutable_udp();
+    if !unroutable.is_empty() {
+        return Err(ScenarioError {
+            file: source.to_string(),
+            path: "udp".into(),
+            message: format!("no path between the endpoints of UDP source(s): {}", unroutable.join(", ")),
+        });
+    }
+    if let Some((path, message)) = sim.invalid_udp() {
+        return Err(ScenarioError { file: source.to_string(), path, message });
     }
     let blind = sim.flows_without_aqt_router();
     if !blind.is_empty() {

@@ -7,6 +7,8 @@
 pub enum Kind {
     Data,
     Ack,
+    /// A UDP datagram; `flow` is the index of its source (`udp`), `seqno` its number.
+    Udp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -55,6 +55,15 @@ pub struct QueueResult {
     pub mean_len: f64,
     pub std_len: f64,
     pub max_len: u64,
+    /// Packets lost to the packet-error model (only for directions with an error rate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub errors: Option<u64>,
+    /// RED queues only: random (unforced) drops and forced drops (average over the top
+    /// threshold, or the hard limit); `drops` = early + forced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub early_drops: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forced_drops: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -74,6 +83,9 @@ pub struct FlowSeries {
     pub ssthresh: Vec<Option<f64>>,
     pub rtt: Vec<Option<f64>>,
     pub throughput_bps: Vec<Option<f64>>,
+    /// 1 while the flow is active (an ON/OFF user ON, unacknowledged application data, an FTP
+    /// flow between start and stop; see `apps`), else 0: the users Jain's index is taken over.
+    pub active: Vec<u8>,
     /// Algorithm variables worth plotting (e.g. Vegas-A's alpha and beta), one column each;
     /// null where a flow's algorithm has no such variable.
     #[serde(flatten)]
@@ -93,12 +105,39 @@ pub struct Series {
     pub queues: QueueSeries,
 }
 
+/// One UDP source and its sink (`[[udp]]`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UdpResult {
+    pub source: String,
+    pub model: String,
+    pub from: String,
+    pub to: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
+    pub received_pkts: u64,
+    pub received_bytes: u64,
+    pub dropped_pkts: u64,
+    pub dropped_bytes: u64,
+    pub in_flight_pkts: u64,
+    /// received_bytes x 8 / run duration.
+    pub throughput_bps: f64,
+    /// received_bytes x 8 / (end_s - start_s).
+    pub active_throughput_bps: f64,
+    /// sent_bytes x 8 / (end_s - start_s): the offered load.
+    pub offered_bps: f64,
+    /// The long-run mean rate the parameters ask for.
+    pub nominal_rate_bps: f64,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct RunResults {
     pub meta: RunMeta,
     pub flows: Vec<FlowResult>,
     pub queues: Vec<QueueResult>,
     pub links: Vec<LinkResult>,
+    pub udp: Vec<UdpResult>,
     pub series: Series,
 }
 

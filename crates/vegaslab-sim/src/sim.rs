@@ -1,21 +1,27 @@
 //! The simulator: builds the network from a [`Scenario`] and runs the event loop.
 
+use crate::apps::{plain_active, App, Hand};
 use crate::channel::{Admission, Channel};
 use crate::event::{Event, EventQueue};
 use crate::express::{express_channels, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
-use crate::results::{FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series};
+use crate::results::{FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series, UdpResult};
 use crate::rng::stream;
 use crate::scenario::Scenario;
+use crate::udp::UdpSource;
 use rand::Rng;
 use std::collections::VecDeque;
 use std::time::Instant;
 use vegaslab_cc::{secs, AckInfo, Nanos, QueueingTimes};
 
 const NO_ROUTE: u32 = u32::MAX;
-/// Random-stream ids (see `rng`): flows take 1 + index.
+/// Random-stream ids (see `rng`): flows take 1 + index (tick phase); RED and packet errors
+/// of channel c take (1 << 32) + c and (2 << 32) + c (`queue`); UDP source i takes
+/// (3 << 32) | i (`udp`); the application of flow f takes (4 << 32) | f (`apps`).
 const STREAM_FLOW_BASE: u64 = 1;
+const STREAM_UDP_BASE: u64 = 3 << 32;
+const STREAM_APP_BASE: u64 = 4 << 32;
 
 pub struct Simulator {
     scenario: Scenario,
@@ -29,6 +35,11 @@ pub struct Simulator {
     /// Reused buffer for packets a sender emits.
     outgoing: Vec<Packet>,
     flows: Vec<Flow>,
+    /// Applications with their own clock, per flow (`None`: FTP or file).
+    apps: Vec<Option<App>>,
+    udp: Vec<UdpSource>,
+    /// A UDP source whose parameters cannot work on its path: (field path, message).
+    udp_error: Option<(String, String)>,
     monitored_queues: Vec<usize>,
     /// Packets leaving channel c are handed on at arrival without an event (`express`).
     express_from: Vec<bool>,
@@ -41,8 +52,8 @@ impl Simulator {
     pub fn new(scenario: Scenario) -> Self {
         let mut channels = Vec::with_capacity(scenario.links.len() * 2);
         for l in &scenario.links {
-            channels.push(Channel::new(l.a as u32, l.b as u32, &l.forward));
-            channels.push(Channel::new(l.b as u32, l.a as u32, &l.reverse));
+            channels.push(Channel::new(l.a as u32, l.b as u32, &l.forward, scenario.seed, channels.len()));
+            channels.push(Channel::new(l.b as u32, l.a as u32, &l.reverse, scenario.seed, channels.len()));
         }
         for c in &mut channels {
             c.aqt_enabled = scenario.aqt_routers.contains(&(c.from as usize));
@@ -58,7 +69,14 @@ impl Simulator {
                 Flow::new(f, boot_time)
             })
             .collect();
+        let apps = scenario
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| App::new(&f.app, f.tcp.packet_size, stream(scenario.seed, STREAM_APP_BASE | i as u64)))
+            .collect();
         let mut dests: Vec<u32> = flows.iter().flat_map(|f| [f.src, f.dst]).collect();
+        dests.extend(scenario.udp.iter().map(|u| u.to as u32));
         dests.sort_unstable();
         dests.dedup();
         let (next_hop, dest_row) = routes(scenario.nodes.len(), &channels, &dests);
@@ -78,14 +96,21 @@ impl Simulator {
             dest_row,
             outgoing: Vec::new(),
             flows,
+            apps,
+            udp: Vec::new(),
+            udp_error: None,
             monitored_queues,
             flow_series: FlowSeries::default(),
             queue_series: QueueSeries::default(),
             events_processed: 0,
             express_from: Vec::new(),
         };
-        if sim.unroutable_flows().is_empty() {
-            let routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
+        if sim.unroutable_udp().is_empty() {
+            sim.build_udp_sources();
+        }
+        if sim.unroutable_flows().is_empty() && sim.unroutable_udp().is_empty() {
+            let mut routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
+            routes.extend((0..sim.scenario.udp.len()).map(|i| sim.udp_route(i)));
             sim.express_from = express_channels(&sim.channels, &routes, &sim.monitored_queues);
         } else {
             sim.express_from = vec![false; sim.channels.len()];
@@ -97,6 +122,42 @@ impl Simulator {
     pub fn without_express_hops(mut self) -> Self {
         self.express_from.iter_mut().for_each(|e| *e = false);
         self
+    }
+
+    fn build_udp_sources(&mut self) {
+        for i in 0..self.scenario.udp.len() {
+            let path_min = self.udp_route(i).data.iter().map(|&c| self.channels[c as usize].bandwidth_bps).fold(f64::INFINITY, f64::min);
+            let rng = stream(self.scenario.seed, STREAM_UDP_BASE | i as u64);
+            match UdpSource::new(&self.scenario.udp[i], path_min, rng) {
+                Ok(s) => self.udp.push(s),
+                Err((field, message)) => {
+                    self.udp_error.get_or_insert((format!("udp[{i}].{field}"), message));
+                }
+            }
+        }
+    }
+
+    /// A UDP source whose parameters do not fit its path, as (field path, message).
+    pub fn invalid_udp(&self) -> Option<(String, String)> {
+        self.udp_error.clone()
+    }
+
+    /// UDP sources whose destination cannot be reached (checked before running).
+    pub fn unroutable_udp(&self) -> Vec<String> {
+        self.scenario.udp.iter().filter(|u| self.route(u.from as u32, u.to as u32) == NO_ROUTE).map(|u| u.name.clone()).collect()
+    }
+
+    /// Channels of a UDP source's path (one-way).
+    fn udp_route(&self, i: usize) -> Route {
+        let u = &self.scenario.udp[i];
+        let mut data = Vec::new();
+        let mut node = u.from as u32;
+        while node != u.to as u32 {
+            let c = self.route(node, u.to as u32);
+            data.push(c);
+            node = self.channels[c as usize].to;
+        }
+        Route { data, ack: Vec::new() }
     }
 
     /// RoVegas flows whose round-trip path crosses no AQT-enabled router: they could never
@@ -157,6 +218,13 @@ impl Simulator {
                 }
             }
         }
+        for i in 0..self.udp.len() {
+            if let Some(t) = self.udp[i].first_send() {
+                if self.udp[i].sends_at(t) {
+                    self.events.schedule(t, Event::Source(i as u32));
+                }
+            }
+        }
         let m = &self.scenario.monitor;
         if m.cwnd || m.throughput || !self.monitored_queues.is_empty() {
             if m.throughput {
@@ -177,9 +245,11 @@ impl Simulator {
             match ev {
                 Event::Delivery(c) => self.on_delivery(c as usize),
                 Event::FlowStart(f) => self.on_flow_start(f as usize),
-                Event::FlowStop(f) => self.flows[f as usize].sender.app_stop(),
+                Event::FlowStop(f) => self.on_flow_stop(f as usize),
                 Event::Timer(f) => self.on_timer(f as usize),
                 Event::Sample => self.on_sample(),
+                Event::Source(i) => self.on_source(i as usize),
+                Event::App(i) => self.on_app(i),
             }
             if self.events_processed & 0x3fff == 0 && !progress(secs(t), dur_s) {
                 break;
@@ -228,6 +298,11 @@ impl Simulator {
                     self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno, queueing });
                     self.flush_sender(f);
                 }
+                Kind::Udp => {
+                    let s = &mut self.udp[p.flow as usize].stats;
+                    s.received_pkts += 1;
+                    s.received_bytes += p.size as u64;
+                }
             }
             return;
         }
@@ -245,11 +320,15 @@ impl Simulator {
                     self.schedule_channel(c);
                 }
             }
-            Admission::Dropped | Admission::Corrupted => {
-                if p.kind == Kind::Data {
-                    self.flows[p.flow as usize].dropped_pkts += 1;
+            Admission::Dropped | Admission::Corrupted => match p.kind {
+                Kind::Data => self.flows[p.flow as usize].dropped_pkts += 1,
+                Kind::Udp => {
+                    let s = &mut self.udp[p.flow as usize].stats;
+                    s.dropped_pkts += 1;
+                    s.dropped_bytes += p.size as u64;
                 }
-            }
+                Kind::Ack => {}
+            },
         }
     }
 
@@ -272,9 +351,56 @@ impl Simulator {
     }
 
     fn on_flow_start(&mut self, f: usize) {
+        if self.apps[f].is_some() {
+            let (apps, events, now) = (&mut self.apps, &mut self.events, self.now);
+            let hand = apps[f].as_mut().expect("app").start(now, &mut |t, k| events.schedule(t, Event::App(2 * f as u32 + k)));
+            self.hand_over(f, hand);
+            return;
+        }
         let n = self.flows[f].app_packets();
         self.flows[f].sender.app_send(self.now, n);
         self.flush_sender(f);
+    }
+
+    fn on_flow_stop(&mut self, f: usize) {
+        if let Some(app) = &mut self.apps[f] {
+            app.stop();
+        }
+        self.flows[f].sender.app_stop();
+    }
+
+    /// An application's clock (`Event::App(2 x flow + process)`).
+    fn on_app(&mut self, index: u32) {
+        let (f, process) = ((index / 2) as usize, index % 2);
+        let (apps, events, now) = (&mut self.apps, &mut self.events, self.now);
+        let Some(app) = apps[f].as_mut() else { return };
+        let hand = app.on_event(now, process, &mut |t, k| events.schedule(t, Event::App(2 * f as u32 + k)));
+        self.hand_over(f, hand);
+    }
+
+    fn hand_over(&mut self, f: usize, hand: Hand) {
+        match hand {
+            Hand::Nothing => return,
+            Hand::Greedy => self.flows[f].sender.app_send(self.now, None),
+            Hand::Packets(n) => self.flows[f].sender.app_send(self.now, Some(n)),
+            Hand::Stop => self.flows[f].sender.app_stop(),
+        }
+        self.flush_sender(f);
+    }
+
+    /// UDP source `i` sends a packet now and books its next one.
+    fn on_source(&mut self, i: usize) {
+        let s = &mut self.udp[i];
+        if !s.sends_at(self.now) {
+            return;
+        }
+        let (seqno, next) = s.sent();
+        let p = Packet { kind: Kind::Udp, flow: i as u32, seqno, size: s.packet_size, dst: s.dst, probe: false, aqt: 0, aqt_echo: 0 };
+        let src = s.src;
+        if next <= self.scenario.duration && s.sends_at(next) {
+            self.events.schedule(next, Event::Source(i as u32));
+        }
+        self.arrive(p, src, self.now);
     }
 
     /// Put the sender's queued segments on the wire and keep its timer scheduled.
@@ -324,8 +450,13 @@ impl Simulator {
         if m.cwnd || m.throughput {
             let interval = self.scenario.sample_interval;
             let bin = (self.now / interval) as usize;
-            for f in &self.flows {
+            for (i, f) in self.flows.iter().enumerate() {
                 let s = &mut self.flow_series;
+                let active = match &self.apps[i] {
+                    Some(app) => app.active(&f.sender),
+                    None => plain_active(f, self.now),
+                };
+                s.active.push(active as u8);
                 s.time.push(t);
                 s.flow.push(f.name.clone());
                 let st = &f.sender.state;
@@ -367,9 +498,12 @@ impl Simulator {
         let duration = sc.duration;
         let dur_s = secs(duration);
         let mut in_flight = vec![0u64; self.flows.len()];
+        let mut udp_in_flight = vec![0u64; self.udp.len()];
         for p in self.channels.iter().flat_map(Channel::packets) {
-            if p.kind == Kind::Data {
-                in_flight[p.flow as usize] += 1;
+            match p.kind {
+                Kind::Data => in_flight[p.flow as usize] += 1,
+                Kind::Udp => udp_in_flight[p.flow as usize] += 1,
+                Kind::Ack => {}
             }
         }
         let flows = self
@@ -378,8 +512,11 @@ impl Simulator {
             .enumerate()
             .map(|(i, f)| {
                 let st = f.sender.stats();
-                let completion = f.sender.completed_at().map(|t| secs(t.saturating_sub(f.start)));
-                let end = match f.sender.completed_at() {
+                // Applications with their own clock (apps) hand data over many times: the
+                // sender's "all acknowledged" moments are not a completion.
+                let done = if self.apps[i].is_some() { None } else { f.sender.completed_at() };
+                let completion = done.map(|t| secs(t.saturating_sub(f.start)));
+                let end = match done {
                     Some(t) => t,
                     None => f.stop.unwrap_or(duration).min(duration),
                 };
@@ -437,6 +574,9 @@ impl Simulator {
                     mean_len: mean,
                     std_len: std,
                     max_len: c.stats.max_len,
+                    errors: c.has_error_model().then_some(c.stats.errors),
+                    early_drops: c.red().map(|r| r.early_drops),
+                    forced_drops: c.red().map(|r| r.forced_drops),
                 }
             })
             .collect();
@@ -466,6 +606,35 @@ impl Simulator {
             flows,
             queues,
             links,
+            udp: self
+                .udp
+                .iter()
+                .zip(&udp_in_flight)
+                .map(|(u, &in_flight_pkts)| {
+                    let end = u.stop.unwrap_or(duration).min(duration);
+                    let span = secs(end.saturating_sub(u.start));
+                    let per_span = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { 0.0 };
+                    UdpResult {
+                        source: u.name.clone(),
+                        model: u.model.to_string(),
+                        from: sc.nodes[u.src as usize].clone(),
+                        to: sc.nodes[u.dst as usize].clone(),
+                        start_s: secs(u.start),
+                        end_s: secs(end),
+                        sent_pkts: u.stats.sent_pkts,
+                        sent_bytes: u.stats.sent_bytes,
+                        received_pkts: u.stats.received_pkts,
+                        received_bytes: u.stats.received_bytes,
+                        dropped_pkts: u.stats.dropped_pkts,
+                        dropped_bytes: u.stats.dropped_bytes,
+                        in_flight_pkts,
+                        throughput_bps: u.stats.received_bytes as f64 * 8.0 / dur_s,
+                        active_throughput_bps: per_span(u.stats.received_bytes),
+                        offered_bps: per_span(u.stats.sent_bytes),
+                        nominal_rate_bps: u.nominal_rate_bps,
+                    }
+                })
+                .collect(),
             series: Series { flows: self.flow_series, queues: self.queue_series },
         }
     }

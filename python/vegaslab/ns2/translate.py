@@ -1,7 +1,7 @@
 """Scenario (TOML schema of docs/scenario-format.md) -> ns-2.35 OTcl script.
 
 Only a subset of the schema maps onto ns-2: ``[[links]]`` and ``[dumbbell]`` with
-DropTail queues, ``[[flows]]`` with cc reno/newreno/vegas (vegas flavour "ns2"), FTP or file
+DropTail or RED (``kind = "red"``, as ``Queue/RED`` in packet mode) queues, ``[[flows]]`` with cc reno/newreno/vegas (vegas flavour "ns2"), FTP or file
 applications, the ``[flows.tcp]`` fields and ``[run] duration``. Anything else raises
 ``ValueError`` naming the field.  ``[meta]``, ``[monitor]``, ``run.seed`` and
 ``run.sample_interval`` are accepted and ignored (the ns-2 runs here are deterministic and the
@@ -164,6 +164,7 @@ class LinkDir:
     delay: float
     limit: int
     schedule: list = field(default_factory=list)   # [(at_s, delay_s)]
+    red: dict | None = None   # Queue/RED class variables (ns-2 name -> Tcl literal), else DropTail
 
     @property
     def name(self) -> str:
@@ -251,13 +252,36 @@ def _check_keys(d, allowed, where):
         raise ValueError(f"{where}: not supported by the ns-2 bridge: {sorted(extra)}")
 
 
+_RED_KEYS = {"kind", "limit", "min", "max", "max_p", "weight", "gentle", "wait", "mean_pktsize"}
+
+
+def _red_vars(q, where) -> dict:
+    """ns-2 Queue/RED variables for a ``kind = "red"`` queue (packet mode, no ECN, classic
+    forced drops above max: use_mark_p_ false), as the core's RED (src/queue.rs)."""
+    for k in ("min", "max"):
+        if k not in q:
+            raise ValueError(f"{where}.{k}: required for a RED queue")
+    weight = q.get("weight", 0.002)
+    return {
+        "thresh_": _num(q["min"]), "maxthresh_": _num(q["max"]),
+        "linterm_": _num(1.0 / float(q.get("max_p", 0.1))),
+        "q_weight_": "-1" if weight == "auto" else _num(weight),
+        "gentle_": "true" if q.get("gentle", False) else "false",
+        "wait_": "true" if q.get("wait", True) else "false",
+        "mean_pktsize_": _num(q.get("mean_pktsize", 500)),
+        "bytes_": "false", "queue_in_bytes_": "false", "setbit_": "false",
+        "use_mark_p_": "false", "drop_tail_": "true", "drop_front_": "false",
+        "drop_rand_": "false", "ns1_compat_": "false", "adaptive_": "0", "cautious_": "0",
+    }
+
+
 def _queue_limit(q, where) -> int:
     if q is None:
         return 50
-    _check_keys(q, {"kind", "limit"}, where)
     kind = q.get("kind", "droptail")
-    if kind != "droptail":
-        raise ValueError(f"{where}.kind: only 'droptail' is supported by the ns-2 bridge, got {kind!r}")
+    _check_keys(q, _RED_KEYS if kind == "red" else {"kind", "limit"}, where)
+    if kind not in ("droptail", "red"):
+        raise ValueError(f"{where}.kind: only 'droptail' and 'red' are supported by the ns-2 bridge, got {kind!r}")
     limit = q.get("limit", 50)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ValueError(f"{where}.limit: expected a positive integer, got {limit!r}")
@@ -301,7 +325,9 @@ def _link_dirs(spec, where, default_queue=None):
         _check_keys(ev, {"at", "delay"}, f"{where}.delay_schedule[{j}]")
         sched.append((parse_time(ev["at"], f"{where}.delay_schedule[{j}].at"),
                       parse_time(ev["delay"], f"{where}.delay_schedule[{j}].delay")))
-    return bwf, bwr, delay, limit, sched
+    q = spec.get("queue", default_queue)
+    red = _red_vars(q, f"{where}.queue") if q is not None and q.get("kind") == "red" else None
+    return bwf, bwr, delay, limit, sched, red
 
 
 def build_model(scn: dict) -> Model:
@@ -331,11 +357,11 @@ def build_model(scn: dict) -> Model:
         if pair in seen_pairs:
             raise ValueError(f"{where}: duplicate link between {a} and {b}")
         seen_pairs.add(pair)
-        bwf, bwr, delay, limit, sched = _link_dirs(spec, where)
+        bwf, bwr, delay, limit, sched, red = _link_dirs(spec, where)
         node(a)
         node(b)
-        links.append(LinkDir(a, b, bwf, delay, limit, list(sched)))
-        links.append(LinkDir(b, a, bwr, delay, limit, list(sched)))
+        links.append(LinkDir(a, b, bwf, delay, limit, list(sched), red))
+        links.append(LinkDir(b, a, bwr, delay, limit, list(sched), red))
 
     db = scn.get("dumbbell")
     if db is not None:
@@ -522,8 +548,10 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
         L.append(f"set n({i}) [$ns node] ;# {n}")
     for ld in model.links:
         a, b = model.node_id(ld.src), model.node_id(ld.dst)
-        L.append(f"$ns simplex-link $n({a}) $n({b}) {_num(ld.bandwidth)} {_num(ld.delay)} DropTail"
-                 f" ;# {ld.name}")
+        for var, val in (ld.red or {}).items():
+            L.append(f"Queue/RED set {var} {val}")
+        L.append(f"$ns simplex-link $n({a}) $n({b}) {_num(ld.bandwidth)} {_num(ld.delay)}"
+                 f" {'RED' if ld.red else 'DropTail'} ;# {ld.name}")
         L.append(f"$ns queue-limit $n({a}) $n({b}) {ld.limit}")
     for ld in model.links:
         a, b = model.node_id(ld.src), model.node_id(ld.dst)

@@ -16,7 +16,7 @@ pub const DEFAULT_QUEUE_LIMIT: u32 = 50;
 pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError> {
     let ctx = Ctx { file: source };
     let root = Obj::new(ctx, value, "")?;
-    root.deny_unknown(&["meta", "variant", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte"])?;
+    root.deny_unknown(&["meta", "variant", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte", "udp", "geo", "leo"])?;
 
     let id = match root.table("meta")? {
         Some(meta) => meta.string("id")?.map(str::to_string),
@@ -39,6 +39,12 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     }
     if let Some(lte) = root.table("lte")? {
         build_lte(&lte, &mut net)?;
+    }
+    if let Some(geo) = root.table("geo")? {
+        super::satellite::build_geo(&geo, &mut net)?;
+    }
+    if let Some(leo) = root.table("leo")? {
+        super::satellite::build_leo(&leo, &mut net, duration)?;
     }
     if let Some(links) = root.array("links")? {
         for (i, lv) in links.iter().enumerate() {
@@ -73,8 +79,11 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         None => Vec::new(),
     };
 
+    let udp = super::udp::build_udp(&root, duration, &net)?;
+
     Ok(Scenario {
         aqt_routers,
+        udp,
         source: source.to_string(),
         id,
         duration,

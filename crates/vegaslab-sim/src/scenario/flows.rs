@@ -3,7 +3,7 @@
 use super::algorithms::read_algorithm;
 use super::build::{NetBuilder, FOREVER};
 use super::reader::{describe, Obj};
-use super::{AppSpec, FlowSpec, ScenarioError};
+use super::{FlowSpec, ScenarioError};
 use vegaslab_cc::TcpConfig;
 
 pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
@@ -36,19 +36,8 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
             return Err(f.err("stop", "must be after start"));
         }
     }
-    let app = match f.string("app")?.unwrap_or("ftp") {
-        "ftp" => {
-            if f.get("file_size").is_some() {
-                return Err(f.err("file_size", "only applies with app = \"file\""));
-            }
-            AppSpec::Ftp
-        }
-        "file" => {
-            let bytes = f.size("file_size", 1.0)?.ok_or_else(|| f.err("file_size", "is required with app = \"file\", e.g. \"5MB\""))?;
-            AppSpec::File { bytes: bytes.round() as u64 }
-        }
-        other => return Err(f.err("app", format!("unknown application \"{other}\" (allowed: ftp, file)"))),
-    };
+    // ftp, file, and the traffic models of the papers (onoff, nps, pareto-paced): see apps.rs.
+    let app = super::apps::read_app(f)?;
     let algorithm = read_algorithm(f, cc)?;
     let tcp = match f.table("tcp")? {
         Some(t) => read_tcp(&t)?,

@@ -1,8 +1,10 @@
-//! Links: bandwidth, delay and its changes, queue discipline, per direction.
+//! Links: bandwidth, delay and its changes (schedule or trace file), queue discipline
+//! (DropTail, RED, linear RED) and packet error rate, per direction.
 
 use super::build::{NetBuilder, FOREVER, DEFAULT_QUEUE_LIMIT};
 use super::reader::{describe, Obj};
 use super::{DirectionSpec, LinkSpec, QueueSpec, ScenarioError};
+use crate::queue::{RedSpec, RedVariant, RedWeight};
 use toml::Value;
 
 /// The properties of one link read from a table; `defaults` fills what it omits.
@@ -12,10 +14,27 @@ pub struct LinkProps {
     pub delay: u64,
     pub schedule: Vec<(u64, u64)>,
     pub queue: QueueSpec,
+    /// Packet error rates a -> b and b -> a.
+    pub error_fwd: f64,
+    pub error_rev: f64,
 }
 
+/// Keys every link table accepts.
+pub const LINK_KEYS: &[&str] = &[
+    "bandwidth",
+    "bandwidth_forward",
+    "bandwidth_reverse",
+    "delay",
+    "delay_schedule",
+    "delay_trace",
+    "queue",
+    "error_rate",
+    "error_rate_forward",
+    "error_rate_reverse",
+];
+
 pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) -> Result<LinkProps, ScenarioError> {
-    let mut allowed = vec!["bandwidth", "bandwidth_forward", "bandwidth_reverse", "delay", "delay_schedule", "queue"];
+    let mut allowed = LINK_KEYS.to_vec();
     allowed.extend_from_slice(extra);
     t.deny_unknown(&allowed)?;
     let bw = t.bandwidth("bandwidth")?;
@@ -24,12 +43,22 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
     let (Some(bandwidth_fwd), Some(bandwidth_rev)) = (bandwidth_fwd, bandwidth_rev) else {
         return Err(t.err("bandwidth", "is required, e.g. bandwidth = \"10Mbps\""));
     };
+    if t.get("delay_trace").is_some() && t.get("delay_schedule").is_some() {
+        return Err(t.err("delay_trace", "give either delay_schedule or delay_trace, not both"));
+    }
+    let trace = read_delay_trace(t)?;
     let delay = match t.time("delay", 0, FOREVER)? {
         Some(d) => d,
-        None => defaults.map(|d| d.delay).ok_or_else(|| t.err("delay", "is required, e.g. delay = \"10ms\""))?,
+        None => match (&trace, defaults) {
+            // Before the trace's first point the link has the first point's delay.
+            (Some(points), _) => points[0].1,
+            (None, Some(d)) => d.delay,
+            (None, None) => return Err(t.err("delay", "is required, e.g. delay = \"10ms\"")),
+        },
     };
-    let schedule = match t.array("delay_schedule")? {
-        Some(items) => {
+    let schedule = match (trace, t.array("delay_schedule")?) {
+        (Some(points), _) => points,
+        (None, Some(items)) => {
             let mut out: Vec<(u64, u64)> = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let e = Obj::new(t.ctx, item, &t.field_path(&format!("delay_schedule[{i}]")))?;
@@ -45,31 +74,102 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
             }
             out
         }
-        None => defaults.map(|d| d.schedule.clone()).unwrap_or_default(),
+        (None, None) => defaults.map(|d| d.schedule.clone()).unwrap_or_default(),
     };
     let queue = match t.table("queue")? {
         Some(q) => read_queue(&q)?,
         None => defaults.map(|d| d.queue.clone()).unwrap_or(QueueSpec::DropTail { limit: DEFAULT_QUEUE_LIMIT }),
     };
-    Ok(LinkProps { bandwidth_fwd, bandwidth_rev, delay, schedule, queue })
+    let rate = |key: &str| -> Result<Option<f64>, ScenarioError> {
+        match t.number(key, 0.0, 1.0)? {
+            Some(r) if r >= 1.0 => Err(t.err(key, format!("must be >= 0 and < 1, got {r}"))),
+            other => Ok(other),
+        }
+    };
+    let both = rate("error_rate")?;
+    let error_fwd = rate("error_rate_forward")?.or(both).or(defaults.map(|d| d.error_fwd)).unwrap_or(0.0);
+    let error_rev = rate("error_rate_reverse")?.or(both).or(defaults.map(|d| d.error_rev)).unwrap_or(0.0);
+    Ok(LinkProps { bandwidth_fwd, bandwidth_rev, delay, schedule, queue, error_fwd, error_rev })
 }
 
-fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
-    q.deny_unknown(&["kind", "limit"])?;
+/// `delay_trace = "file"`: (time, delay) lines, resolved against the scenario file's directory.
+fn read_delay_trace(t: &Obj) -> Result<Option<Vec<(u64, u64)>>, ScenarioError> {
+    let Some(name) = t.string("delay_trace")? else { return Ok(None) };
+    let path = resolve_relative(t.ctx.file, name);
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(&path).map_err(|e| t.err("delay_trace", format!("cannot read {shown}: {e}")))?;
+    crate::delay::parse_trace(&text).map(Some).map_err(|(line, msg)| {
+        if line == 0 {
+            t.err("delay_trace", format!("{shown}: {msg}"))
+        } else {
+            t.err("delay_trace", format!("{shown}:{line}: {msg}"))
+        }
+    })
+}
+
+/// A path named in a scenario: absolute, or relative to the scenario file's directory (the
+/// current directory when the scenario did not come from a file).
+pub fn resolve_relative(source: &str, name: &str) -> std::path::PathBuf {
+    let p = std::path::Path::new(name);
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    let src = std::path::Path::new(source);
+    match src.parent() {
+        Some(dir) if src.is_file() => dir.join(p),
+        _ => p.to_path_buf(),
+    }
+}
+
+const QUEUE_KINDS: &str = "droptail, red, red-linear";
+
+pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
     let kind = q.string("kind")?.unwrap_or("droptail");
     match kind {
         "droptail" => {
+            q.deny_unknown(&["kind", "limit"])?;
             let limit = q.integer("limit", 1, 100_000_000)?.unwrap_or(DEFAULT_QUEUE_LIMIT as i64) as u32;
             Ok(QueueSpec::DropTail { limit })
         }
-        other => Err(q.err("kind", format!("unknown queue kind \"{other}\" (allowed: droptail)"))),
+        "red" | "red-linear" => {
+            let linear = kind == "red-linear";
+            let mut keys = vec!["kind", "limit", "min", "max", "weight", "mean_pktsize"];
+            if !linear {
+                keys.extend_from_slice(&["max_p", "gentle", "wait"]);
+            }
+            q.deny_unknown(&keys)?;
+            let variant = if linear { RedVariant::Linear } else { RedVariant::Classic };
+            let min = q.number("min", f64::MIN, f64::MAX)?.ok_or_else(|| q.err("min", "is required (the lower threshold on the average queue, packets)"))?;
+            let max = q.number("max", f64::MIN, f64::MAX)?.ok_or_else(|| q.err("max", "is required (the upper threshold on the average queue, packets)"))?;
+            let limit = q.integer("limit", 1, 100_000_000)?.unwrap_or(DEFAULT_QUEUE_LIMIT as i64) as u32;
+            let mut spec = RedSpec::new(variant, limit, min, max);
+            if linear {
+                spec.max_p = 1.0;
+            } else if let Some(p) = q.number("max_p", f64::MIN, f64::MAX)? {
+                spec.max_p = p;
+            }
+            spec.weight = match q.get("weight") {
+                None => spec.weight,
+                Some(Value::String(s)) if s == "auto" => RedWeight::Auto,
+                Some(Value::String(s)) => return Err(q.err("weight", format!("must be a number in (0, 1] or \"auto\", got \"{s}\""))),
+                Some(_) => RedWeight::Fixed(q.number("weight", f64::MIN, f64::MAX)?.expect("present")),
+            };
+            spec.gentle = q.bool("gentle", false)?;
+            spec.wait = q.bool("wait", true)?;
+            if let Some(s) = q.integer("mean_pktsize", 1, 1_000_000_000)? {
+                spec.mean_pktsize = s as u32;
+            }
+            spec.validate().map_err(|(field, msg)| q.err(field, msg))?;
+            Ok(QueueSpec::Red(spec))
+        }
+        other => Err(q.err("kind", format!("unknown queue kind \"{other}\" (allowed: {QUEUE_KINDS})"))),
     }
 }
 
 pub fn add_link(net: &mut NetBuilder, a: &str, b: &str, p: &LinkProps) {
     let (a, b) = (net.node(a), net.node(b));
-    let dir = |bw: f64| DirectionSpec { bandwidth_bps: bw, delay: p.delay, delay_schedule: p.schedule.clone(), queue: p.queue.clone() };
-    net.links.push(LinkSpec { a, b, forward: dir(p.bandwidth_fwd), reverse: dir(p.bandwidth_rev) });
+    let dir = |bw: f64, error_rate: f64| DirectionSpec { bandwidth_bps: bw, delay: p.delay, delay_schedule: p.schedule.clone(), queue: p.queue.clone(), error_rate };
+    net.links.push(LinkSpec { a, b, forward: dir(p.bandwidth_fwd, p.error_fwd), reverse: dir(p.bandwidth_rev, p.error_rev) });
 }
 
 pub fn build_link(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError> {

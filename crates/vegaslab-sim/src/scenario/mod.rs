@@ -5,15 +5,20 @@
 //! error names the file, the field path and what was expected ([`ScenarioError`]).
 
 mod algorithms;
+mod apps;
 mod build;
 mod flows;
 mod links;
 mod overrides;
 mod reader;
+mod satellite;
 mod topologies;
+mod udp;
 
 pub use build::from_value;
 pub use overrides::apply_overrides;
+pub use apps::{FlowArrivals, OnOffSpec, PacedSpec};
+pub use udp::{OffTime, UdpModel, UdpSpec};
 
 use std::fmt;
 use vegaslab_cc::{Algorithm, Nanos, TcpConfig};
@@ -55,6 +60,8 @@ pub struct Scenario {
     /// Nodes that are AQT-enabled routers (RoVegas): they add each probing packet's queueing
     /// time to its AQT option.
     pub aqt_routers: Vec<usize>,
+    /// UDP sources (`[[udp]]`), see `udp`.
+    pub udp: Vec<UdpSpec>,
 }
 
 /// A full-duplex link between nodes `a` and `b`.
@@ -76,23 +83,30 @@ pub struct DirectionSpec {
     pub delay: Nanos,
     pub delay_schedule: Vec<(Nanos, Nanos)>,
     pub queue: QueueSpec,
+    /// Probability that a transmitted packet is lost (packet error rate), 0 <= rate < 1.
+    pub error_rate: f64,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum QueueSpec {
     /// ns-2 DropTail: a limit of `limit` packets counts the one being transmitted.
     DropTail { limit: u32 },
+    /// RED (`kind = "red"`) or the grids paper's linear RED (`kind = "red-linear"`); see `queue`.
+    Red(crate::queue::RedSpec),
 }
 
 impl QueueSpec {
     pub fn kind(&self) -> &'static str {
         match self {
             QueueSpec::DropTail { .. } => "droptail",
+            QueueSpec::Red(r) if r.variant == crate::queue::RedVariant::Linear => "red-linear",
+            QueueSpec::Red(_) => "red",
         }
     }
     pub fn limit(&self) -> u32 {
         match self {
             QueueSpec::DropTail { limit } => *limit,
+            QueueSpec::Red(r) => r.limit,
         }
     }
 }
@@ -115,6 +129,12 @@ pub enum AppSpec {
     Ftp,
     /// A transfer of this many bytes, handed to TCP at once (`$ftp send bytes`).
     File { bytes: u64 },
+    /// Pareto ON/OFF user, greedy while ON (`app = { kind = "onoff", ... }`, see `crate::apps`).
+    OnOff(OnOffSpec),
+    /// Poisson flow arrivals, Pareto lengths, each handed over at once (`kind = "nps"`).
+    Nps(FlowArrivals),
+    /// As `Nps`, data released at an ON rate during Pareto ON periods (`kind = "pareto-paced"`).
+    ParetoPaced(PacedSpec),
 }
 
 /// Which time series to record; all off by default.

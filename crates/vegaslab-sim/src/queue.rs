@@ -1,0 +1,424 @@
+//! Queue disciplines (DropTail, RED, the grids paper's linear RED) and the packet-error model
+//! of a link direction.
+//!
+//! A [`Queue`] decides, when a packet arrives, whether it may join the waiting queue. It sees
+//! the number of packets *waiting* (not counting the one in transmission), exactly what ns-2's
+//! queue objects see (the link holds the packet it is transmitting), and whether the link has
+//! been idle and since when.
+//!
+//! ## Random streams
+//!
+//! Draws come from [`crate::rng::stream`]`(seed, id)` with fixed stream ids, so a run is
+//! bit-identical for a seed and adding a queue or an error model never shifts other draws:
+//!
+//! | use | stream id |
+//! |---|---|
+//! | flow `i` (sim.rs) | `1 + i` |
+//! | RED early drops of channel `c` | [`STREAM_RED_BASE`]` + c` = `(1 << 32) + c` |
+//! | packet errors of channel `c` | [`STREAM_ERROR_BASE`]` + c` = `(2 << 32) + c` |
+//!
+//! Channel `c` is the index of a link direction: link `l` gives channels `2l` (a -> b) and
+//! `2l + 1` (b -> a).
+//!
+//! ## RED as ns-2 implements it (`queue/red.cc`), packet mode
+//!
+//! On each arrival, with `q` the packets waiting:
+//! - **Average.** `avg <- (1 - w)^(m+1) avg + w q`, where `m = 0` unless the link is idle (no
+//!   packet waiting or in transmission); then `m = floor(ptc x idle time)` packets are assumed
+//!   to have "arrived" to the empty queue while it was idle, `ptc = bandwidth / (8 x
+//!   mean_pktsize)` (ns-2's packet time constant; `mean_pktsize` defaults to ns-2's 500 bytes).
+//!   The link is idle from the end of its last transmission (ns-2: when `deque` finds the queue
+//!   empty).
+//! - **Weight** `w`: a number in (0, 1] (default 0.002, Floyd and Jacobson's value and ns-2's
+//!   before 2.1b9), or `"auto"` = ns-2's `q_weight_ = -1`: `w = 1 - exp(-1 / (10 rtt ptc))` with
+//!   `rtt = max(3 (delay + 1/ptc), 0.1 s)` from the link's bandwidth and propagation delay.
+//!   (ns-2's `0` and `-2` settings are not offered: give the number.)
+//! - **Count.** `count` grows by one per arrival; it restarts at 0 after any drop.
+//! - **Decision** (only when `avg >= min` and `q > 1`, else `old <- false`):
+//!   `avg >= max` (gentle: `>= 2 max`) -> forced drop; else the first packet after the average
+//!   crossed `min` only sets `count = 1, old = true`; else early drop with probability
+//!   `p_a` from `p_b = max_p (avg - min) / (max - min)` (gentle, `max <= avg < 2 max`:
+//!   `p_b = max_p + (1 - max_p)(avg - max) / max`): with `wait` (ns-2's default `wait_ true`)
+//!   `p_a = 0` if `count p_b < 1`, `p_b / (2 - count p_b)` if `< 2`, else 1; without it the
+//!   classic Floyd-Jacobson `p_a = p_b / (1 - count p_b)` (1 once `count p_b >= 1`). A uniform
+//!   draw `u <= p_a` drops.
+//! - **Limit.** `q >= limit` is a forced drop: a RED queue of limit L holds L waiting packets
+//!   plus the one in transmission (ns-2's RED compares the queue length before the arrival with
+//!   `limit_`; DropTail's limit, by contrast, counts the packet in transmission).
+//! - ns-2 options not modelled: byte mode (`bytes_`, `queue_in_bytes_`: ns-2.35's defaults are
+//!   true, set them false to compare), ECN marking, adaptive RED, `cautious_`, drop-front and
+//!   random-victim drops. With `use_mark_p_ true` (ns-2.35's default) ns-2 counts drops with
+//!   `avg >= max` as early rather than forced; they are dropped either way.
+//!
+//! ## The grids paper's linear RED (`red-linear`)
+//!
+//! Weigle and Feng (vegas-grids §2.2) "use a variable, rather than a constant, drop probability
+//! P ... P ranges from 0 to 1 as the average queue size ranges from RED_min to RED_max":
+//! `P = (avg - min) / (max - min)` between the thresholds, every packet dropped above `max`.
+//! The average is RED's weighted average (the paper's "weighted average of the queue length"),
+//! computed as above (same weight and idle decay); P is applied as is, with no count-based
+//! spacing and no `q > 1` guard (the paper's "effective formula"). Drops above `max` and over
+//! the limit are forced, those between the thresholds early.
+
+use crate::rng::stream;
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+use vegaslab_cc::Nanos;
+
+/// Stream id base for RED early-drop draws (`+ channel index`).
+pub const STREAM_RED_BASE: u64 = 1 << 32;
+/// Stream id base for packet-error draws (`+ channel index`).
+pub const STREAM_ERROR_BASE: u64 = 2 << 32;
+
+/// Which RED drop function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedVariant {
+    /// Floyd-Jacobson RED as ns-2's `Queue/RED` (`kind = "red"`).
+    Classic,
+    /// The grids paper's linear P = (avg - min)/(max - min) (`kind = "red-linear"`).
+    Linear,
+}
+
+/// The EWMA weight of the average queue length.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RedWeight {
+    Fixed(f64),
+    /// ns-2's `q_weight_ = -1`: from the link's bandwidth and delay.
+    Auto,
+}
+
+/// A validated RED configuration (`queue = { kind = "red", ... }`), in packets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RedSpec {
+    pub variant: RedVariant,
+    /// Hard limit on waiting packets (ns-2 `limit_`).
+    pub limit: u32,
+    /// Thresholds on the average, packets (ns-2 `thresh_`, `maxthresh_`).
+    pub min_th: f64,
+    pub max_th: f64,
+    /// Drop probability at `max_th` (ns-2 `1 / linterm_`); unused by the linear variant.
+    pub max_p: f64,
+    pub weight: RedWeight,
+    pub gentle: bool,
+    /// ns-2 `wait_`: space early drops uniformly with a wait after each.
+    pub wait: bool,
+    /// Bytes per packet for the idle-time decay (ns-2 `mean_pktsize_`).
+    pub mean_pktsize: u32,
+}
+
+impl RedSpec {
+    /// The grids paper's defaults around given thresholds (weight 0.002, ns-2 packet time).
+    pub fn new(variant: RedVariant, limit: u32, min_th: f64, max_th: f64) -> Self {
+        RedSpec { variant, limit, min_th, max_th, max_p: 0.1, weight: RedWeight::Fixed(0.002), gentle: false, wait: true, mean_pktsize: 500 }
+    }
+
+    /// Check the parameters; `Err((field, message))`. (Negated comparisons reject NaN too.)
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if !(self.min_th >= 0.0) || !self.min_th.is_finite() {
+            return Err(("min", format!("must be >= 0 packets, got {}", self.min_th)));
+        }
+        if !(self.max_th > self.min_th) || !self.max_th.is_finite() {
+            return Err(("max", format!("must be > min ({}), got {}", self.min_th, self.max_th)));
+        }
+        if !(self.max_p > 0.0 && self.max_p <= 1.0) {
+            return Err(("max_p", format!("must be in (0, 1], got {}", self.max_p)));
+        }
+        if let RedWeight::Fixed(w) = self.weight {
+            if !(w > 0.0 && w <= 1.0) {
+                return Err(("weight", format!("must be in (0, 1] or \"auto\", got {w}")));
+            }
+        }
+        if !((self.limit as f64) > self.max_th) {
+            return Err(("limit", format!("must be > max ({}), got {}", self.max_th, self.limit)));
+        }
+        if self.mean_pktsize == 0 {
+            return Err(("mean_pktsize", "must be >= 1 byte".to_string()));
+        }
+        Ok(())
+    }
+
+    /// The weight in force on a link of this bandwidth and propagation delay.
+    pub fn effective_weight(&self, bandwidth_bps: f64, delay_s: f64) -> f64 {
+        match self.weight {
+            RedWeight::Fixed(w) => w,
+            RedWeight::Auto => {
+                let ptc = bandwidth_bps / (8.0 * self.mean_pktsize as f64);
+                let rtt = (3.0 * (delay_s + 1.0 / ptc)).max(0.1);
+                1.0 - (-1.0 / (10.0 * rtt * ptc)).exp()
+            }
+        }
+    }
+}
+
+/// `x^n` by repeated squaring: plain IEEE multiplications, so identical on every machine.
+pub fn powu(mut x: f64, mut n: u64) -> f64 {
+    let mut acc = 1.0;
+    while n > 0 {
+        if n & 1 == 1 {
+            acc *= x;
+        }
+        x *= x;
+        n >>= 1;
+    }
+    acc
+}
+
+/// ns-2 DropTail: drop when (waiting + 1) >= limit, so limit - 1 wait and one is in
+/// transmission.
+#[inline(always)]
+pub fn droptail_admits(waiting: u64, limit: u32) -> bool {
+    waiting + 1 < limit as u64
+}
+
+/// Why a packet was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Accept,
+    /// A random (unforced) RED drop.
+    Early,
+    /// Over the hard limit, or the average over the top threshold.
+    Forced,
+}
+
+/// RED state of one link direction.
+#[derive(Clone, Debug)]
+pub struct Red {
+    pub spec: RedSpec,
+    /// EWMA weight in force.
+    pub q_w: f64,
+    /// Packets per second for the idle decay (ns-2 `ptc`).
+    pub ptc: f64,
+    /// Average queue length (packets).
+    pub avg: f64,
+    count: i64,
+    old: bool,
+    rng: ChaCha8Rng,
+    pub early_drops: u64,
+    pub forced_drops: u64,
+}
+
+impl Red {
+    pub fn new(spec: &RedSpec, bandwidth_bps: f64, delay: Nanos, seed: u64, channel: usize) -> Self {
+        Red {
+            q_w: spec.effective_weight(bandwidth_bps, delay as f64 * 1e-9),
+            ptc: bandwidth_bps / (8.0 * spec.mean_pktsize as f64),
+            spec: spec.clone(),
+            avg: 0.0,
+            count: 0,
+            old: false,
+            rng: stream(seed, STREAM_RED_BASE + channel as u64),
+            early_drops: 0,
+            forced_drops: 0,
+        }
+    }
+
+    /// Update the average for an arrival seeing `qlen` packets waiting; `idle_since` is when
+    /// the link went idle if it is idle now.
+    pub fn update_average(&mut self, now: Nanos, qlen: usize, idle_since: Option<Nanos>) -> f64 {
+        let m = match idle_since {
+            Some(t0) if now > t0 => (self.ptc * ((now - t0) as f64 * 1e-9)) as u64,
+            _ => 0,
+        };
+        self.avg = self.avg * powu(1.0 - self.q_w, m + 1) + self.q_w * qlen as f64;
+        self.avg
+    }
+
+    /// ns-2's `calculate_p_new`: the drop probability before count spacing.
+    pub fn p_b(&self, avg: f64) -> f64 {
+        let s = &self.spec;
+        let p = if s.gentle && avg >= s.max_th {
+            let c = (1.0 - s.max_p) / s.max_th;
+            c * avg + 2.0 * s.max_p - 1.0
+        } else if avg >= s.max_th {
+            1.0
+        } else {
+            s.max_p * (avg - s.min_th) / (s.max_th - s.min_th)
+        };
+        p.min(1.0)
+    }
+
+    /// ns-2's `modify_p`: spacing by the packets since the last drop.
+    pub fn p_a(&self, p_b: f64, count: i64) -> f64 {
+        let cp = count as f64 * p_b;
+        let p = if self.spec.wait {
+            if cp < 1.0 {
+                0.0
+            } else if cp < 2.0 {
+                p_b / (2.0 - cp)
+            } else {
+                1.0
+            }
+        } else if cp < 1.0 {
+            p_b / (1.0 - cp)
+        } else {
+            1.0
+        };
+        p.min(1.0)
+    }
+
+    /// A packet arrives seeing `qlen` waiting.
+    pub fn arrive(&mut self, now: Nanos, qlen: usize, idle_since: Option<Nanos>) -> Verdict {
+        let avg = self.update_average(now, qlen, idle_since);
+        let mut verdict = match self.spec.variant {
+            RedVariant::Classic => self.classic(avg, qlen),
+            RedVariant::Linear => self.linear(avg),
+        };
+        if qlen as u64 >= self.spec.limit as u64 {
+            verdict = Verdict::Forced;
+        }
+        match verdict {
+            Verdict::Accept => {}
+            Verdict::Early => self.early_drops += 1,
+            Verdict::Forced => {
+                self.forced_drops += 1;
+                self.count = 0;
+            }
+        }
+        verdict
+    }
+
+    fn classic(&mut self, avg: f64, qlen: usize) -> Verdict {
+        let s = &self.spec;
+        self.count += 1;
+        if avg >= s.min_th && qlen > 1 {
+            let top = if s.gentle { 2.0 * s.max_th } else { s.max_th };
+            if avg >= top {
+                Verdict::Forced
+            } else if !self.old {
+                // The average just crossed min_th: start counting from here.
+                self.count = 1;
+                self.old = true;
+                Verdict::Accept
+            } else {
+                let p = self.p_a(self.p_b(avg), self.count);
+                let u: f64 = self.rng.gen();
+                if u <= p {
+                    self.count = 0;
+                    Verdict::Early
+                } else {
+                    Verdict::Accept
+                }
+            }
+        } else {
+            self.old = false;
+            Verdict::Accept
+        }
+    }
+
+    fn linear(&mut self, avg: f64) -> Verdict {
+        let s = &self.spec;
+        if avg < s.min_th {
+            Verdict::Accept
+        } else if avg >= s.max_th {
+            Verdict::Forced
+        } else {
+            let p = (avg - s.min_th) / (s.max_th - s.min_th);
+            let u: f64 = self.rng.gen();
+            if u < p {
+                Verdict::Early
+            } else {
+                Verdict::Accept
+            }
+        }
+    }
+}
+
+/// A uniform packet error rate on one link direction: each transmitted packet is lost with
+/// probability `rate`, independently (ns-2 `ErrorModel` with `unit pkt` and a uniform random
+/// variable). The draw is made when the packet is accepted (its fate is fixed then); the
+/// packet still occupies the queue and the transmitter.
+#[derive(Clone, Debug)]
+pub struct PacketErrors {
+    pub rate: f64,
+    rng: ChaCha8Rng,
+}
+
+impl PacketErrors {
+    /// `None` for a zero rate (no draws at all, so a zero-rate link costs nothing).
+    /// Boxed: the generator's state is large and most channels have none.
+    pub fn new(rate: f64, seed: u64, channel: usize) -> Option<Box<Self>> {
+        (rate > 0.0).then(|| Box::new(PacketErrors { rate, rng: stream(seed, STREAM_ERROR_BASE + channel as u64) }))
+    }
+
+    #[inline]
+    pub fn corrupts(&mut self) -> bool {
+        self.rng.gen::<f64>() < self.rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn red(min: f64, max: f64, w: f64) -> Red {
+        let mut s = RedSpec::new(RedVariant::Classic, 100, min, max);
+        s.weight = RedWeight::Fixed(w);
+        Red::new(&s, 1e6, 10_000_000, 1, 0)
+    }
+
+    #[test]
+    fn average_is_an_ewma_of_the_queue_seen_by_arrivals() {
+        let mut r = red(5.0, 15.0, 0.5);
+        // Busy link (no idle decay): avg = 0.5*0 + 0.5*4 = 2; then 0.5*2 + 0.5*8 = 5.
+        assert_eq!(r.update_average(0, 4, None), 2.0);
+        assert_eq!(r.update_average(1, 8, None), 5.0);
+    }
+
+    #[test]
+    fn idle_time_decays_the_average_by_the_packets_that_could_have_been_sent() {
+        let mut r = red(5.0, 15.0, 0.5);
+        r.avg = 8.0;
+        // 1 Mbps, 500-byte mean packets: ptc = 250 pkt/s. Idle 10 ms -> m = 2.5 -> 2, so
+        // avg = 8 * 0.5^3 + 0.5 * 0 = 1.
+        assert_eq!(r.update_average(20_000_000, 0, Some(10_000_000)), 1.0);
+    }
+
+    #[test]
+    fn auto_weight_follows_ns2_rule() {
+        let mut s = RedSpec::new(RedVariant::Classic, 100, 5.0, 15.0);
+        s.weight = RedWeight::Auto;
+        // 1.5 Mbps, 500-byte packets: ptc = 375/s; delay 4 ms: rtt = 3*(0.004+1/375) = 0.02 ->
+        // 0.1 s; w = 1 - exp(-1/(10*0.1*375)).
+        let w = s.effective_weight(1.5e6, 0.004);
+        assert!((w - (1.0 - (-1.0f64 / 375.0).exp())).abs() < 1e-15, "{w}");
+    }
+
+    #[test]
+    fn drop_probability_is_linear_between_thresholds_and_spaced_by_count() {
+        let mut r = red(5.0, 15.0, 0.002);
+        r.spec.max_p = 0.1;
+        // avg 10: p_b = 0.1 * 5/10 = 0.05.
+        assert!((r.p_b(10.0) - 0.05).abs() < 1e-15);
+        assert_eq!(r.p_b(15.0), 1.0);
+        // wait (ns-2 default): count 10 -> cp = 0.5 < 1 -> 0; count 30 -> cp 1.5 -> 0.05/0.5.
+        assert_eq!(r.p_a(0.05, 10), 0.0);
+        assert!((r.p_a(0.05, 30) - 0.1).abs() < 1e-15);
+        assert_eq!(r.p_a(0.05, 40), 1.0);
+        // classic Floyd-Jacobson: count 10 -> 0.05 / (1 - 0.5) = 0.1.
+        r.spec.wait = false;
+        assert!((r.p_a(0.05, 10) - 0.1).abs() < 1e-15);
+        assert_eq!(r.p_a(0.05, 20), 1.0);
+    }
+
+    #[test]
+    fn gentle_ramps_from_max_p_to_one_between_max_and_twice_max() {
+        let mut r = red(5.0, 15.0, 0.002);
+        r.spec.gentle = true;
+        r.spec.max_p = 0.1;
+        assert!((r.p_b(15.0) - 0.1).abs() < 1e-12);
+        assert!((r.p_b(22.5) - 0.55).abs() < 1e-12);
+        assert!((r.p_b(30.0) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn powu_matches_repeated_multiplication() {
+        let x = 0.998f64;
+        let mut y = 1.0;
+        for _ in 0..37 {
+            y *= x;
+        }
+        assert!((powu(x, 37) - y).abs() < 1e-15);
+        assert_eq!(powu(x, 0), 1.0);
+    }
+}

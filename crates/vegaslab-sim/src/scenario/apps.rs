@@ -1,0 +1,163 @@
+//! TCP applications: what feeds a flow's sender (`[[flows]] app = ...`).
+//!
+//! `app = "ftp"` and `app = "file"` (with `file_size`) are the simple forms. The traffic models
+//! of the papers take a table, `app = { kind = "...", ... }`:
+//!
+//! - `onoff`: AdaVegas users (adavegas.txt section IV): Pareto ON and OFF periods, greedy while ON.
+//! - `nps`: "No Packet Spacing" (vegas-grids.txt section 3, Tables 2-3): Poisson flow arrivals,
+//!   Pareto flow lengths, each flow handed to TCP at once.
+//! - `pareto-paced`: the grids "Pareto" (interactive) model: as `nps`, but the data is handed to
+//!   TCP at the ON rate during Pareto ON periods (ns-2 `Application/Traffic/Pareto` spacing).
+//!
+//! Every mean must be > 0, and every Pareto shape > 1 (for shape <= 1 the Pareto mean is
+//! infinite, so a "mean" ON time or flow length would mean nothing).
+
+use super::build::FOREVER;
+use super::reader::{describe, Obj};
+use super::{AppSpec, ScenarioError};
+use toml::Value;
+
+/// Pareto ON/OFF user (adavegas.txt section IV): greedy while ON, silent while OFF.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OnOffSpec {
+    /// Mean ON and OFF durations, seconds.
+    pub mean_on: f64,
+    pub mean_off: f64,
+    /// Pareto shape of both periods (the paper: 1.5).
+    pub shape: f64,
+    /// Whether the user begins with an ON period at the flow's start (else with an OFF one).
+    pub first_on: bool,
+}
+
+/// Poisson flow arrivals with Pareto flow lengths (vegas-grids.txt Table 3).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowArrivals {
+    /// Mean time between flow arrivals (exponential), seconds.
+    pub mean_interarrival: f64,
+    /// Mean flow length, bytes (Pareto).
+    pub mean_size: f64,
+    pub size_shape: f64,
+}
+
+/// The grids "Pareto" model: flow arrivals as NPS, data released at `rate_bps` during Pareto
+/// ON periods (bursts of packets, ns-2 `Application/Traffic/Pareto`), none during OFF.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacedSpec {
+    pub arrivals: FlowArrivals,
+    pub rate_bps: f64,
+    /// Mean ON and OFF durations, seconds.
+    pub mean_on: f64,
+    pub mean_off: f64,
+    pub shape: f64,
+}
+
+/// The default Pareto shape: every paper here uses 1.5.
+pub const DEFAULT_SHAPE: f64 = 1.5;
+
+/// Read a flow's `app` (and the legacy flat `file_size`).
+pub fn read_app(f: &Obj) -> Result<AppSpec, ScenarioError> {
+    let Some(v) = f.get("app") else {
+        if f.get("file_size").is_some() {
+            return Err(f.err("file_size", "only applies with app = \"file\""));
+        }
+        return Ok(AppSpec::Ftp);
+    };
+    match v {
+        Value::String(kind) => match kind.as_str() {
+            "ftp" => {
+                if f.get("file_size").is_some() {
+                    return Err(f.err("file_size", "only applies with app = \"file\""));
+                }
+                Ok(AppSpec::Ftp)
+            }
+            "file" => {
+                let bytes = f.size("file_size", 1.0)?.ok_or_else(|| f.err("file_size", "is required with app = \"file\", e.g. \"5MB\""))?;
+                Ok(AppSpec::File { bytes: bytes.round() as u64 })
+            }
+            "onoff" | "nps" | "pareto-paced" => Err(f.err(
+                "app",
+                format!("\"{kind}\" needs parameters: write app = {{ kind = \"{kind}\", ... }} (see docs/scenario-format.md)"),
+            )),
+            other => Err(f.err("app", format!("unknown application \"{other}\" (allowed: ftp, file, onoff, nps, pareto-paced)"))),
+        },
+        Value::Table(_) => {
+            if f.get("file_size").is_some() {
+                return Err(f.err("file_size", "give the size inside the app table: app = { kind = \"file\", size = \"5MB\" }"));
+            }
+            let t = f.table("app")?.expect("present");
+            read_app_table(&t)
+        }
+        other => Err(f.err("app", format!("must be a string (\"ftp\", \"file\") or a table {{ kind = ... }}, got {}", describe(other)))),
+    }
+}
+
+fn read_app_table(t: &Obj) -> Result<AppSpec, ScenarioError> {
+    let kind = t.req_string("kind")?;
+    match kind {
+        "ftp" => {
+            t.deny_unknown(&["kind"])?;
+            Ok(AppSpec::Ftp)
+        }
+        "file" => {
+            t.deny_unknown(&["kind", "size"])?;
+            let bytes = t.size("size", 1.0)?.ok_or_else(|| t.err("size", "is required for a file, e.g. \"5MB\""))?;
+            Ok(AppSpec::File { bytes: bytes.round() as u64 })
+        }
+        "onoff" => {
+            t.deny_unknown(&["kind", "mean_on", "mean_off", "shape", "first"])?;
+            let first_on = match t.string("first")?.unwrap_or("on") {
+                "on" => true,
+                "off" => false,
+                other => return Err(t.err("first", format!("must be \"on\" or \"off\", got \"{other}\""))),
+            };
+            Ok(AppSpec::OnOff(OnOffSpec {
+                mean_on: mean_time(t, "mean_on")?,
+                mean_off: mean_time(t, "mean_off")?,
+                shape: pareto_shape(t, "shape")?,
+                first_on,
+            }))
+        }
+        "nps" => {
+            t.deny_unknown(&["kind", "mean_interarrival", "mean_flow_size", "flow_shape"])?;
+            Ok(AppSpec::Nps(read_arrivals(t)?))
+        }
+        "pareto-paced" => {
+            t.deny_unknown(&["kind", "mean_interarrival", "mean_flow_size", "flow_shape", "rate", "mean_on", "mean_off", "shape"])?;
+            let arrivals = read_arrivals(t)?;
+            let rate_bps = t.bandwidth("rate")?.ok_or_else(|| t.err("rate", "is required: the rate while ON, e.g. \"100Mbps\""))?;
+            Ok(AppSpec::ParetoPaced(PacedSpec {
+                arrivals,
+                rate_bps,
+                mean_on: mean_time(t, "mean_on")?,
+                mean_off: mean_time(t, "mean_off")?,
+                shape: pareto_shape(t, "shape")?,
+            }))
+        }
+        other => Err(t.err("kind", format!("unknown application \"{other}\" (allowed: ftp, file, onoff, nps, pareto-paced)"))),
+    }
+}
+
+fn read_arrivals(t: &Obj) -> Result<FlowArrivals, ScenarioError> {
+    let mean_size = t
+        .size("mean_flow_size", 1.0)?
+        .ok_or_else(|| t.err("mean_flow_size", "is required: the mean flow length, e.g. \"10MB\""))?;
+    Ok(FlowArrivals { mean_interarrival: mean_time(t, "mean_interarrival")?, mean_size, size_shape: pareto_shape(t, "flow_shape")? })
+}
+
+/// A required mean duration, > 0, in seconds.
+pub(crate) fn mean_time(t: &Obj, key: &str) -> Result<f64, ScenarioError> {
+    let ns = t.time(key, 1, FOREVER)?.ok_or_else(|| t.err(key, "is required (a mean duration > 0, e.g. \"50s\")"))?;
+    Ok(ns as f64 / 1e9)
+}
+
+/// A Pareto shape (default 1.5); must exceed 1 so that the distribution has a mean.
+pub(crate) fn pareto_shape(t: &Obj, key: &str) -> Result<f64, ScenarioError> {
+    let shape = t.number(key, -1e300, 1e300)?.unwrap_or(DEFAULT_SHAPE);
+    if !(shape > 1.0) {
+        return Err(t.err(
+            key,
+            format!("must be > 1: for a Pareto shape <= 1 the mean is undefined (infinite), so the given mean cannot hold; got {shape}"),
+        ));
+    }
+    Ok(shape)
+}

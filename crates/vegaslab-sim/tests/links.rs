@@ -1,0 +1,162 @@
+//! Link models in whole runs: packet errors, delay traces and the GEO bent pipe.
+
+use std::io::Write;
+use vegaslab_sim::{scenario, Simulator};
+
+fn run_text(text: &str, source: &str, seed: u64) -> serde_json::Value {
+    let mut sc = scenario::parse(text, source, &[]).unwrap();
+    sc.seed = seed;
+    let r = Simulator::new(sc).run(|_, _| true);
+    let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+    v["meta"] = serde_json::Value::Null;
+    v
+}
+
+const ONE_LINK: &str = r#"
+[run]
+duration = "60s"
+[[links]]
+endpoints = ["A", "B"]
+bandwidth = "1Mbps"
+delay = "20ms"
+error_rate_forward = 0.01
+[[flows]]
+from = "A"
+to = "B"
+cc = "newreno"
+tcp = { window = 50 }
+"#;
+
+#[test]
+fn packet_errors_hit_about_the_error_rate_and_count_as_losses() {
+    let v = run_text(ONE_LINK, "t.toml", 1);
+    let fwd = &v["queues"][0];
+    assert_eq!(fwd["queue"], "A->B");
+    let (errors, departures) = (fwd["errors"].as_u64().unwrap(), fwd["departures"].as_u64().unwrap());
+    let rate = errors as f64 / departures as f64;
+    assert!((0.005..0.02).contains(&rate), "{errors}/{departures}");
+    // The reverse direction has no error model and reports no error counter.
+    assert!(v["queues"][1].get("errors").is_none());
+    let f = &v["flows"][0];
+    assert!(f["retransmitted_pkts"].as_u64().unwrap() >= errors / 2);
+    // Conservation: what was sent is received, dropped (here: corrupted) or still in flight.
+    let sent = f["data_pkts_sent"].as_u64().unwrap();
+    let accounted = f["received_pkts"].as_u64().unwrap() + f["dropped_pkts"].as_u64().unwrap() + f["in_flight_pkts"].as_u64().unwrap();
+    assert_eq!(sent, accounted);
+}
+
+#[test]
+fn packet_errors_are_deterministic_per_seed() {
+    assert_eq!(run_text(ONE_LINK, "t.toml", 5), run_text(ONE_LINK, "t.toml", 5));
+    assert_ne!(run_text(ONE_LINK, "t.toml", 5)["queues"][0]["errors"], run_text(ONE_LINK, "t.toml", 6)["queues"][0]["errors"]);
+}
+
+#[test]
+fn a_zero_error_rate_changes_nothing() {
+    let with_zero = ONE_LINK.replace("error_rate_forward = 0.01", "error_rate = 0");
+    let without = ONE_LINK.replace("error_rate_forward = 0.01\n", "");
+    assert_eq!(run_text(&with_zero, "t.toml", 1), run_text(&without, "t.toml", 1));
+}
+
+fn write_trace(dir: &std::path::Path, name: &str, body: &str) {
+    let mut f = std::fs::File::create(dir.join(name)).unwrap();
+    f.write_all(body.as_bytes()).unwrap();
+}
+
+fn scratch(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("vegaslab-links-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const TRACE_LINK: &str = r#"
+[run]
+duration = "30s"
+[[links]]
+endpoints = ["A", "B"]
+bandwidth = "1Mbps"
+delay_trace = "traces/d.csv"
+[[flows]]
+from = "A"
+to = "B"
+cc = "vegas"
+"#;
+
+#[test]
+fn a_delay_trace_equals_the_same_delay_schedule() {
+    let dir = scratch("trace");
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    write_trace(&dir.join("traces"), "d.csv", "time,delay\n0,10ms\n10,100ms\n20s,5ms\n");
+    let source = dir.join("s.toml");
+    std::fs::write(&source, TRACE_LINK).unwrap();
+    let sc = scenario::parse(TRACE_LINK, source.to_str().unwrap(), &[]).unwrap();
+    assert_eq!(sc.links[0].forward.delay, 10_000_000);
+    assert_eq!(sc.links[0].forward.delay_schedule, vec![(0, 10_000_000), (10_000_000_000, 100_000_000), (20_000_000_000, 5_000_000)]);
+    let sched = TRACE_LINK.replace(
+        "delay_trace = \"traces/d.csv\"",
+        "delay = \"10ms\"\ndelay_schedule = [{ at = \"10s\", delay = \"100ms\" }, { at = \"20s\", delay = \"5ms\" }]",
+    );
+    assert_eq!(run_text(TRACE_LINK, source.to_str().unwrap(), 1)["flows"], run_text(&sched, "t.toml", 1)["flows"]);
+}
+
+#[test]
+fn delay_trace_errors_name_the_file_and_line() {
+    let dir = scratch("bad");
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    let source = dir.join("s.toml");
+    std::fs::write(&source, TRACE_LINK).unwrap();
+    let src = source.to_str().unwrap();
+    write_trace(&dir.join("traces"), "d.csv", "0 10ms\n5 20ms\n3 1ms\n");
+    let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
+    let shown = dir.join("traces").join("d.csv").display().to_string();
+    assert_eq!(e, format!("{src}: links[0].delay_trace: {shown}:3: times must not decrease (3 s after 5 s)"));
+    write_trace(&dir.join("traces"), "d.csv", "0 10ms\n5 -2ms\n");
+    let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
+    assert!(e.ends_with(&format!("{shown}:2: delay must be >= 0, got \"-2ms\"")), "{e}");
+    std::fs::remove_file(dir.join("traces").join("d.csv")).unwrap();
+    let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
+    assert!(e.starts_with(&format!("{src}: links[0].delay_trace: cannot read {shown}")), "{e}");
+    let both = TRACE_LINK.replace("delay_trace", "delay_schedule = []\ndelay_trace");
+    let e = scenario::parse(&both, src, &[]).unwrap_err().to_string();
+    assert!(e.ends_with("give either delay_schedule or delay_trace, not both"), "{e}");
+}
+
+const GEO: &str = r#"
+[run]
+duration = "100s"
+[geo]
+error_rate = 0.005
+[[flows]]
+from = "NY"
+to = "SF"
+cc = "vegas"
+tcp = { window = 200 }
+"#;
+
+#[test]
+fn geo_builder_makes_the_vegas_a_bent_pipe() {
+    let sc = scenario::parse(GEO, "geo.toml", &[]).unwrap();
+    assert_eq!(sc.nodes, vec!["NY", "SF"]);
+    let l = &sc.links[0];
+    assert_eq!((l.forward.bandwidth_bps, l.reverse.bandwidth_bps), (1.5e6, 1.5e6));
+    assert_eq!(l.forward.queue, scenario::QueueSpec::DropTail { limit: 50 });
+    // NY (40.9 N 73.9 W) and SF (37.8 N 122.4 W) to a GEO satellite at 95 W: about 37,940 km
+    // and 37,960 km of slant range, so ~253 ms one way (RTT ~506 ms + transmission).
+    let d = l.forward.delay as f64 * 1e-9;
+    assert!((d - 0.2532).abs() < 0.001, "{d}");
+    assert!(l.forward.delay_schedule.is_empty());
+    // Errors on the receiving terminal's side only (ns-2's sat-repeater.tcl), data direction.
+    assert_eq!((l.forward.error_rate, l.reverse.error_rate), (0.005, 0.0));
+    let both = scenario::parse(&GEO.replace("error_rate = 0.005", "error_rate = 0.005\nerror_at = \"both\""), "geo.toml", &[]).unwrap();
+    assert_eq!((both.links[0].forward.error_rate, both.links[0].reverse.error_rate), (0.005, 0.005));
+    let v = run_text(GEO, "geo.toml", 1);
+    assert!(v["queues"][0]["errors"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn geo_parameters_are_validated() {
+    let e = scenario::parse(&GEO.replace("error_rate = 0.005", "error_at = \"LA\""), "geo.toml", &[]).unwrap_err().to_string();
+    assert_eq!(e, "geo.toml: geo.error_at: must be \"both\", \"NY\" or \"SF\", got \"LA\"");
+    let e = scenario::parse(&GEO.replace("error_rate = 0.005", "error_rate = 1.0"), "geo.toml", &[]).unwrap_err().to_string();
+    assert_eq!(e, "geo.toml: geo.error_rate: must be >= 0 and < 1, got 1");
+}
