@@ -6,10 +6,11 @@ PY      := $(VENV)/bin/python
 STAMP   := $(VENV)/.installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name 'Cargo.toml' 2>/dev/null)
 REPORT  ?= report
-# `make test` installs ns-2 first, so its tests must run, not skip.
+# `make test` installs ns-2 and Chromium first, so their tests must run, not skip.
 REQUIRE_NS2 ?= 1
+REQUIRE_CHROMIUM ?= 1
 
-.PHONY: setup reproduce test test-rust test-python ns2 bench clean
+.PHONY: setup reproduce test test-rust test-python ns2 chromium bench clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -27,17 +28,21 @@ reproduce: setup
 	$(VENV)/bin/vegaslab reproduce va-reroute va-file va-buffer --out $(REPORT)
 
 ## test: every test, Rust and Python, including the differential tests against ns-2
-test: setup ns2 test-rust test-python
+test: setup ns2 chromium test-rust test-python
 
 test-rust:
 	cargo test --workspace --exclude vegaslab-py
 
 test-python: setup
-	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) $(PY) -m pytest
+	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) VEGASLAB_REQUIRE_CHROMIUM=$(REQUIRE_CHROMIUM) $(PY) -m pytest
 
 ## ns2: install ns-2.35 from Debian if missing (the reference for the differential tests)
 ns2:
 	bash scripts/install-ns2.sh
+
+## chromium: install Debian's Chromium if missing (the report's headless-browser test)
+chromium:
+	bash scripts/install-chromium.sh
 
 ## bench: the issue's benchmark, side by side with ns-2 when installed
 bench: setup ns2

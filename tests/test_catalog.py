@@ -221,8 +221,8 @@ def test_core_reproduce_runs_every_variant_and_writes_summary_and_tables(core, c
     md = (out / "summary.md").read_text()
     assert "## t-buffer: Buffer sweep" in md and "## t-single: One run" in md
     for run in ("newreno-q5", "vegas-q5"):
-        assert (out / "t-buffer" / run / "flows.parquet").is_file()
-    meta = json.loads((out / "t-single" / "t-single" / "meta.json").read_text())
+        assert (out / "results" / "t-buffer" / run / "seed1" / "flows.parquet").is_file()
+    meta = json.loads((out / "results" / "t-single" / "t-single" / "seed1" / "meta.json").read_text())
     assert meta["duration_s"] == pytest.approx(2.0)
 
 

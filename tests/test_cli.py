@@ -193,7 +193,8 @@ def test_core_reproduce_writes_summary_md_and_per_run_tables(core, tiny, tmp_pat
     assert cli.main(["reproduce", "tiny", "--out", str(out)]) == 0
     assert "f1.retransmitted_pkts" in capsys.readouterr().out
     assert "| newreno | f1.retransmitted_pkts | 3 |" in (out / "summary.md").read_text()
-    assert (out / "tiny" / "newreno" / "flows.parquet").is_file()
+    assert (out / "results" / "tiny" / "newreno" / "seed1" / "flows.parquet").is_file()
+    assert (out / "index.html").is_file()
 
 
 def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, tmp_path, capsys):

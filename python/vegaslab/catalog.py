@@ -1,18 +1,33 @@
 """The scenario catalog: paper experiments as scenario files in ``catalog/*.toml``.
 
-A catalog file is a normal scenario (the core ignores the two extra tables) plus:
+A catalog file is a normal scenario (the core ignores ``[meta]`` and ``[[variant]]``) plus
+(docs/catalog-format.md has the full description and examples):
 
 ``[meta]``
     ``id``, ``title``, ``paper``, ``figure``, ``notes``, ``assumptions = [{field, value, reason}]``
     and, for a file that is a single run, ``[meta.published]``.
+    ``seeds = [1, 2, 3]`` or ``runs = 10`` (seeds 1..10): run every variant once per seed and
+    report mean and spread (default: one run with the file's ``run.seed``, else 1).
+    ``figures = [{kind = "throughput" | "cwnd" | "queue" | "bar" | "line", ...}]`` (or
+    ``[[meta.figures]]`` tables): the report's plots; sensible defaults when absent.
+``[meta.quick]``
+    what ``--quick`` changes: ``set`` (overrides applied to every variant, e.g.
+    ``{"run.duration" = "50s"}``), ``seeds`` / ``runs``, ``note`` (said in the report).
+``[[meta.claim]]``
+    ``text`` (the paper's claim in words), ``expr`` (a checkable expression, see
+    :mod:`vegaslab.claims`), optional ``source`` (table/figure).
 ``[[variant]]`` (optional, any number)
     ``name``; ``set`` = override path -> value (``{"flows[0].cc" = "newreno"}``);
     ``published`` = ``"<flow|queue|link>.<metric>"`` -> number
     (``{"f1.completion_time_s" = 161.3, "R1->R2.mean_len" = 11.46}``).
 
+Claims, figures and quick settings live under ``[meta]`` because the core rejects unknown
+top-level tables, so a catalog file stays a runnable scenario (``vegaslab run catalog/x.toml``).
+
 :func:`expand` turns an entry into :class:`RunSpec` s, :func:`compare` sets one run's results
-beside the published numbers, and :func:`reproduce` does both for a list of entries and writes
-``summary.md`` plus every run's tables.
+beside the published numbers, and :func:`reproduce` runs entries in parallel (with a cache,
+:mod:`vegaslab.runner`) and writes the report (:mod:`vegaslab.report`): ``index.html``,
+``summary.md`` and every run's tables.
 """
 
 from __future__ import annotations
@@ -20,6 +35,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
@@ -32,7 +48,11 @@ from . import ScenarioError, format_override, load_scenario
 DEFAULT_IDS = ("va-reroute", "va-file", "va-buffer")
 
 COMPARE_COLUMNS = ["metric", "published", "ours", "ratio"]
-REPRODUCE_COLUMNS = ["entry", "run", "metric", "published", "ours", "ratio", "note"]
+#: Columns of the table :func:`reproduce` returns: ``ours`` is the mean over seeds, ``std`` the
+#: sample standard deviation (NaN for one seed), ``n`` the number of seeds that gave a value.
+REPRODUCE_COLUMNS = ["entry", "run", "metric", "published", "ours", "std", "n", "ratio", "note"]
+#: Figure kinds the report draws (docs/catalog-format.md).
+FIGURE_KINDS = ("throughput", "cwnd", "queue", "bar", "line")
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,57 @@ class Entry:
     @property
     def title(self) -> str:
         return str(self.meta.get("title", ""))
+
+    @property
+    def paper(self) -> str:
+        return str(self.meta.get("paper", ""))
+
+    @property
+    def claims(self) -> list[dict]:
+        """``[[meta.claim]]`` tables: text, expr, source."""
+        return [dict(c) for c in self.meta.get("claim", [])]
+
+    @property
+    def figures(self) -> list[dict]:
+        """``meta.figures`` (an inline array or ``[[meta.figures]]`` tables)."""
+        return [dict(f) for f in self.meta.get("figures", [])]
+
+    @property
+    def quick(self) -> Mapping[str, Any]:
+        return self.meta.get("quick", {}) or {}
+
+    def seeds(self, quick: bool = False) -> list[int]:
+        """The seeds every variant runs with: ``[meta.quick]``'s under ``quick`` when it has
+        any, else ``meta.seeds`` / ``meta.runs``, else the file's ``run.seed`` (default 1)."""
+        for table in ((self.quick, self.meta) if quick else (self.meta,)):
+            got = _seeds_of(table)
+            if got:
+                return got
+        run = self.scenario.get("run", {})
+        return [int(run.get("seed", 1)) if isinstance(run, Mapping) else 1]
+
+    def quick_overrides(self) -> tuple[str, ...]:
+        return tuple(format_override(k, v) for k, v in (self.quick.get("set") or {}).items())
+
+    def quick_description(self) -> str:
+        """What ``--quick`` changes for this entry, in words (empty when nothing)."""
+        parts = []
+        if self.quick.get("set"):
+            parts.append(", ".join(self.quick_overrides()))
+        q, full = _seeds_of(self.quick), _seeds_of(self.meta)
+        if q and q != (full or [1]):
+            parts.append(f"seeds {q} instead of {full or [1]}")
+        if self.quick.get("note"):
+            parts.append(str(self.quick["note"]).strip())
+        return "; ".join(parts)
+
+
+def _seeds_of(table: Mapping[str, Any]) -> list[int]:
+    if table.get("seeds") is not None:
+        return [int(x) for x in table["seeds"]]
+    if table.get("runs") is not None:
+        return list(range(1, int(table["runs"]) + 1))
+    return []
 
 
 def catalog_dir(directory: str | os.PathLike | None = None) -> Path:
@@ -87,12 +158,57 @@ def _check_published(where: str, table: Any) -> dict[str, float]:
     return out
 
 
+def _int_list(where: str, value: Any) -> None:
+    if not isinstance(value, list) or not value or not all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value):
+        raise ScenarioError(f"{where}: must be a non-empty array of non-negative integers")
+
+
+def _check_seeds(where: str, table: Mapping[str, Any]) -> None:
+    if "seeds" in table and "runs" in table:
+        raise ScenarioError(f"{where}: give seeds or runs, not both")
+    if "seeds" in table:
+        _int_list(f"{where}.seeds", table["seeds"])
+    if "runs" in table:
+        r = table["runs"]
+        if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+            raise ScenarioError(f"{where}.runs: must be a positive integer, got {r!r}")
+
+
+def _check_meta_extensions(path: Path, meta: Mapping[str, Any]) -> None:
+    """Structure of seeds/runs, [meta.quick], [[meta.claim]] and figures (the claim
+    expressions themselves are checked when evaluated: a bad one is an ``error`` verdict)."""
+    where = f"{path}: meta"
+    _check_seeds(where, meta)
+    quick = meta.get("quick", {})
+    if not isinstance(quick, Mapping):
+        raise ScenarioError(f"{where}.quick: must be a table")
+    _check_seeds(f"{where}.quick", quick)
+    if not isinstance(quick.get("set", {}), Mapping):
+        raise ScenarioError(f"{where}.quick.set: must be a table of override path -> value")
+    claims = meta.get("claim", [])
+    if not isinstance(claims, list):
+        raise ScenarioError(f"{where}.claim: must be an array of tables ([[meta.claim]])")
+    for i, c in enumerate(claims):
+        for key in ("text", "expr"):
+            if not isinstance(c, Mapping) or not isinstance(c.get(key), str) or not c[key].strip():
+                raise ScenarioError(f"{where}.claim[{i}].{key}: required, a non-empty string")
+    for name in ("figures",):
+        figs = meta.get(name, [])
+        if not isinstance(figs, list):
+            raise ScenarioError(f"{where}.{name}: must be an array of tables")
+        for i, f in enumerate(figs):
+            if not isinstance(f, Mapping) or f.get("kind") not in FIGURE_KINDS:
+                raise ScenarioError(f"{where}.{name}[{i}].kind: must be one of {', '.join(FIGURE_KINDS)}")
+
+
 def _parse_entry(path: Path) -> Entry:
     doc = load_scenario(path)
     meta = doc.get("meta", {})
     if not isinstance(meta, Mapping):
         raise ScenarioError(f"{path}: meta: must be a table")
     _check_published(f"{path}: meta.published", meta.get("published"))
+    _check_meta_extensions(path, meta)
     variants = doc.get("variant", [])
     if not isinstance(variants, list):
         raise ScenarioError(f"{path}: variant: must be an array of tables ([[variant]])")
@@ -134,21 +250,48 @@ def load_entry(id_or_path: str | os.PathLike, directory: str | os.PathLike | Non
     raise KeyError(f"no catalog entry {name!r} (known: {known})")
 
 
-def expand(entry: Entry) -> list[RunSpec]:
-    """The runs of an entry: one per ``[[variant]]``, or the file itself when it has none."""
+def expand(entry: Entry, *, quick: bool = False) -> list[RunSpec]:
+    """The runs of an entry: one per ``[[variant]]``, or the file itself when it has none.
+    ``quick`` appends ``[meta.quick].set`` to every run's overrides."""
+    extra = entry.quick_overrides() if quick else ()
     if not entry.variants:
-        return [RunSpec(name=entry.id, scenario_path=entry.path, overrides=(),
+        return [RunSpec(name=entry.id, scenario_path=entry.path, overrides=extra,
                         published=dict(entry.meta.get("published", {})), entry_id=entry.id)]
     return [
         RunSpec(
             name=v["name"],
             scenario_path=entry.path,
-            overrides=tuple(format_override(k, val) for k, val in v.get("set", {}).items()),
+            overrides=tuple(format_override(k, val) for k, val in v.get("set", {}).items()) + extra,
             published=dict(v.get("published", {})),
             entry_id=entry.id,
         )
         for v in entry.variants
     ]
+
+
+def resolve(names: Iterable[str] = (), directory: str | os.PathLike | None = None, *,
+            all_entries: bool = False) -> list[Entry]:
+    """Entries by id, file or paper name (``vegas-a`` = every entry whose ``meta.paper`` is
+    vegas-a), in the order given, without duplicates; every top-level entry with
+    ``all_entries``. Raises KeyError naming an unknown name."""
+    if all_entries:
+        return list_entries(directory)
+    out: list[Entry] = []
+    known: list[Entry] | None = None
+    for name in names:
+        try:
+            found = [load_entry(name, directory)]
+        except KeyError:
+            known = known if known is not None else list_entries(directory) if catalog_dir(directory).is_dir() else []
+            found = [e for e in known if e.paper == name]
+            if not found:
+                papers = sorted({e.paper for e in known if e.paper})
+                raise KeyError(f"no catalog entry or paper {name!r} (entries: "
+                               f"{', '.join(e.id for e in known) or 'none'}; papers: {', '.join(papers) or 'none'})") from None
+        for e in found:
+            if all(e.path != o.path for o in out):
+                out.append(e)
+    return out
 
 
 def ratio(ours: Any, published: Any) -> float:
@@ -174,11 +317,17 @@ def compare(results, published: Mapping[str, float]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
 
 
+
+
 # ---------------------------------------------------------------------- reproduce
 
 
-def _safe_name(name: str) -> str:
+def safe_name(name: str) -> str:
+    """A file-system-safe form of an entry or variant name."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "run"
+
+
+_safe_name = safe_name  # the old private name
 
 
 def run_spec(spec: RunSpec, *, seed: int | None = None):
@@ -195,54 +344,81 @@ def reproduce(
     directory: str | os.PathLike | None = None,
     seed: int | None = None,
     echo: Callable[[str], None] | None = print,
+    quick: bool = False,
+    jobs: int | None = None,
+    all_entries: bool = False,
+    progress: bool | None = None,
+    report: bool = True,
 ) -> pd.DataFrame:
-    """Run every variant of each entry, compare with the published numbers, write
-    ``<out>/<entry>/<run>/`` tables and ``<out>/summary.md``; return the comparison table
-    (columns entry, run, metric, published, ours, ratio, note). A run that fails is recorded
-    with its error in ``note`` and the others still run."""
-    from . import VegaslabError
+    """Run the chosen entries (ids, files or paper names; :data:`DEFAULT_IDS` when none) over
+    ``jobs`` processes (default: the cores), reusing the runs cached in ``<out>/cache/``;
+    compare with the published numbers, check the claims and write ``<out>/index.html``,
+    ``<out>/summary.md``, ``<out>/summary.csv`` and ``<out>/results/`` (see
+    :func:`vegaslab.report.write_report`). ``seed`` runs every variant once with that seed
+    instead of the entry's seeds; ``quick`` applies each entry's ``[meta.quick]``.
 
+    Returns the comparison table (:data:`REPRODUCE_COLUMNS`; a failed run is a row with
+    metric ``"(run failed)"`` and the error in ``note``). ``table.attrs`` holds ``runs``
+    (counts: ran, cached, failed, total), ``verdicts`` (one dict per claim), ``wall_s`` and
+    ``interrupted``. A failing run does not stop the others; Ctrl-C stops the pool, keeps
+    the finished runs in the cache, writes the report of what finished and re-raises."""
+    from . import report as report_mod
+    from . import runner
+
+    t0 = time.perf_counter()
     out = Path(out)
-    entries = [load_entry(i, directory) for i in (list(ids) if ids else DEFAULT_IDS)]
-    rows: list[dict] = []
-    for entry in entries:
-        if echo:
-            echo(f"== {entry.id}: {entry.title}")
-        for spec in expand(entry):
-            try:
-                res = run_spec(spec, seed=seed)
-                res.to_dir(out / _safe_name(entry.id) / _safe_name(spec.name))
-                cmp = compare(res, spec.published)
-            except (VegaslabError, KeyError, OSError) as exc:
-                msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-                rows.append({"entry": entry.id, "run": spec.name, "metric": "(run failed)",
-                             "published": math.nan, "ours": math.nan, "ratio": math.nan, "note": msg})
-                if echo:
-                    echo(f"   {spec.name}: FAILED: {msg}")
-                continue
-            if cmp.empty:
-                rows.append({"entry": entry.id, "run": spec.name, "metric": "(no published numbers)",
-                             "published": math.nan, "ours": math.nan, "ratio": math.nan, "note": ""})
-            for r in cmp.itertuples(index=False):
-                rows.append({"entry": entry.id, "run": spec.name, "metric": r.metric,
-                             "published": r.published, "ours": r.ours, "ratio": r.ratio, "note": ""})
-        if echo:
-            echo(format_comparison(pd.DataFrame([r for r in rows if r["entry"] == entry.id],
-                                                columns=REPRODUCE_COLUMNS)))
-    table = pd.DataFrame(rows, columns=REPRODUCE_COLUMNS)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "summary.md").write_text(summary_markdown(table, entries), encoding="utf-8")
-    table.to_csv(out / "summary.csv", index=False)
+    names = list(ids) if ids else ([] if all_entries else list(DEFAULT_IDS))
+    entries = resolve(names, directory, all_entries=all_entries)
+    jobs_list = runner.plan(entries, quick=quick, seed=seed)
     if echo:
-        echo(f"wrote {out / 'summary.md'}")
+        echo(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, {len(jobs_list)} runs"
+             f"{' (quick)' if quick else ''}: {', '.join(e.id for e in entries)}")
+    execution = runner.execute(jobs_list, out / "cache", n_jobs=jobs,
+                               progress=(echo is not None) if progress is None else progress)
+    runner.export(out / "cache", execution.outcomes.values(), out / "results")
+    built = report_mod.build(entries, jobs_list, execution, out / "cache", quick=quick, seed=seed)
+    table = built.table
+    if echo:
+        for entry in entries:
+            echo(f"== {entry.id}: {entry.title}")
+            echo(format_comparison(table[table["entry"] == entry.id]))
+            for v in built.verdicts.get(entry.id, []):
+                echo(f"   claim {v.status.upper():7s} {v.text}: {v.detail}")
+    built.reproduce_wall_s = time.perf_counter() - t0
+    if report:
+        written = report_mod.write_report(built, out)
+        if echo:
+            echo(f"wrote {', '.join(str(p) for p in written)}")
+    table.attrs["runs"] = {"ran": execution.ran, "cached": execution.cached, "failed": execution.failed,
+                           "total": len(execution.outcomes)}
+    table.attrs["verdicts"] = [
+        {"entry": eid, "text": v.text, "expr": v.expr, "status": v.status, "detail": v.detail}
+        for eid, vs in built.verdicts.items() for v in vs]
+    table.attrs["wall_s"] = time.perf_counter() - t0
+    table.attrs["interrupted"] = execution.interrupted
+    if execution.interrupted:
+        raise KeyboardInterrupt
     return table
+
+
+def _ours_cell(ours: Any, std: Any, n: Any) -> str:
+    from .results import _num
+
+    txt = _num(ours, 7)
+    try:
+        if n is not None and not pd.isna(n) and int(n) > 1 and not pd.isna(std):
+            txt += f" ± {_num(float(f'{float(std):.3g}'), 7)}"
+    except (TypeError, ValueError):
+        pass
+    return txt
 
 
 def _cells(r) -> list[str]:
     from .results import _num
 
     ratio_txt = "-" if pd.isna(r.ratio) else ("inf" if math.isinf(r.ratio) else f"{r.ratio:.3f}")
-    return [str(r.run), str(r.metric), _num(r.published, 7), _num(r.ours, 7), ratio_txt]
+    return [str(r.run), str(r.metric), _num(r.published, 7),
+            _ours_cell(r.ours, getattr(r, "std", None), getattr(r, "n", None)), ratio_txt]
 
 
 def format_comparison(table: pd.DataFrame) -> str:
@@ -255,16 +431,19 @@ def format_comparison(table: pd.DataFrame) -> str:
     return "\n".join(["   " + line for line in lines] + notes)
 
 
-def summary_markdown(table: pd.DataFrame, entries: Iterable[Entry]) -> str:
-    """The reproduction summary as Markdown: per entry its set-up notes, assumptions and a
-    published / ours / ratio table."""
-    out = ["# vegaslab reproduction summary", "",
+def summary_markdown(table: pd.DataFrame, entries: Iterable[Entry], verdicts: Mapping[str, list] | None = None,
+                     *, header: Iterable[str] = (), extra: Mapping[str, Iterable[str]] | None = None) -> str:
+    """The reproduction summary as Markdown: per entry its set-up notes, assumptions, a
+    published / ours / ratio table (ours = mean ± std over seeds) and the claim verdicts.
+    ``header`` lines go after the title; ``extra[entry_id]`` lines after the entry's title."""
+    out = ["# vegaslab reproduction summary", "", *header,
            "ratio = ours / published. Published numbers are ns-2 runs with each paper's own patches.", ""]
     for e in entries:
         out += [f"## {e.id}: {e.title}".rstrip(": "), ""]
         cite = ", ".join(f"{k}: {e.meta[k]}" for k in ("paper", "figure") if e.meta.get(k))
         if cite:
             out += [cite, ""]
+        out += list((extra or {}).get(e.id, []))
         if e.meta.get("notes"):
             out += [str(e.meta["notes"]).strip(), ""]
         assumptions = e.meta.get("assumptions") or []
@@ -279,6 +458,13 @@ def summary_markdown(table: pd.DataFrame, entries: Iterable[Entry]) -> str:
             out.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |")
         for r in part.itertuples(index=False):
             if r.note:
-                out.append(f"\n**{r.run} failed:** {r.note}")
+                label = "failed" if r.metric == "(run failed)" else str(r.metric)
+                out.append(f"\n**{r.run} {label}:** {r.note}")
+        vs = (verdicts or {}).get(e.id, [])
+        if vs:
+            out += ["", "Claims:", ""]
+            for v in vs:
+                src = f" ({v.claim.source})" if v.claim.source else ""
+                out.append(f"- **{v.status}**: {v.text}{src}. `{v.expr}` → {v.detail}")
         out.append("")
     return "\n".join(out)

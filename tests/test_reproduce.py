@@ -1,0 +1,273 @@
+"""`vegaslab reproduce`: the runner (parallel, cache, failures), the report's tables, and an end
+to end run of two small catalog entries. Tests named ``test_core_*`` need the compiled core."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from vegaslab import catalog, cli, report, runner
+from vegaslab.claims import Claim, RunSet, Verdict
+from vegaslab.results import Results
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+
+TINY = """
+[meta]
+id = "t-seeds"
+title = "Two seeds"
+paper = "test-paper"
+runs = 2
+notes = "A note that explains the disagreement."
+
+[meta.quick]
+set = { "run.duration" = "1s" }
+seeds = [7]
+note = "1 s"
+
+[[meta.claim]]
+text = "Vegas retransmits nothing"
+expr = "vegas:f1.retransmitted_pkts == 0"
+
+[[meta.claim]]
+text = "A claim about a variant that fails"
+expr = "broken:f1.goodput_bps > 0"
+
+[[meta.claim]]
+text = "A claim that fails"
+expr = "vegas:f1.goodput_bps > 10 * newreno:f1.goodput_bps"
+
+[run]
+duration = "2s"
+
+[[links]]
+endpoints = ["S1", "R1"]
+bandwidth = "1Mbps"
+delay = "10ms"
+
+[[links]]
+endpoints = ["R1", "D1"]
+bandwidth = "500kbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = 10 }
+
+[[flows]]
+name = "f1"
+from = "S1"
+to = "D1"
+cc = "vegas"
+
+[monitor]
+cwnd = true
+throughput = true
+queues = ["R1->D1"]
+
+[[variant]]
+name = "vegas"
+published = { "f1.goodput_bps" = 400000, "f1.retransmitted_pkts" = 0 }
+
+[[variant]]
+name = "newreno"
+set = { "flows[0].cc" = "newreno" }
+published = { "f1.goodput_bps" = 100 }
+
+[[variant]]
+name = "broken"
+set = { "flows[0].start" = "-3s" }
+published = { "f1.goodput_bps" = 1 }
+"""
+
+
+@pytest.fixture
+def core():
+    return pytest.importorskip("vegaslab._core")
+
+
+@pytest.fixture
+def cat(tmp_path) -> Path:
+    d = tmp_path / "cat"
+    d.mkdir()
+    (d / "t-seeds.toml").write_text(TINY)
+    return d
+
+
+# ---------------------------------------------------------------------- planning (no core)
+
+
+def test_names_are_entry_ids_or_paper_names_without_duplicates():
+    entries = catalog.resolve(["vegas-a"], ROOT / "catalog")
+    ids = [e.id for e in entries]
+    assert {"va-reroute", "va-file", "va-buffer"} <= set(ids)
+    assert all(e.paper == "vegas-a" for e in entries)
+    again = catalog.resolve(["va-file", "vegas-a"], ROOT / "catalog")
+    assert [e.id for e in again][0] == "va-file" and len(again) == len(entries)
+    assert {e.id for e in catalog.resolve([], ROOT / "catalog", all_entries=True)} >= set(ids)
+    with pytest.raises(KeyError, match="no catalog entry or paper 'nope'.*papers: .*vegas-a"):
+        catalog.resolve(["nope"], ROOT / "catalog")
+
+
+def test_plan_runs_every_variant_for_every_seed_and_quick_changes_both(cat):
+    entry = catalog.load_entry("t-seeds", cat)
+    assert entry.seeds() == [1, 2] and entry.seeds(quick=True) == [7]
+    jobs = runner.plan([entry])
+    assert [(j.variant, j.seed) for j in jobs] == [(v, s) for v in ("vegas", "newreno", "broken") for s in (1, 2)]
+    quick = runner.plan([entry], quick=True)
+    assert [(j.variant, j.seed) for j in quick] == [("vegas", 7), ("newreno", 7), ("broken", 7)]
+    assert all(j.overrides[-1] == "run.duration=1s" for j in quick)
+    assert runner.plan([entry], seed=5)[0].seed == 5
+    assert "run.duration=1s" in entry.quick_description() and "seeds [7]" in entry.quick_description()
+
+
+def test_the_cache_key_follows_the_scenario_not_the_claims_or_notes(cat):
+    entry = catalog.load_entry("t-seeds", cat)
+    key = runner.plan([entry])[0].key
+    (cat / "t-seeds.toml").write_text(TINY.replace("A note that", "Another note that").replace(
+        "Vegas retransmits nothing", "Vegas retransmits no packet"))
+    assert runner.plan([catalog.load_entry("t-seeds", cat)])[0].key == key
+    (cat / "t-seeds.toml").write_text(TINY.replace('duration = "2s"', 'duration = "3s"'))
+    assert runner.plan([catalog.load_entry("t-seeds", cat)])[0].key != key
+    keys = {j.key for j in runner.plan([entry])}
+    assert len(keys) == 6  # every variant x seed is its own run
+
+
+# ---------------------------------------------------------------------- table math (no core)
+
+
+def _res(goodput: float) -> Results:
+    res = Results.from_json((DATA / "results-small.json").read_text())
+    res.flows = res.flows.copy()
+    res.flows.loc[res.flows["flow"] == "vegas", "goodput_bps"] = goodput
+    return res
+
+
+def test_comparison_rows_give_mean_sample_std_seed_count_and_ratio():
+    rows = report._comparison_rows("e", "v", {"vegas.goodput_bps": 100.0, "vegas.retransmitted_pkts": 0,
+                                             "reno.retransmitted_pkts": 4},
+                                   [_res(90.0), _res(110.0), _res(100.0)], "")
+    g, r0, r4 = rows
+    assert g["ours"] == pytest.approx(100.0) and g["std"] == pytest.approx(10.0) and g["n"] == 3
+    assert g["ratio"] == pytest.approx(1.0)
+    assert r0["ours"] == 0 and r0["ratio"] == 1.0          # 0 published, 0 ours: agreement
+    assert r4["ours"] == 2 and r4["ratio"] == pytest.approx(0.5)
+    (one,) = report._comparison_rows("e", "v", {"vegas.goodput_bps": 200.0}, [_res(150.0)], "")
+    assert math.isnan(one["std"]) and one["n"] == 1 and one["ratio"] == pytest.approx(0.75)
+    (bad,) = report._comparison_rows("e", "v", {"nobody.goodput_bps": 1}, [_res(1.0)], "")
+    assert math.isnan(bad["ours"]) and "nobody" in bad["note"]
+    (failed,) = report._comparison_rows("e", "v", {"vegas.goodput_bps": 1}, [], "boom")
+    assert failed["metric"] == "(run failed)" and failed["note"] == "boom"
+
+
+def test_ratio_counts_and_worst_disagreements():
+    t = pd.DataFrame({
+        "entry": ["a"] * 6, "run": list("uvwxyz"), "metric": ["m"] * 6,
+        "published": [100, 100, 100, 100, 0, math.nan], "ours": [105, 120, 300, 10, 5, 1],
+        "std": [math.nan] * 6, "n": [1] * 6, "ratio": [1.05, 1.2, 3.0, 0.1, math.inf, math.nan], "note": [""] * 6,
+    })
+    assert report.ratio_stats(t) == {"total": 5, "within10": 1, "within25": 2}
+    w = report.worst(t)
+    assert list(w["run"]) == ["y", "x", "w", "v"]  # inf, then |log 0.1| > |log 3| > |log 1.2|; u is within 10%
+    assert report.disagreement(0.5) == pytest.approx(report.disagreement(2.0))
+
+
+def test_markdown_summary_shows_mean_and_std_and_verdicts(cat):
+    entry = catalog.load_entry("t-seeds", cat)
+    t = pd.DataFrame([{"entry": "t-seeds", "run": "vegas", "metric": "f1.goodput_bps", "published": 400000,
+                       "ours": 380000.0, "std": 12345.6, "n": 2, "ratio": 0.95, "note": ""}],
+                     columns=catalog.REPRODUCE_COLUMNS)
+    v = Verdict(Claim("Vegas wins", "a > b", "Table 1"), "holds", "2 > 1")
+    md = catalog.summary_markdown(t, [entry], {"t-seeds": [v]})
+    assert "| vegas | f1.goodput_bps | 400000 | 380000 ± 12300 | 0.950 |" in md
+    assert "- **holds**: Vegas wins (Table 1). `a > b` → 2 > 1" in md
+
+
+# ---------------------------------------------------------------------- with the core
+
+
+def test_core_multi_seed_entry_with_a_failing_variant_and_a_failing_claim(core, cat, tmp_path):
+    out = tmp_path / "rep"
+    table = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, jobs=2)
+    runs = table.attrs["runs"]
+    assert runs == {"ran": 4, "cached": 0, "failed": 2, "total": 6}
+    ok = table[table["run"] == "vegas"].set_index("metric")
+    assert ok.loc["f1.goodput_bps", "n"] == 2 and ok.loc["f1.goodput_bps", "ours"] > 0
+    broken = table[table["run"] == "broken"]
+    assert broken["metric"].tolist() == ["(run failed)"] and "flows[0].start" in broken["note"].iloc[0]
+    status = {v["text"]: v["status"] for v in table.attrs["verdicts"]}
+    assert status == {"Vegas retransmits nothing": "holds", "A claim about a variant that fails": "error",
+                      "A claim that fails": "fails"}
+    page = (out / "index.html").read_text()
+    assert "Disagreements with the paper" in page and "A note that explains the disagreement." in page
+    assert "broken: the run failed" in page
+    for seed in (1, 2):
+        assert (out / "results" / "t-seeds" / "vegas" / f"seed{seed}" / "flows.parquet").is_file()
+    assert not (out / "results" / "t-seeds" / "broken").exists()
+    runs_table = pd.read_parquet(out / "results" / "runs.parquet")
+    assert sorted(runs_table["status"]) == ["failed", "failed", "ran", "ran", "ran", "ran"]
+    # the failed variant is not cached: a rerun retries it (and fails again), the rest is reused
+    again = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, jobs=2)
+    assert again.attrs["runs"] == {"ran": 0, "cached": 4, "failed": 2, "total": 6}
+    pd.testing.assert_frame_equal(table, again)
+
+
+def test_core_an_interrupted_reproduce_keeps_its_finished_runs(core, cat, tmp_path):
+    out = tmp_path / "rep"
+    entry = catalog.load_entry("t-seeds", cat)
+    jobs = [j for j in runner.plan([entry], quick=True) if j.variant != "broken"]
+    first = runner.execute(jobs[:1], out / "cache", n_jobs=1, progress=False)  # "interrupted" after one
+    assert first.ran == 1
+    table = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=2)
+    assert table.attrs["runs"] == {"ran": 1, "cached": 1, "failed": 1, "total": 3}
+
+
+def test_core_reproduce_quick_end_to_end_on_two_catalog_entries_with_cache_reuse(core, tmp_path, monkeypatch, capsys):
+    out = tmp_path / "report"
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(ROOT / "catalog"))
+    code = cli.main(["reproduce", "va-reroute", "va-file", "--quick", "--jobs", "2", "--out", str(out),
+                     "--no-progress"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "claim HOLDS" in printed
+    for f in ("index.html", "summary.md", "summary.csv", "results/comparison.parquet", "results/claims.parquet",
+              "results/runs.parquet", "results/va-file/vegas-5MB/seed1/flows.parquet",
+              "results/va-reroute/newreno/seed1/series_flows.parquet", "results/va-reroute/vegas/seed1/meta.json"):
+        assert (out / f).is_file(), f
+    n = len(runner.plan(catalog.resolve(["va-reroute", "va-file"]), quick=True))
+    md = (out / "summary.md").read_text()
+    assert f"runs: {n} computed, 0 from cache, 0 failed (of {n})" in md
+    assert "## va-reroute:" in md and "## va-file:" in md and "Claims held:" in md
+    page = (out / "index.html").read_text()
+    assert page.count('class="experiment"') == 2 and "Quick mode" in page
+    assert 'src="http' not in page and "<link" not in page  # self-contained
+    claims = pd.read_parquet(out / "results" / "claims.parquet")
+    assert set(claims["entry"]) == {"va-reroute", "va-file"}
+    assert claims["status"].isin(["holds", "fails"]).all(), claims[["expr", "detail"]].to_string()
+    assert (claims["status"] == "holds").sum() >= 5
+    cache_files = {p: p.stat().st_mtime_ns for p in (out / "cache").rglob("job.json")}
+    assert len(cache_files) == n
+
+    # the second run computes nothing: every run comes from the cache, untouched
+    assert cli.main(["reproduce", "va-reroute", "va-file", "--quick", "--jobs", "2", "--out", str(out),
+                     "--no-progress"]) == 0
+    assert f"runs: 0 computed, {n} from cache, 0 failed (of {n})" in (out / "summary.md").read_text()
+    assert {p: p.stat().st_mtime_ns for p in (out / "cache").rglob("job.json")} == cache_files
+
+    # a run deleted from the cache is recomputed, alone
+    victim = next(iter(cache_files)).parent
+    shutil.rmtree(victim)
+    table = catalog.reproduce(["va-reroute", "va-file"], out, echo=None, quick=True, jobs=2)
+    assert table.attrs["runs"] == {"ran": 1, "cached": n - 1, "failed": 0, "total": n}
+
+
+def test_core_cli_reproduce_exits_1_when_a_run_failed_and_2_for_bad_arguments(core, cat, tmp_path, monkeypatch):
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(cat))
+    assert cli.main(["reproduce", "test-paper", "--quick", "--jobs", "1", "--out", str(tmp_path / "o"),
+                     "--no-progress"]) == 1
+    assert (tmp_path / "o" / "index.html").is_file()
+    assert cli.main(["reproduce", "t-seeds", "--jobs", "0", "--out", str(tmp_path / "p")]) == 2
+    assert not (tmp_path / "p").exists()
