@@ -12,6 +12,7 @@ import pytest
 import vegaslab
 from vegaslab import catalog
 from vegaslab.results import Results
+from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -19,24 +20,7 @@ DATA = Path(__file__).parent / "data"
 BASE = """
 [run]
 duration = "2s"
-
-[[links]]
-endpoints = ["S1", "R1"]
-bandwidth = "1Mbps"
-delay = "10ms"
-
-[[links]]
-endpoints = ["R1", "D1"]
-bandwidth = "500kbps"
-delay = "10ms"
-queue = { kind = "droptail", limit = 10 }
-
-[[flows]]
-name = "f1"
-from = "S1"
-to = "D1"
-cc = "vegas"
-
+""" + TWO_HOP + """
 [monitor]
 queues = ["R1->D1"]   # so that the queue's row is certainly in the results
 """

@@ -13,6 +13,7 @@ import pytest
 
 import vegaslab
 from vegaslab import cli
+from scenario_text import TWO_HOP
 
 SUBCOMMANDS = ("run", "reproduce", "bench")
 
@@ -22,24 +23,7 @@ id = "tiny"
 
 [run]
 duration = "3s"
-
-[[links]]
-endpoints = ["S1", "R1"]
-bandwidth = "1Mbps"
-delay = "10ms"
-
-[[links]]
-endpoints = ["R1", "D1"]
-bandwidth = "500kbps"
-delay = "10ms"
-queue = { kind = "droptail", limit = 10 }
-
-[[flows]]
-name = "f1"
-from = "S1"
-to = "D1"
-cc = "vegas"
-
+""" + TWO_HOP + """
 [[variant]]
 name = "newreno"
 set = { "flows[0].cc" = "newreno" }

@@ -14,6 +14,7 @@ import pytest
 from vegaslab import catalog, cli, report, runner
 from vegaslab.claims import Claim, RunSet, Verdict
 from vegaslab.results import Results
+from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"
@@ -45,24 +46,7 @@ expr = "vegas:f1.goodput_bps > 10 * newreno:f1.goodput_bps"
 
 [run]
 duration = "2s"
-
-[[links]]
-endpoints = ["S1", "R1"]
-bandwidth = "1Mbps"
-delay = "10ms"
-
-[[links]]
-endpoints = ["R1", "D1"]
-bandwidth = "500kbps"
-delay = "10ms"
-queue = { kind = "droptail", limit = 10 }
-
-[[flows]]
-name = "f1"
-from = "S1"
-to = "D1"
-cc = "vegas"
-
+""" + TWO_HOP + """
 [monitor]
 cwnd = true
 throughput = true

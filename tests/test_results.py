@@ -16,6 +16,7 @@ import vegaslab
 from vegaslab import _toml as tomllib  # tomllib, or tomli before Python 3.11
 from vegaslab import plots
 from vegaslab.results import FLOW_COLUMNS, QUEUE_COLUMNS, SERIES_FLOW_COLUMNS, Results
+from scenario_text import TWO_HOP
 
 DATA = Path(__file__).parent / "data"
 
@@ -268,24 +269,7 @@ TINY = """
 [run]
 duration = "3s"
 seed = 5
-
-[[links]]
-endpoints = ["S1", "R1"]
-bandwidth = "1Mbps"
-delay = "10ms"
-
-[[links]]
-endpoints = ["R1", "D1"]
-bandwidth = "500kbps"
-delay = "10ms"
-queue = { kind = "droptail", limit = 10 }
-
-[[flows]]
-name = "f1"
-from = "S1"
-to = "D1"
-cc = "vegas"
-
+""" + TWO_HOP + """
 [monitor]
 cwnd = true
 throughput = true

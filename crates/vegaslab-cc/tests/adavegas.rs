@@ -6,13 +6,14 @@
 //! The rule reads only `delta` and `cwnd` of a round; cwnd is 10 in the constructed rounds,
 //! so "+ inc packets per round" is `Increase(inc/10)` per ACK over the next round.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+mod common;
+use common::path::{simulate, Path};
+use common::MS;
 
 use vegaslab_cc::adavegas::{fixed_increment, table_i, AdaRound, AdaVegasState};
 use vegaslab_cc::sender::Machinery;
 use vegaslab_cc::vegas::{CaAction, Round, Rule};
-use vegaslab_cc::{AckInfo, AdaVegasParams, Algorithm, Sender, TcpConfig, VegasFlavour, VegasIncParams, VegasParams};
+use vegaslab_cc::{AdaVegasParams, Algorithm, Sender, VegasFlavour, VegasIncParams, VegasParams};
 
 const CWND: f64 = 10.0;
 
@@ -225,98 +226,6 @@ fn vegas_1_rule_equals_classic_rule_bit_for_bit() {
 }
 
 // ---- through a Sender on a bottleneck path ----
-
-/// One-way path: a DropTail bottleneck of `rate` bit/s holding `limit` packets (the one in
-/// transmission included), then propagation; the round-trip propagation delay is `rtt0`
-/// for packets leaving the bottleneck before `switch_at` and `rtt1` after (a reroute). The
-/// receiver ACKs every packet cumulatively.
-struct Path {
-    rate: f64,
-    limit: usize,
-    rtt0: u64,
-    rtt1: u64,
-    switch_at: u64,
-    /// Drop the first transmission of every packet whose seqno % drop_every == 1 (0: none).
-    drop_every: i64,
-}
-
-struct Run {
-    sender: Sender,
-    /// (time, packets delivered in order so far) at every ACK.
-    delivered: Vec<(u64, i64)>,
-    /// probe() at every ACK.
-    probes: Vec<Vec<(&'static str, f64)>>,
-    drops: u64,
-}
-
-const MS: u64 = 1_000_000;
-
-fn simulate(alg: Algorithm, path: &Path, end: u64, mut each_ack: impl FnMut(&Sender) -> bool) -> Run {
-    let mut s = Sender::new(TcpConfig { window: 200.0, ..Default::default() }, alg);
-    let mut acks: BinaryHeap<Reverse<(u64, u64, i64)>> = BinaryHeap::new();
-    let mut in_queue: VecDeque<u64> = VecDeque::new();
-    let (mut busy_until, mut order, mut drops) = (0u64, 0u64, 0u64);
-    let mut received = BTreeSet::new();
-    let mut next_expected = 0i64;
-    let mut run = Run { sender: s.clone(), delivered: Vec::new(), probes: Vec::new(), drops: 0 };
-    let mut now = 0u64;
-    s.app_send(0, None);
-    loop {
-        for seg in s.drain_segments().collect::<Vec<_>>() {
-            while in_queue.front().is_some_and(|&d| d <= now) {
-                in_queue.pop_front();
-            }
-            if path.drop_every > 0 && seg.seqno % path.drop_every == 1 && !seg.retransmission {
-                drops += 1;
-                continue;
-            }
-            if in_queue.len() >= path.limit {
-                drops += 1;
-                continue;
-            }
-            let tx = (seg.wire_bytes as f64 * 8.0 / path.rate * 1e9) as u64;
-            let dep = busy_until.max(now) + tx;
-            busy_until = dep;
-            in_queue.push_back(dep);
-            let rtt = if dep < path.switch_at { path.rtt0 } else { path.rtt1 };
-            order += 1;
-            acks.push(Reverse((dep + rtt, order, seg.seqno)));
-        }
-        let next_ack = acks.peek().map(|Reverse((t, _, _))| *t);
-        let timer = s.rtx_deadline();
-        let t = match (next_ack, timer) {
-            (Some(a), Some(d)) => a.min(d),
-            (Some(a), None) => a,
-            (None, Some(d)) => d,
-            (None, None) => break,
-        };
-        if t > end {
-            break;
-        }
-        now = t;
-        if timer == Some(t) && next_ack.is_none_or(|a| a > t) {
-            s.on_timer(now);
-            if each_ack(&s) {
-                break;
-            }
-            continue;
-        }
-        let Reverse((_, _, seq)) = acks.pop().unwrap();
-        received.insert(seq);
-        while received.remove(&next_expected) {
-            next_expected += 1;
-        }
-        s.on_ack(now, &AckInfo { seqno: next_expected - 1, queueing: None });
-        run.delivered.push((now, next_expected));
-        run.probes.push(s.probe());
-        if each_ack(&s) {
-            break;
-        }
-    }
-    run.sender = s;
-    run.drops = drops;
-    run
-}
 
 fn vegas_1() -> Algorithm {
     Algorithm::VegasInc(VegasIncParams::VEGAS_1)

@@ -7,13 +7,14 @@
 //! Th(t-rtt). The rule only reads `delta`, `actual` and `cwnd` of a round; cwnd is 10 in the
 //! constructed rounds, so "cwnd + 1" is `Increase(1/10)` per ACK over the next round.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap, VecDeque};
+mod common;
+use common::path::{delivered_between, simulate, Path, Run};
+use common::MS;
 
 use vegaslab_cc::sender::Machinery;
 use vegaslab_cc::vegas::{CaAction, Round, Rule};
 use vegaslab_cc::vegas_a::{AtBeta, EqualThroughput, VegasAParams, VegasAState};
-use vegaslab_cc::{AckInfo, Algorithm, Sender, TcpConfig, VegasFlavour, VegasParams};
+use vegaslab_cc::{Algorithm, Sender, TcpConfig, VegasFlavour, VegasParams};
 
 const CWND: f64 = 10.0;
 const GROW: CaAction = CaAction::Increase(1.0 / CWND);
@@ -247,92 +248,6 @@ fn probe_reports_alpha_beta_and_trend() {
 
 // ---- end to end: a Sender on a bottleneck path ----
 
-/// One-way path: a DropTail bottleneck of `rate` bit/s holding `limit` packets (the one in
-/// transmission included), then propagation; the round-trip propagation delay is `rtt0`
-/// for packets leaving the bottleneck before `switch_at` and `rtt1` after (a reroute). The
-/// receiver ACKs every packet cumulatively.
-struct Path {
-    rate: f64,
-    limit: usize,
-    rtt0: u64,
-    rtt1: u64,
-    switch_at: u64,
-}
-
-struct Run {
-    sender: Sender,
-    /// (time, packets delivered in order so far) at every ACK.
-    delivered: Vec<(u64, i64)>,
-    /// probe() at every ACK.
-    probes: Vec<Vec<(&'static str, f64)>>,
-    drops: u64,
-}
-
-const MS: u64 = 1_000_000;
-
-fn simulate(alg: Algorithm, path: &Path, end: u64) -> Run {
-    let mut s = Sender::new(TcpConfig { window: 200.0, ..Default::default() }, alg);
-    let mut acks: BinaryHeap<Reverse<(u64, u64, i64)>> = BinaryHeap::new();
-    let mut in_queue: VecDeque<u64> = VecDeque::new();
-    let (mut busy_until, mut order, mut drops) = (0u64, 0u64, 0u64);
-    let mut received = BTreeSet::new();
-    let mut next_expected = 0i64;
-    let mut run = Run { sender: s.clone(), delivered: Vec::new(), probes: Vec::new(), drops: 0 };
-    let mut now = 0u64;
-    s.app_send(0, None);
-    loop {
-        for seg in s.drain_segments().collect::<Vec<_>>() {
-            while in_queue.front().is_some_and(|&d| d <= now) {
-                in_queue.pop_front();
-            }
-            if in_queue.len() >= path.limit {
-                drops += 1;
-                continue;
-            }
-            let tx = (seg.wire_bytes as f64 * 8.0 / path.rate * 1e9) as u64;
-            let dep = busy_until.max(now) + tx;
-            busy_until = dep;
-            in_queue.push_back(dep);
-            let rtt = if dep < path.switch_at { path.rtt0 } else { path.rtt1 };
-            order += 1;
-            acks.push(Reverse((dep + rtt, order, seg.seqno)));
-        }
-        let next_ack = acks.peek().map(|Reverse((t, _, _))| *t);
-        let timer = s.rtx_deadline();
-        let t = match (next_ack, timer) {
-            (Some(a), Some(d)) => a.min(d),
-            (Some(a), None) => a,
-            (None, Some(d)) => d,
-            (None, None) => break,
-        };
-        if t > end {
-            break;
-        }
-        now = t;
-        if timer == Some(t) && next_ack.is_none_or(|a| a > t) {
-            s.on_timer(now);
-            continue;
-        }
-        let Reverse((_, _, seq)) = acks.pop().unwrap();
-        received.insert(seq);
-        while received.remove(&next_expected) {
-            next_expected += 1;
-        }
-        s.on_ack(now, &AckInfo { seqno: next_expected - 1, queueing: None });
-        run.delivered.push((now, next_expected));
-        run.probes.push(s.probe());
-    }
-    run.sender = s;
-    run.drops = drops;
-    run
-}
-
-/// Packets delivered between `from` and `to`.
-fn delivered_between(run: &Run, from: u64, to: u64) -> i64 {
-    let at = |t: u64| run.delivered.iter().take_while(|(x, _)| *x <= t).last().map_or(0, |(_, n)| *n);
-    at(to) - at(from)
-}
-
 fn vegas_a_rule(s: &Sender) -> &VegasAState {
     match &s.machinery {
         Machinery::Vegas(v) => match &v.rule {
@@ -369,12 +284,12 @@ fn end_to_end_reroute_literal_reading_stalls_at_diff_equal_beta_and_the_between_
     // round(4.74) = 5 ... each round adds one packet and keeps diff at beta, until the link
     // is full (28.5 packets in flight per 228 ms at 125 packets/s). The paper: Vegas-A
     // 940 kbit/s, Vegas 217 kbit/s over 200 s.
-    let path = Path { rate: 1e6, limit: 50, rtt0: 40 * MS, rtt1: 220 * MS, switch_at: 20_000 * MS };
+    let path = Path { rate: 1e6, limit: 50, rtt0: 40 * MS, rtt1: 220 * MS, switch_at: 20_000 * MS, drop_every: 0 };
     let end = 120_000 * MS;
-    let vegas = simulate(Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns2)), &path, end);
+    let vegas = simulate(Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns2)), &path, end, |_| false);
     let literal =
-        simulate(Algorithm::VegasA(VegasAParams { at_beta: AtBeta::Hold, ..Default::default() }), &path, end);
-    let between = simulate(Algorithm::VegasA(VegasAParams::default()), &path, end);
+        simulate(Algorithm::VegasA(VegasAParams { at_beta: AtBeta::Hold, ..Default::default() }), &path, end, |_| false);
+    let between = simulate(Algorithm::VegasA(VegasAParams::default()), &path, end, |_| false);
     assert_eq!(VegasAParams::default().at_beta, AtBeta::Between);
 
     // Before the reroute all fill the link (~125 packets/s): > 1150 packets in 10..20 s.

@@ -2,33 +2,17 @@
 //! the Weigle-Feng heuristics in flow params: accepted values and clear range errors.
 
 use vegaslab_cc::{AdaVegasParams, Algorithm, AtBeta, EqualThroughput, VegasAParams, VegasIncParams};
-use vegaslab_sim::scenario::parse;
+mod common;
 
-const BASE: &str = r#"
-[run]
-duration = "10s"
 
-[[links]]
-endpoints = ["S1", "D1"]
-bandwidth = "1Mbps"
-delay = "10ms"
-
-[[flows]]
-from = "S1"
-to = "D1"
-cc = "reno"
-"#;
-
-fn sets(overrides: &[&str]) -> Vec<String> {
-    overrides.iter().map(|s| s.to_string()).collect()
-}
+const BASE: &str = common::ONE_LINK;
 
 fn algorithm_of(overrides: &[&str]) -> Algorithm {
-    parse(BASE, "case.toml", &sets(overrides)).expect("should be accepted").flows[0].algorithm.clone()
+    common::accepted(BASE, overrides).flows[0].algorithm.clone()
 }
 
 fn error_of(overrides: &[&str]) -> String {
-    parse(BASE, "case.toml", &sets(overrides)).expect_err("should be rejected").to_string()
+    common::rejected(BASE, overrides)
 }
 
 // ---- names ----

@@ -1,24 +1,11 @@
 //! Express hops (src/express.rs) skip events that cannot change anything: results with and
 //! without them must be identical, only the event count differs.
 
-use vegaslab_sim::{scenario, Simulator};
-
-fn results(text: &str, express: bool) -> (serde_json::Value, u64) {
-    let sc = scenario::parse(text, "t.toml", &[]).unwrap();
-    let sim = Simulator::new(sc);
-    let sim = if express { sim } else { sim.without_express_hops() };
-    let r = sim.run(|_, _| true);
-    let events = r.meta.events;
-    let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-    v["meta"] = serde_json::Value::Null;
-    (v, events)
-}
+mod common;
 
 fn assert_same(text: &str) {
-    let (a, ea) = results(text, true);
-    let (b, eb) = results(text, false);
-    assert_eq!(a, b);
-    assert!(ea < eb, "express hops should save events ({ea} vs {eb})");
+    let (with, without) = common::assert_express_hops_change_nothing(text);
+    assert!(with < without, "express hops should save events ({with} vs {without})");
 }
 
 const DUMBBELL: &str = r#"

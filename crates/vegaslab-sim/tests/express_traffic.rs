@@ -3,26 +3,10 @@
 //! clocks inject data between deliveries. Results with and without express hops must be
 //! identical; only the event count may differ.
 
-use vegaslab_sim::{scenario, Simulator};
-
-fn results(text: &str, express: bool) -> (serde_json::Value, u64) {
-    let sc = scenario::parse(text, "t.toml", &[]).unwrap();
-    let sim = Simulator::new(sc);
-    assert!(sim.unroutable_udp().is_empty() && sim.invalid_udp().is_none());
-    let sim = if express { sim } else { sim.without_express_hops() };
-    let r = sim.run(|_, _| true);
-    let events = r.meta.events;
-    let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
-    v["meta"] = serde_json::Value::Null;
-    (v, events)
-}
+mod common;
 
 fn assert_same(text: &str) -> (u64, u64) {
-    let (a, ea) = results(text, true);
-    let (b, eb) = results(text, false);
-    assert_eq!(a, b);
-    assert!(ea <= eb, "express hops must not add events ({ea} vs {eb})");
-    (ea, eb)
+    common::assert_express_hops_change_nothing(text)
 }
 
 const DUMBBELL: &str = r#"
@@ -108,7 +92,7 @@ fn a_udp_source_injecting_mid_path_keeps_express_hops_exact() {
     let text = format!(
         "{DUMBBELL}\n[[udp]]\nname = \"mid\"\nfrom = \"R2\"\nto = \"D1\"\npacket_size = 1000\nmodel = \"cbr\"\nrate = \"9Mbps\"\n\n[[udp]]\nname = \"mid-back\"\nfrom = \"R1\"\nto = \"S3\"\npacket_size = 1000\nmodel = \"cbr\"\nrate = \"5Mbps\"\n"
     );
-    let (a, _) = results(&text, true);
+    let (a, _) = common::run_express(&text, true);
     assert!(a["udp"][0]["dropped_pkts"].as_u64().unwrap() > 0 || a["flows"][0]["dropped_pkts"].as_u64().unwrap() > 0);
     assert_same(&text);
 }
@@ -118,7 +102,7 @@ fn monitored_series_with_the_active_flag_are_identical_with_and_without_express_
     let text = format!(
         "{DUMBBELL}\n[monitor]\ncwnd = true\nthroughput = true\nqueues = [\"R1->R2\"]\n\n[[udp]]\nfrom = \"D6\"\nto = \"S6\"\npacket_size = 1000\nmodel = \"exp-onoff\"\nrate = \"2Mbps\"\nmean_on = \"10ms\"\nmean_rate = \"800kbps\"\n"
     );
-    let (a, _) = results(&text, true);
+    let (a, _) = common::run_express(&text, true);
     let active = a["series"]["flows"]["active"].as_array().unwrap();
     assert!(active.iter().any(|x| x == 0) && active.iter().any(|x| x == 1));
     assert_same(&text);

@@ -1,6 +1,8 @@
 //! RED and error-rate parameters are validated with clear errors naming the field.
 
 use vegaslab_sim::queue::{RedVariant, RedWeight};
+mod common;
+
 use vegaslab_sim::scenario::{parse, QueueSpec};
 
 const BASE: &str = r#"
@@ -20,13 +22,11 @@ cc = "reno"
 "#;
 
 fn error_of(overrides: &[&str]) -> String {
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    parse(BASE, "case.toml", &o).expect_err("should be rejected").to_string()
+    common::rejected(BASE, overrides)
 }
 
 fn queue_of(overrides: &[&str]) -> QueueSpec {
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    parse(BASE, "case.toml", &o).unwrap().links[0].forward.queue.clone()
+    common::accepted(BASE, overrides).links[0].forward.queue.clone()
 }
 
 #[test]

@@ -1,25 +1,13 @@
 //! Bad input gets a clear error naming the file, the field and what is allowed; never a panic.
 
+mod common;
+
 use vegaslab_sim::scenario::parse;
 
-const BASE: &str = r#"
-[run]
-duration = "10s"
-
-[[links]]
-endpoints = ["S1", "D1"]
-bandwidth = "1Mbps"
-delay = "10ms"
-
-[[flows]]
-from = "S1"
-to = "D1"
-cc = "reno"
-"#;
+const BASE: &str = common::ONE_LINK;
 
 fn error_of(overrides: &[&str]) -> String {
-    let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    parse(BASE, "case.toml", &o).expect_err("should be rejected").to_string()
+    common::rejected(BASE, overrides)
 }
 
 #[test]

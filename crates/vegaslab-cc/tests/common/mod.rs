@@ -2,6 +2,8 @@
 //! look at what it sent.
 #![allow(dead_code)]
 
+pub mod path;
+
 use vegaslab_cc::sender::Machinery;
 use vegaslab_cc::{AckInfo, Segment, Sender};
 

@@ -1,0 +1,21 @@
+"""Scenario text shared by the Python tests: a two-hop path S1 - R1 - D1 with a 10-packet
+bottleneck queue and one Vegas flow f1 (losses are possible, runs take milliseconds)."""
+
+TWO_HOP = """
+[[links]]
+endpoints = ["S1", "R1"]
+bandwidth = "1Mbps"
+delay = "10ms"
+
+[[links]]
+endpoints = ["R1", "D1"]
+bandwidth = "500kbps"
+delay = "10ms"
+queue = { kind = "droptail", limit = 10 }
+
+[[flows]]
+name = "f1"
+from = "S1"
+to = "D1"
+cc = "vegas"
+"""
