@@ -10,7 +10,7 @@ REPORT  ?= report
 REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
 
-.PHONY: setup reproduce test test-rust test-python ns2 chromium bench clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bench clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -23,9 +23,14 @@ $(STAMP): pyproject.toml Cargo.lock $(SOURCES) | $(PY)
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
-## reproduce: reproduce the Vegas-A paper's rerouting, file-transfer and buffer experiments
+## reproduce: reproduce every experiment of the Vegas-A paper into report/index.html
 reproduce: setup
-	$(VENV)/bin/vegaslab reproduce va-reroute va-file va-buffer --out $(REPORT)
+	$(VENV)/bin/vegaslab reproduce vegas-a --out $(REPORT)
+	@echo "report: $(REPORT)/index.html (and $(REPORT)/summary.md)"
+
+## reproduce-all: every experiment of the five papers
+reproduce-all: setup
+	$(VENV)/bin/vegaslab reproduce --all --out $(REPORT)
 
 ## test: every test, Rust and Python, including the differential tests against ns-2
 test: setup ns2 chromium test-rust test-python
