@@ -200,3 +200,139 @@ def slow_starts(results: "Results") -> pd.Series:
     """Times each flow entered slow start (cwnd < ssthresh), the initial one included, indexed
     by flow name (vegas-a.txt Table 11 counts them: Vegas 4 vs NewReno 31 at PER 0.05)."""
     return results.flows.set_index("flow")["slow_start_entries"].astype("int64")
+
+
+# ---------------------------------------------------------------------------------------------
+# AdaVegas (adavegas.txt) convergence and traffic-share metrics, used by catalog/av-*.toml.
+# Appended as a block; each function states the quantity it measures, since the paper shows
+# Fig. 1 as a plot only and these are this project's checkable readings of it.
+
+__all__ += [
+    "time_to_reach",
+    "settling_time",
+    "pipe_packets",
+    "time_to_fair_share",
+    "window_overshoot",
+    "line_utilisation_of",
+    "mean_goodput_per_user",
+    "jain_over_all_windows",
+]
+
+
+def _one_flow_series(results: "Results", flow: str, column: str) -> pd.DataFrame:
+    sf = _flow_series(results, column)
+    s = sf[(sf["flow"] == flow) & sf[column].notna()]
+    if s.empty:
+        raise KeyError(f"no sampled {column!r} for flow {flow!r} (flows: {sorted(set(sf['flow']))})")
+    return s.sort_values("time")
+
+
+def time_to_reach(results: "Results", flow: str, level: float, after_s: float = 0.0, *,
+                  column: str = "cwnd") -> float:
+    """Seconds from ``after_s`` until ``flow``'s sampled ``column`` (cwnd by default) first is
+    at least ``level``, at the resolution of ``run.sample_interval``; 0 if it already is at the
+    first sample after ``after_s``; ``inf`` if it never gets there before the run ends.
+
+    adavegas.txt Fig. 1: how fast the remaining user's window grows to the doubled fair share
+    once the other user leaves ("Vegas_1 converges very slowly ... Vegas_8 converges much
+    faster").
+    """
+    s = _one_flow_series(results, flow, column)
+    s = s[s["time"] > after_s]
+    hit = s[s[column] >= level]
+    if hit.empty:
+        return math.inf
+    return max(float(hit["time"].iloc[0]) - float(after_s), 0.0)
+
+
+def settling_time(results: "Results", flow: str, after_s: float = 0.0, *, tol: float = 0.1,
+                  column: str = "cwnd") -> float:
+    """Seconds from ``after_s`` until ``flow``'s ``column`` enters, and stays until the run
+    ends, the band ``final x (1 +- tol)``, where ``final`` is the last sampled value (the
+    window the flow converged to). 0 if it never leaves the band after ``after_s``.
+
+    adavegas.txt Fig. 1: Vegas_8 at 0.1 / 0.25 Mbit/s "significantly overshoots the window
+    size, and take[s] longer to converge".
+    """
+    s = _one_flow_series(results, flow, column)
+    s = s[s["time"] > after_s]
+    if s.empty:
+        return math.nan
+    final = float(s[column].iloc[-1])
+    outside = s[(s[column] - final).abs() > tol * abs(final)]
+    if outside.empty:
+        return 0.0
+    last_out = float(outside["time"].iloc[-1])
+    later = s[s["time"] > last_out]
+    return (float(later["time"].iloc[0]) if len(later) else last_out) - float(after_s)
+
+
+def pipe_packets(results: "Results", flow: str, link: str) -> float:
+    """The window, in packets, that fills ``link`` with an empty queue along ``flow``'s path:
+    link bandwidth x the flow's baseRTT (the smallest sampled ``base_rtt``) / (8 x the flow's
+    data packet size). With the other user gone, this is the remaining user's "doubled fair
+    share" (adavegas.txt section II); a Vegas sender settles alpha..beta packets above it.
+
+    The packet size is the flow's data bytes over data packets sent (its wire size).
+    """
+    links = results.links
+    row = links[links["link"] == link]
+    if not len(row):
+        raise KeyError(f"no link direction {link!r} (links: {list(links['link'])})")
+    bandwidth = float(row.iloc[0]["bandwidth_bps"])
+    base = float(_one_flow_series(results, flow, "base_rtt")["base_rtt"].min())
+    f = results.flows[results.flows["flow"] == flow].iloc[0]
+    size = float(f["data_bytes_sent"]) / float(f["data_pkts_sent"])
+    return bandwidth * base / (8.0 * size)
+
+
+def time_to_fair_share(results: "Results", flow: str, link: str, after_s: float, *,
+                       fraction: float = 0.9) -> float:
+    """:func:`time_to_reach` of ``fraction`` x :func:`pipe_packets`: seconds after ``after_s``
+    (when the other user left) until ``flow``'s cwnd first reaches 90% (by default) of the
+    window that fills ``link`` alone; ``inf`` if never."""
+    return time_to_reach(results, flow, fraction * pipe_packets(results, flow, link), after_s)
+
+
+def window_overshoot(results: "Results", flow: str, link: str, after_s: float = 0.0) -> float:
+    """The largest sampled cwnd of ``flow`` after ``after_s``, minus :func:`pipe_packets`: the
+    packets the flow keeps queued at its peak (Vegas aims for alpha..beta of them: 1-3 for
+    Vegas_1, 4-8 for Vegas_8). adavegas.txt Fig. 1's "overshoot" of the window at low
+    bandwidth."""
+    s = _one_flow_series(results, flow, "cwnd")
+    s = s[s["time"] > after_s]
+    return float(s["cwnd"].max()) - pipe_packets(results, flow, link)
+
+
+def line_utilisation_of(results: "Results", link: str, prefix: str, *,
+                        duration_s: float | None = None) -> float:
+    """:func:`line_utilisation` of the flows whose name starts with ``prefix``: their share of
+    ``link``'s capacity (adavegas.txt Fig. 7: "the relative share of the low RTT sessions,
+    high RTT sessions and the unused bandwidth")."""
+    names = [n for n in results.flows["flow"] if str(n).startswith(prefix)]
+    if not names:
+        raise KeyError(f"no flow name starts with {prefix!r}")
+    return line_utilisation(results, link, flows=names, duration_s=duration_s)
+
+
+def mean_goodput_per_user(results: "Results", group: FlowGroup, *, column: str = "delivered_bytes") -> float:
+    """Mean ``column`` (acknowledged payload bytes by default) over the flows of ``group`` (a
+    ``cc`` name such as ``"adavegas"``, a flow name or a list of names): adavegas.txt Fig. 8's
+    "throughput of the average AdaVegas user ... average TCP Vegas user", "measured in bytes"."""
+    return float(_select(results, group)[column].astype("float64").mean())
+
+
+def jain_over_all_windows(results: "Results", *, window: str = "cwnd") -> float:
+    """Jain's index over the windows of *all* sampled users at each sample time, OFF users
+    included (with the window their sender holds while idle: 2 packets once ns-2's idle
+    timeout has fired), averaged over the sample times.
+
+    adavegas.txt section IV defines the index over the *active* users
+    (:func:`jain_over_active_windows`), but its Tables V and VIII are reproduced by this
+    reading, not by that one (catalog/av-onoff-150.toml, notes): an ns-2 script that sampled
+    every agent's ``cwnd_`` would give it. NaN when no sample has a window.
+    """
+    sf = _flow_series(results, window)
+    rows = sf[sf[window].notna()]
+    s = rows.groupby("time", sort=True)[window].apply(jain_index).dropna()
+    return float(s.mean()) if len(s) else math.nan
