@@ -155,7 +155,10 @@ def test_ratio_counts_and_worst_disagreements():
     })
     assert report.ratio_stats(t) == {"total": 5, "within10": 1, "within25": 2}
     w = report.worst(t)
-    assert list(w["run"]) == ["y", "x", "w", "v"]  # inf, then |log 0.1| > |log 3| > |log 1.2|; u is within 10%
+    # |log 0.1| > |log 3| > |log 1.2|; u is within 10%; y (paper 0, ours 5) has no meaningful
+    # ratio and is listed apart.
+    assert list(w["run"]) == ["x", "w", "v"]
+    assert list(report.zero_mismatches(t)["run"]) == ["y"]
     assert report.disagreement(0.5) == pytest.approx(report.disagreement(2.0))
 
 
