@@ -455,3 +455,13 @@ pub fn send_much_with(
         }
     }
 }
+
+/// A NewReno sender's state with the given window, 100 packets sent; for controller unit tests.
+#[cfg(test)]
+pub(crate) fn test_state(cwnd: f64, ssthresh: i64) -> SenderState {
+    let mut s = Sender::new(TcpConfig { window: 1000.0, ..Default::default() }, Algorithm::NewReno).state;
+    s.cwnd = cwnd;
+    s.ssthresh = ssthresh;
+    s.t_seqno = 100;
+    s
+}

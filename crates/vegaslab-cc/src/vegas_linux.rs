@@ -114,14 +114,10 @@ fn slow_start(s: &mut SenderState) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{TcpConfig, VegasFlavour};
+    use crate::config::VegasFlavour;
 
     fn state(cwnd: f64, ssthresh: i64) -> SenderState {
-        let mut s = crate::Sender::new(TcpConfig { window: 1000.0, ..Default::default() }, crate::Algorithm::NewReno).state;
-        s.cwnd = cwnd;
-        s.ssthresh = ssthresh;
-        s.t_seqno = 100;
-        s
+        crate::sender::test_state(cwnd, ssthresh)
     }
 
     fn vegas_with_round(base: f64, rtt: f64) -> LinuxVegas {
