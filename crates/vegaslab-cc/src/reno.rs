@@ -41,18 +41,31 @@ struct SendLog {
 }
 
 impl SendLog {
+    /// A ring of `cap` slots (zeroed); only the prefix touched so far is stored (slots fill
+    /// from 0 upwards), so a short connection with a large window costs little memory.
     fn new(window: f64) -> Self {
         let cap = ((window.max(1.0) as usize) + 4).next_power_of_two() * 2;
-        SendLog { times: vec![0.0; cap], transmits: vec![0; cap], mask: cap as i64 - 1 }
+        SendLog { times: Vec::new(), transmits: Vec::new(), mask: cap as i64 - 1 }
     }
     fn record(&mut self, seq: i64, t: f64, fresh: bool) {
         let i = (seq & self.mask) as usize;
+        if i >= self.times.len() {
+            self.grow(i);
+        }
         self.times[i] = t;
         self.transmits[i] = if fresh { 1 } else { self.transmits[i].saturating_add(1) };
     }
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        let n = (i + 1).next_power_of_two().max(64).min(self.mask as usize + 1);
+        self.times.resize(n, 0.0);
+        self.transmits.resize(n, 0);
+    }
+
     fn sample(&self, seq: i64, now: f64) -> Option<f64> {
         let i = (seq & self.mask) as usize;
-        (self.transmits[i] == 1).then(|| now - self.times[i])
+        (self.transmits.get(i) == Some(&1)).then(|| now - self.times[i])
     }
 }
 
@@ -68,6 +81,11 @@ pub struct RenoRecovery {
 }
 
 impl RenoRecovery {
+    /// Drop the send log (see `Sender::release_buffers`).
+    pub(crate) fn release_buffers(&mut self) {
+        self.log = None;
+    }
+
     pub fn reno() -> Self {
         Self::with(false, Increase::Standard)
     }

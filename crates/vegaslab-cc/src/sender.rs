@@ -387,6 +387,18 @@ impl Sender {
         self.state.track_slow_start();
     }
 
+    /// Free the send-time tables and buffers (sized by the window) of a sender that will not
+    /// be used again; its counters, cwnd and ssthresh stay readable. Only for a connection
+    /// that is over: any later `on_ack`, `on_timer` or `app_send` would misbehave.
+    pub fn release_buffers(&mut self) {
+        self.state.outbox = Vec::new();
+        self.state.rtx_deadline = None;
+        match &mut self.machinery {
+            Machinery::Reno(r) => r.release_buffers(),
+            Machinery::Vegas(v) => v.release_buffers(),
+        }
+    }
+
     /// When the retransmission timer wants to fire, if armed.
     pub fn rtx_deadline(&self) -> Option<Nanos> {
         self.state.rtx_deadline

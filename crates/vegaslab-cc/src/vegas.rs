@@ -144,6 +144,9 @@ pub struct VegasAgent {
     pub v_actual: f64,
     v_newcwnd: f64,
     v_maxwnd: i64,
+    /// Tables of `v_maxwnd` slots (ns-2 fills them with -1 and 0): only the prefix touched
+    /// so far is stored (slots fill from 0 upwards), the rest reads as its initial value.
+    /// A short connection with a large window thus costs little memory.
     v_sendtime: Vec<f64>,
     v_transmits: Vec<i32>,
     /// Last round's measurements, for monitoring.
@@ -172,6 +175,12 @@ struct RouterAssist {
 }
 
 impl VegasAgent {
+    /// Drop the send-time tables (see `Sender::release_buffers`).
+    pub(crate) fn release_buffers(&mut self) {
+        self.v_sendtime = Vec::new();
+        self.v_transmits = Vec::new();
+    }
+
     /// Classic ns-2 Vegas with the given alpha/beta/gamma.
     pub fn classic(cfg: &TcpConfig, p: VegasParams) -> Self {
         Self::with_rule(cfg, Rule::Classic { alpha: p.alpha, beta: p.beta }, p.gamma)
@@ -236,6 +245,32 @@ impl VegasAgent {
         seq.rem_euclid(self.v_maxwnd) as usize
     }
 
+    #[inline]
+    fn sendtime(&self, i: usize) -> f64 {
+        self.v_sendtime.get(i).copied().unwrap_or(-1.0)
+    }
+
+    #[inline]
+    fn transmits(&self, i: usize) -> i32 {
+        self.v_transmits.get(i).copied().unwrap_or(0)
+    }
+
+    /// Store slot `i` (grow the stored prefix geometrically, up to `v_maxwnd`).
+    #[inline(always)]
+    fn touch(&mut self, i: usize) {
+        if i >= self.v_sendtime.len() {
+            self.grow(i);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        let n = (i + 1).next_power_of_two().max(64).min(self.v_maxwnd as usize);
+        self.v_sendtime.resize(n, -1.0);
+        self.v_transmits.resize(n, 0);
+    }
+
     /// `TcpAgent::window()`: cwnd capped by the receiver window (no inflation term).
     fn window(s: &SenderState) -> i64 {
         if s.cwnd < s.cfg.window {
@@ -254,10 +289,11 @@ impl VegasAgent {
         if seqno == 0 {
             // ns-2 sizes the tables by the receiver window at the first packet.
             self.v_maxwnd = (s.cfg.window as i64).max(1);
-            self.v_sendtime = vec![-1.0; self.v_maxwnd as usize];
-            self.v_transmits = vec![0; self.v_maxwnd as usize];
+            self.v_sendtime.clear();
+            self.v_transmits.clear();
         }
         let i = self.slot(seqno);
+        self.touch(i);
         self.v_sendtime[i] = Self::vegastime(s, now);
         self.v_transmits[i] += 1;
         let mut wire = s.cfg.packet_size + if s.cfg.vegas_headers { s.cfg.header_bytes } else { 0 };
@@ -289,7 +325,7 @@ impl VegasAgent {
 
     /// The oldest unacknowledged packet (ack + 1) if its fine-grained timer expired.
     fn expired(&self, s: &SenderState, now: Nanos, ack: i64) -> Option<i64> {
-        let elapsed = Self::vegastime(s, now) - self.v_sendtime[self.slot(ack + 1)];
+        let elapsed = Self::vegastime(s, now) - self.sendtime(self.slot(ack + 1));
         (elapsed >= self.v_timeout).then_some(ack + 1)
     }
 
@@ -448,14 +484,17 @@ impl VegasAgent {
         queueing: Option<QueueingTimes>,
     ) {
         let i = self.slot(seqno);
-        let send_time = self.v_sendtime[i];
-        let transmits = self.v_transmits[i];
+        let send_time = self.sendtime(i);
+        let transmits = self.transmits(i);
         let mut range = seqno - oldack;
         let last = self.slot(seqno) as i64;
         let mut k = self.slot(oldack + 1) as i64;
         while k <= last && range > 0 {
-            self.v_sendtime[k as usize] = -1.0;
-            self.v_transmits[k as usize] = 0;
+            // Slots beyond the stored prefix already hold these values.
+            if let (Some(t), Some(n)) = (self.v_sendtime.get_mut(k as usize), self.v_transmits.get_mut(k as usize)) {
+                *t = -1.0;
+                *n = 0;
+            }
             k = (k + 1) % self.v_maxwnd;
             range -= 1;
         }
@@ -493,8 +532,8 @@ impl VegasAgent {
         let expired = self.expired(s, now, seqno);
         if expired.is_some() || s.dupacks == s.cfg.dupacks {
             let slot = self.slot(s.last_ack + 1);
-            let send_time = self.v_sendtime[slot];
-            let transmits = self.v_transmits[slot];
+            let send_time = self.sendtime(slot);
+            let transmits = self.transmits(slot);
             // bugFix_: no repeated fast retransmits right after a coarse timeout.
             if s.highest_ack > s.recover || s.last_cwnd_action != CwndAction::Timeout {
                 let mut win = Self::window(s);

@@ -25,7 +25,9 @@
 //!   of mean `mean_interarrival`); the first arrives one inter-flow time after the start ("the
 //!   start of Pareto and NPS flows is delayed by the inter-flow time on average"); each has a
 //!   Pareto length (mean `mean_flow_size`, shape `flow_shape`), rounded up to whole packets
-//!   and handed over at once (`app_send(Some(n))`). Successive flows share the connection.
+//!   and handed over at once (`app_send(Some(n))`). With `connection = "shared"` (the default)
+//!   successive flows share the entry's connection; with `"per-flow"` each arrival opens its own
+//!   connection (`take_arrival`; the simulator's `open_connection`) which gets that flow's data.
 //! - **pareto-paced** (the grids "Pareto" model: "a Pareto on/off distribution for packet
 //!   spacing"): arrivals and lengths as NPS, but the pending data is released one packet at a
 //!   time at `rate` during ON bursts and not during OFF, with ns-2's
@@ -97,6 +99,11 @@ pub struct App {
     stopped: bool,
     /// Flows that arrived (NPS, paced) or ON periods begun (onoff).
     pub arrivals: u64,
+    /// Length (packets) of a flow that arrived during the last call, not yet taken
+    /// (`take_arrival`; the simulator opens a connection for it when `per_flow`).
+    arrived: Option<i64>,
+    /// `connection = "per-flow"` (NPS, paced).
+    pub per_flow: bool,
 }
 
 /// Seconds -> nanoseconds for a random duration (at least 1 ns; saturating).
@@ -119,6 +126,8 @@ impl App {
             on: false,
             stopped: false,
             arrivals: 0,
+            arrived: None,
+            per_flow: false,
         };
         match spec {
             AppSpec::Ftp | AppSpec::File { .. } => return None,
@@ -129,11 +138,13 @@ impl App {
                 app.mean_interarrival = a.mean_interarrival;
                 app.mean_size = a.mean_size;
                 app.size_shape = a.size_shape;
+                app.per_flow = a.per_flow;
             }
             AppSpec::ParetoPaced(p) => {
                 app.mean_interarrival = p.arrivals.mean_interarrival;
                 app.mean_size = p.arrivals.mean_size;
                 app.size_shape = p.arrivals.size_shape;
+                app.per_flow = p.arrivals.per_flow;
                 let interval = packet_size as f64 * 8.0 / p.rate_bps;
                 let k = (p.shape - 1.0) / p.shape;
                 app.kind = Kind::Paced {
@@ -229,7 +240,13 @@ impl App {
         let bytes = pareto_mean(&mut self.rng, self.mean_size, self.size_shape);
         let packets = (bytes / self.packet_size as f64).ceil().clamp(1.0, 1e15) as i64;
         schedule(now + ns(exponential(&mut self.rng, self.mean_interarrival)), PROCESS_MAIN);
+        self.arrived = Some(packets);
         packets
+    }
+
+    /// The length (packets) of a flow that arrived in the last `on_event`, once.
+    pub fn take_arrival(&mut self) -> Option<i64> {
+        self.arrived.take()
     }
 
     /// Paced: release one pending packet now and book the next release.
@@ -327,7 +344,7 @@ mod tests {
 
     #[test]
     fn nps_first_flow_arrives_one_interflow_time_after_start_with_whole_packets() {
-        let spec = AppSpec::Nps(FlowArrivals { mean_interarrival: 0.5, mean_size: 10e6, size_shape: 1.5 });
+        let spec = AppSpec::Nps(FlowArrivals { mean_interarrival: 0.5, mean_size: 10e6, size_shape: 1.5, per_flow: false });
         let mut app = App::new(&spec, 1500, stream(4, 4 << 32)).unwrap();
         let mut next = Vec::new();
         assert_eq!(app.start(1_000_000_000, &mut |t, _| next.push(t)), Hand::Nothing);
@@ -342,7 +359,7 @@ mod tests {
     #[test]
     fn paced_releases_one_packet_per_interval_within_a_burst() {
         let spec = AppSpec::ParetoPaced(PacedSpec {
-            arrivals: FlowArrivals { mean_interarrival: 0.5, mean_size: 10e6, size_shape: 1.5 },
+            arrivals: FlowArrivals { mean_interarrival: 0.5, mean_size: 10e6, size_shape: 1.5, per_flow: false },
             rate_bps: 12e6, // 1500-byte packets every 1 ms
             mean_on: 0.030,
             mean_off: 0.070,

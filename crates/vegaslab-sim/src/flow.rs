@@ -24,6 +24,11 @@ impl Sink {
         Sink { syn_seq, ..Default::default() }
     }
 
+    /// Free the reordering buffer (a finished per-flow connection).
+    pub fn release_buffers(&mut self) {
+        self.received = VecDeque::new();
+    }
+
     /// Receive `seq`; returns the cumulative ACK to send.
     pub fn receive(&mut self, seq: i64) -> i64 {
         if seq >= self.next {
@@ -67,6 +72,16 @@ pub struct Flow {
     pub bins: Vec<u64>,
     /// Size of the AQT option, for a RoVegas flow (its ACKs to probing packets carry it too).
     pub aqt_option_bytes: Option<u32>,
+    /// The flow entry this is a connection of (its own index for a flow entry).
+    pub parent: u32,
+    /// A per-flow connection (`connection = "per-flow"`), opened at run time.
+    pub child: bool,
+    /// A per-flow connection whose data is all acknowledged: its sender's buffers are freed,
+    /// later ACKs are counted (`late_acks`) and ignored, its timer is ignored.
+    pub finished: bool,
+    /// Packets of this connection's flow the application has not handed over yet (paced).
+    pub pending: i64,
+    pub late_acks: u64,
 }
 
 impl Flow {
@@ -96,6 +111,43 @@ impl Flow {
                 vegaslab_cc::Algorithm::RoVegas(p) => Some(p.option_bytes),
                 _ => None,
             },
+            parent: 0,
+            child: false,
+            finished: false,
+            pending: 0,
+            late_acks: 0,
+        }
+    }
+
+    /// A new connection of this flow entry (index `parent`), opened at `now`: a fresh sender
+    /// (same algorithm and TCP settings) and a fresh sink.
+    pub fn connection(&self, parent: u32, now: Nanos, boot_time: f64) -> Flow {
+        let tcp = TcpConfig { boot_time, ..self.tcp.clone() };
+        let sender = Sender::new(tcp.clone(), self.sender.algorithm().clone());
+        Flow {
+            name: self.name.clone(),
+            cc: self.cc,
+            src: self.src,
+            dst: self.dst,
+            sender,
+            sink: Sink::new(self.sink.syn_seq),
+            start: now,
+            stop: self.stop,
+            app: self.app.clone(),
+            tcp,
+            timer_pending: None,
+            received_pkts: 0,
+            received_bytes: 0,
+            dropped_pkts: 0,
+            cwnd_area: 0.0,
+            cwnd_since: now,
+            bins: Vec::new(),
+            aqt_option_bytes: self.aqt_option_bytes,
+            parent,
+            child: true,
+            finished: false,
+            pending: 0,
+            late_acks: 0,
         }
     }
 

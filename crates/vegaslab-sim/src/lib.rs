@@ -53,6 +53,29 @@ pub fn run_text(
             message: format!("at most {max} link directions, {} flows and {max} UDP sources are supported", (max + 1) / 2),
         });
     }
+    // Per-flow connections take event indices too: refuse runs expected to come near the limit.
+    let mut expected = scenario.flows.len() as f64;
+    let mut heaviest = None;
+    for f in &scenario.flows {
+        let arrivals = match &f.app {
+            scenario::AppSpec::Nps(a) | scenario::AppSpec::ParetoPaced(scenario::PacedSpec { arrivals: a, .. }) if a.per_flow => a,
+            _ => continue,
+        };
+        let end = f.stop.unwrap_or(scenario.duration).min(scenario.duration);
+        expected += end.saturating_sub(f.start) as f64 / 1e9 / arrivals.mean_interarrival;
+        heaviest.get_or_insert(f.name.clone());
+    }
+    if expected * 2.0 > crate::event::MAX_INDEX as f64 {
+        return Err(ScenarioError {
+            file: source.to_string(),
+            path: "flows.app.connection".into(),
+            message: format!(
+                "connection = \"per-flow\" would open about {expected:.0} TCP connections (flows plus expected flow arrivals, e.g. of {}); at most {} fit the event indices with margin: shorten the run, lengthen mean_interarrival or use connection = \"shared\"",
+                heaviest.unwrap_or_default(),
+                crate::event::MAX_INDEX / 2
+            ),
+        });
+    }
     let sim = Simulator::new(scenario);
     let unroutable = sim.unroutable_flows();
     if !unroutable.is_empty() {

@@ -21,6 +21,14 @@ pub struct FlowResult {
     pub to: String,
     pub start_s: f64,
     pub end_s: f64,
+    /// `connection = "per-flow"` entries only: connections opened (one per flow arrival),
+    /// still open at the end, and ACKs that reached a connection after it finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub open_connections: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub late_acks: Option<u64>,
     pub data_pkts_sent: u64,
     pub data_bytes_sent: u64,
     pub retransmitted_pkts: u64,

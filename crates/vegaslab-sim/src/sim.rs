@@ -2,7 +2,7 @@
 
 use crate::apps::{plain_active, App, Hand};
 use crate::channel::{Admission, Channel};
-use crate::event::{Event, EventQueue};
+use crate::event::{Event, EventQueue, MAX_INDEX};
 use crate::express::{express_channels, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
@@ -23,6 +23,18 @@ const STREAM_FLOW_BASE: u64 = 1;
 const STREAM_UDP_BASE: u64 = 3 << 32;
 const STREAM_APP_BASE: u64 = 4 << 32;
 
+/// The connections of a flow entry with `connection = "per-flow"` (see `open_connection`).
+/// Connections are appended to `Simulator::flows` at run time (after the entries), so packets
+/// and timers identify them by index exactly as flows.
+#[derive(Default)]
+struct Connections {
+    /// Open connections (not all data acknowledged), oldest first.
+    open: Vec<u32>,
+    /// Connections with data the application has not handed over yet, oldest first.
+    queue: VecDeque<u32>,
+    opened: u64,
+}
+
 pub struct Simulator {
     scenario: Scenario,
     now: Nanos,
@@ -35,6 +47,10 @@ pub struct Simulator {
     /// Reused buffer for packets a sender emits.
     outgoing: Vec<Packet>,
     flows: Vec<Flow>,
+    /// Flow entries of the scenario: `flows[..entries]`; the rest are per-flow connections.
+    entries: usize,
+    /// Per entry: its per-flow connections (empty for other entries).
+    conns: Vec<Connections>,
     /// Applications with their own clock, per flow (`None`: FTP or file).
     apps: Vec<Option<App>>,
     udp: Vec<UdpSource>,
@@ -66,7 +82,9 @@ impl Simulator {
                 let mut rng = stream(scenario.seed, STREAM_FLOW_BASE + i as u64);
                 // ns-2 draws each sender's tick-clock phase uniformly in [0, tick).
                 let boot_time = rng.gen::<f64>() * f.tcp.tick;
-                Flow::new(f, boot_time)
+                let mut flow = Flow::new(f, boot_time);
+                flow.parent = i as u32;
+                flow
             })
             .collect();
         let apps = scenario
@@ -95,6 +113,8 @@ impl Simulator {
             next_hop,
             dest_row,
             outgoing: Vec::new(),
+            entries: flows.len(),
+            conns: (0..flows.len()).map(|_| Connections::default()).collect(),
             flows,
             apps,
             udp: Vec::new(),
@@ -293,6 +313,10 @@ impl Simulator {
                 Kind::Ack => {
                     debug_assert_eq!(t, self.now, "ACKs reach senders only through events");
                     let f = p.flow as usize;
+                    if self.flows[f].child {
+                        self.connection_ack(p);
+                        return;
+                    }
                     let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
                     self.flows[f].integrate_cwnd(self.now);
                     self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno, queueing });
@@ -343,11 +367,101 @@ impl Simulator {
                 *b += p.size as u64;
             }
         }
+        let (child, parent) = (f.child, f.parent as usize);
         let ack = f.sink.receive(p.seqno);
         // A probing packet is answered by a probing ACK: fresh AQT, the data's AQT echoed.
         let size = f.tcp.ack_size + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
         let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt };
+        if child {
+            // A per-flow connection's bytes go to its entry's throughput bins.
+            let parent = &mut self.flows[parent];
+            if !parent.bins.is_empty() {
+                let bin = (t / self.scenario.sample_interval) as usize;
+                if let Some(b) = parent.bins.get_mut(bin) {
+                    *b += p.size as u64;
+                }
+            }
+        }
         self.arrive(ack_packet, p.dst, t);
+    }
+
+    /// An ACK reaches a per-flow connection's sender.
+    #[inline(never)]
+    fn connection_ack(&mut self, p: Packet) {
+        let f = p.flow as usize;
+        let flow = &mut self.flows[f];
+        if flow.finished {
+            flow.late_acks += 1;
+            return;
+        }
+        let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
+        flow.integrate_cwnd(self.now);
+        flow.sender.on_ack(self.now, &AckInfo { seqno: p.seqno, queueing });
+        self.flush_sender(f);
+        self.finish_if_done(f);
+    }
+
+    /// A per-flow connection whose data is all handed over and acknowledged is over: keep its
+    /// counters, free its sender's tables and its sink's buffer.
+    fn finish_if_done(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        let st = &flow.sender.state;
+        if flow.finished || flow.pending > 0 || st.highest_ack < st.curseq - 1 {
+            return;
+        }
+        flow.integrate_cwnd(self.now);
+        flow.finished = true;
+        flow.timer_pending = None;
+        flow.sender.release_buffers();
+        flow.sink.release_buffers();
+        let open = &mut self.conns[flow.parent as usize].open;
+        if let Some(i) = open.iter().position(|&c| c as usize == f) {
+            open.remove(i);
+        }
+    }
+
+    /// A flow arrives at a per-flow entry: open a new connection (fresh sender and sink) for
+    /// its `packets`, which the application hands over (at once, or paced).
+    fn open_connection(&mut self, entry: usize, packets: i64) {
+        let c = self.flows.len();
+        if c > MAX_INDEX as usize {
+            // Checked against the expected count before running (lib.rs); a heavy tail can
+            // still get here.
+            panic!(
+                "flow {}: more than {MAX_INDEX} TCP connections in one run (connection = \"per-flow\"); event indices hold 21 bits: shorten the run or use connection = \"shared\"",
+                self.flows[entry].name
+            );
+        }
+        let mut rng = stream(self.scenario.seed, STREAM_FLOW_BASE + c as u64);
+        let boot_time = rng.gen::<f64>() * self.flows[entry].tcp.tick;
+        let mut conn = self.flows[entry].connection(entry as u32, self.now, boot_time);
+        conn.pending = packets;
+        self.flows.push(conn);
+        let e = &mut self.conns[entry];
+        e.open.push(c as u32);
+        e.queue.push_back(c as u32);
+        e.opened += 1;
+    }
+
+    /// What a per-flow entry's application hands over goes to its connections, oldest flow
+    /// first (each flow's packets to its own connection).
+    fn hand_over_per_flow(&mut self, f: usize, hand: Hand) {
+        if let Some(n) = self.apps[f].as_mut().and_then(|a| a.take_arrival()) {
+            self.open_connection(f, n);
+        }
+        let Hand::Packets(mut k) = hand else { return };
+        while k > 0 {
+            let Some(&c) = self.conns[f].queue.front() else { break };
+            let c = c as usize;
+            let m = k.min(self.flows[c].pending);
+            self.flows[c].pending -= m;
+            k -= m;
+            if self.flows[c].pending == 0 {
+                self.conns[f].queue.pop_front();
+            }
+            self.flows[c].sender.app_send(self.now, Some(m));
+            self.flush_sender(c);
+        }
     }
 
     fn on_flow_start(&mut self, f: usize) {
@@ -367,6 +481,13 @@ impl Simulator {
             app.stop();
         }
         self.flows[f].sender.app_stop();
+        self.conns[f].queue.clear();
+        for c in self.conns[f].open.clone() {
+            let c = c as usize;
+            self.flows[c].pending = 0;
+            self.flows[c].sender.app_stop();
+            self.finish_if_done(c);
+        }
     }
 
     /// An application's clock (`Event::App(2 x flow + process)`).
@@ -379,6 +500,9 @@ impl Simulator {
     }
 
     fn hand_over(&mut self, f: usize, hand: Hand) {
+        if self.apps[f].as_ref().is_some_and(|a| a.per_flow) {
+            return self.hand_over_per_flow(f, hand);
+        }
         match hand {
             Hand::Nothing => return,
             Hand::Greedy => self.flows[f].sender.app_send(self.now, None),
@@ -433,6 +557,9 @@ impl Simulator {
         if flow.timer_pending == Some(self.now) {
             flow.timer_pending = None;
         }
+        if flow.finished {
+            return; // a finished per-flow connection has nothing left to send
+        }
         match flow.sender.rtx_deadline() {
             Some(d) if d <= self.now => {
                 flow.integrate_cwnd(self.now);
@@ -450,8 +577,31 @@ impl Simulator {
         if m.cwnd || m.throughput {
             let interval = self.scenario.sample_interval;
             let bin = (self.now / interval) as usize;
-            for (i, f) in self.flows.iter().enumerate() {
+            for (i, f) in self.flows[..self.entries].iter().enumerate() {
                 let s = &mut self.flow_series;
+                if self.apps[i].as_ref().is_some_and(|a| a.per_flow) {
+                    // Per-flow: cwnd summed over the open connections; ssthresh, RTT and the
+                    // algorithm's variables of the newest open one; active while any is open.
+                    let open = &self.conns[i].open;
+                    let newest = open.last().map(|&c| &self.flows[c as usize].sender);
+                    s.active.push((!open.is_empty()) as u8);
+                    s.time.push(t);
+                    s.flow.push(f.name.clone());
+                    s.cwnd.push(m.cwnd.then(|| open.iter().map(|&c| self.flows[c as usize].sender.cwnd()).sum()));
+                    s.ssthresh.push(if m.cwnd { newest.map(|n| n.ssthresh() as f64) } else { None });
+                    s.rtt.push(if m.cwnd { newest.and_then(|n| n.state.last_rtt_sample) } else { None });
+                    let bytes = bin.checked_sub(1).and_then(|b| f.bins.get(b)).copied();
+                    s.throughput_bps.push(if m.throughput { bytes.map(|b| b as f64 * 8.0 / secs(interval)) } else { None });
+                    if let (true, Some(n)) = (m.cwnd, newest) {
+                        let row = s.time.len() - 1;
+                        for (name, value) in n.probe() {
+                            let col = s.extra.entry(name.to_string()).or_default();
+                            col.resize(row, None);
+                            col.push(Some(value).filter(|v| v.is_finite()));
+                        }
+                    }
+                    continue;
+                }
                 let active = match &self.apps[i] {
                     Some(app) => app.active(&f.sender),
                     None => plain_active(f, self.now),
@@ -506,12 +656,40 @@ impl Simulator {
                 Kind::Ack => {}
             }
         }
-        let flows = self
-            .flows
+        // Per-flow entries: one row aggregating their connections.
+        let mut members: Vec<Vec<usize>> = (0..self.entries).map(|i| vec![i]).collect();
+        for (i, m) in members.iter_mut().enumerate() {
+            if self.apps[i].as_ref().is_some_and(|a| a.per_flow) {
+                m.clear();
+            }
+        }
+        for c in self.entries..self.flows.len() {
+            members[self.flows[c].parent as usize].push(c);
+        }
+        let flows = self.flows[..self.entries]
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let st = f.sender.stats();
+                let per_flow = self.apps[i].as_ref().is_some_and(|a| a.per_flow);
+                let group = || members[i].iter().map(|&c| &self.flows[c]);
+                let mut st = vegaslab_cc::SenderStats::default();
+                for g in group() {
+                    let s = g.sender.stats();
+                    st.pkts_sent += s.pkts_sent;
+                    st.bytes_sent += s.bytes_sent;
+                    st.retransmitted_pkts += s.retransmitted_pkts;
+                    st.fast_retransmits += s.fast_retransmits;
+                    st.timeouts += s.timeouts;
+                    st.slow_start_entries += s.slow_start_entries;
+                }
+                let received_pkts: u64 = group().map(|g| g.received_pkts).sum();
+                let received_bytes: u64 = group().map(|g| g.received_bytes).sum();
+                let delivered_pkts: u64 = group().map(|g| g.sink.delivered_pkts).sum();
+                let dropped_pkts: u64 = group().map(|g| g.dropped_pkts).sum();
+                let in_flight_pkts: u64 = members[i].iter().map(|&c| in_flight[c]).sum();
+                // cwnd of the open connections (all of them for a plain flow).
+                let final_cwnd: f64 = group().filter(|g| !g.finished).map(|g| g.sender.cwnd()).sum();
+                let final_ssthresh = members[i].last().map_or(f.sender.ssthresh(), |&c| self.flows[c].sender.ssthresh());
                 // Applications with their own clock (apps) hand data over many times: the
                 // sender's "all acknowledged" moments are not a completion.
                 let done = if self.apps[i].is_some() { None } else { f.sender.completed_at() };
@@ -521,7 +699,7 @@ impl Simulator {
                     None => f.stop.unwrap_or(duration).min(duration),
                 };
                 let active = secs(end.saturating_sub(f.start));
-                let delivered_bytes = f.sink.delivered_pkts * f.tcp.packet_size as u64;
+                let delivered_bytes = delivered_pkts * f.tcp.packet_size as u64;
                 FlowResult {
                     flow: f.name.clone(),
                     cc: f.cc.to_string(),
@@ -529,32 +707,39 @@ impl Simulator {
                     to: sc.nodes[f.dst as usize].clone(),
                     start_s: secs(f.start),
                     end_s: secs(end),
+                    connections: per_flow.then_some(self.conns[i].opened),
+                    open_connections: per_flow.then_some(self.conns[i].open.len() as u64),
+                    late_acks: per_flow.then(|| group().map(|g| g.late_acks).sum()),
                     data_pkts_sent: st.pkts_sent,
                     data_bytes_sent: st.bytes_sent,
                     retransmitted_pkts: st.retransmitted_pkts,
                     fast_retransmits: st.fast_retransmits,
                     timeouts: st.timeouts,
                     slow_start_entries: st.slow_start_entries,
-                    received_pkts: f.received_pkts,
-                    received_bytes: f.received_bytes,
-                    delivered_pkts: f.sink.delivered_pkts,
+                    received_pkts,
+                    received_bytes,
+                    delivered_pkts,
                     delivered_bytes,
-                    throughput_bps: f.received_bytes as f64 * 8.0 / dur_s,
+                    throughput_bps: received_bytes as f64 * 8.0 / dur_s,
                     goodput_bps: delivered_bytes as f64 * 8.0 / dur_s,
-                    active_throughput_bps: if active > 0.0 { f.received_bytes as f64 * 8.0 / active } else { 0.0 },
+                    active_throughput_bps: if active > 0.0 { received_bytes as f64 * 8.0 / active } else { 0.0 },
                     completion_time_s: completion,
-                    final_cwnd: f.sender.cwnd(),
+                    final_cwnd,
                     mean_cwnd: {
-                        let mut area = f.cwnd_area;
-                        if end > f.cwnd_since {
-                            area += f.sender.cwnd() * (end - f.cwnd_since) as f64;
+                        // Summed over the connections (a finished one stopped integrating).
+                        let mut area = 0.0;
+                        for g in group() {
+                            area += g.cwnd_area;
+                            if !g.finished && end > g.cwnd_since {
+                                area += g.sender.cwnd() * (end - g.cwnd_since) as f64;
+                            }
                         }
                         let span = end.saturating_sub(f.start);
-                        if span > 0 { area / span as f64 } else { f.sender.cwnd() }
+                        if span > 0 { area / span as f64 } else { final_cwnd }
                     },
-                    final_ssthresh: f.sender.ssthresh(),
-                    in_flight_pkts: in_flight[i],
-                    dropped_pkts: f.dropped_pkts,
+                    final_ssthresh,
+                    in_flight_pkts,
+                    dropped_pkts,
                 }
             })
             .collect();

@@ -9,6 +9,9 @@
 //! - `pareto-paced`: the grids "Pareto" (interactive) model: as `nps`, but the data is handed to
 //!   TCP at the ON rate during Pareto ON periods (ns-2 `Application/Traffic/Pareto` spacing).
 //!
+//! `nps` and `pareto-paced` take `connection = "shared"` (default: successive flows join the
+//! entry's one long-lived connection) or `"per-flow"` (each flow opens its own connection).
+//!
 //! Every mean must be > 0, and every Pareto shape > 1 (for shape <= 1 the Pareto mean is
 //! infinite, so a "mean" ON time or flow length would mean nothing).
 
@@ -37,6 +40,9 @@ pub struct FlowArrivals {
     /// Mean flow length, bytes (Pareto).
     pub mean_size: f64,
     pub size_shape: f64,
+    /// `connection = "per-flow"`: each arriving flow opens its own TCP connection (starting
+    /// from slow start) instead of joining the entry's one long-lived connection ("shared").
+    pub per_flow: bool,
 }
 
 /// The grids "Pareto" model: flow arrivals as NPS, data released at `rate_bps` during Pareto
@@ -118,11 +124,11 @@ fn read_app_table(t: &Obj) -> Result<AppSpec, ScenarioError> {
             }))
         }
         "nps" => {
-            t.deny_unknown(&["kind", "mean_interarrival", "mean_flow_size", "flow_shape"])?;
+            t.deny_unknown(&["kind", "mean_interarrival", "mean_flow_size", "flow_shape", "connection"])?;
             Ok(AppSpec::Nps(read_arrivals(t)?))
         }
         "pareto-paced" => {
-            t.deny_unknown(&["kind", "mean_interarrival", "mean_flow_size", "flow_shape", "rate", "mean_on", "mean_off", "shape"])?;
+            t.deny_unknown(&["kind", "mean_interarrival", "mean_flow_size", "flow_shape", "connection", "rate", "mean_on", "mean_off", "shape"])?;
             let arrivals = read_arrivals(t)?;
             let rate_bps = t.bandwidth("rate")?.ok_or_else(|| t.err("rate", "is required: the rate while ON, e.g. \"100Mbps\""))?;
             Ok(AppSpec::ParetoPaced(PacedSpec {
@@ -141,7 +147,17 @@ fn read_arrivals(t: &Obj) -> Result<FlowArrivals, ScenarioError> {
     let mean_size = t
         .size("mean_flow_size", 1.0)?
         .ok_or_else(|| t.err("mean_flow_size", "is required: the mean flow length, e.g. \"10MB\""))?;
-    Ok(FlowArrivals { mean_interarrival: mean_time(t, "mean_interarrival")?, mean_size, size_shape: pareto_shape(t, "flow_shape")? })
+    let per_flow = match t.string("connection")?.unwrap_or("shared") {
+        "shared" => false,
+        "per-flow" => true,
+        other => return Err(t.err("connection", format!("must be \"shared\" or \"per-flow\", got \"{other}\""))),
+    };
+    Ok(FlowArrivals {
+        mean_interarrival: mean_time(t, "mean_interarrival")?,
+        mean_size,
+        size_shape: pareto_shape(t, "flow_shape")?,
+        per_flow,
+    })
 }
 
 /// A required mean duration, > 0, in seconds.
