@@ -313,14 +313,18 @@ impl Simulator {
                 Kind::Ack => {
                     debug_assert_eq!(t, self.now, "ACKs reach senders only through events");
                     let f = p.flow as usize;
-                    if self.flows[f].child {
-                        self.connection_ack(p);
+                    if self.flows[f].finished {
+                        // Only a per-flow connection finishes; it ignores late ACKs.
+                        self.flows[f].late_acks += 1;
                         return;
                     }
                     let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
                     self.flows[f].integrate_cwnd(self.now);
                     self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno, queueing });
                     self.flush_sender(f);
+                    if self.flows[f].child {
+                        self.finish_if_done(f);
+                    }
                 }
                 Kind::Udp => {
                     let s = &mut self.udp[p.flow as usize].stats;
@@ -383,22 +387,6 @@ impl Simulator {
             }
         }
         self.arrive(ack_packet, p.dst, t);
-    }
-
-    /// An ACK reaches a per-flow connection's sender.
-    #[inline(never)]
-    fn connection_ack(&mut self, p: Packet) {
-        let f = p.flow as usize;
-        let flow = &mut self.flows[f];
-        if flow.finished {
-            flow.late_acks += 1;
-            return;
-        }
-        let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
-        flow.integrate_cwnd(self.now);
-        flow.sender.on_ack(self.now, &AckInfo { seqno: p.seqno, queueing });
-        self.flush_sender(f);
-        self.finish_if_done(f);
     }
 
     /// A per-flow connection whose data is all handed over and acknowledged is over: keep its
