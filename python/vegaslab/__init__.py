@@ -72,7 +72,18 @@ class VegaslabError(Exception):
 
 class ScenarioError(VegaslabError, ValueError):
     """The scenario is invalid. The message names the file, the field and what was expected,
-    e.g. ``va-reroute.toml: flows[1].start: must be >= 0 s, got "-3s"``."""
+    e.g. ``va-reroute.toml: flows[1].start: must be >= 0 s, got "-3s"``.
+
+    Errors from the core also carry the parts as attributes: ``file``, ``field`` (the dotted
+    path, ``""`` for the whole file), ``kind`` (one of the core's error kinds: ``syntax``,
+    ``unknown-field``, ``missing``, ``wrong-type``, ``out-of-range``, ``reference``,
+    ``conflict``, ``too-large``, ``file``, ``invalid``) and ``reason`` (the message without
+    file and field); they are ``None`` on errors raised by Python code."""
+
+    file: "str | None" = None
+    field: "str | None" = None
+    kind: "str | None" = None
+    reason: "str | None" = None
 
 
 class SimulationError(VegaslabError, RuntimeError):
@@ -244,7 +255,10 @@ def _call_core(fn: Callable[..., str], *args: Any) -> str:
         core_scenario_error = getattr(core, "ScenarioError", None)
         core_simulation_error = getattr(core, "SimulationError", None)
         if core_scenario_error is not None and isinstance(exc, core_scenario_error):
-            raise ScenarioError(message) from exc
+            err = ScenarioError(message)
+            for name in ("file", "field", "kind", "reason"):
+                setattr(err, name, getattr(exc, name, None))
+            raise err from exc
         if core_simulation_error is not None and isinstance(exc, core_simulation_error):
             raise SimulationError(message) from exc
         if type(exc).__name__ == "PanicException":

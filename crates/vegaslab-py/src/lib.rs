@@ -13,6 +13,19 @@ create_exception!(_core, SimulationError, PyRuntimeError, "The simulator failed 
 
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
 
+/// A Python `ScenarioError` carrying the error's parts as attributes: `file`, `field` (the
+/// dotted path, "" for the whole file), `kind` (`ErrorKind::as_str`) and `reason`.
+fn scenario_error(py: Python<'_>, e: &vegaslab_sim::ScenarioError) -> PyErr {
+    let err = ScenarioError::new_err(e.to_string());
+    let value = err.value_bound(py);
+    for (name, v) in [("file", e.file.as_str()), ("field", e.path.as_str()), ("kind", e.kind.as_str()), ("reason", e.message.as_str())] {
+        // Setting an attribute on a fresh exception object cannot fail in practice; if it
+        // did, the message still says everything.
+        let _ = value.setattr(name, v);
+    }
+    err
+}
+
 fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     if let Some(s) = p.downcast_ref::<&str>() {
         s.to_string()
@@ -64,7 +77,7 @@ fn run_scenario(
             "{source_name}: internal simulator error: {}",
             panic_message(panic)
         ))),
-        Ok(Err(e)) => Err(ScenarioError::new_err(e.to_string())),
+        Ok(Err(e)) => Err(scenario_error(py, &e)),
         Ok(Ok(results)) => match callback_error {
             Some(e) => Err(e),
             None => Ok(results.to_json()),
@@ -75,10 +88,10 @@ fn run_scenario(
 /// Validate a scenario without running it; returns a JSON summary of what it describes.
 #[pyfunction]
 #[pyo3(signature = (toml_text, source_name, overrides=Vec::new()))]
-fn validate_scenario(toml_text: &str, source_name: &str, overrides: Vec<String>) -> PyResult<String> {
+fn validate_scenario(py: Python<'_>, toml_text: &str, source_name: &str, overrides: Vec<String>) -> PyResult<String> {
     let parsed = catch_unwind(|| vegaslab_sim::scenario::parse(toml_text, source_name, &overrides))
         .map_err(|p| SimulationError::new_err(panic_message(p)))?;
-    let sc = parsed.map_err(|e| ScenarioError::new_err(e.to_string()))?;
+    let sc = parsed.map_err(|e| scenario_error(py, &e))?;
     let flows: Vec<String> = sc
         .flows
         .iter()

@@ -24,7 +24,7 @@ pub mod udp;
 pub mod units;
 
 pub use results::RunResults;
-pub use scenario::{Scenario, ScenarioError};
+pub use scenario::{ErrorKind, Scenario, ScenarioError};
 pub use sim::Simulator;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -46,12 +46,9 @@ pub fn run_text(
         || scenario.udp.len() > crate::event::MAX_INDEX as usize;
     if too_many {
         let max = crate::event::MAX_INDEX;
-        return Err(ScenarioError {
-            file: source.to_string(),
-            path: String::new(),
-            // A flow's application clock uses two event indices (apps.rs).
-            message: format!("at most {max} link directions, {} flows and {max} UDP sources are supported", (max + 1) / 2),
-        });
+        // A flow's application clock uses two event indices (apps.rs).
+        let message = format!("at most {max} link directions, {} flows and {max} UDP sources are supported", (max + 1) / 2);
+        return Err(ScenarioError::new(source, "", ErrorKind::TooLarge, message));
     }
     // Per-flow connections take event indices too: refuse runs expected to come near the limit.
     let mut expected = scenario.flows.len() as f64;
@@ -66,46 +63,38 @@ pub fn run_text(
         heaviest.get_or_insert(f.name.clone());
     }
     if expected * 2.0 > crate::event::MAX_INDEX as f64 {
-        return Err(ScenarioError {
-            file: source.to_string(),
-            path: "flows.app.connection".into(),
-            message: format!(
+        return Err(ScenarioError::new(
+            source,
+            "flows.app.connection",
+            ErrorKind::TooLarge,
+            format!(
                 "connection = \"per-flow\" would open about {expected:.0} TCP connections (flows plus expected flow arrivals, e.g. of {}); at most {} fit the event indices with margin: shorten the run, lengthen mean_interarrival or use connection = \"shared\"",
                 heaviest.unwrap_or_default(),
                 crate::event::MAX_INDEX / 2
             ),
-        });
+        ));
     }
     let sim = Simulator::new(scenario);
     let unroutable = sim.unroutable_flows();
     if !unroutable.is_empty() {
-        return Err(ScenarioError {
-            file: source.to_string(),
-            path: "flows".into(),
-            message: format!("no path between the endpoints of: {}", unroutable.join(", ")),
-        });
+        let message = format!("no path between the endpoints of: {}", unroutable.join(", "));
+        return Err(ScenarioError::new(source, "flows", ErrorKind::Reference, message));
     }
     let unroutable = sim.unroutable_udp();
     if !unroutable.is_empty() {
-        return Err(ScenarioError {
-            file: source.to_string(),
-            path: "udp".into(),
-            message: format!("no path between the endpoints of UDP source(s): {}", unroutable.join(", ")),
-        });
+        let message = format!("no path between the endpoints of UDP source(s): {}", unroutable.join(", "));
+        return Err(ScenarioError::new(source, "udp", ErrorKind::Reference, message));
     }
     if let Some((path, message)) = sim.invalid_udp() {
-        return Err(ScenarioError { file: source.to_string(), path, message });
+        return Err(ScenarioError::new(source, &path, ErrorKind::OutOfRange, message));
     }
     let blind = sim.flows_without_aqt_router();
     if !blind.is_empty() {
-        return Err(ScenarioError {
-            file: source.to_string(),
-            path: "aqt.routers".into(),
-            message: format!(
-                "RoVegas flow(s) {} cross no AQT-enabled router; list at least one router on their path",
-                blind.join(", ")
-            ),
-        });
+        let message = format!(
+            "RoVegas flow(s) {} cross no AQT-enabled router; list at least one router on their path",
+            blind.join(", ")
+        );
+        return Err(ScenarioError::new(source, "aqt.routers", ErrorKind::Reference, message));
     }
     Ok(sim.run(progress))
 }

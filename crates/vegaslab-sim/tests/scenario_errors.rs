@@ -128,3 +128,15 @@ fn aqt_routers_must_exist_and_rovegas_option_size_is_bounded() {
         "case.toml: flows[0].params.option_bytes: must be between 0 and 40, got 44"
     );
 }
+
+#[test]
+fn each_error_says_what_kind_of_mistake_it_is() {
+    use vegaslab_sim::ErrorKind;
+    let kind = |o: &[&str]| parse(BASE, "case.toml", &o.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap_err().kind;
+    assert_eq!(kind(&["flows[0].start=-3s"]), ErrorKind::OutOfRange);
+    assert_eq!(kind(&["links[0].bandwith=2Mbps"]), ErrorKind::UnknownField);
+    assert_eq!(kind(&["flows[0].start=[1]"]), ErrorKind::WrongType);
+    assert_eq!(kind(&["flows[0].to=\"nowhere\""]), ErrorKind::Reference);
+    assert_eq!(kind(&["run.duration"]), ErrorKind::Syntax);
+    assert_eq!(parse("[run", "case.toml", &[]).unwrap_err().kind, ErrorKind::Syntax);
+}

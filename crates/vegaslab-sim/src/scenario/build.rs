@@ -4,7 +4,7 @@ use super::reader::{describe, Ctx, Obj};
 use super::flows::build_flows;
 use super::links::build_link;
 use super::topologies::{build_dumbbell, build_lte, build_parking_lot};
-use super::{LinkSpec, MonitorSpec, Scenario, ScenarioError};
+use super::{ErrorKind, LinkSpec, MonitorSpec, Scenario, ScenarioError};
 use std::collections::HashMap;
 use toml::Value;
 
@@ -65,7 +65,8 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     let mut seen = HashMap::new();
     for (i, f) in flows.iter().enumerate() {
         if let Some(j) = seen.insert(f.name.clone(), i) {
-            return Err(ctx.err(&format!("flows[{i}].name"), format!("\"{}\" is already the name of flows[{j}]", f.name)));
+            let message = format!("\"{}\" is already the name of flows[{j}]", f.name);
+            return Err(ctx.err_kind(&format!("flows[{i}].name"), ErrorKind::Conflict, message));
         }
     }
 
@@ -125,7 +126,8 @@ impl NetBuilder {
         self.index.get(name).copied().ok_or_else(|| {
             let mut known: Vec<&str> = self.nodes.iter().map(String::as_str).collect();
             known.truncate(12);
-            obj.err(key, format!("no node named \"{name}\" (nodes: {}{})", known.join(", "), if self.nodes.len() > 12 { ", ..." } else { "" }))
+            let more = if self.nodes.len() > 12 { ", ..." } else { "" };
+            obj.err_kind(key, ErrorKind::Reference, format!("no node named \"{name}\" (nodes: {}{more})", known.join(", ")))
         })
     }
 }

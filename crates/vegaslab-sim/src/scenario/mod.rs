@@ -16,6 +16,7 @@ mod topologies;
 mod udp;
 
 pub use build::from_value;
+
 pub use overrides::apply_overrides;
 pub use apps::{FlowArrivals, OnOffSpec, PacedSpec};
 pub use udp::{OffTime, UdpModel, UdpSpec};
@@ -23,12 +24,71 @@ pub use udp::{OffTime, UdpModel, UdpSpec};
 use std::fmt;
 use vegaslab_cc::{Algorithm, Nanos, TcpConfig};
 
-/// A bad scenario: `file: path: message`.
+/// What is wrong with a scenario, so that callers (Python, the fuzz tests, tools) can tell
+/// kinds of error apart without matching message text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// Not valid TOML, not UTF-8, or an override that is not `key=value`.
+    Syntax,
+    /// A key the schema does not know.
+    UnknownField,
+    /// A required field is absent.
+    Missing,
+    /// A value of the wrong type (a string where a number belongs, ...).
+    WrongType,
+    /// A value outside its allowed range (the message gives the range).
+    OutOfRange,
+    /// A name that refers to nothing (a node, link or flow), or endpoints with no path.
+    Reference,
+    /// Fields that cannot go together, or a duplicate.
+    Conflict,
+    /// The run would need more memory or more event indices than allowed (the message says
+    /// how much).
+    TooLarge,
+    /// A file the scenario refers to cannot be used (missing, not a regular file, too large,
+    /// malformed).
+    File,
+    /// Anything else the schema rejects.
+    Invalid,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Syntax => "syntax",
+            ErrorKind::UnknownField => "unknown-field",
+            ErrorKind::Missing => "missing",
+            ErrorKind::WrongType => "wrong-type",
+            ErrorKind::OutOfRange => "out-of-range",
+            ErrorKind::Reference => "reference",
+            ErrorKind::Conflict => "conflict",
+            ErrorKind::TooLarge => "too-large",
+            ErrorKind::File => "file",
+            ErrorKind::Invalid => "invalid",
+        }
+    }
+}
+
+/// A bad scenario: `file: path: message`, with its [`ErrorKind`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScenarioError {
     pub file: String,
     pub path: String,
     pub message: String,
+    pub kind: ErrorKind,
+}
+
+impl ScenarioError {
+    pub fn new(file: &str, path: &str, kind: ErrorKind, message: impl Into<String>) -> Self {
+        ScenarioError { file: file.to_string(), path: path.to_string(), message: message.into(), kind }
+    }
+
+    /// The same error with another kind.
+    pub fn with_kind(mut self, kind: ErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
 }
 
 impl fmt::Display for ScenarioError {
@@ -149,15 +209,10 @@ pub struct MonitorSpec {
 
 /// Parse TOML text (plus overrides) into a validated scenario.
 pub fn parse(text: &str, source: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-    let mut value: toml::Value = toml::from_str(text).map_err(|e| ScenarioError {
-        file: source.to_string(),
-        path: String::new(),
-        message: format!("not valid TOML: {}", e.to_string().trim()),
+    let mut value: toml::Value = toml::from_str(text).map_err(|e| {
+        ScenarioError::new(source, "", ErrorKind::Syntax, format!("not valid TOML: {}", e.to_string().trim()))
     })?;
-    apply_overrides(&mut value, overrides).map_err(|(path, message)| ScenarioError {
-        file: source.to_string(),
-        path,
-        message,
-    })?;
+    apply_overrides(&mut value, overrides)
+        .map_err(|(path, message)| ScenarioError::new(source, &path, ErrorKind::Syntax, message))?;
     from_value(&value, source)
 }

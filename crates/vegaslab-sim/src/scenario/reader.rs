@@ -1,7 +1,7 @@
 //! A path-aware reader over parsed TOML: each accessor knows its field path, so every error
 //! says exactly which field is wrong and what range is allowed.
 
-use super::ScenarioError;
+use super::{ErrorKind, ScenarioError};
 use crate::units;
 use toml::{value::Table, Value};
 
@@ -12,8 +12,13 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// An error of kind [`ErrorKind::Invalid`]; see [`Ctx::err_kind`].
     pub fn err(&self, path: &str, message: impl Into<String>) -> ScenarioError {
-        ScenarioError { file: self.file.to_string(), path: path.to_string(), message: message.into() }
+        self.err_kind(path, ErrorKind::Invalid, message)
+    }
+
+    pub fn err_kind(&self, path: &str, kind: ErrorKind, message: impl Into<String>) -> ScenarioError {
+        ScenarioError::new(self.file, path, kind, message)
     }
 }
 
@@ -35,7 +40,7 @@ impl<'a> Obj<'a> {
     pub fn new(ctx: Ctx<'a>, value: &'a Value, path: &str) -> Result<Self, ScenarioError> {
         match value.as_table() {
             Some(table) => Ok(Obj { ctx, table, path: path.to_string() }),
-            None => Err(ctx.err(path, format!("must be a table, got {}", describe(value)))),
+            None => Err(ctx.err_kind(path, ErrorKind::WrongType, format!("must be a table, got {}", describe(value)))),
         }
     }
 
@@ -49,6 +54,10 @@ impl<'a> Obj<'a> {
 
     pub fn err(&self, key: &str, message: impl Into<String>) -> ScenarioError {
         self.ctx.err(&self.field_path(key), message)
+    }
+
+    pub fn err_kind(&self, key: &str, kind: ErrorKind, message: impl Into<String>) -> ScenarioError {
+        self.ctx.err_kind(&self.field_path(key), kind, message)
     }
 
     pub fn get(&self, key: &str) -> Option<&'a Value> {
@@ -65,8 +74,9 @@ impl<'a> Obj<'a> {
                     .filter(|a| edit_distance(a, key) <= 3)
                     .map(|a| format!(" (did you mean '{a}'?)"))
                     .unwrap_or_default();
-                return Err(self.err(
+                return Err(self.err_kind(
                     key,
+                    ErrorKind::UnknownField,
                     format!("unknown field{hint}; allowed here: {}", allowed.join(", ")),
                 ));
             }
@@ -85,7 +95,7 @@ impl<'a> Obj<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Array(a)) => Ok(Some(a)),
-            Some(v) => Err(self.err(key, format!("must be an array, got {}", describe(v)))),
+            Some(v) => Err(self.err_kind(key, ErrorKind::WrongType, format!("must be an array, got {}", describe(v)))),
         }
     }
 
@@ -93,19 +103,19 @@ impl<'a> Obj<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.as_str())),
-            Some(v) => Err(self.err(key, format!("must be a string, got {}", describe(v)))),
+            Some(v) => Err(self.err_kind(key, ErrorKind::WrongType, format!("must be a string, got {}", describe(v)))),
         }
     }
 
     pub fn req_string(&self, key: &str) -> Result<&'a str, ScenarioError> {
-        self.string(key)?.ok_or_else(|| self.err(key, "is required"))
+        self.string(key)?.ok_or_else(|| self.err_kind(key, ErrorKind::Missing, "is required"))
     }
 
     pub fn bool(&self, key: &str, default: bool) -> Result<bool, ScenarioError> {
         match self.get(key) {
             None => Ok(default),
             Some(Value::Boolean(b)) => Ok(*b),
-            Some(v) => Err(self.err(key, format!("must be true or false, got {}", describe(v)))),
+            Some(v) => Err(self.err_kind(key, ErrorKind::WrongType, format!("must be true or false, got {}", describe(v)))),
         }
     }
 
@@ -115,10 +125,10 @@ impl<'a> Obj<'a> {
             None => return Ok(None),
             Some(Value::Integer(i)) => *i as f64,
             Some(Value::Float(f)) => *f,
-            Some(v) => return Err(self.err(key, format!("must be a number, got {}", describe(v)))),
+            Some(v) => return Err(self.err_kind(key, ErrorKind::WrongType, format!("must be a number, got {}", describe(v)))),
         };
         if !(x >= lo && x <= hi) || !x.is_finite() {
-            return Err(self.err(key, range_message(lo, hi, &x.to_string())));
+            return Err(self.err_kind(key, ErrorKind::OutOfRange, range_message(lo, hi, &x.to_string())));
         }
         Ok(Some(x))
     }
@@ -128,18 +138,20 @@ impl<'a> Obj<'a> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Integer(i)) if *i >= lo && *i <= hi => Ok(Some(*i)),
-            Some(Value::Integer(i)) => Err(self.err(key, range_message(lo as f64, hi as f64, &i.to_string()))),
-            Some(v) => Err(self.err(key, format!("must be a whole number, got {}", describe(v)))),
+            Some(Value::Integer(i)) => {
+                Err(self.err_kind(key, ErrorKind::OutOfRange, range_message(lo as f64, hi as f64, &i.to_string())))
+            }
+            Some(v) => Err(self.err_kind(key, ErrorKind::WrongType, format!("must be a whole number, got {}", describe(v)))),
         }
     }
 
     /// A time (`"20ms"` or seconds) within `[lo, hi]` nanoseconds.
     pub fn time(&self, key: &str, lo: i128, hi: i128) -> Result<Option<u64>, ScenarioError> {
         let Some(v) = self.get(key) else { return Ok(None) };
-        let ns = quantity(v, units::parse_time, |x| (x * 1e9).round() as i128).map_err(|m| self.err(key, m))?;
+        let ns = quantity(v, units::parse_time, |x| (x * 1e9).round() as i128).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?;
         if ns < lo || ns > hi {
             let shown = describe(v);
-            return Err(self.err(key, time_range_message(lo, hi, &shown)));
+            return Err(self.err_kind(key, ErrorKind::OutOfRange, time_range_message(lo, hi, &shown)));
         }
         Ok(Some(ns as u64))
     }
@@ -147,9 +159,9 @@ impl<'a> Obj<'a> {
     /// A bandwidth in bit/s, > 0.
     pub fn bandwidth(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
         let Some(v) = self.get(key) else { return Ok(None) };
-        let bps = quantity(v, units::parse_bandwidth, |x| x).map_err(|m| self.err(key, m))?;
+        let bps = quantity(v, units::parse_bandwidth, |x| x).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?;
         if !(bps > 0.0) {
-            return Err(self.err(key, format!("must be > 0 bit/s, got {}", describe(v))));
+            return Err(self.err_kind(key, ErrorKind::OutOfRange, format!("must be > 0 bit/s, got {}", describe(v))));
         }
         Ok(Some(bps))
     }
@@ -157,9 +169,9 @@ impl<'a> Obj<'a> {
     /// A size in bytes, >= `min`.
     pub fn size(&self, key: &str, min: f64) -> Result<Option<f64>, ScenarioError> {
         let Some(v) = self.get(key) else { return Ok(None) };
-        let b = quantity(v, units::parse_size, |x| x).map_err(|m| self.err(key, m))?;
+        let b = quantity(v, units::parse_size, |x| x).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?;
         if !(b >= min) {
-            return Err(self.err(key, format!("must be >= {min} bytes, got {}", describe(v))));
+            return Err(self.err_kind(key, ErrorKind::OutOfRange, format!("must be >= {min} bytes, got {}", describe(v))));
         }
         Ok(Some(b))
     }
