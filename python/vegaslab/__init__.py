@@ -40,6 +40,8 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.9/3.10
 __all__ = [
     "run",
     "validate",
+    "normalize",
+    "source_revision",
     "load_scenario",
     "to_toml",
     "format_override",
@@ -304,6 +306,37 @@ def validate(scenario: Scenario, *, overrides: Overrides | None = ()) -> dict:
     return json.loads(doc)
 
 
+#: Largest seed accepted (``run.seed`` is a TOML integer, at most 2**63 - 1).
+MAX_SEED = 2**63 - 1
+
+
+def _check_seed(seed: Any, source: str) -> None:
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+        raise ScenarioError(f"{source}: seed: must be a whole number between 0 and {MAX_SEED}, got {seed!r}")
+
+
+def normalize(scenario: Scenario, *, seed: int | None = None, overrides: Overrides | None = ()) -> dict:
+    """The normalised scenario, as the core resolves it before a run: every default filled in,
+    times in integer nanoseconds (keys ending in ``_ns``), bandwidths in bit/s, sizes in bytes,
+    the content of referenced files included and hashed (``files``), no file paths.
+
+    It is what the ns-2 bridge translates, what results are cached under and what provenance
+    records; the layout is versioned by its ``format`` key.
+    """
+    text, source = _scenario_source(scenario)
+    _check_seed(seed, source)
+    core = _load_core()
+    return json.loads(_call_core(core.normalize_scenario, text, source, seed, _normalise_overrides(overrides)))
+
+
+def source_revision() -> str:
+    """The git revision the compiled core was built from (``+dirty`` when it had uncommitted
+    changes, ``unknown`` when built outside a git checkout)."""
+    return str(_call_core(_load_core().source_revision))
+
+
 def run(
     scenario: Scenario,
     *,
@@ -322,8 +355,7 @@ def run(
     from .results import Results
 
     text, source = _scenario_source(scenario)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise ScenarioError(f"{source}: seed: must be a non-negative integer, got {seed!r}")
+    _check_seed(seed, source)
     bar = LazyProgressBar() if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
     core = _load_core()

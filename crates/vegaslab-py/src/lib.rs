@@ -108,9 +108,33 @@ fn validate_scenario(py: Python<'_>, toml_text: &str, source_name: &str, overrid
     ))
 }
 
+/// The normalised scenario (`vegaslab_sim::scenario::normalize`): every default filled in,
+/// units fixed, referenced files hashed, no paths; canonical JSON text.
+#[pyfunction]
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new()))]
+fn normalize_scenario(
+    py: Python<'_>,
+    toml_text: &str,
+    source_name: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+) -> PyResult<String> {
+    let outcome = catch_unwind(|| vegaslab_sim::scenario::normalize(toml_text, source_name, seed, &overrides))
+        .map_err(|p| SimulationError::new_err(format!("{source_name}: internal simulator error: {}", panic_message(p))))?;
+    let scenario = outcome.map_err(|e| scenario_error(py, &e))?;
+    Ok(vegaslab_sim::scenario::normalize::to_json(&scenario))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     vegaslab_sim::VERSION
+}
+
+/// The git revision the core was built from (`+dirty` with uncommitted changes, `unknown`
+/// outside a checkout).
+#[pyfunction]
+fn source_revision() -> &'static str {
+    vegaslab_sim::SOURCE_REVISION
 }
 
 #[pymodule]
@@ -118,6 +142,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(source_revision, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

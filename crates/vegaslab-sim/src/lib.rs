@@ -29,6 +29,10 @@ pub use sim::Simulator;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The git commit this core was built from, `+dirty` if tracked files had changes, or
+/// `unknown` outside a git checkout (see `build.rs`).
+pub const SOURCE_REVISION: &str = env!("VEGASLAB_SOURCE_REVISION");
+
 /// Parse, validate and run a scenario given as TOML text.
 pub fn run_text(
     text: &str,

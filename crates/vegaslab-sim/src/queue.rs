@@ -71,7 +71,8 @@ pub const STREAM_RED_BASE: u64 = 1 << 32;
 pub const STREAM_ERROR_BASE: u64 = 2 << 32;
 
 /// Which RED drop function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RedVariant {
     /// Floyd-Jacobson RED as ns-2's `Queue/RED` (`kind = "red"`).
     Classic,
@@ -80,7 +81,8 @@ pub enum RedVariant {
 }
 
 /// The EWMA weight of the average queue length.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum RedWeight {
     Fixed(f64),
     /// ns-2's `q_weight_ = -1`: from the link's bandwidth and delay.
@@ -88,7 +90,7 @@ pub enum RedWeight {
 }
 
 /// A validated RED configuration (`queue = { kind = "red", ... }`), in packets.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct RedSpec {
     pub variant: RedVariant,
     /// Hard limit on waiting packets (ns-2 `limit_`).

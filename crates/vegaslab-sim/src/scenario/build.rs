@@ -14,7 +14,8 @@ pub const DEFAULT_QUEUE_LIMIT: u32 = 50;
 
 /// Validate a parsed TOML document.
 pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError> {
-    let ctx = Ctx { file: source };
+    let files_read = std::cell::RefCell::new(Vec::new());
+    let ctx = Ctx { file: source, files_read: &files_read };
     let root = Obj::new(ctx, value, "")?;
     root.deny_unknown(&["meta", "variant", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte", "udp", "geo", "leo"])?;
 
@@ -94,6 +95,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         links: net.links,
         flows,
         monitor,
+        files: files_read.into_inner(),
     })
 }
 

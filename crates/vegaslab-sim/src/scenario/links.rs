@@ -98,6 +98,7 @@ fn read_delay_trace(t: &Obj) -> Result<Option<Vec<(u64, u64)>>, ScenarioError> {
     let path = resolve_relative(t.ctx.file, name);
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(&path).map_err(|e| t.err("delay_trace", format!("cannot read {shown}: {e}")))?;
+    t.ctx.record_file(&t.field_path("delay_trace"), name, text.as_bytes());
     crate::delay::parse_trace(&text).map(Some).map_err(|(line, msg)| {
         if line == 0 {
             t.err("delay_trace", format!("{shown}: {msg}"))

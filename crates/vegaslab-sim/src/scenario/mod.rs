@@ -9,6 +9,7 @@ mod apps;
 mod build;
 mod flows;
 mod links;
+pub mod normalize;
 mod overrides;
 mod reader;
 mod satellite;
@@ -17,10 +18,12 @@ mod udp;
 
 pub use build::from_value;
 
+pub use normalize::normalize;
 pub use overrides::apply_overrides;
 pub use apps::{FlowArrivals, OnOffSpec, PacedSpec};
 pub use udp::{OffTime, UdpModel, UdpSpec};
 
+use serde::Serialize;
 use std::fmt;
 use vegaslab_cc::{Algorithm, Nanos, TcpConfig};
 
@@ -104,14 +107,22 @@ impl fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 /// A validated scenario. Node and link indices are positions in `nodes` and `links`.
-#[derive(Clone, Debug)]
+///
+/// Serialised, it is the *normalised scenario* (see [`normalize`]): every default filled in,
+/// times in integer nanoseconds (`*_ns`), bandwidths in bit/s, sizes in bytes, and no file
+/// path (the content of referenced files is part of it, and their hashes are in `files`).
+#[derive(Clone, Debug, Serialize)]
 pub struct Scenario {
-    /// Where it came from (file name), for messages and metadata.
+    /// Where it came from (file name), for messages and metadata. Not part of the normalised
+    /// scenario: moving a file must not change what it describes.
+    #[serde(skip)]
     pub source: String,
     /// `meta.id`, else the file stem.
     pub id: String,
+    #[serde(rename = "duration_ns")]
     pub duration: Nanos,
     pub seed: u64,
+    #[serde(rename = "sample_interval_ns")]
     pub sample_interval: Nanos,
     pub nodes: Vec<String>,
     pub links: Vec<LinkSpec>,
@@ -122,10 +133,24 @@ pub struct Scenario {
     pub aqt_routers: Vec<usize>,
     /// UDP sources (`[[udp]]`), see `udp`.
     pub udp: Vec<UdpSpec>,
+    /// Files the scenario read (delay traces), with their content hashes.
+    pub files: Vec<FileRef>,
+}
+
+/// A file a scenario refers to, identified by its content (the path is only for people).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FileRef {
+    /// The field that names it, e.g. `links[2].delay_trace`.
+    pub field: String,
+    /// The name as written in the scenario (not resolved: paths are not identity).
+    pub name: String,
+    /// Hex SHA-256 of the bytes read.
+    pub sha256: String,
+    pub bytes: u64,
 }
 
 /// A full-duplex link between nodes `a` and `b`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct LinkSpec {
     pub a: usize,
     pub b: usize,
@@ -136,18 +161,21 @@ pub struct LinkSpec {
 }
 
 /// One direction of a link.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct DirectionSpec {
     pub bandwidth_bps: f64,
     /// Propagation delay, and the scheduled changes `(at, new delay)` in time order.
+    #[serde(rename = "delay_ns")]
     pub delay: Nanos,
+    #[serde(rename = "delay_schedule_ns")]
     pub delay_schedule: Vec<(Nanos, Nanos)>,
     pub queue: QueueSpec,
     /// Probability that a transmitted packet is lost (packet error rate), 0 <= rate < 1.
     pub error_rate: f64,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
 pub enum QueueSpec {
     /// ns-2 DropTail: a limit of `limit` packets counts the one being transmitted.
     DropTail { limit: u32 },
@@ -171,25 +199,29 @@ impl QueueSpec {
     }
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct FlowSpec {
     pub name: String,
     pub from: usize,
     pub to: usize,
     pub algorithm: Algorithm,
     pub tcp: TcpConfig,
+    #[serde(rename = "start_ns")]
     pub start: Nanos,
+    #[serde(rename = "stop_ns")]
     pub stop: Option<Nanos>,
     pub app: AppSpec,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum AppSpec {
     /// Always has data (ns-2 `Application/FTP` started with `start`).
     Ftp,
     /// A transfer of this many bytes, handed to TCP at once (`$ftp send bytes`).
     File { bytes: u64 },
     /// Pareto ON/OFF user, greedy while ON (`app = { kind = "onoff", ... }`, see `crate::apps`).
+    #[serde(rename = "onoff")]
     OnOff(OnOffSpec),
     /// Poisson flow arrivals, Pareto lengths, each handed over at once (`kind = "nps"`).
     Nps(FlowArrivals),
@@ -198,7 +230,7 @@ pub enum AppSpec {
 }
 
 /// Which time series to record; all off by default.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct MonitorSpec {
     pub cwnd: bool,
     pub throughput: bool,

@@ -5,13 +5,23 @@ use super::{ErrorKind, ScenarioError};
 use crate::units;
 use toml::{value::Table, Value};
 
-/// The file name errors are reported against.
+/// The file name errors are reported against, and where the files the scenario reads are
+/// recorded (for the normalised scenario's `files`).
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     pub file: &'a str,
+    pub files_read: &'a std::cell::RefCell<Vec<super::FileRef>>,
 }
 
 impl<'a> Ctx<'a> {
+    /// Record that the scenario read `bytes` from the file `name` for `field`.
+    pub fn record_file(&self, field: &str, name: &str, bytes: &[u8]) {
+        use sha2::{Digest, Sha256};
+        let sha256 = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+        let file = super::FileRef { field: field.to_string(), name: name.to_string(), sha256, bytes: bytes.len() as u64 };
+        self.files_read.borrow_mut().push(file);
+    }
+
     /// An error of kind [`ErrorKind::Invalid`]; see [`Ctx::err_kind`].
     pub fn err(&self, path: &str, message: impl Into<String>) -> ScenarioError {
         self.err_kind(path, ErrorKind::Invalid, message)

@@ -23,31 +23,38 @@ use super::ScenarioError;
 use std::collections::HashMap;
 use vegaslab_cc::Nanos;
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct UdpSpec {
     pub name: String,
     pub from: usize,
     pub to: usize,
+    #[serde(rename = "start_ns")]
     pub start: Nanos,
+    #[serde(rename = "stop_ns")]
     pub stop: Option<Nanos>,
     /// Bytes per packet on the wire.
     pub packet_size: u32,
     pub model: UdpModel,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum UdpModel {
     /// ns-2 `Application/Traffic/CBR`: one packet every `interval` seconds from `start`;
     /// `random` adds ns-2's uniform jitter of +-interval/2 (`random_ 1`).
+    #[serde(rename = "cbr")]
     Cbr { interval: f64, random: bool },
     /// ns-2 `Application/Traffic/Exponential` (RoVegas's VBR sources, rovegas.txt section 4).
+    #[serde(rename = "exp-onoff")]
     ExpOnOff { rate_bps: f64, mean_on: f64, off: OffTime },
     /// ns-2 `Application/Traffic/Pareto`.
+    #[serde(rename = "pareto-onoff")]
     ParetoOnOff { rate_bps: f64, mean_on: f64, mean_off: f64, shape: f64 },
 }
 
 /// How the mean OFF time of an exponential ON/OFF source is given.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum OffTime {
     /// Seconds.
     Mean(f64),
