@@ -64,7 +64,7 @@ def test_scenario_errors_carry_kind_file_and_field(tmp_path):
     except vegaslab.ScenarioError as e:
         assert (e.kind, e.field) == ("out-of-range", "flows[0].start")
         assert e.file.endswith("sc.toml")
-        assert "must be >= 0 s" in e.reason
+        assert "must be >= 0 s and <= 10000000 s" in e.reason
     else:  # pragma: no cover
         raise AssertionError("a negative start was accepted")
 

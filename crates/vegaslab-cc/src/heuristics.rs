@@ -4,8 +4,8 @@
 //!
 //! The paper's idea: a Vegas flow keeps between alpha and beta packets queued, a Reno flow
 //! takes whatever buffer Vegas leaves, so alpha and beta should follow the (effective) queue
-//! space a fair flow can hold. The same formulas are in Python as `vegaslab.heuristics`, and
-//! a scenario can name them in a Vegas-family flow's params (`heuristic = "queue" | "red" |
+//! space a fair flow can hold. Python's `vegaslab.heuristics` calls these functions (through
+//! `vegaslab._core.heuristic`), and a scenario can name them in a Vegas-family flow's params (`heuristic = "queue" | "red" |
 //! "red-exact" | "red-per-flow"`, docs/scenario-format.md).
 
 use std::fmt;

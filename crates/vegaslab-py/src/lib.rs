@@ -90,22 +90,46 @@ fn run_scenario(
 #[pyo3(signature = (toml_text, source_name, overrides=Vec::new()))]
 fn validate_scenario(py: Python<'_>, toml_text: &str, source_name: &str, overrides: Vec<String>) -> PyResult<String> {
     let parsed = catch_unwind(|| vegaslab_sim::scenario::parse(toml_text, source_name, &overrides))
-        .map_err(|p| SimulationError::new_err(panic_message(p)))?;
+        .map_err(|p| SimulationError::new_err(format!("{source_name}: internal simulator error: {}", panic_message(p))))?;
     let sc = parsed.map_err(|e| scenario_error(py, &e))?;
-    let flows: Vec<String> = sc
+    let flows: Vec<serde_json::Value> = sc
         .flows
         .iter()
-        .map(|f| format!("{{\"name\":{:?},\"cc\":{:?},\"from\":{:?},\"to\":{:?}}}", f.name, f.algorithm.name(), sc.nodes[f.from], sc.nodes[f.to]))
+        .map(|f| serde_json::json!({"name": f.name, "cc": f.algorithm.name(), "from": sc.nodes[f.from], "to": sc.nodes[f.to]}))
         .collect();
-    Ok(format!(
-        "{{\"id\":{:?},\"duration_s\":{},\"seed\":{},\"nodes\":{:?},\"links\":{},\"flows\":[{}]}}",
-        sc.id,
-        sc.duration as f64 / 1e9,
-        sc.seed,
-        sc.nodes,
-        sc.links.len(),
-        flows.join(",")
-    ))
+    let summary = serde_json::json!({
+        "id": sc.id,
+        "duration_s": sc.duration as f64 / 1e9,
+        "seed": sc.seed,
+        "nodes": sc.nodes,
+        "links": sc.links.len(),
+        "flows": flows,
+    });
+    Ok(summary.to_string())
+}
+
+/// Weigle and Feng's alpha/beta heuristics (vegas-grids.txt sections 4.1-4.3), computed by
+/// the core (`vegaslab_cc::heuristics`), so that Python and scenarios share one copy.
+/// `name` is one of the scenario's `heuristic` names; `inputs` the packet counts it takes, in
+/// order. Returns `(alpha, beta)`; a bad input raises ValueError naming it.
+#[pyfunction]
+fn heuristic(name: &str, inputs: Vec<u64>) -> PyResult<(u64, u64)> {
+    use vegaslab_cc::heuristics as h;
+    let arity = |n: usize| -> PyResult<()> {
+        if inputs.len() == n {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err(format!("heuristic \"{name}\" takes {n} inputs, got {}", inputs.len())))
+        }
+    };
+    let result = match name {
+        "queue" => arity(1).map(|_| h::from_queue_size(inputs[0]))?,
+        "red" => arity(2).map(|_| h::from_red(inputs[0], inputs[1]))?,
+        "red-exact" => arity(2).map(|_| h::from_red_exact(inputs[0], inputs[1]))?,
+        "red-per-flow" => arity(2).map(|_| h::from_red_per_flow(inputs[0], inputs[1]))?,
+        other => return Err(PyValueError::new_err(format!("unknown heuristic \"{other}\" (allowed: queue, red, red-exact, red-per-flow)"))),
+    };
+    result.map(|t| (t.alpha, t.beta)).map_err(|e| PyValueError::new_err(format!("{}: {}", e.input, e.message)))
 }
 
 /// The normalised scenario (`vegaslab_sim::scenario::normalize`): every default filled in,
@@ -144,6 +168,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(source_revision, m)?)?;
+    m.add_function(wrap_pyfunction!(heuristic, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

@@ -99,17 +99,19 @@ pub fn parse_trace(text: &str) -> Result<Vec<(Nanos, Nanos)>, (usize, String)> {
         seen_data = true;
         let fields: Vec<&str> = line.split(|c: char| c == ',' || c == ';' || c.is_whitespace()).filter(|f| !f.is_empty()).collect();
         if fields.len() != 2 {
-            return Err((n, format!("expected two fields \"time, delay\", got {:?}", line)));
+            return Err((n, format!("expected two fields \"time, delay\", got {}", fields.len())));
         }
-        let time = |s: &str, what: &str| -> Result<Nanos, (usize, String)> {
-            let v = crate::units::parse_time(s).map_err(|e| (n, format!("{what} {s:?}: {e}")))?;
-            if v < 0 {
-                return Err((n, format!("{what} must be >= 0, got {s:?}")));
+        // Errors quote the offending field only (cut short), never the line.
+        let time = |s: &str, what: &str, max: i128| -> Result<Nanos, (usize, String)> {
+            let shown = crate::scenario::limits::quote_short(s);
+            let v = crate::units::parse_time(s).map_err(|_| (n, format!("{what} {shown} is not a time like \"10ms\" or seconds")))?;
+            if !(0..=max).contains(&v) {
+                return Err((n, format!("{what} must be between 0 and {} s, got {shown}", max / 1_000_000_000)));
             }
-            u64::try_from(v).map_err(|_| (n, format!("{what} {s:?} is too large")))
+            Ok(v as Nanos)
         };
-        let at = time(fields[0], "time")?;
-        let d = time(fields[1], "delay")?;
+        let at = time(fields[0], "time", crate::scenario::limits::MAX_TIME_NS)?;
+        let d = time(fields[1], "delay", crate::scenario::limits::MAX_DELAY_NS)?;
         if let Some(&(prev, _)) = out.last() {
             if at < prev {
                 return Err((n, format!("times must not decrease ({} s after {} s)", at as f64 * 1e-9, prev as f64 * 1e-9)));

@@ -33,6 +33,27 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// `unknown` outside a git checkout (see `build.rs`).
 pub const SOURCE_REVISION: &str = env!("VEGASLAB_SOURCE_REVISION");
 
+/// Refuse a run whose time series would not fit in memory (`scenario::limits`), before any
+/// of it is allocated: a 1 ns sample interval or a 10^7 s run with monitors on is an error
+/// that says how much memory it would take, never an allocation failure that aborts.
+pub(crate) fn check_recording_size(scenario: &Scenario) -> Result<(), ScenarioError> {
+    use scenario::limits::{human_bytes, recorded_bytes, MAX_RECORDED_BYTES};
+    let m = &scenario.monitor;
+    let queues = if m.all_queues { scenario.links.len() * 2 } else { m.queues.len() };
+    let bytes = recorded_bytes(scenario.duration, scenario.sample_interval, scenario.flows.len(), queues, m.cwnd, m.throughput);
+    if bytes <= MAX_RECORDED_BYTES {
+        return Ok(());
+    }
+    let samples = scenario.duration / scenario.sample_interval + 1;
+    let message = format!(
+        "the monitors would record {samples} samples for each of {} flow and {queues} queue series, about {} (at most {} allowed): raise run.sample_interval, shorten run.duration or monitor less",
+        scenario.flows.len(),
+        human_bytes(bytes),
+        human_bytes(MAX_RECORDED_BYTES)
+    );
+    Err(ScenarioError::new(&scenario.source, "run.sample_interval", ErrorKind::TooLarge, message))
+}
+
 /// Parse, validate and run a scenario given as TOML text.
 pub fn run_text(
     text: &str,

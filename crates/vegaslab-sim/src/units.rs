@@ -25,7 +25,8 @@ pub fn parse_bandwidth(text: &str) -> Result<f64, String> {
         "kbps" | "Kbps" | "kb" | "Kb" | "kbit/s" => 1e3,
         "Mbps" | "mbps" | "Mb" | "Mbit/s" => 1e6,
         "Gbps" | "gbps" | "Gb" | "Gbit/s" => 1e9,
-        _ => return Err(format!("unknown bandwidth unit '{unit}' (use bps, kbps, Mbps or Gbps)")),
+        "Tbps" | "tbps" | "Tb" | "Tbit/s" => 1e12,
+        _ => return Err(format!("unknown bandwidth unit '{unit}' (use bps, kbps, Mbps, Gbps or Tbps)")),
     };
     Ok(num * scale)
 }

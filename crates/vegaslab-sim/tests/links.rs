@@ -1,7 +1,7 @@
 //! Link models in whole runs: packet errors, delay traces and the GEO bent pipe.
 
 use std::io::Write;
-use vegaslab_sim::{scenario, Simulator};
+use vegaslab_sim::{scenario, ErrorKind, Simulator};
 
 fn run_text(text: &str, source: &str, seed: u64) -> serde_json::Value {
     let mut sc = scenario::parse(text, source, &[]).unwrap();
@@ -112,13 +112,52 @@ fn delay_trace_errors_name_the_file_and_line() {
     assert_eq!(e, format!("{src}: links[0].delay_trace: {shown}:3: times must not decrease (3 s after 5 s)"));
     write_trace(&dir.join("traces"), "d.csv", "0 10ms\n5 -2ms\n");
     let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
-    assert!(e.ends_with(&format!("{shown}:2: delay must be >= 0, got \"-2ms\"")), "{e}");
+    assert!(e.ends_with(&format!("{shown}:2: delay must be between 0 and 3600 s, got \"-2ms\"")), "{e}");
     std::fs::remove_file(dir.join("traces").join("d.csv")).unwrap();
     let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
     assert!(e.starts_with(&format!("{src}: links[0].delay_trace: cannot read {shown}")), "{e}");
     let both = TRACE_LINK.replace("delay_trace", "delay_schedule = []\ndelay_trace");
     let e = scenario::parse(&both, src, &[]).unwrap_err().to_string();
     assert!(e.ends_with("give either delay_schedule or delay_trace, not both"), "{e}");
+}
+
+#[test]
+fn delay_trace_must_be_a_small_regular_file_and_errors_do_not_echo_its_lines() {
+    let dir = scratch("files");
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    let source = dir.join("s.toml");
+    std::fs::write(&source, TRACE_LINK).unwrap();
+    let src = source.to_str().unwrap();
+    for device in ["/dev/zero", "/dev/null"] {
+        let text = TRACE_LINK.replace("traces/d.csv", device);
+        let e = scenario::parse(&text, src, &[]).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::File, "{e}");
+        assert!(e.to_string().ends_with(&format!("{device} is not a regular file")), "{e}");
+    }
+    let text = TRACE_LINK.replace("traces/d.csv", "traces");
+    assert!(scenario::parse(&text, src, &[]).unwrap_err().to_string().ends_with("is not a regular file"));
+    let big = "0 10ms\n".repeat((64 << 20) / 7 + 1);
+    write_trace(&dir.join("traces"), "d.csv", &big);
+    let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
+    assert!(e.contains("a delay trace may have at most 64 MiB"), "{e}");
+    write_trace(&dir.join("traces"), "d.csv", "0 10ms\n1 SECRET-TOKEN-xyz and more words\n");
+    let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
+    assert!(!e.contains("SECRET") && !e.contains("more words"), "{e}");
+    assert!(e.ends_with(":2: expected two fields \"time, delay\", got 5"), "{e}");
+    write_trace(&dir.join("traces"), "d.csv", "0 10ms\n1 SECRET-TOKEN\n");
+    let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
+    assert!(e.ends_with(":2: delay \"SECRET-TOKEN\" is not a time like \"10ms\" or seconds"), "{e}");
+}
+
+#[test]
+fn a_584_year_delay_in_a_trace_is_rejected_not_wrapped_to_zero() {
+    let dir = scratch("huge");
+    std::fs::create_dir_all(dir.join("traces")).unwrap();
+    let source = dir.join("s.toml");
+    std::fs::write(&source, TRACE_LINK).unwrap();
+    write_trace(&dir.join("traces"), "d.csv", "0 10ms\n1 18446744073.7s\n");
+    let e = scenario::parse(TRACE_LINK, source.to_str().unwrap(), &[]).unwrap_err().to_string();
+    assert!(e.ends_with(":2: delay must be between 0 and 3600 s, got \"18446744073.7s\""), "{e}");
 }
 
 const GEO: &str = r#"

@@ -159,8 +159,10 @@ pub fn read_algorithm(f: &Obj, cc: &str) -> Result<Algorithm, ScenarioError> {
                     }
                 }
                 v.gamma = p.number("gamma", 0.0, 1e9)?.unwrap_or(v.gamma);
+                // A rule left out keeps `VegasAParams::default()` (the one owner of defaults).
                 v.equal_throughput = match p.string("equal_throughput")? {
-                    None | Some("increase") => EqualThroughput::Increase,
+                    None => v.equal_throughput,
+                    Some("increase") => EqualThroughput::Increase,
                     Some("hold") => EqualThroughput::Hold,
                     Some(other) => {
                         return Err(p.err(
@@ -170,12 +172,13 @@ pub fn read_algorithm(f: &Obj, cc: &str) -> Result<Algorithm, ScenarioError> {
                     }
                 };
                 v.at_beta = match p.string("at_beta")? {
-                    None | Some("hold") => AtBeta::Hold,
+                    None => v.at_beta,
+                    Some("hold") => AtBeta::Hold,
                     Some("between") => AtBeta::Between,
                     Some(other) => {
                         return Err(p.err(
                             "at_beta",
-                            format!("unknown rule \"{other}\" (allowed: \"hold\" (lines 24-25, default), \"between\" (lines 01-09))"),
+                            format!("unknown rule \"{other}\" (allowed: \"between\" (lines 01-09, default), \"hold\" (lines 24-25))"),
                         ))
                     }
                 };

@@ -8,7 +8,8 @@ use super::{ErrorKind, LinkSpec, MonitorSpec, Scenario, ScenarioError};
 use std::collections::HashMap;
 use toml::Value;
 
-pub const FOREVER: i128 = i64::MAX as i128;
+/// The largest time a field may take unless it says otherwise (see `limits`).
+pub const FOREVER: i128 = super::limits::MAX_TIME_NS;
 /// ns-2's default queue limit (`Queue set limit_ 50`).
 pub const DEFAULT_QUEUE_LIMIT: u32 = 50;
 
@@ -20,7 +21,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     root.deny_unknown(&["meta", "variant", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte", "udp", "geo", "leo"])?;
 
     let id = match root.table("meta")? {
-        Some(meta) => meta.string("id")?.map(str::to_string),
+        Some(meta) => meta.name("id")?.map(str::to_string),
         None => None,
     }
     .unwrap_or_else(|| file_stem(source));
@@ -48,6 +49,10 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         super::satellite::build_leo(&leo, &mut net, duration)?;
     }
     if let Some(links) = root.array("links")? {
+        if links.len() + net.links.len() > super::limits::MAX_LINKS {
+            let message = format!("{} links in all; at most {} are allowed", links.len() + net.links.len(), super::limits::MAX_LINKS);
+            return Err(ctx.err_kind("links", ErrorKind::TooLarge, message));
+        }
         for (i, lv) in links.iter().enumerate() {
             let link = Obj::new(ctx, lv, &format!("links[{i}]"))?;
             build_link(&link, &mut net)?;
@@ -83,7 +88,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
 
     let udp = super::udp::build_udp(&root, duration, &net)?;
 
-    Ok(Scenario {
+    let scenario = Scenario {
         aqt_routers,
         udp,
         source: source.to_string(),
@@ -96,7 +101,9 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         flows,
         monitor,
         files: files_read.into_inner(),
-    })
+    };
+    crate::check_recording_size(&scenario)?;
+    Ok(scenario)
 }
 
 fn file_stem(source: &str) -> String {
@@ -112,6 +119,8 @@ pub struct NetBuilder {
     pub index: HashMap<String, usize>,
     pub links: Vec<LinkSpec>,
     pub dumbbell_pairs: usize,
+    /// Node pairs (lower index first) that have a link, for the duplicate check.
+    pub linked: std::collections::HashSet<(usize, usize)>,
 }
 
 impl NetBuilder {
@@ -122,6 +131,14 @@ impl NetBuilder {
         self.nodes.push(name.to_string());
         self.index.insert(name.to_string(), self.nodes.len() - 1);
         self.nodes.len() - 1
+    }
+
+    /// Whether the nodes named `a` and `b` are already linked.
+    pub fn linked(&self, a: &str, b: &str) -> bool {
+        match (self.index.get(a), self.index.get(b)) {
+            (Some(&x), Some(&y)) => self.linked.contains(&(x.min(y), x.max(y))),
+            _ => false,
+        }
     }
 
     pub fn find(&self, obj: &Obj, key: &str, name: &str) -> Result<usize, ScenarioError> {

@@ -2,8 +2,9 @@
 
 use super::algorithms::read_algorithm;
 use super::build::{NetBuilder, FOREVER};
+use super::limits::{self, MAX_FLOWS};
 use super::reader::{describe, Obj};
-use super::{FlowSpec, ScenarioError};
+use super::{ErrorKind, FlowSpec, ScenarioError};
 use vegaslab_cc::TcpConfig;
 
 pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
@@ -19,7 +20,10 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
                 .split_once('-')
                 .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)));
             match parsed {
-                Some((a, b)) if a >= 1 && a <= b && b <= net.dumbbell_pairs => Some((a, b)),
+                Some((a, b)) if a >= 1 && a <= b && b <= net.dumbbell_pairs => {
+                    too_many_flows(f, "pairs", out.len(), b - a + 1)?;
+                    Some((a, b))
+                }
                 _ => return Err(f.err("pairs", format!("must be \"first-last\" within 1-{}, got \"{text}\"", net.dumbbell_pairs))),
             }
         }
@@ -69,7 +73,10 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
                         .split_once('-')
                         .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)));
                     match parsed {
-                        Some((a, b)) if a <= b && b - a < 1_000_000 => (a..=b).map(Some).collect(),
+                        Some((a, b)) if a <= b => {
+                            too_many_flows(f, "range", out.len(), b - a + 1)?;
+                            (a..=b).map(Some).collect()
+                        }
                         _ => return Err(f.err("range", format!("must be \"first-last\", e.g. \"1-12\", got \"{text}\""))),
                     }
                 }
@@ -100,10 +107,30 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
             out
         }
     };
+    if let Some((name, _, _)) = endpoints.iter().find(|(name, _, _)| !limits::valid_name(name)) {
+        let key = if f.get("name").is_some() { "name" } else { "cc" };
+        let message = format!(
+            "gives the flow name {}; names must be 1 to {} characters of {}",
+            limits::quote_short(name),
+            limits::MAX_NAME_LEN,
+            limits::NAME_CHARS
+        );
+        return Err(f.err_kind(key, ErrorKind::OutOfRange, message));
+    }
+    too_many_flows(f, "name", out.len(), endpoints.len())?;
     for (name, from, to) in endpoints {
         out.push(FlowSpec { name, from, to, algorithm: algorithm.clone(), tcp: tcp.clone(), start, stop, app: app.clone() });
     }
     Ok(())
+}
+
+/// An error unless `adding` more flows to the `existing` ones stays within [`MAX_FLOWS`].
+fn too_many_flows(f: &Obj, key: &str, existing: usize, adding: usize) -> Result<(), ScenarioError> {
+    if existing + adding <= MAX_FLOWS {
+        return Ok(());
+    }
+    let message = format!("would make {} flows in all; at most {MAX_FLOWS} are allowed", existing + adding);
+    Err(f.err_kind(key, ErrorKind::TooLarge, message))
 }
 
 fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {

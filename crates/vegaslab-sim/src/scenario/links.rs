@@ -1,9 +1,10 @@
 //! Links: bandwidth, delay and its changes (schedule or trace file), queue discipline
 //! (DropTail, RED, linear RED) and packet error rate, per direction.
 
-use super::build::{NetBuilder, FOREVER, DEFAULT_QUEUE_LIMIT};
-use super::reader::{describe, Obj};
-use super::{DirectionSpec, LinkSpec, QueueSpec, ScenarioError};
+use super::build::{NetBuilder, DEFAULT_QUEUE_LIMIT};
+use super::limits::{self, MAX_DELAY_POINTS, MAX_TIME_NS, MAX_TRACE_BYTES};
+use super::reader::{check_name, describe, Obj};
+use super::{DirectionSpec, ErrorKind, LinkSpec, QueueSpec, ScenarioError};
 use crate::queue::{RedSpec, RedVariant, RedWeight};
 use toml::Value;
 
@@ -47,7 +48,7 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
         return Err(t.err("delay_trace", "give either delay_schedule or delay_trace, not both"));
     }
     let trace = read_delay_trace(t)?;
-    let delay = match t.time("delay", 0, FOREVER)? {
+    let delay = match t.delay("delay")? {
         Some(d) => d,
         None => match (&trace, defaults) {
             // Before the trace's first point the link has the first point's delay.
@@ -59,12 +60,16 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
     let schedule = match (trace, t.array("delay_schedule")?) {
         (Some(points), _) => points,
         (None, Some(items)) => {
+            if items.len() > MAX_DELAY_POINTS {
+                let message = format!("has {} entries; at most {MAX_DELAY_POINTS} are allowed", items.len());
+                return Err(t.err_kind("delay_schedule", ErrorKind::TooLarge, message));
+            }
             let mut out: Vec<(u64, u64)> = Vec::new();
             for (i, item) in items.iter().enumerate() {
                 let e = Obj::new(t.ctx, item, &t.field_path(&format!("delay_schedule[{i}]")))?;
                 e.deny_unknown(&["at", "delay"])?;
-                let at = e.time("at", 0, FOREVER)?.ok_or_else(|| e.err("at", "is required"))?;
-                let d = e.time("delay", 0, FOREVER)?.ok_or_else(|| e.err("delay", "is required"))?;
+                let at = e.time("at", 0, MAX_TIME_NS)?.ok_or_else(|| e.err("at", "is required"))?;
+                let d = e.delay("delay")?.ok_or_else(|| e.err("delay", "is required"))?;
                 if let Some(&(prev, _)) = out.last() {
                     if at < prev {
                         return Err(e.err("at", "delay changes must be in time order"));
@@ -93,19 +98,56 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
 }
 
 /// `delay_trace = "file"`: (time, delay) lines, resolved against the scenario file's directory.
+///
+/// Only a regular file of at most [`MAX_TRACE_BYTES`] is read (not a device, a pipe or a
+/// directory: `/dev/zero` would never end), and errors quote the offending token only, never
+/// whole lines of the file.
 fn read_delay_trace(t: &Obj) -> Result<Option<Vec<(u64, u64)>>, ScenarioError> {
     let Some(name) = t.string("delay_trace")? else { return Ok(None) };
     let path = resolve_relative(t.ctx.file, name);
-    let shown = path.display().to_string();
-    let text = std::fs::read_to_string(&path).map_err(|e| t.err("delay_trace", format!("cannot read {shown}: {e}")))?;
-    t.ctx.record_file(&t.field_path("delay_trace"), name, text.as_bytes());
-    crate::delay::parse_trace(&text).map(Some).map_err(|(line, msg)| {
+    let shown = limits::printable(&path.display().to_string());
+    let file_err = |message: String| t.err_kind("delay_trace", ErrorKind::File, message);
+    let meta = std::fs::metadata(&path).map_err(|e| file_err(format!("cannot read {shown}: {}", io_reason(&e))))?;
+    if !meta.is_file() {
+        return Err(file_err(format!("{shown} is not a regular file")));
+    }
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(file_err(format!("{shown} has {} bytes; a delay trace may have at most {} MiB", meta.len(), MAX_TRACE_BYTES >> 20)));
+    }
+    let bytes = read_at_most(&path, MAX_TRACE_BYTES).map_err(|e| file_err(format!("cannot read {shown}: {}", io_reason(&e))))?;
+    let text = std::str::from_utf8(&bytes).map_err(|e| file_err(format!("{shown} is not UTF-8 text (bad byte at offset {})", e.valid_up_to())))?;
+    t.ctx.record_file(&t.field_path("delay_trace"), name, &bytes);
+    let points = crate::delay::parse_trace(text).map_err(|(line, msg)| {
         if line == 0 {
-            t.err("delay_trace", format!("{shown}: {msg}"))
+            file_err(format!("{shown}: {msg}"))
         } else {
-            t.err("delay_trace", format!("{shown}:{line}: {msg}"))
+            file_err(format!("{shown}:{line}: {msg}"))
         }
-    })
+    })?;
+    if points.len() > MAX_DELAY_POINTS {
+        return Err(t.err_kind("delay_trace", ErrorKind::TooLarge, format!("{shown} has {} points; at most {MAX_DELAY_POINTS} are allowed", points.len())));
+    }
+    Ok(Some(points))
+}
+
+/// An I/O error's reason without the OS error number.
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// The file's bytes, refusing to read more than `limit` (the file may grow after `metadata`).
+fn read_at_most(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::other(format!("larger than {} MiB", limit >> 20)));
+    }
+    Ok(bytes)
 }
 
 /// A path named in a scenario: absolute, or relative to the scenario file's directory (the
@@ -129,7 +171,9 @@ pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
     match kind {
         "droptail" => {
             q.deny_unknown(&["kind", "limit"])?;
-            let limit = q.integer("limit", 1, 100_000_000)?.unwrap_or(DEFAULT_QUEUE_LIMIT as i64) as u32;
+            // As in ns-2, the limit counts the packet being sent and a packet is queued before
+            // the link takes it, so a limit of 1 would drop every packet: the least is 2.
+            let limit = q.integer("limit", 2, 100_000_000)?.unwrap_or(DEFAULT_QUEUE_LIMIT as i64) as u32;
             Ok(QueueSpec::DropTail { limit })
         }
         "red" | "red-linear" => {
@@ -169,6 +213,7 @@ pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
 
 pub fn add_link(net: &mut NetBuilder, a: &str, b: &str, p: &LinkProps) {
     let (a, b) = (net.node(a), net.node(b));
+    net.linked.insert((a.min(b), a.max(b)));
     let dir = |bw: f64, error_rate: f64| DirectionSpec { bandwidth_bps: bw, delay: p.delay, delay_schedule: p.schedule.clone(), queue: p.queue.clone(), error_rate };
     net.links.push(LinkSpec { a, b, forward: dir(p.bandwidth_fwd, p.error_fwd), reverse: dir(p.bandwidth_rev, p.error_rev) });
 }
@@ -180,15 +225,14 @@ pub fn build_link(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError>
     if names.len() != 2 || ends.len() != 2 {
         return Err(link.err("endpoints", format!("must be two node names, got {}", describe(link.get("endpoints").unwrap()))));
     }
+    for (i, name) in names.iter().enumerate() {
+        check_name(link, &format!("endpoints[{i}]"), name)?;
+    }
     if names[0] == names[1] {
         return Err(link.err("endpoints", "a link must join two different nodes"));
     }
-    let exists = net.links.iter().any(|l| {
-        let (x, y) = (&net.nodes[l.a], &net.nodes[l.b]);
-        (x == names[0] && y == names[1]) || (x == names[1] && y == names[0])
-    });
-    if exists {
-        return Err(link.err("endpoints", format!("{} and {} are already linked", names[0], names[1])));
+    if net.linked(names[0], names[1]) {
+        return Err(link.err_kind("endpoints", ErrorKind::Conflict, format!("{} and {} are already linked", names[0], names[1])));
     }
     add_link(net, names[0], names[1], &props);
     Ok(())

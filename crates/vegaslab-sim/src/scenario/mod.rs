@@ -7,6 +7,7 @@
 mod algorithms;
 mod apps;
 mod build;
+pub mod limits;
 mod flows;
 mod links;
 pub mod normalize;
@@ -239,11 +240,25 @@ pub struct MonitorSpec {
     pub all_queues: bool,
 }
 
+/// A TOML syntax error as "not valid TOML at line L, column C: what", without the echo of the
+/// source line that the parser's own message carries (a line may be megabytes long, or hold
+/// text that should not be repeated).
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let what: String = e.message().split_whitespace().collect::<Vec<_>>().join(" ").chars().filter(|c| !c.is_control()).take(200).collect();
+    match e.span() {
+        Some(span) => {
+            let before = &text.as_bytes()[..span.start.min(text.len())];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = before.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+            format!("not valid TOML at line {line}, column {column}: {what}")
+        }
+        None => format!("not valid TOML: {what}"),
+    }
+}
+
 /// Parse TOML text (plus overrides) into a validated scenario.
 pub fn parse(text: &str, source: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
-    let mut value: toml::Value = toml::from_str(text).map_err(|e| {
-        ScenarioError::new(source, "", ErrorKind::Syntax, format!("not valid TOML: {}", e.to_string().trim()))
-    })?;
+    let mut value: toml::Value = toml::from_str(text).map_err(|e| ScenarioError::new(source, "", ErrorKind::Syntax, toml_error(text, &e)))?;
     apply_overrides(&mut value, overrides)
         .map_err(|(path, message)| ScenarioError::new(source, &path, ErrorKind::Syntax, message))?;
     from_value(&value, source)

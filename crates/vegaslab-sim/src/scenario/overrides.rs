@@ -6,6 +6,10 @@
 
 use toml::{value::Table, Value};
 
+/// Most steps (keys and indices) in one override path: far more than the schema's deepest
+/// field (about 6), and small enough that following a path can never exhaust the stack.
+pub const MAX_PATH_STEPS: usize = 32;
+
 /// Apply each override in order. Errors are `(path, message)`.
 pub fn apply_overrides(root: &mut Value, overrides: &[String]) -> Result<(), (String, String)> {
     for item in overrides {
@@ -47,6 +51,9 @@ fn parse_path(key: &str) -> Result<Vec<Step>, String> {
         }
         if !rest.is_empty() {
             return Err(format!("unexpected '{rest}' in override path"));
+        }
+        if steps.len() > MAX_PATH_STEPS {
+            return Err(format!("an override path may have at most {MAX_PATH_STEPS} parts"));
         }
     }
     Ok(steps)
@@ -117,6 +124,14 @@ mod tests {
         let (path, msg) = apply_overrides(&mut v, &["flows[3].cc=reno".into()]).unwrap_err();
         assert_eq!(path, "flows[3].cc");
         assert!(msg.contains("1 entries"), "{msg}");
+    }
+
+    #[test]
+    fn a_very_deep_override_path_is_an_error_not_a_stack_overflow() {
+        let mut v = doc();
+        let key = vec!["a"; 50_000].join(".");
+        let (_, msg) = apply_overrides(&mut v, &[format!("{key}=1")]).unwrap_err();
+        assert!(msg.contains("at most 32 parts"), "{msg}");
     }
 
     #[test]

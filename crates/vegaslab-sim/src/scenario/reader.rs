@@ -1,6 +1,7 @@
 //! A path-aware reader over parsed TOML: each accessor knows its field path, so every error
 //! says exactly which field is wrong and what range is allowed.
 
+use super::limits::{self, MAX_BANDWIDTH_BPS, MAX_DELAY_NS, MAX_SIZE_BYTES, MAX_TIME_NS, MIN_BANDWIDTH_BPS};
 use super::{ErrorKind, ScenarioError};
 use crate::units;
 use toml::{value::Table, Value};
@@ -39,10 +40,19 @@ pub struct Obj<'a> {
     pub path: String,
 }
 
+/// A value as quoted in an error message: strings escaped and everything cut short, so that a
+/// message never carries control characters or a whole table.
 pub fn describe(v: &Value) -> String {
     match v {
-        Value::String(s) => format!("\"{s}\""),
-        other => other.to_string(),
+        Value::String(s) => limits::quote_short(s),
+        other => {
+            let text = other.to_string();
+            if text.chars().count() > 60 {
+                format!("{}...", text.chars().take(60).collect::<String>())
+            } else {
+                text
+            }
+        }
     }
 }
 
@@ -155,35 +165,66 @@ impl<'a> Obj<'a> {
         }
     }
 
-    /// A time (`"20ms"` or seconds) within `[lo, hi]` nanoseconds.
+    /// A time (`"20ms"` or seconds) within `[lo, hi]` nanoseconds; `hi` is capped at
+    /// [`MAX_TIME_NS`] whatever the caller asks.
     pub fn time(&self, key: &str, lo: i128, hi: i128) -> Result<Option<u64>, ScenarioError> {
         let Some(v) = self.get(key) else { return Ok(None) };
-        let ns = quantity(v, units::parse_time, |x| (x * 1e9).round() as i128).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?;
+        let hi = hi.min(MAX_TIME_NS);
+        let seconds = quantity(v, |s| units::parse_time(s).map(|ns| ns as f64 / 1e9), |x| x).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?;
+        // Compare in seconds before converting, so that no value (1e300 s, -inf) can wrap.
+        if !(seconds * 1e9 >= lo as f64 - 0.5 && seconds * 1e9 <= hi as f64 + 0.5) {
+            return Err(self.err_kind(key, ErrorKind::OutOfRange, time_range_message(lo, hi, &describe(v))));
+        }
+        let ns = match v {
+            Value::String(s) => units::parse_time(s).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?,
+            _ => (seconds * 1e9).round() as i128,
+        };
         if ns < lo || ns > hi {
-            let shown = describe(v);
-            return Err(self.err_kind(key, ErrorKind::OutOfRange, time_range_message(lo, hi, &shown)));
+            return Err(self.err_kind(key, ErrorKind::OutOfRange, time_range_message(lo, hi, &describe(v))));
         }
         Ok(Some(ns as u64))
     }
 
-    /// A bandwidth in bit/s, > 0.
+    /// A one-way propagation delay: a time within 0..=[`MAX_DELAY_NS`].
+    pub fn delay(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
+        self.time(key, 0, MAX_DELAY_NS)
+    }
+
+    /// A bandwidth in bit/s within [`MIN_BANDWIDTH_BPS`, `MAX_BANDWIDTH_BPS`].
     pub fn bandwidth(&self, key: &str) -> Result<Option<f64>, ScenarioError> {
         let Some(v) = self.get(key) else { return Ok(None) };
         let bps = quantity(v, units::parse_bandwidth, |x| x).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?;
-        if !(bps > 0.0) {
-            return Err(self.err_kind(key, ErrorKind::OutOfRange, format!("must be > 0 bit/s, got {}", describe(v))));
+        if !(MIN_BANDWIDTH_BPS..=MAX_BANDWIDTH_BPS).contains(&bps) {
+            let message = format!("must be between 1 bit/s and 10 Tbit/s (\"10Tbps\" = 1e13 bit/s), got {}", describe(v));
+            return Err(self.err_kind(key, ErrorKind::OutOfRange, message));
         }
         Ok(Some(bps))
     }
 
-    /// A size in bytes, >= `min`.
+    /// A size in bytes within [`min`, `MAX_SIZE_BYTES`].
     pub fn size(&self, key: &str, min: f64) -> Result<Option<f64>, ScenarioError> {
         let Some(v) = self.get(key) else { return Ok(None) };
         let b = quantity(v, units::parse_size, |x| x).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?;
-        if !(b >= min) {
-            return Err(self.err_kind(key, ErrorKind::OutOfRange, format!("must be >= {min} bytes, got {}", describe(v))));
+        if !(b >= min && b <= MAX_SIZE_BYTES) {
+            return Err(self.err_kind(key, ErrorKind::OutOfRange, format!("must be between {min} bytes and 1e15 bytes (1 PB), got {}", describe(v))));
         }
         Ok(Some(b))
+    }
+
+    /// A node, flow or source name (see [`limits::valid_name`]).
+    pub fn name(&self, key: &str) -> Result<Option<&'a str>, ScenarioError> {
+        let Some(name) = self.string(key)? else { return Ok(None) };
+        check_name(self, key, name)?;
+        Ok(Some(name))
+    }
+}
+
+/// An error unless `name` is a valid name (the field `key` of `obj` holds it).
+pub fn check_name(obj: &Obj, key: &str, name: &str) -> Result<(), ScenarioError> {
+    if limits::valid_name(name) {
+        Ok(())
+    } else {
+        Err(obj.err_kind(key, ErrorKind::OutOfRange, limits::name_problem(name)))
     }
 }
 
@@ -191,7 +232,8 @@ fn quantity<T>(v: &Value, parse: fn(&str) -> Result<T, String>, from_number: fn(
     match v {
         Value::String(s) => parse(s),
         Value::Integer(i) => Ok(from_number(*i as f64)),
-        Value::Float(f) => Ok(from_number(*f)),
+        Value::Float(f) if f.is_finite() => Ok(from_number(*f)),
+        Value::Float(f) => Err(format!("must be a finite number, got {f}")),
         other => Err(format!("must be a quantity like \"10ms\" or a number, got {}", describe(other))),
     }
 }
@@ -204,20 +246,12 @@ fn range_message(lo: f64, hi: f64, got: &str) -> String {
     }
 }
 
+/// "must be >= 0 s and <= 10000000 s": a time's allowed range, the lower bound first as the
+/// one people usually hit; a bound of 1 ns reads as "> 0 s".
 fn time_range_message(lo: i128, hi: i128, got: &str) -> String {
-    let s = |ns: i128| {
-        let x = ns as f64 / 1e9;
-        format!("{x} s")
-    };
-    if hi >= i128::from(u64::MAX) / 2 {
-        if lo == 1 {
-            format!("must be > 0 s, got {got}")
-        } else {
-            format!("must be >= {}, got {got}", s(lo))
-        }
-    } else {
-        format!("must be between {} and {}, got {got}", s(lo), s(hi))
-    }
+    let s = |ns: i128| format!("{} s", ns as f64 / 1e9);
+    let lower = if lo == 1 { "> 0 s".to_string() } else { format!(">= {}", s(lo)) };
+    format!("must be {lower} and <= {}, got {got}", s(hi))
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

@@ -61,6 +61,7 @@ fn read_terminals(o: &Obj, defaults: [Terminal; 2]) -> Result<[Terminal; 2], Sce
         let t = Obj::new(o.ctx, v, &o.field_path(&format!("terminals[{i}]")))?;
         t.deny_unknown(&["name", "lat", "lon"])?;
         let name = t.req_string("name")?;
+        super::reader::check_name(&t, "name", name)?;
         let lat = t.number("lat", -90.0, 90.0)?.ok_or_else(|| t.err("lat", "is required (degrees, north positive)"))?;
         let lon = t.number("lon", -180.0, 180.0)?.ok_or_else(|| t.err("lon", "is required (degrees, east positive)"))?;
         out.push(Terminal::new(name, lat, lon));
@@ -100,7 +101,7 @@ pub fn build_geo(g: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError> {
     g.deny_unknown(&["terminals", "satellite_lon", "bandwidth", "queue", "error_rate", "error_at", "delay"])?;
     let terms = read_terminals(g, geo_default_terminals())?;
     let sat_lon = g.number("satellite_lon", -180.0, 180.0)?.unwrap_or(-95.0);
-    let delay = match g.time("delay", 0, i64::MAX as i128)? {
+    let delay = match g.delay("delay")? {
         Some(d) => d,
         None => (geo_delay_s(&terms[0], &terms[1], sat_lon) * 1e9).round() as u64,
     };
@@ -134,7 +135,7 @@ pub fn build_leo(l: &Obj, net: &mut NetBuilder, duration: u64) -> Result<(), Sce
     ])?;
     let terms = read_terminals(l, [leo::berkeley(), leo::boston()])?;
     let altitude = l.number("altitude", 100.0, 10_000.0)?.unwrap_or(780.0);
-    let period = l.time("period", 1, i64::MAX as i128)?.map(|ns| ns as f64 * 1e-9);
+    let period = l.time("period", 1, super::limits::MAX_TIME_NS)?.map(|ns| ns as f64 * 1e-9);
     let separation = l.number("separation", 1.0, 180.0)?.unwrap_or(360.0 / 11.0);
     let seam = l.number("seam", 0.0, 180.0)?.unwrap_or(22.0);
     let planes = l.integer("planes", 1, 100)?.unwrap_or(6) as usize;
@@ -153,13 +154,21 @@ pub fn build_leo(l: &Obj, net: &mut NetBuilder, duration: u64) -> Result<(), Sce
         Some("nearest") => Handoff::Nearest,
         Some(o) => return Err(l.err("handoff", format!("must be \"sticky\" or \"nearest\", got \"{o}\""))),
     };
-    if let Some(h) = l.time("handoff_interval", 1, i64::MAX as i128)? {
+    if let Some(h) = l.time("handoff_interval", 1, super::limits::MAX_TIME_NS)? {
         c.handoff_interval_s = h as f64 * 1e-9;
     }
     c.earth_rotation = l.bool("earth_rotation", true)?;
-    let step = l.time("step", 1_000_000, i64::MAX as i128)?.unwrap_or(1_000_000_000);
-    let epoch = l.time("epoch", 0, i64::MAX as i128)?.unwrap_or(0) as f64 * 1e-9;
-    let extra = l.time("extra_delay", 0, i64::MAX as i128)?.unwrap_or(0);
+    let step = l.time("step", 1_000_000, super::limits::MAX_TIME_NS)?.unwrap_or(1_000_000_000);
+    let epoch = l.time("epoch", 0, super::limits::MAX_TIME_NS)?.unwrap_or(0) as f64 * 1e-9;
+    let extra = l.delay("extra_delay")?.unwrap_or(0);
+    let points = duration / step + 1;
+    if points > super::limits::MAX_DELAY_POINTS as u64 {
+        let message = format!(
+            "samples the path delay {points} times over the run (duration / step); at most {} are allowed: use a longer step",
+            super::limits::MAX_DELAY_POINTS
+        );
+        return Err(l.err_kind("step", super::ErrorKind::TooLarge, message));
+    }
     let samples = leo::path_delays(&c, &terms[0], &terms[1], duration as f64 * 1e-9, step as f64 * 1e-9, epoch);
     let mut schedule: Vec<(u64, u64)> = Vec::with_capacity(samples.len());
     for (i, s) in samples.iter().enumerate() {

@@ -73,6 +73,7 @@ pub fn build_parking_lot(pl: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioE
     let hosts = pl.table("hosts")?.ok_or_else(|| pl.err("hosts", "is required: host name = router name"))?;
     for (host, router) in hosts.table.iter() {
         let path = format!("hosts.{host}");
+        super::reader::check_name(pl, &path, host)?;
         let router = router.as_str().ok_or_else(|| pl.ctx.err(&format!("parking_lot.{path}"), "must be a router name like \"R2\""))?;
         let index: Option<usize> = router.strip_prefix('R').and_then(|n| n.parse().ok());
         if !matches!(index, Some(k) if k >= 1 && k <= routers) {
@@ -105,6 +106,10 @@ pub fn build_lte(lte: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError> {
     lte.deny_unknown(&["enbs", "ues_per_enb", "server_link", "enb_link", "ue_link"])?;
     let enbs = lte.integer("enbs", 1, 10_000)?.unwrap_or(2) as usize;
     let ues = lte.integer("ues_per_enb", 1, 100_000)?.unwrap_or(6) as usize;
+    if enbs * ues > super::limits::MAX_NODES {
+        let message = format!("enbs x ues_per_enb = {} UEs; at most {} nodes are allowed", enbs * ues, super::limits::MAX_NODES);
+        return Err(lte.err_kind("ues_per_enb", super::ErrorKind::TooLarge, message));
+    }
     let link = |key: &str| -> Result<LinkProps, ScenarioError> {
         let t = lte.table(key)?.ok_or_else(|| lte.err(key, "is required"))?;
         read_link_props(&t, None, &[])

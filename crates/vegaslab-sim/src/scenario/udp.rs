@@ -91,7 +91,7 @@ fn read_source(u: &Obj, i: usize, duration: Nanos, net: &NetBuilder) -> Result<U
         other => return Err(u.err("model", format!("unknown model \"{other}\" (allowed: cbr, exp-onoff, pareto-onoff)"))),
     };
     u.deny_unknown(&[COMMON, extra].concat())?;
-    let name = u.string("name")?.map(str::to_string).unwrap_or_else(|| format!("udp{i}"));
+    let name = u.name("name")?.map(str::to_string).unwrap_or_else(|| format!("udp{i}"));
     let from = net.find(u, "from", u.req_string("from")?)?;
     let to = net.find(u, "to", u.req_string("to")?)?;
     if from == to {
