@@ -112,6 +112,16 @@ def congested(cc: str) -> dict:
             "flows": [_flow(cc)]}
 
 
+def stopped_file(cc: str) -> dict:
+    """va-file's 5 MB transfer with ``stop = "60s"``: the application stops before the
+    transfer completes (~165 s), in the core and, as ``$app stop``, in ns-2 (the bridge once
+    ignored ``stop`` for file transfers)."""
+    scn = va_file(cc, "5MB")
+    scn["meta"]["id"] = "va-file-stopped"
+    scn["flows"][0]["stop"] = "60s"
+    return scn
+
+
 def _cases() -> dict:
     cases = {}
     for cc in ("vegas", "newreno"):
@@ -122,6 +132,8 @@ def _cases() -> dict:
             cases[f"va-file{size}-{cc}"] = va_file(cc, size)
     for cc in ("reno", "newreno"):
         cases[f"congested-{cc}"] = congested(cc)
+    for cc in ("vegas", "newreno"):
+        cases[f"va-file-stopped-{cc}"] = stopped_file(cc)
     # The Vegas-A paper's NewReno evidently sent 1000-byte packets with no header and no SYN
     # (catalog/va-file.toml notes); check that configuration too.
     for case_id in ("va-file5MB-newreno", "va-buffer10-newreno", "va-buffer20-newreno"):

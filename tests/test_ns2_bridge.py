@@ -1,12 +1,16 @@
-"""Tests of the ns-2 bridge alone (vegaslab.ns2): translation, overrides, and ns-2 runs.
+"""Tests of the ns-2 bridge alone (vegaslab.ns2): translation of the core's normalised
+scenario, safety of the generated script, and ns-2 runs.
 
-Translation tests need nothing; the tests that run ns-2 skip when ``ns`` is not on PATH.
+Translation tests need the compiled core (it normalises the scenarios); the tests that run
+ns-2 skip when ``ns`` is not on PATH (unless VEGASLAB_REQUIRE_NS2=1).
 """
 from __future__ import annotations
 
+import copy
 import importlib.util
 import pathlib
 import os
+import re
 import shutil
 import sys
 
@@ -18,8 +22,10 @@ if (not (ROOT / "python" / "vegaslab" / "__init__.py").exists()
         or importlib.util.find_spec("vegaslab") is None):
     sys.path.insert(0, str(ROOT / "python"))
 
-from vegaslab.ns2 import (apply_overrides, build_model, build_script, parse_bandwidth,  # noqa: E402
-                          parse_size, parse_time, run_scenario)
+pytest.importorskip("vegaslab._core", reason="the compiled core normalises scenarios for the bridge")
+
+from vegaslab.ns2 import (build_model, build_script, normalize, run_normalized,  # noqa: E402
+                          run_scenario)
 
 needs_ns = pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("VEGASLAB_REQUIRE_NS2") != "1", reason="ns-2 ('ns') not on PATH")
 
@@ -48,38 +54,39 @@ def dumbbell(ccs=("reno",), limit=10, duration="60s", window=100):
                        "tcp": {"window": window}} for i, cc in enumerate(ccs)]}
 
 
+def model_of(scn, **kw):
+    return build_model(normalize(scn, **kw))
+
+
 # ------------------------------------------------------------------ translation only
 
-def test_units():
-    assert parse_time("20ms") == pytest.approx(0.02)
-    assert parse_time("250us") == pytest.approx(250e-6)
-    assert parse_time(3) == 3.0
-    assert parse_bandwidth("1.5Mbps") == 1.5e6
-    assert parse_bandwidth("250Kb") == 250e3
-    assert parse_bandwidth("10Gb") == 1e10
-    assert parse_size("10MB") == 10_000_000
-    assert parse_size("5KB") == 5000
-    with pytest.raises(ValueError):
-        parse_time("20 parsecs")
-    with pytest.raises(ValueError):
-        parse_bandwidth("1MB")
+def test_units_are_resolved_by_the_core():
+    m = model_of(chain(delays=("2.5ms", "250us", "0.5s"), bws=("1.5Mbps", "250Kb", "10Gb")))
+    by_name = {ld.name: ld for ld in m.links}
+    assert by_name["S1->R1"].delay == 0.0025 and by_name["S1->R1"].bandwidth == 1.5e6
+    assert by_name["R1->R2"].delay == 250e-6 and by_name["R1->R2"].bandwidth == 250e3
+    assert by_name["R2->D1"].delay == 0.5 and by_name["R2->D1"].bandwidth == 1e10
+    assert by_name["S1->R1"].schedule == [(20.0, 0.1)]
+    assert "$ns simplex-link $n(0) $n(1) 1500000 0.0025 DropTail" in build_script(m)
+    m = model_of(chain("newreno", app="file", size="5KB"))
+    assert m.flows[0].file_size == 5000
+    with pytest.raises(ValueError, match="delay"):
+        model_of(chain(delays=("20 parsecs", "5ms", "5ms")))
 
 
-def test_overrides():
-    scn = chain()
-    apply_overrides(scn, ["run.duration=100s", "flows[0].cc=newreno", "links[1].queue.limit=10",
-                          "flows[0].tcp.window=64", "flows[0].tcp.syn=false",
-                          "flows[0].params.alpha=2"])
-    assert scn["run"]["duration"] == "100s"
-    assert scn["flows"][0]["cc"] == "newreno"
-    assert scn["links"][1]["queue"]["limit"] == 10
-    assert scn["flows"][0]["tcp"]["window"] == 64
-    assert scn["flows"][0]["tcp"]["syn"] is False
-    assert scn["flows"][0]["params"] == {"alpha": 2}
+def test_overrides_and_seed_are_applied_by_the_core():
+    m = model_of(chain(), overrides=["run.duration=100s", "flows[0].cc=newreno",
+                                     "links[1].queue.limit=10", "flows[0].tcp.window=64",
+                                     "flows[0].tcp.syn=false"], seed=7)
+    assert m.duration == 100.0 and m.seed == 7
+    f = m.flows[0]
+    assert f.cc == "newreno" and f.agent_class == "Agent/TCP/Newreno"
+    assert f.agent_vars["window_"] == "64" and f.agent_vars["syn_"] == "false" and not f.syn
+    assert {ld.name: ld.limit for ld in m.links}["R1->R2"] == 10
     with pytest.raises(ValueError):
-        apply_overrides(scn, ["flows[3].cc=vegas"])
+        normalize(chain(), overrides=["flows[3].cc=vegas"])
     with pytest.raises(ValueError):
-        apply_overrides(scn, ["novalue"])
+        normalize(chain(), overrides=["novalue"])
 
 
 def test_script_contents():
@@ -88,7 +95,7 @@ def test_script_contents():
     scn["flows"][0]["tcp"].update(header_bytes=40, syn=True, delay_growth=False, max_burst=4,
                                   dupacks=3, tick="10ms", min_rto="200ms", max_rto="60s",
                                   initial_rto="3s", limited_transmit=False, window_init=2)
-    text = build_script(build_model(scn))
+    text = build_script(model_of(scn))
     assert "new Agent/TCP/Vegas" in text
     for frag in ("v_alpha_ 2", "v_beta_ 4", "v_gamma_ 1", "window_ 100", "packetSize_ 1000",
                  "tcpip_base_hdr_size_ 40", "syn_ true", "delay_growth_ false", "maxburst_ 4",
@@ -101,32 +108,175 @@ def test_script_contents():
     assert "1000000 0.01 DropTail" in text
 
 
+def test_defaults_left_out_are_the_cores_and_written_explicitly():
+    """A flow without [flows.tcp] gets the core's defaults, each set on the agent (the
+    bridge has no default table of its own; these equal ns-2.35's own defaults)."""
+    scn = chain("reno")
+    del scn["flows"][0]["tcp"]
+    text = build_script(model_of(scn))
+    for frag in ("window_ 20", "windowInit_ 2", "packetSize_ 1000", "tcpip_base_hdr_size_ 40",
+                 "syn_ true", "delay_growth_ true", "maxburst_ 0", "numdupacks_ 3",
+                 "tcpTick_ 0.01", "minrto_ 0.2", "maxrto_ 60", "rtxcur_init_ 3",
+                 "singledup_ 1", "$sink(0) set packetSize_ 40"):
+        assert frag in text, frag
+
+
 def test_dumbbell_model_and_access_array():
     scn = dumbbell(("reno", "newreno"))
     scn["dumbbell"]["access"] = [{"bandwidth": "10Mbps", "delay": "1ms"},
                                  {"bandwidth": "5Mbps", "delay": "3ms"}]
-    m = build_model(scn)
-    assert m.nodes == ["S1", "S2", "R1", "R2", "D1", "D2"]
+    m = model_of(scn)
+    assert sorted(m.nodes) == ["D1", "D2", "R1", "R2", "S1", "S2"]
     names = {ld.name: ld for ld in m.links}
     assert names["S2->R1"].bandwidth == 5e6 and names["S2->R1"].delay == pytest.approx(0.003)
     assert names["R2->D2"].bandwidth == 5e6       # egress defaults to the (per-pair) access
     assert names["R1->R2"].limit == 10
+    assert [(f.src_name, f.dst_name) for f in m.flows] == [("S1", "D1"), ("S2", "D2")]
 
 
-def test_rejects_outside_subset():
+def test_rejects_what_the_core_rejects():
     bad = []
-    s = chain(); s["links"][1]["queue"] = {"kind": "red", "limit": 10}; bad.append(s)
-    s = chain(); s["flows"][0]["cc"] = "cubic"; bad.append(s)
-    s = chain(); s["flows"][0]["params"] = {"alpha": 1, "flavour": "linux"}; bad.append(s)
     s = chain(); s["flows"][0]["tcp"]["ns2_vegas_headers"] = True; bad.append(s)
     s = chain(); s["flows"][0]["tcp"]["sack"] = True; bad.append(s)
     s = chain(); s["flows"][0]["app"] = "cbr"; bad.append(s)
     s = chain(); s["flows"][0]["to"] = "D9"; bad.append(s)
     s = chain(); del s["run"]["duration"]; bad.append(s)
     s = chain(); s["errors"] = {"per": 0.01}; bad.append(s)
+    # the core's rule (stop must be after start), not a second copy of it
+    s = chain(); s["flows"][0].update(start="5s", stop="5s"); bad.append(s)
     for s in bad:
         with pytest.raises(ValueError):
-            build_model(s)
+            normalize(s)
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda s: s["links"][1].update(queue={"kind": "red-linear", "limit": 25, "min": 4, "max": 8}),
+     r"links\[1\] \('R1' - 'R2'\)\.forward\.queue\.variant"),
+    (lambda s: s["links"][1].update(error_rate=0.01), r"links\[1\].*\.forward\.error_rate"),
+    (lambda s: s["flows"][0].update(params={"alpha": 1, "flavour": "linux"}),
+     r"flows\[0\] \('vegas'\)\.algorithm\.Vegas\.flavour"),
+    (lambda s: s["flows"][0].update(cc="vegas-a"), r"flows\[0\].*\.algorithm"),
+    (lambda s: s["flows"][0]["tcp"].update(vegas_headers=True), r"tcp\.vegas_headers"),
+    (lambda s: s["flows"][0]["tcp"].update(window=20.5), r"tcp\.window: ns-2 needs a whole number"),
+    (lambda s: s["flows"][0].update(app="file", file_size="3GB"), r"app\.bytes: ns-2 takes 1\.\.2147483647"),
+    (lambda s: s["flows"][0].update(app={"kind": "onoff", "mean_on": "1s", "mean_off": "1s"}),
+     r"flows\[0\].*\.app\.kind"),
+])
+def test_rejects_what_ns2_cannot_express_naming_the_field(edit, field):
+    scn = chain()
+    edit(scn)
+    doc = normalize(scn)          # valid for the core ...
+    with pytest.raises(ValueError, match=field):
+        build_model(doc)          # ... but not expressible in ns-2
+
+
+def test_unknown_fields_of_the_normalised_scenario_are_not_dropped_silently():
+    doc = normalize(chain())
+    for where, path in ((doc, "scenario.ecn"), (doc["links"][0]["forward"], "forward.ecn"),
+                        (doc["flows"][0]["tcp"], "tcp.ecn")):
+        edited = copy.deepcopy(doc)
+        target = edited if where is doc else (edited["links"][0]["forward"]
+                                              if "forward" in path else edited["flows"][0]["tcp"])
+        target["ecn"] = True
+        with pytest.raises(ValueError, match=re.escape(path) + ": not supported"):
+            build_model(edited)
+    edited = dict(doc, format=2)
+    with pytest.raises(ValueError, match="format"):
+        build_model(edited)
+
+
+# ---------------------------------------------------------------------- script safety
+
+def _hostile_names(tmp_path):
+    """Names that run code if written into Tcl unquoted, and the files they would create."""
+    marks = [tmp_path / f"pwned{i}" for i in range(5)]
+    nodes = (f"A\nexec touch {marks[0]}\n#", f"B}}$env(HOME)[exec touch {marks[1]}]\\")
+    flows = (f"x\nexec touch {marks[2]} ;", f"[exec touch {marks[3]}]",
+             f"\"; exec touch {marks[4]}; puts \"", )
+    return nodes, flows, marks
+
+
+def _hostile_scenario(nodes, flows):
+    a, b = nodes
+    return {"run": {"duration": "2s"},
+            "links": [{"endpoints": [a, "R"], "bandwidth": "1Mbps", "delay": "5ms"},
+                      {"endpoints": ["R", b], "bandwidth": "1Mbps", "delay": "5ms"}],
+            "flows": [{"name": n, "from": a, "to": b, "cc": cc}
+                      for n, cc in zip(flows, ("reno", "newreno", "vegas"))]}
+
+
+def _comment_lines_are_inert(script: str):
+    """The comments that carry names (node lines, link lines, flow and scenario headers)
+    hold only characters that cannot end a Tcl comment or substitute anything."""
+    checked = 0
+    for line in script.splitlines():
+        if ";# " in line or line.startswith(("# flow ", "# scenario: ")):
+            comment = line.split("#", 1)[1]
+            assert re.fullmatch(r"[A-Za-z0-9_.:>+\- ()?]*", comment), line
+            checked += 1
+    assert checked > 0
+
+
+@needs_ns
+def test_hostile_names_through_run_scenario_execute_nothing(tmp_path):
+    """Issue 7: a newline in a flow name ran `exec` in ns-2.  Either the core rejects such
+    names, or the bridge runs the scenario with the names kept out of the code."""
+    nodes, flows, marks = _hostile_names(tmp_path)
+    result, error = None, None
+    try:
+        result = run_scenario(_hostile_scenario(nodes, flows), workdir=tmp_path / "ns",
+                              keep_files=True)
+    except Exception as exc:  # noqa: BLE001 - judged below, after the files are checked
+        error = exc
+    assert not [m for m in marks if m.exists()], "the scenario ran shell commands"
+    # rejected by the core's name rules (a ValueError naming the field) is also safe
+    if error is not None and not isinstance(error, ValueError):
+        raise error
+    if result is not None:
+        assert [f["flow"] for f in result["flows"]] == list(flows)
+        assert {(f["from"], f["to"]) for f in result["flows"]} == {nodes}
+        _comment_lines_are_inert(result["meta"]["script"])
+
+
+@needs_ns
+def test_hostile_names_in_a_normalised_scenario_execute_nothing(tmp_path):
+    """The bridge is safe on its own, whatever names the core lets through."""
+    nodes, flows, marks = _hostile_names(tmp_path)
+    doc = normalize(_hostile_scenario(("A", "B"), ("f0", "f1", "f2")))
+    doc["nodes"] = [nodes[0] if n == "A" else nodes[1] if n == "B" else n for n in doc["nodes"]]
+    for f, name in zip(doc["flows"], flows):
+        f["name"] = name
+    doc["id"] = f"id\nexec touch {marks[0]}"
+    result = run_normalized(doc)
+    assert not [m for m in marks if m.exists()], "the scenario ran shell commands"
+    assert [f["flow"] for f in result["flows"]] == list(flows)
+    assert all(f["delivered_pkts"] > 0 for f in result["flows"])
+    _comment_lines_are_inert(result["meta"]["script"])
+
+
+def test_values_that_are_not_numbers_never_reach_the_script():
+    doc = normalize(chain())
+    for edit in (lambda d: d["links"][0]["forward"].update(bandwidth_bps="1e6 ; exec ls"),
+                 lambda d: d["links"][0]["forward"].update(delay_ns=True),
+                 lambda d: d["flows"][0]["tcp"].update(tick="[exec ls]"),
+                 lambda d: d["flows"][0]["algorithm"]["Vegas"].update(alpha=float("nan")),
+                 lambda d: d["flows"][0].update(start_ns="0]"),
+                 lambda d: d["links"][0]["forward"].update(delay_schedule_ns=[[1, "$x"]])):
+        edited = copy.deepcopy(doc)
+        edit(edited)
+        with pytest.raises(ValueError):
+            build_model(edited)
+    with pytest.raises(ValueError, match="trace_file"):
+        build_script(build_model(doc), trace_file="x.tr]; exec ls; #")
+    # a Model edited by hand is checked again before anything is written verbatim
+    for edit in (lambda m: m.flows[0].agent_vars.update(window_="1; exec ls"),
+                 lambda m: m.flows[0].agent_vars.update({"x [exec ls]": "1"}),
+                 lambda m: setattr(m.links[0], "src", "0) [exec ls] $n(1"),
+                 lambda m: setattr(m.flows[0], "cc", "reno] [exec ls")):
+        model = build_model(doc)
+        edit(model)
+        with pytest.raises(ValueError):
+            build_script(model)
 
 
 # --------------------------------------------------------------------- ns-2 runs

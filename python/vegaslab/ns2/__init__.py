@@ -1,12 +1,14 @@
 """Bridge to ns-2.35: run vegaslab scenarios in the reference simulator.
 
-``run_scenario(scenario, overrides=..., trace=...)`` translates a scenario (dict or TOML path,
-schema of docs/scenario-format.md, ns-2 subset) into an OTcl script, runs ``ns`` and returns
-results-format metrics.  Imports nothing from the rest of ``vegaslab``.
+``run_scenario(scenario, overrides=..., seed=..., trace=...)`` has the compiled core
+normalise a scenario (dict or TOML path, schema of docs/scenario-format.md), translates the
+normalised scenario (ns-2 subset) into an OTcl script, runs ``ns`` and returns
+results-format metrics.  ``run_normalized(doc)`` starts from a normalised scenario.  The
+bridge owns no part of the schema: units, overrides, topology builders and defaults are the
+core's (``vegaslab.normalize``).
 """
-from .runner import NS2Error, ns_available, run_scenario
-from .translate import (apply_overrides, build_model, build_script, load_scenario,
-                        parse_bandwidth, parse_size, parse_time)
+from .runner import NS2Error, ns_available, run_normalized, run_scenario
+from .translate import build_model, build_script, normalize
 
-__all__ = ["run_scenario", "ns_available", "NS2Error", "apply_overrides", "build_model",
-           "build_script", "load_scenario", "parse_bandwidth", "parse_size", "parse_time"]
+__all__ = ["run_scenario", "run_normalized", "ns_available", "NS2Error", "build_model",
+           "build_script", "normalize"]

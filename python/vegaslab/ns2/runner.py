@@ -1,8 +1,10 @@
 """Run a scenario through ns-2.35 and return results-format metrics.
 
-See :func:`run_scenario`.  The OTcl script comes from :mod:`vegaslab.ns2.translate`; this
-module runs ``ns`` in a temporary directory, reads the ``VLAB`` lines it prints and (with
-``trace=True``) the drop/receive trace, and computes the metrics of docs/results-format.md.
+See :func:`run_scenario` (a scenario dict or TOML path, normalised by the core first) and
+:func:`run_normalized` (an already normalised scenario).  The OTcl script comes from
+:mod:`vegaslab.ns2.translate`; this module runs ``ns`` in a temporary directory, reads the
+``VLAB`` lines it prints and (with ``trace=True``) the drop/receive trace, and computes the
+metrics of docs/results-format.md.
 """
 from __future__ import annotations
 
@@ -12,9 +14,9 @@ import subprocess
 import tempfile
 import time
 
-from .translate import apply_overrides, build_model, build_script, load_scenario
+from .translate import build_model, build_script, normalize, ns2_seed
 
-__all__ = ["run_scenario", "ns_available", "NS2Error"]
+__all__ = ["run_scenario", "run_normalized", "ns_available", "NS2Error"]
 
 NS_VERSION = "2.35"
 
@@ -36,7 +38,7 @@ def _parse_trace(path: pathlib.Path, model) -> tuple[dict, dict, dict]:
 
     Trace line: ``ev time from to type size flags fid src dst seqno uid``.
     """
-    dst_of = {f.index: model.node_id(f.dst) for f in model.flows}
+    dst_of = {f.index: f.dst for f in model.flows}
     recv = {i: [0, 0, 0, 0] for i in dst_of}
     ooo = {i: set() for i in dst_of}
     drops = {i: 0 for i in dst_of}
@@ -79,8 +81,23 @@ def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=
                  trace=True, timeout=None) -> dict:
     """Run ``scenario`` (dict, or TOML path) in ns-2.35 and return metrics.
 
+    The core normalises the scenario first (``vegaslab.normalize``: its units, defaults,
+    topology builders and validation, with ``overrides`` and ``seed`` applied as for a
+    vegaslab run); see :func:`run_normalized` for the rest.
+
     ``overrides``: ``"dotted.path[0].x=value"`` strings (docs/scenario-format.md).
-    ``seed``: seeds ns-2's default RNG (nothing in the supported subset is random).
+    ``seed``: replaces ``run.seed``; it seeds ns-2's default RNG (used by RED), folded into
+    ns-2's range by :func:`vegaslab.ns2.translate.ns2_seed`.
+    """
+    doc = normalize(scenario, overrides=overrides, seed=seed)
+    return run_normalized(doc, workdir=workdir, keep_files=keep_files, trace=trace,
+                          timeout=timeout)
+
+
+def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
+                   timeout=None) -> dict:
+    """Run a normalised scenario (the dict of ``vegaslab.normalize``) in ns-2.35.
+
     ``workdir``: where the script and trace go (default: a fresh temporary directory, deleted
     afterwards unless ``keep_files``).  ``trace=False`` skips traces and queue monitors and
     reports only what the senders' variables give at the end, plus wall time.
@@ -92,12 +109,12 @@ def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=
     sender's ``ack_`` by the ACKs still in flight at the end), ``ns2_ack`` and ``ns2_nrexmit``
     (raw ``ack_`` / ``nrexmit_``; ns-2's Vegas also counts its fine-grained dup-ACK
     retransmissions in ``nrexmit_``, so for Vegas ``timeouts`` over-counts).
+    ``meta["normalized"]`` is the normalised scenario that ran (provenance).
 
     ``delivered_pkts`` is the sender's final cumulative ACK (``ack_ + 1``, minus the SYN of
     Reno/NewReno), so ``goodput_bps`` reproduces the usual ns-2 script measurement.
     """
-    scn = apply_overrides(load_scenario(scenario), overrides)
-    model = build_model(scn)
+    model = build_model(doc)
     ns = shutil.which("ns")
     if ns is None:
         raise NS2Error("ns-2 binary 'ns' not found on PATH (scripts/install-ns2.sh installs it)")
@@ -107,7 +124,7 @@ def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=
     wdir.mkdir(parents=True, exist_ok=True)
     script_path = wdir / "scenario.tcl"
     trace_path = wdir / "vl.tr"
-    script = build_script(model, trace=trace, trace_file=trace_path.name, seed=seed)
+    script = build_script(model, trace=trace, trace_file=trace_path.name)
     try:
         script_path.write_text(script)
         t0 = time.perf_counter()
@@ -132,10 +149,11 @@ def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=
         result = _assemble(model, fvars, done, qvars, recv if trace else None,
                            drops if trace else None, ack_drops if trace else None)
         result["meta"] = {"scenario": model.name, "simulator": "ns-2", "ns_version": NS_VERSION,
-                          "seed": model.seed if seed is None else seed,
+                          "seed": model.seed, "ns2_seed": ns2_seed(model.seed),
                           "duration_s": model.duration, "wall_time_s": wall,
                           "trace": trace, "script": script,
-                          "workdir": str(wdir) if keep_files else None}
+                          "workdir": str(wdir) if keep_files else None,
+                          "normalized": model.normalized}
         return result
     finally:
         if not keep_files:
@@ -164,8 +182,8 @@ def _assemble(model, fvars, done, qvars, recv, drops, ack_drops) -> dict:
             # transfer; report the counters as they were at completion.
             ct, _, nrexmit = done[f.index]
         completion = None if ct is None else ct - f.start
-        end = ct if ct is not None else min(f.stop, T)
-        d = {"flow": f.name, "cc": f.cc, "from": f.src, "to": f.dst,
+        end = ct if ct is not None else (T if f.stop is None else min(f.stop, T))
+        d = {"flow": f.name, "cc": f.cc, "from": f.src_name, "to": f.dst_name,
              "start_s": f.start, "end_s": end,
              "data_pkts_sent": ndp, "data_bytes_sent": ndb,
              "retransmitted_pkts": nrx, "timeouts": nrexmit,
@@ -190,7 +208,7 @@ def _assemble(model, fvars, done, qvars, recv, drops, ack_drops) -> dict:
         arr, drp, dep, bdep, s, lastx, lasty = qvars[k]
         arr, drp, dep, bdep = int(arr), int(drp), int(dep), int(bdep)
         integral = float(s) + float(lasty) * max(0.0, T - float(lastx))
-        queues.append({"queue": ld.name, "kind": "droptail", "limit": ld.limit,
+        queues.append({"queue": ld.name, "kind": ld.kind, "limit": ld.limit,
                        "arrivals": arr, "drops": drp, "departures": dep,
                        "loss_rate": drp / arr if arr else 0.0, "mean_len": integral / T})
         bsent = _unwrap32(bdep, ld.bandwidth * T / 8)

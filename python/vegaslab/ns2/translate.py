@@ -1,189 +1,102 @@
-"""Scenario (TOML schema of docs/scenario-format.md) -> ns-2.35 OTcl script.
+"""The core's normalised scenario -> ns-2.35 OTcl script.
 
-Only a subset of the schema maps onto ns-2: ``[[links]]`` and ``[dumbbell]`` with
-DropTail or RED (``kind = "red"``, as ``Queue/RED`` in packet mode) queues, ``[[flows]]`` with cc reno/newreno/vegas (vegas flavour "ns2"), FTP or file
-applications, the ``[flows.tcp]`` fields and ``[run] duration``. Anything else raises
-``ValueError`` naming the field.  ``[meta]``, ``[monitor]``, ``run.seed`` and
-``run.sample_interval`` are accepted and ignored (the ns-2 runs here are deterministic and the
-bridge reports no time series).
+The bridge does not read scenario files. The Rust core is the one owner of the schema (units,
+overrides, topology builders such as ``[dumbbell]``, defaults): :func:`normalize` asks it for
+the normalised scenario (``vegaslab.normalize``: every default filled in, times in integer
+nanoseconds, bandwidths in bit/s, nodes by index, delay traces expanded into
+``delay_schedule_ns``), and :func:`build_model` maps that JSON, and nothing else, onto ns-2.
 
-The main entry points are :func:`load_scenario`, :func:`apply_overrides`,
-:func:`build_model` (validated, normalised topology/flows) and :func:`build_script`.
+What maps: links whose two directions each have DropTail or classic RED (``Queue/RED`` in
+packet mode) queues, no packet errors, and any delay schedule; TCP flows with Reno, NewReno or
+Vegas (flavour ``ns2``) and an FTP or file application, with every ``tcp`` field.  Anything
+else raises ``ValueError`` naming the field of the normalised scenario (and, for links and
+flows, which link or flow it is).  ``monitor``, ``sample_interval_ns`` and ``files`` are
+ignored: the bridge reports no time series, and a referenced file's content is already in the
+document.
+
+Safety (decided in issue 7): no string from the scenario is ever written into a code position
+of the script.  Nodes, links, agents and applications are referred to by generated indices
+(``$n(3)``, ``$tcp(0)``); every value is a number that :func:`_tcl_num` has type-checked and
+printed itself, or a word chosen from a fixed table (``DropTail``, ``Agent/TCP/Vegas``,
+``true``).  Node and flow names appear only in ``#`` comments, reduced by
+:func:`_comment_text` to a character set that cannot end a comment or open a substitution.
+The names themselves stay on the Python side (:class:`Model`) and label the results.
 """
 from __future__ import annotations
 
-import copy
+import math
 import pathlib
 import re
-import tomllib
 from dataclasses import dataclass, field
 
-__all__ = [
-    "parse_time", "parse_bandwidth", "parse_size", "load_scenario", "apply_overrides",
-    "build_model", "build_script", "Model", "LinkDir", "Flow",
-]
+__all__ = ["normalize", "build_model", "build_script", "Model", "LinkDir", "Flow", "FORMAT",
+           "ns2_seed"]
 
-# --------------------------------------------------------------------------- units
+#: The layout version of the normalised scenario this module reads (its ``format`` key).
+FORMAT = 1
 
-_NUM = r"([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
-_TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
-_BW_UNITS = {"bps": 1.0, "kbps": 1e3, "Kbps": 1e3, "Kb": 1e3, "Mbps": 1e6, "Mb": 1e6,
-             "Gbps": 1e9, "Gb": 1e9}
-_SIZE_UNITS = {"B": 1, "KB": 1000, "MB": 1000 ** 2, "GB": 1000 ** 3}
+#: ns-2 binds these agent, queue and application values to C ``int``.
+_INT_MAX = 2**31 - 1
 
 
-def _parse_unit(value, units: dict, kind: str, where: str) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"{where}: expected a {kind}, got {value!r}")
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*" + _NUM + r"\s*([A-Za-z]*)\s*", value)
-        if m:
-            num, unit = float(m.group(1)), m.group(2)
-            if unit == "":
-                return num
-            if unit in units:
-                return num * units[unit]
-    raise ValueError(f"{where}: expected a {kind} ({'/'.join(units)}), got {value!r}")
+# ---------------------------------------------------------------- the normalised scenario
 
+def normalize(scenario, *, overrides=(), seed=None) -> dict:
+    """The core's normalised scenario for a scenario dict or a TOML file path (str or Path).
 
-def parse_time(value, where: str = "time") -> float:
-    """Seconds from ``"20ms"``-style strings or bare numbers (seconds)."""
-    return _parse_unit(value, _TIME_UNITS, "time", where)
-
-
-def parse_bandwidth(value, where: str = "bandwidth") -> float:
-    """bit/s from ``"1.5Mbps"``-style strings (decimal prefixes) or bare numbers."""
-    return _parse_unit(value, _BW_UNITS, "bandwidth", where)
-
-
-def parse_size(value, where: str = "size") -> int:
-    """Bytes from ``"10MB"``-style strings (1 MB = 1,000,000 B) or bare numbers."""
-    v = _parse_unit(value, _SIZE_UNITS, "size", where)
-    if v != int(v):
-        raise ValueError(f"{where}: size must be a whole number of bytes, got {value!r}")
-    return int(v)
-
-
-# ---------------------------------------------------------------- loading/overrides
-
-def load_scenario(scenario) -> dict:
-    """A scenario dict (deep-copied) from a dict, or a TOML file path (str/Path)."""
-    if isinstance(scenario, dict):
-        return copy.deepcopy(scenario)
-    if isinstance(scenario, (str, pathlib.Path)):
-        with open(scenario, "rb") as fh:
-            return tomllib.load(fh)
-    raise TypeError(f"scenario must be a dict or a TOML path, got {type(scenario).__name__}")
-
-
-_KEY_TOKEN = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|(\.)")
-
-
-def _parse_key(key: str) -> list:
-    tokens, pos, expect_name = [], 0, True
-    while pos < len(key):
-        m = _KEY_TOKEN.match(key, pos)
-        if not m:
-            raise ValueError(f"override key {key!r}: bad syntax at {key[pos:]!r}")
-        name, idx, dot = m.groups()
-        if name is not None:
-            if not expect_name:
-                raise ValueError(f"override key {key!r}: missing '.' before {name!r}")
-            tokens.append(name)
-            expect_name = False
-        elif idx is not None:
-            if expect_name:
-                raise ValueError(f"override key {key!r}: index without a name")
-            tokens.append(int(idx))
-        else:
-            if expect_name:
-                raise ValueError(f"override key {key!r}: empty path element")
-            expect_name = True
-        pos = m.end()
-    if expect_name or not tokens:
-        raise ValueError(f"override key {key!r}: incomplete")
-    return tokens
-
-
-def _parse_value(text: str):
-    try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
-
-
-def apply_overrides(scn: dict, overrides) -> dict:
-    """Apply ``"dotted.path[0].x=value"`` overrides in place (and return the dict).
-
-    Values are parsed as TOML scalars when possible (numbers, booleans, quoted strings,
-    inline tables/arrays), otherwise taken as plain strings.  Missing tables are created;
-    list indices must exist.
+    ``overrides`` (``"flows[0].cc=reno"`` strings or a mapping) and ``seed`` are applied by
+    the core exactly as for a vegaslab run.  Invalid scenarios raise
+    ``vegaslab.ScenarioError`` (a ``ValueError``) naming the file and field.
     """
-    for ov in overrides or ():
-        if "=" not in ov:
-            raise ValueError(f"override {ov!r}: expected key=value")
-        key, text = ov.split("=", 1)
-        path = _parse_key(key.strip())
-        value = _parse_value(text.strip())
-        cur = scn
-        for i, tok in enumerate(path):
-            last = i == len(path) - 1
-            where = key.strip()
-            if isinstance(tok, int):
-                if not isinstance(cur, list) or tok >= len(cur):
-                    raise ValueError(f"override {where}: index [{tok}] out of range")
-                if last:
-                    cur[tok] = value
-                else:
-                    cur = cur[tok]
-            else:
-                if not isinstance(cur, dict):
-                    raise ValueError(f"override {where}: {tok!r} is not inside a table")
-                if last:
-                    cur[tok] = value
-                else:
-                    nxt = path[i + 1]
-                    if tok not in cur:
-                        if isinstance(nxt, int):
-                            raise ValueError(f"override {where}: no list {tok!r}")
-                        cur[tok] = {}
-                    cur = cur[tok]
-    return scn
+    import vegaslab  # the package's entry point to the compiled core
+
+    if isinstance(scenario, (str, pathlib.PurePath)):
+        # A str is a path, never TOML text, as the bridge always had it.
+        scenario = pathlib.Path(scenario)
+    elif not isinstance(scenario, dict):
+        raise TypeError(f"scenario must be a dict or a TOML path, got {type(scenario).__name__}")
+    return vegaslab.normalize(scenario, seed=seed, overrides=overrides)
 
 
 # ----------------------------------------------------------------------- the model
 
 @dataclass
 class LinkDir:
-    """One direction of a link: a queue plus a delay line."""
-    src: str
-    dst: str
-    bandwidth: float
-    delay: float
-    limit: int
-    schedule: list = field(default_factory=list)   # [(at_s, delay_s)]
+    """One direction of a link: a queue plus a delay line.  ``src``/``dst`` are node indices."""
+    src: int
+    dst: int
+    src_name: str
+    dst_name: str
+    bandwidth: float                                # bit/s
+    delay: float                                    # s
+    limit: int                                      # packets
+    schedule: list = field(default_factory=list)    # [(at_s, delay_s)]
     red: dict | None = None   # Queue/RED class variables (ns-2 name -> Tcl literal), else DropTail
 
     @property
     def name(self) -> str:
-        return f"{self.src}->{self.dst}"
+        return f"{self.src_name}->{self.dst_name}"
+
+    @property
+    def kind(self) -> str:
+        return "red" if self.red is not None else "droptail"
 
 
 @dataclass
 class Flow:
-    """A TCP flow: agent class, endpoints, application, ns-2 agent variables."""
+    """A TCP flow: agent class, endpoints (node indices), application, ns-2 agent variables."""
     index: int
     name: str
     cc: str
-    src: str
-    dst: str
-    start: float
-    stop: float
-    app: str
-    file_size: int | None
-    agent_vars: dict   # ns-2 variable -> Tcl literal
+    src: int
+    dst: int
+    src_name: str
+    dst_name: str
+    start: float                  # s
+    stop: float | None            # s, None: runs to the end
+    app: str                      # "ftp" or "file"
+    file_size: int | None         # bytes, for app "file"
+    agent_vars: dict              # ns-2 variable -> Tcl literal
     packet_size: int
     header_bytes: int
     syn: bool
@@ -191,8 +104,7 @@ class Flow:
 
     @property
     def agent_class(self) -> str:
-        return {"reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno",
-                "vegas": "Agent/TCP/Vegas"}[self.cc]
+        return _AGENT_CLASS[self.cc]
 
     @property
     def sends_syn(self) -> bool:
@@ -207,25 +119,125 @@ class Flow:
 
 @dataclass
 class Model:
-    """Validated, normalised scenario: node order, link directions, flows, duration."""
+    """What ns-2 runs: node names (ns-2 node i is ``nodes[i]``), link directions, flows."""
     nodes: list
     links: list          # [LinkDir]
     flows: list          # [Flow]
-    duration: float
+    duration: float      # s
     seed: int
     name: str = ""
+    normalized: dict | None = None   # the document it came from
 
     def node_id(self, name: str) -> int:
         return self.nodes.index(name)
 
 
-_TOP_KEYS = {"meta", "variant", "run", "links", "dumbbell", "flows", "monitor"}
-_RUN_KEYS = {"duration", "seed", "sample_interval"}
-_LINK_KEYS = {"endpoints", "bandwidth", "bandwidth_forward", "bandwidth_reverse", "delay",
-              "queue", "delay_schedule"}
-_FLOW_KEYS = {"name", "from", "to", "cc", "start", "stop", "app", "file_size", "params", "tcp"}
+# ------------------------------------------------------------- checked Tcl literals
 
-# flows.tcp field -> (ns-2 variable, kind)
+_NUMBER_TEXT = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[+-]?[0-9]+)?")
+
+
+def _tcl_num(value, where: str) -> str:
+    """A Tcl literal for a finite number from the document (full precision).
+
+    Only ints and floats pass (bools, strings and everything else raise), and the text is
+    checked once more to be a plain decimal number, so nothing else can reach the script.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{where}: expected a number, got {value!r}")
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: expected a finite number, got {value!r}")
+        text = str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    else:
+        text = str(value)
+    if not _NUMBER_TEXT.fullmatch(text):   # pragma: no cover - a guard, not a code path
+        raise ValueError(f"{where}: cannot write {value!r} as a Tcl number")
+    return text
+
+
+def _int(value, where: str, lo: int = 0, hi: int = _INT_MAX) -> int:
+    """A whole number in [lo, hi] (a float that is whole counts: the core stores windows as
+    floats, ns-2 binds them to ``int``)."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{where}: ns-2 needs a whole number here, got {value!r}")
+    if not lo <= value <= hi:
+        raise ValueError(f"{where}: ns-2 takes {lo}..{hi} here, got {value!r}")
+    return value
+
+
+def _float(value, where: str, lo: float = 0.0) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{where}: expected a finite number, got {value!r}")
+    if value < lo:
+        raise ValueError(f"{where}: must be >= {lo}, got {value!r}")
+    return float(value)
+
+
+def _bool(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{where}: expected true or false, got {value!r}")
+    return value
+
+
+def _tcl_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _secs(ns, where: str) -> float:
+    """Seconds from the document's integer nanoseconds."""
+    return _int(ns, where, 0, 2**63 - 1) / 1e9
+
+
+_COMMENT_SAFE = re.compile(r"[^A-Za-z0-9_.:>+-]")
+
+
+def _comment_text(name: str) -> str:
+    """A name reduced to characters that are inert in a Tcl comment (no newline, backslash,
+    brace, bracket, quote, ``$`` or ``;``); anything else becomes ``?``.  For people reading
+    the script only: the results use the real names, kept in Python."""
+    return _COMMENT_SAFE.sub("?", str(name))[:80]
+
+
+def _check_keys(obj, known, where: str) -> None:
+    """Every key of ``obj`` must be one the bridge knows how to map (or knows to ignore): a
+    field the core adds later must not be dropped silently."""
+    if not isinstance(obj, dict):
+        raise ValueError(f"{where}: expected an object, got {obj!r}")
+    extra = sorted(set(obj) - set(known))
+    if extra:
+        raise ValueError(f"{where}.{extra[0]}: not supported by the ns-2 bridge "
+                         f"(it knows {', '.join(sorted(known))})")
+
+
+def _list(value, where: str) -> list:
+    if not isinstance(value, list):
+        raise ValueError(f"{where}: expected a list, got {value!r}")
+    return value
+
+
+# ------------------------------------------------------------------- the mapping
+
+# Top-level keys: mapped, or ignored because they do not change what ns-2 simulates.
+_TOP_MAPPED = {"format", "id", "duration_ns", "seed", "nodes", "links", "flows", "udp",
+               "aqt_routers"}
+_TOP_IGNORED = {"sample_interval_ns", "monitor", "files"}
+_LINK_KEYS = {"a", "b", "forward", "reverse"}
+_DIR_KEYS = {"bandwidth_bps", "delay_ns", "delay_schedule_ns", "queue", "error_rate"}
+_DROPTAIL_KEYS = {"kind", "limit"}
+_RED_KEYS = {"kind", "variant", "limit", "min_th", "max_th", "max_p", "weight", "gentle",
+             "wait", "mean_pktsize"}
+_FLOW_KEYS = {"name", "from", "to", "algorithm", "tcp", "start_ns", "stop_ns", "app"}
+
+_AGENT_CLASS = {"reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno",
+                "vegas": "Agent/TCP/Vegas"}
+_VEGAS_PARAMS = {"alpha": "v_alpha_", "beta": "v_beta_", "gamma": "v_gamma_"}
+
+# tcp field -> (ns-2 agent variable, kind).  ``ack_size`` goes to the sink,
+# ``vegas_headers`` is checked, ``boot_time`` is not a setting (the core draws the tick
+# clock's offset at run time, as ns-2 does).
 _TCP_FIELDS = {
     "window": ("window_", "int"),
     "window_init": ("windowInit_", "int"),
@@ -235,273 +247,210 @@ _TCP_FIELDS = {
     "delay_growth": ("delay_growth_", "bool"),
     "max_burst": ("maxburst_", "int"),
     "dupacks": ("numdupacks_", "int"),
-    "tick": ("tcpTick_", "time"),
-    "min_rto": ("minrto_", "time"),
-    "max_rto": ("maxrto_", "time"),
-    "initial_rto": ("rtxcur_init_", "time"),
+    "tick": ("tcpTick_", "secs"),
+    "min_rto": ("minrto_", "secs"),
+    "max_rto": ("maxrto_", "secs"),
+    "initial_rto": ("rtxcur_init_", "secs"),
     "limited_transmit": ("singledup_", "int01"),
 }
-_VEGAS_PARAMS = {"alpha": "v_alpha_", "beta": "v_beta_", "gamma": "v_gamma_"}
+_TCP_KEYS = set(_TCP_FIELDS) | {"ack_size", "vegas_headers", "boot_time"}
 
 
-def _check_keys(d, allowed, where):
-    if not isinstance(d, dict):
-        raise ValueError(f"{where}: expected a table, got {d!r}")
-    extra = set(d) - set(allowed)
-    if extra:
-        raise ValueError(f"{where}: not supported by the ns-2 bridge: {sorted(extra)}")
-
-
-_RED_KEYS = {"kind", "limit", "min", "max", "max_p", "weight", "gentle", "wait", "mean_pktsize"}
-
-
-def _red_vars(q, where) -> dict:
-    """ns-2 Queue/RED variables for a ``kind = "red"`` queue (packet mode, no ECN, classic
-    forced drops above max: use_mark_p_ false), as the core's RED (src/queue.rs)."""
-    for k in ("min", "max"):
-        if k not in q:
-            raise ValueError(f"{where}.{k}: required for a RED queue")
-    weight = q.get("weight", 0.002)
-    return {
-        "thresh_": _num(q["min"]), "maxthresh_": _num(q["max"]),
-        "linterm_": _num(1.0 / float(q.get("max_p", 0.1))),
-        "q_weight_": "-1" if weight == "auto" else _num(weight),
-        "gentle_": "true" if q.get("gentle", False) else "false",
-        "wait_": "true" if q.get("wait", True) else "false",
-        "mean_pktsize_": _num(q.get("mean_pktsize", 500)),
+def _queue(q, where: str) -> tuple[int, dict | None]:
+    """(limit, Queue/RED variables or None for DropTail) of one direction's queue."""
+    if not isinstance(q, dict):
+        raise ValueError(f"{where}: expected an object, got {q!r}")
+    kind = q.get("kind")
+    if kind == "droptail":
+        _check_keys(q, _DROPTAIL_KEYS, where)
+        return _int(q.get("limit"), f"{where}.limit", 1), None
+    if kind != "red":
+        raise ValueError(f"{where}.kind: the ns-2 bridge supports droptail and red queues, "
+                         f"got {kind!r}")
+    _check_keys(q, _RED_KEYS, where)
+    if q.get("variant") != "classic":
+        raise ValueError(f"{where}.variant: only classic RED (kind = \"red\") maps to ns-2's "
+                         f"Queue/RED, got {q.get('variant')!r}")
+    max_p = _float(q.get("max_p"), f"{where}.max_p")
+    if max_p <= 0:
+        raise ValueError(f"{where}.max_p: must be > 0, got {max_p!r}")
+    weight = q.get("weight")
+    if weight == "auto":
+        q_weight = "-1"    # ns-2: computed from the link's bandwidth and delay
+    elif isinstance(weight, dict) and set(weight) == {"fixed"}:
+        q_weight = _tcl_num(_float(weight["fixed"], f"{where}.weight.fixed"),
+                            f"{where}.weight.fixed")
+    else:
+        raise ValueError(f"{where}.weight: expected \"auto\" or {{\"fixed\": w}}, got {weight!r}")
+    # Packet mode, no ECN, classic forced drops above max (use_mark_p_ false), as the core's
+    # RED (crates/vegaslab-sim/src/queue.rs).
+    red = {
+        "thresh_": _tcl_num(_float(q.get("min_th"), f"{where}.min_th"), f"{where}.min_th"),
+        "maxthresh_": _tcl_num(_float(q.get("max_th"), f"{where}.max_th"), f"{where}.max_th"),
+        "linterm_": _tcl_num(1.0 / max_p, f"{where}.max_p"),
+        "q_weight_": q_weight,
+        "gentle_": _tcl_bool(_bool(q.get("gentle"), f"{where}.gentle")),
+        "wait_": _tcl_bool(_bool(q.get("wait"), f"{where}.wait")),
+        "mean_pktsize_": _tcl_num(_int(q.get("mean_pktsize"), f"{where}.mean_pktsize", 1),
+                                  f"{where}.mean_pktsize"),
         "bytes_": "false", "queue_in_bytes_": "false", "setbit_": "false",
         "use_mark_p_": "false", "drop_tail_": "true", "drop_front_": "false",
         "drop_rand_": "false", "ns1_compat_": "false", "adaptive_": "0", "cautious_": "0",
     }
+    return _int(q.get("limit"), f"{where}.limit", 1), red
 
 
-def _queue_limit(q, where) -> int:
-    if q is None:
-        return 50
-    kind = q.get("kind", "droptail")
-    _check_keys(q, _RED_KEYS if kind == "red" else {"kind", "limit"}, where)
-    if kind not in ("droptail", "red"):
-        raise ValueError(f"{where}.kind: only 'droptail' and 'red' are supported by the ns-2 bridge, got {kind!r}")
-    limit = q.get("limit", 50)
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ValueError(f"{where}.limit: expected a positive integer, got {limit!r}")
-    return limit
-
-
-def _int(v, where, minimum=None):
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise ValueError(f"{where}: expected an integer, got {v!r}")
-    if minimum is not None and v < minimum:
-        raise ValueError(f"{where}: must be >= {minimum}, got {v!r}")
-    return v
-
-
-def _num(v):
-    """Tcl literal for a number (full precision)."""
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return str(int(v))
-    return repr(v)
-
-
-def _link_dirs(spec, where, default_queue=None):
-    """Two LinkDir from a [[links]]-style table (endpoints given separately)."""
-    bw = spec.get("bandwidth")
-    bwf = spec.get("bandwidth_forward", bw)
-    bwr = spec.get("bandwidth_reverse", bw)
-    if bwf is None or bwr is None:
-        raise ValueError(f"{where}.bandwidth: required")
-    bwf = parse_bandwidth(bwf, f"{where}.bandwidth")
-    bwr = parse_bandwidth(bwr, f"{where}.bandwidth")
-    if "delay" not in spec:
-        raise ValueError(f"{where}.delay: required")
-    delay = parse_time(spec["delay"], f"{where}.delay")
-    if bwf <= 0 or bwr <= 0:
-        raise ValueError(f"{where}.bandwidth: must be > 0")
-    if delay < 0:
-        raise ValueError(f"{where}.delay: must be >= 0")
-    limit = _queue_limit(spec.get("queue", default_queue), f"{where}.queue")
+def _direction(d, src: int, dst: int, nodes: list, where: str) -> LinkDir:
+    _check_keys(d, _DIR_KEYS, where)
+    bw = _float(d.get("bandwidth_bps"), f"{where}.bandwidth_bps")
+    if bw <= 0:
+        raise ValueError(f"{where}.bandwidth_bps: must be > 0, got {bw!r}")
+    rate = d.get("error_rate")
+    if rate != 0:
+        raise ValueError(f"{where}.error_rate: the ns-2 bridge has no packet errors "
+                         f"(only 0), got {rate!r}")
     sched = []
-    for j, ev in enumerate(spec.get("delay_schedule", []) or []):
-        _check_keys(ev, {"at", "delay"}, f"{where}.delay_schedule[{j}]")
-        sched.append((parse_time(ev["at"], f"{where}.delay_schedule[{j}].at"),
-                      parse_time(ev["delay"], f"{where}.delay_schedule[{j}].delay")))
-    q = spec.get("queue", default_queue)
-    red = _red_vars(q, f"{where}.queue") if q is not None and q.get("kind") == "red" else None
-    return bwf, bwr, delay, limit, sched, red
+    for j, ev in enumerate(_list(d.get("delay_schedule_ns"), f"{where}.delay_schedule_ns")):
+        w = f"{where}.delay_schedule_ns[{j}]"
+        if not (isinstance(ev, list) and len(ev) == 2):
+            raise ValueError(f"{w}: expected [at_ns, delay_ns], got {ev!r}")
+        sched.append((_secs(ev[0], w + "[0]"), _secs(ev[1], w + "[1]")))
+    limit, red = _queue(d.get("queue"), f"{where}.queue")
+    return LinkDir(src, dst, nodes[src], nodes[dst], bw, _secs(d.get("delay_ns"), f"{where}.delay_ns"),
+                   limit, sched, red)
 
 
-def build_model(scn: dict) -> Model:
-    """Validate the ns-2 subset and normalise it into a :class:`Model`."""
-    _check_keys(scn, _TOP_KEYS, "scenario")
-    run = scn.get("run")
-    if run is None or "duration" not in run:
-        raise ValueError("run.duration: required")
-    _check_keys(run, _RUN_KEYS, "run")
-    duration = parse_time(run["duration"], "run.duration")
-    if duration <= 0:
-        raise ValueError(f"run.duration: must be > 0, got {run['duration']!r}")
-    seed = _int(run.get("seed", 1), "run.seed")
+def _algorithm(alg, where: str) -> tuple[str, dict]:
+    """(cc, agent variables) of a flow's ``algorithm``."""
+    if alg == "Reno":
+        return "reno", {}
+    if alg == "NewReno":
+        return "newreno", {}
+    if isinstance(alg, dict) and set(alg) == {"Vegas"}:
+        p = alg["Vegas"]
+        _check_keys(p, set(_VEGAS_PARAMS) | {"flavour"}, f"{where}.Vegas")
+        if p.get("flavour") != "ns2":
+            raise ValueError(f"{where}.Vegas.flavour: only Vegas flavour \"ns2\" maps to ns-2's "
+                             f"Agent/TCP/Vegas, got {p.get('flavour')!r}")
+        return "vegas", {var: _tcl_num(p.get(k), f"{where}.Vegas.{k}")
+                         for k, var in _VEGAS_PARAMS.items()}
+    name = next(iter(alg)) if isinstance(alg, dict) and alg else alg
+    raise ValueError(f"{where}: the ns-2 bridge supports Reno, NewReno and Vegas (flavour "
+                     f"\"ns2\"), got {name!r}")
 
-    nodes: list[str] = []
-    links: list[LinkDir] = []
-    seen_pairs = set()
 
-    def node(n):
-        if n not in nodes:
-            nodes.append(n)
+def _flow(i: int, f, nodes: list, duration_ns: int) -> Flow:
+    where = f"flows[{i}]"
+    _check_keys(f, _FLOW_KEYS, where)
+    name = f.get("name")
+    if not isinstance(name, str):
+        raise ValueError(f"{where}.name: expected a string, got {name!r}")
+    where = f"flows[{i}] ({name!r})"
+    src = _int(f.get("from"), f"{where}.from", 0, len(nodes) - 1)
+    dst = _int(f.get("to"), f"{where}.to", 0, len(nodes) - 1)
+    if src == dst:
+        raise ValueError(f"{where}.to: must differ from 'from'")
+    cc, agent_vars = _algorithm(f.get("algorithm"), f"{where}.algorithm")
 
-    def add_link(a, b, spec, where):
-        if a == b:
-            raise ValueError(f"{where}.endpoints: a link needs two different nodes")
-        pair = frozenset((a, b))
-        if pair in seen_pairs:
-            raise ValueError(f"{where}: duplicate link between {a} and {b}")
-        seen_pairs.add(pair)
-        bwf, bwr, delay, limit, sched, red = _link_dirs(spec, where)
-        node(a)
-        node(b)
-        links.append(LinkDir(a, b, bwf, delay, limit, list(sched), red))
-        links.append(LinkDir(b, a, bwr, delay, limit, list(sched), red))
-
-    db = scn.get("dumbbell")
-    if db is not None:
-        _check_keys(db, {"pairs", "access", "egress", "bottleneck"}, "dumbbell")
-        n = _int(db.get("pairs"), "dumbbell.pairs", 1)
-        access = db.get("access")
-        if access is None:
-            raise ValueError("dumbbell.access: required")
-        egress = db.get("egress", access)
-        if "bottleneck" not in db:
-            raise ValueError("dumbbell.bottleneck: required")
-
-        def per_pair(spec, what):
-            if isinstance(spec, list):
-                if len(spec) != n:
-                    raise ValueError(f"dumbbell.{what}: expected {n} tables, got {len(spec)}")
-                return [(s, f"dumbbell.{what}[{i}]") for i, s in enumerate(spec)]
-            return [(spec, f"dumbbell.{what}")] * n
-
-        lk = {"bandwidth", "bandwidth_forward", "bandwidth_reverse", "delay", "queue",
-              "delay_schedule"}
-        acc, egr = per_pair(access, "access"), per_pair(egress, "egress")
-        for s, w in acc + egr + [(db["bottleneck"], "dumbbell.bottleneck")]:
-            _check_keys(s, lk, w)
-        # node order: S1..Sn, R1, R2, D1..Dn (ns-2 node ids follow this order)
-        for i in range(n):
-            node(f"S{i + 1}")
-        node("R1")
-        node("R2")
-        for i in range(n):
-            node(f"D{i + 1}")
-        for i in range(n):
-            add_link(f"S{i + 1}", "R1", acc[i][0], acc[i][1])
-        add_link("R1", "R2", db["bottleneck"], "dumbbell.bottleneck")
-        for i in range(n):
-            add_link("R2", f"D{i + 1}", egr[i][0], egr[i][1])
-
-    for i, spec in enumerate(scn.get("links", []) or []):
-        where = f"links[{i}]"
-        _check_keys(spec, _LINK_KEYS, where)
-        ep = spec.get("endpoints")
-        if not (isinstance(ep, list) and len(ep) == 2 and all(isinstance(x, str) for x in ep)):
-            raise ValueError(f"{where}.endpoints: expected two node names, got {ep!r}")
-        add_link(ep[0], ep[1], spec, where)
-
-    if not links:
-        raise ValueError("scenario: no links (give [[links]] or [dumbbell])")
-
-    flows: list[Flow] = []
-    names = set()
-    for i, f in enumerate(scn.get("flows", []) or []):
-        where = f"flows[{i}]"
-        _check_keys(f, _FLOW_KEYS, where)
-        name = f.get("name", f"flow{i}")
-        if name in names:
-            raise ValueError(f"{where}.name: duplicate flow name {name!r}")
-        names.add(name)
-        src, dst = f.get("from"), f.get("to")
-        for k, v in (("from", src), ("to", dst)):
-            if v not in nodes:
-                raise ValueError(f"{where}.{k}: unknown node {v!r}")
-        if src == dst:
-            raise ValueError(f"{where}: from and to are the same node")
-        cc = f.get("cc")
-        if cc not in ("reno", "newreno", "vegas"):
-            raise ValueError(f"{where}.cc: the ns-2 bridge supports reno, newreno, vegas; got {cc!r}")
-        start = parse_time(f.get("start", 0), f"{where}.start")
-        if start < 0:
-            raise ValueError(f"{where}.start: must be >= 0 s, got {f.get('start')!r}")
-        stop = parse_time(f["stop"], f"{where}.stop") if "stop" in f else duration
-        if stop < start:
-            raise ValueError(f"{where}.stop: must be >= start")
-        app = f.get("app", "ftp")
-        file_size = None
-        if app == "file":
-            if "file_size" not in f:
-                raise ValueError(f"{where}.file_size: required when app = 'file'")
-            file_size = parse_size(f["file_size"], f"{where}.file_size")
-            if file_size <= 0:
-                raise ValueError(f"{where}.file_size: must be > 0")
-        elif app == "ftp":
-            if "file_size" in f:
-                raise ValueError(f"{where}.file_size: only valid with app = 'file'")
+    tcp = f.get("tcp")
+    _check_keys(tcp, _TCP_KEYS, f"{where}.tcp")
+    if cc == "vegas" and tcp.get("vegas_headers") is not False:
+        raise ValueError(f"{where}.tcp.vegas_headers: ns-2's Vegas agent always sends "
+                         "packetSize_ bytes without header; only false is supported")
+    for k, (var, kind) in _TCP_FIELDS.items():
+        w = f"{where}.tcp.{k}"
+        v = tcp.get(k)
+        if kind == "int":
+            agent_vars[var] = _tcl_num(_int(v, w), w)
+        elif kind == "bool":
+            agent_vars[var] = _tcl_bool(_bool(v, w))
+        elif kind == "int01":
+            agent_vars[var] = "1" if _bool(v, w) else "0"
         else:
-            raise ValueError(f"{where}.app: expected 'ftp' or 'file', got {app!r}")
+            agent_vars[var] = _tcl_num(_float(v, w), w)
+    packet_size = _int(tcp.get("packet_size"), f"{where}.tcp.packet_size", 1)
 
-        agent_vars: dict[str, str] = {}
-        params = f.get("params", {}) or {}
-        if not isinstance(params, dict):
-            raise ValueError(f"{where}.params: expected a table")
-        if cc == "vegas":
-            _check_keys(params, set(_VEGAS_PARAMS) | {"flavour"}, f"{where}.params")
-            flavour = params.get("flavour", "ns2")
-            if flavour != "ns2":
-                raise ValueError(f"{where}.params.flavour: only 'ns2' maps to ns-2, got {flavour!r}")
-            for k, var in _VEGAS_PARAMS.items():
-                if k in params:
-                    v = params[k]
-                    if isinstance(v, bool) or not isinstance(v, (int, float)):
-                        raise ValueError(f"{where}.params.{k}: expected a number, got {v!r}")
-                    agent_vars[var] = _num(v)
-        elif params:
-            raise ValueError(f"{where}.params: {cc} takes no parameters in the ns-2 bridge")
+    start_ns = _int(f.get("start_ns"), f"{where}.start_ns", 0, 2**63 - 1)
+    stop_ns = f.get("stop_ns")
+    if stop_ns is not None:
+        stop_ns = _int(stop_ns, f"{where}.stop_ns", 0, 2**63 - 1)
+    app = f.get("app")
+    kind = app.get("kind") if isinstance(app, dict) else None
+    file_size = None
+    if kind == "ftp":
+        _check_keys(app, {"kind"}, f"{where}.app")
+    elif kind == "file":
+        _check_keys(app, {"kind", "bytes"}, f"{where}.app")
+        # ns-2's Application send takes a C int of bytes.
+        file_size = _int(app.get("bytes"), f"{where}.app.bytes", 1)
+    else:
+        raise ValueError(f"{where}.app.kind: the ns-2 bridge supports ftp and file "
+                         f"applications, got {kind!r}")
+    return Flow(index=i, name=name, cc=cc, src=src, dst=dst, src_name=nodes[src],
+                dst_name=nodes[dst], start=start_ns / 1e9,
+                stop=None if stop_ns is None or stop_ns >= duration_ns else stop_ns / 1e9,
+                app=kind, file_size=file_size, agent_vars=agent_vars, packet_size=packet_size,
+                header_bytes=_int(tcp.get("header_bytes"), f"{where}.tcp.header_bytes"),
+                syn=_bool(tcp.get("syn"), f"{where}.tcp.syn"),
+                ack_size=_int(tcp.get("ack_size"), f"{where}.tcp.ack_size", 1))
 
-        tcp = f.get("tcp", {}) or {}
-        _check_keys(tcp, set(_TCP_FIELDS) | {"vegas_headers", "ack_size"}, f"{where}.tcp")
-        if tcp.get("vegas_headers", False) is not False:
-            raise ValueError(f"{where}.tcp.vegas_headers: ns-2's Vegas agent always sends "
-                             "packetSize_ bytes without header; only false is supported")
-        ack_size = _int(tcp.get("ack_size", 40), f"{where}.tcp.ack_size", 1)
-        for k, v in tcp.items():
-            if k in ("vegas_headers", "ack_size"):
-                continue
-            var, kind = _TCP_FIELDS[k]
-            w = f"{where}.tcp.{k}"
-            if kind == "int":
-                agent_vars[var] = str(_int(v, w, 0))
-            elif kind == "bool":
-                if not isinstance(v, bool):
-                    raise ValueError(f"{w}: expected true/false, got {v!r}")
-                agent_vars[var] = "true" if v else "false"
-            elif kind == "int01":
-                if isinstance(v, bool):
-                    v = int(v)
-                agent_vars[var] = str(_int(v, w, 0))
-            else:
-                agent_vars[var] = _num(parse_time(v, w))
-        packet_size = int(tcp.get("packet_size", 1000))
-        if packet_size < 1:
-            raise ValueError(f"{where}.tcp.packet_size: must be >= 1")
-        flows.append(Flow(
-            index=i, name=name, cc=cc, src=src, dst=dst, start=start, stop=stop, app=app,
-            file_size=file_size, agent_vars=agent_vars, packet_size=packet_size,
-            header_bytes=int(tcp.get("header_bytes", 40)), syn=bool(tcp.get("syn", True)),
-            ack_size=ack_size))
+
+def build_model(doc: dict) -> Model:
+    """Map a normalised scenario (the dict of ``vegaslab.normalize``) onto ns-2's subset.
+
+    Raises ``ValueError`` naming the field for anything ns-2 cannot express.
+    """
+    if not isinstance(doc, dict):
+        raise TypeError(f"expected the normalised scenario (a dict), got {type(doc).__name__}")
+    if doc.get("format") != FORMAT:
+        raise ValueError(f"format: the ns-2 bridge reads normalised scenarios of format "
+                         f"{FORMAT}, got {doc.get('format')!r}")
+    _check_keys(doc, _TOP_MAPPED | _TOP_IGNORED, "scenario")
+    duration_ns = _int(doc.get("duration_ns"), "duration_ns", 1, 2**63 - 1)
+    seed = _int(doc.get("seed"), "seed", 0, 2**64 - 1)
+    if _list(doc.get("udp", []), "udp"):
+        raise ValueError("udp: UDP sources are not supported by the ns-2 bridge")
+    if _list(doc.get("aqt_routers", []), "aqt_routers"):
+        raise ValueError("aqt_routers: AQT routers (RoVegas) are not supported by the ns-2 bridge")
+    nodes = _list(doc.get("nodes"), "nodes")
+    for i, n in enumerate(nodes):
+        if not isinstance(n, str):
+            raise ValueError(f"nodes[{i}]: expected a string, got {n!r}")
+
+    links: list[LinkDir] = []
+    pairs = set()
+    for i, link in enumerate(_list(doc.get("links"), "links")):
+        where = f"links[{i}]"
+        _check_keys(link, _LINK_KEYS, where)
+        a = _int(link.get("a"), f"{where}.a", 0, len(nodes) - 1)
+        b = _int(link.get("b"), f"{where}.b", 0, len(nodes) - 1)
+        where = f"links[{i}] ({nodes[a]!r} - {nodes[b]!r})"
+        if a == b or frozenset((a, b)) in pairs:
+            # ns-2 knows one simplex link per ordered node pair ($ns link $a $b).
+            raise ValueError(f"{where}: a second link between the same nodes, or a loop, "
+                             "has no ns-2 counterpart")
+        pairs.add(frozenset((a, b)))
+        links.append(_direction(link.get("forward"), a, b, nodes, f"{where}.forward"))
+        links.append(_direction(link.get("reverse"), b, a, nodes, f"{where}.reverse"))
+    if not links:
+        raise ValueError("links: the scenario has no links")
+
+    flows = [_flow(i, f, nodes, duration_ns) for i, f in enumerate(_list(doc.get("flows"), "flows"))]
     if not flows:
-        raise ValueError("scenario: no [[flows]]")
-    meta = scn.get("meta", {}) or {}
-    return Model(nodes=nodes, links=links, flows=flows, duration=duration, seed=seed,
-                 name=str(meta.get("id", "")) if isinstance(meta, dict) else "")
+        raise ValueError("flows: the scenario has no TCP flows")
+    name = doc.get("id")
+    return Model(nodes=list(nodes), links=links, flows=flows, duration=duration_ns / 1e9,
+                 seed=seed, name=name if isinstance(name, str) else "", normalized=doc)
+
+
+def ns2_seed(seed: int) -> int:
+    """The seed given to ns-2's default RNG for a scenario seed.
+
+    ns-2's MRG32k3a takes 1..2**31-2 (0 asks for a seed from the clock, i.e. a
+    non-deterministic run; larger values are refused or wrap), so seeds are folded into that
+    range: 1..2**31-2 map to themselves.
+    """
+    return 1 + (int(seed) - 1) % (2**31 - 2)
 
 
 # ----------------------------------------------------------------------- the script
@@ -529,6 +478,34 @@ proc vl_done {i} {
 }
 """
 
+_FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+_AGENT_VARS = {var for var, _ in _TCP_FIELDS.values()} | set(_VEGAS_PARAMS.values())
+
+
+def _check_model(model: Model) -> None:
+    """A :class:`Model` can also be built by hand: check that what :func:`build_script` writes
+    verbatim (agent and RED variables, indices) is still a fixed name and a plain literal."""
+    def literal(v, where):
+        if not (isinstance(v, str) and (v in ("true", "false") or _NUMBER_TEXT.fullmatch(v))):
+            raise ValueError(f"{where}: not a Tcl number or boolean: {v!r}")
+    n = len(model.nodes)
+    for k, ld in enumerate(model.links):
+        _int(ld.src, f"links/{k}.src", 0, n - 1)
+        _int(ld.dst, f"links/{k}.dst", 0, n - 1)
+        for var, val in (ld.red or {}).items():
+            if not (isinstance(var, str) and re.fullmatch(r"[a-z_0-9]+_", var)):
+                raise ValueError(f"links/{k}.red: not a Queue/RED variable: {var!r}")
+            literal(val, f"links/{k}.red.{var}")
+    for i, f in enumerate(model.flows):
+        if f.index != i or f.cc not in _AGENT_CLASS or f.app not in ("ftp", "file"):
+            raise ValueError(f"flows/{i}: index, cc or app is not one the bridge made")
+        _int(f.src, f"flows/{i}.src", 0, n - 1)
+        _int(f.dst, f"flows/{i}.dst", 0, n - 1)
+        for var, val in f.agent_vars.items():
+            if var not in _AGENT_VARS:
+                raise ValueError(f"flows/{i}.agent_vars: not an agent variable: {var!r}")
+            literal(val, f"flows/{i}.agent_vars.{var}")
+
 
 def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
                  seed: int | None = None) -> str:
@@ -538,57 +515,67 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
     ``VLAB FLOW <flow> ack ndatapack nrexmitpack nrexmit ndatabytes cwnd`` and (with trace)
     ``VLAB QUEUE <dir> parrivals pdrops pdepartures bdepartures sum lastx lasty`` at the end.
     With trace, drop events of every link direction and receive events of the link
-    directions into flow destinations go to ``trace_file``.
+    directions into flow destinations go to ``trace_file`` (a plain file name, relative to
+    ns-2's working directory).  ``<flow>`` and ``<dir>`` are indices into ``model.flows``
+    and ``model.links``.
     """
-    L = ["# generated by vegaslab.ns2 -- ns-2.35 OTcl", "set ns [new Simulator]"]
-    s = model.seed if seed is None else seed
-    L.append(f"global defaultRNG\n$defaultRNG seed {int(s)}")
-    L.append(_PROCS)
+    if not (isinstance(trace_file, str) and _FILE_NAME.fullmatch(trace_file)):
+        raise ValueError(f"trace_file: expected a plain file name ({_FILE_NAME.pattern}), "
+                         f"got {trace_file!r}")
+    _check_model(model)
+    s = ns2_seed(_int(model.seed if seed is None else seed, "seed", 0, 2**64 - 1))
+    L = ["# generated by vegaslab.ns2 -- ns-2.35 OTcl",
+         f"# scenario: {_comment_text(model.name)}",
+         "set ns [new Simulator]",
+         f"global defaultRNG\n$defaultRNG seed {_tcl_num(s, 'seed')}",
+         _PROCS]
     for i, n in enumerate(model.nodes):
-        L.append(f"set n({i}) [$ns node] ;# {n}")
-    for ld in model.links:
-        a, b = model.node_id(ld.src), model.node_id(ld.dst)
+        L.append(f"set n({i}) [$ns node] ;# {_comment_text(n)}")
+    for k, ld in enumerate(model.links):
+        a, b = ld.src, ld.dst
         for var, val in (ld.red or {}).items():
             L.append(f"Queue/RED set {var} {val}")
-        L.append(f"$ns simplex-link $n({a}) $n({b}) {_num(ld.bandwidth)} {_num(ld.delay)}"
-                 f" {'RED' if ld.red else 'DropTail'} ;# {ld.name}")
-        L.append(f"$ns queue-limit $n({a}) $n({b}) {ld.limit}")
-    for ld in model.links:
-        a, b = model.node_id(ld.src), model.node_id(ld.dst)
+        L.append(f"$ns simplex-link $n({a}) $n({b}) {_tcl_num(ld.bandwidth, f'links/{k}')}"
+                 f" {_tcl_num(ld.delay, f'links/{k}')} {'RED' if ld.red else 'DropTail'}"
+                 f" ;# {_comment_text(ld.name)}")
+        L.append(f"$ns queue-limit $n({a}) $n({b}) {_tcl_num(ld.limit, f'links/{k}')}")
+    for k, ld in enumerate(model.links):
+        a, b = ld.src, ld.dst
         for at, d in ld.schedule:
-            L.append(f'$ns at {_num(at)} "[[$ns link $n({a}) $n({b})] link] set delay_ {_num(d)}"'
-                     f" ;# {ld.name}")
-    dsts = {model.node_id(f.dst) for f in model.flows}
+            L.append(f'$ns at {_tcl_num(at, "at")} "[[$ns link $n({a}) $n({b})] link] set delay_'
+                     f' {_tcl_num(d, "delay")}"')
+    dsts = {f.dst for f in model.flows}
     if trace:
         L.append(f"set vl_tf [open {trace_file} w]")
-        for k, ld in enumerate(model.links):
-            a, b = model.node_id(ld.src), model.node_id(ld.dst)
-            L.append(f"vl_trace_link [$ns link $n({a}) $n({b})] $vl_tf {int(b in dsts)}")
+        for ld in model.links:
+            L.append(f"vl_trace_link [$ns link $n({ld.src}) $n({ld.dst})] $vl_tf "
+                     f"{int(ld.dst in dsts)}")
         # queue monitors after the traces (both hook the drop chain; order is irrelevant)
         for k, ld in enumerate(model.links):
-            a, b = model.node_id(ld.src), model.node_id(ld.dst)
-            L.append(f"set qm({k}) [$ns monitor-queue $n({a}) $n({b}) 0 0.1] ;# {ld.name}")
+            L.append(f"set qm({k}) [$ns monitor-queue $n({ld.src}) $n({ld.dst}) 0 0.1]")
     for f in model.flows:
         i = f.index
-        L.append(f"# flow {i}: {f.name} ({f.cc}) {f.src} -> {f.dst}")
-        L.append(f"set tcp({i}) [new {f.agent_class}]")
+        L.append(f"# flow {i}: {_comment_text(f.name)} ({f.cc}) "
+                 f"{_comment_text(f.src_name)} -> {_comment_text(f.dst_name)}")
+        L.append(f"set tcp({i}) [new {_AGENT_CLASS[f.cc]}]")
         L.append(f"$tcp({i}) set fid_ {i}")
         for var, val in f.agent_vars.items():
             L.append(f"$tcp({i}) set {var} {val}")
-        L.append(f"$ns attach-agent $n({model.node_id(f.src)}) $tcp({i})")
+        L.append(f"$ns attach-agent $n({f.src}) $tcp({i})")
         L.append(f"set sink({i}) [new Agent/TCPSink]")
-        L.append(f"$sink({i}) set packetSize_ {f.ack_size}")
-        L.append(f"$ns attach-agent $n({model.node_id(f.dst)}) $sink({i})")
+        L.append(f"$sink({i}) set packetSize_ {_tcl_num(f.ack_size, 'ack_size')}")
+        L.append(f"$ns attach-agent $n({f.dst}) $sink({i})")
         L.append(f"$ns connect $tcp({i}) $sink({i})")
         L.append(f"set app({i}) [new Application/FTP]")
         L.append(f"$app({i}) attach-agent $tcp({i})")
         L.append(f'$tcp({i}) proc done {{}} "vl_done {i}"')
         if f.app == "file":
-            L.append(f'$ns at {_num(f.start)} "$app({i}) send {f.file_size}"')
+            L.append(f'$ns at {_tcl_num(f.start, "start")} "$app({i}) send '
+                     f'{_tcl_num(f.file_size, "file_size")}"')
         else:
-            L.append(f'$ns at {_num(f.start)} "$app({i}) start"')
-            if f.stop < model.duration:
-                L.append(f'$ns at {_num(f.stop)} "$app({i}) stop"')
+            L.append(f'$ns at {_tcl_num(f.start, "start")} "$app({i}) start"')
+        if f.stop is not None and f.stop < model.duration:
+            L.append(f'$ns at {_tcl_num(f.stop, "stop")} "$app({i}) stop"')
     L.append("proc vl_finish {} {")
     L.append("    global tcp qm")
     for f in model.flows:
@@ -607,6 +594,6 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
     L.append("    flush stdout")
     L.append("    exit 0")
     L.append("}")
-    L.append(f"$ns at {_num(model.duration)} vl_finish")
+    L.append(f"$ns at {_tcl_num(model.duration, 'duration')} vl_finish")
     L.append("$ns run")
     return "\n".join(L) + "\n"
