@@ -166,7 +166,7 @@ def test_core_run_set_applies_overrides(core, tiny, tmp_path):
 
 
 def test_core_run_invalid_override_exits_2_naming_the_field(core, tiny, tmp_path, capsys):
-    code = cli.main(["run", str(tiny), "--out", str(tmp_path), "--set", "flows[0].start=-3s"])
+    code = cli.main(["run", str(tiny), "--out", str(tmp_path / "out"), "--set", "flows[0].start=-3s"])
     assert code == 2
     assert "flows[0].start" in capsys.readouterr().err
 
@@ -191,3 +191,151 @@ def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, t
     assert ours["wall_s"] > 0 and ours["events_per_s"] > 0 and ours["peak_rss_bytes"] > 0
     assert ours["bottleneck_departures"] > 0
     assert set(ours["goodput_bps"]) == {"reno", "vegas"}
+
+
+# ---------------------------------------------------------------------- bad input and outputs (issue 7)
+
+
+def _one_line_error(capsys) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("vegaslab: "), err
+    return lines[0]
+
+
+@pytest.fixture
+def no_simulation(monkeypatch):
+    """Fail the test if the CLI starts a simulation (bad outputs must be found before)."""
+    def refuse(*a, **k):
+        raise AssertionError("a simulation ran before the output directory was checked")
+
+    monkeypatch.setattr(vegaslab, "run", refuse)
+
+
+def test_run_a_non_utf8_file_exits_2_naming_the_file_and_line(tmp_path, capsys):
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes(b'[run]\nduration = "3s"\n# caf\xe9\n')
+    assert _exit_code(["run", str(bad), "--out", str(tmp_path / "o")]) == 2
+    line = _one_line_error(capsys)
+    assert "latin1.toml" in line and "UTF-8" in line and "line 3" in line
+
+
+def test_run_an_unreadable_file_exits_2_naming_the_file(tiny, tmp_path, capsys, monkeypatch):
+    real = Path.read_bytes
+
+    def denied(self):
+        if self.name == tiny.name:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    assert _exit_code(["run", str(tiny), "--out", str(tmp_path / "o")]) == 2
+    line = _one_line_error(capsys)
+    assert "tiny.toml" in line and "Permission denied" in line
+
+
+def test_run_a_directory_as_scenario_exits_2(tmp_path, capsys):
+    assert _exit_code(["run", str(tmp_path), "--out", str(tmp_path / "o")]) == 2
+    assert "is a directory" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("out", ["a-file", "a-file/sub"])
+def test_run_out_that_is_or_is_under_a_file_exits_2_before_simulating(tiny, tmp_path, capsys, no_simulation, out):
+    (tmp_path / "a-file").write_text("not a directory")
+    assert _exit_code(["run", str(tiny), "--out", str(tmp_path / out)]) == 2
+    line = _one_line_error(capsys)
+    assert "a-file" in line and "not a directory" in line
+
+
+def test_run_out_that_cannot_be_written_exits_2_before_simulating(tiny, tmp_path, capsys, no_simulation, monkeypatch):
+    import tempfile
+
+    def read_only(*a, **k):  # as on a read-only mount (a chmod would not stop root)
+        raise PermissionError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkdtemp", read_only)
+    assert _exit_code(["run", str(tiny), "--out", str(tmp_path / "o")]) == 2
+    line = _one_line_error(capsys)
+    assert str(tmp_path / "o") in line and "Read-only file system" in line
+
+
+def test_run_out_holding_other_files_is_refused_and_left_alone(tiny, tmp_path, capsys, no_simulation):
+    (tmp_path / "thesis.tex").write_text("precious")
+    assert _exit_code(["run", str(tiny), "--out", str(tmp_path)]) == 2
+    assert "thesis.tex" in _one_line_error(capsys)
+    assert (tmp_path / "thesis.tex").read_text() == "precious"
+
+
+def test_reproduce_out_that_is_a_file_exits_2_before_running(tiny, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(tiny.parent))
+    (tmp_path / "rep").write_text("x")
+    assert _exit_code(["reproduce", "tiny", "--out", str(tmp_path / "rep")]) == 2
+    assert "not a directory" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("command", ["run", "reproduce"])
+@pytest.mark.parametrize("seed", [str(2**64), str(2**63), "-1", "seven"])
+def test_seed_outside_the_cores_range_is_a_one_line_usage_error_naming_the_range(tiny, tmp_path, capsys, command, seed):
+    target = str(tiny) if command == "run" else "tiny"
+    assert _exit_code([command, target, "--seed", seed, "--out", str(tmp_path / "o")]) == 2
+    line = _one_line_error(capsys)
+    assert "--seed" in line and "2**63-1" in line and str(vegaslab.MAX_SEED) in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_largest_seed_is_accepted_by_the_parser():
+    args = cli.build_parser().parse_args(["run", "x.toml", "--seed", str(2**63 - 1)])
+    assert args.seed == 2**63 - 1
+
+
+def test_core_a_failed_run_out_leaves_the_previous_output_whole(core, tiny, tmp_path, monkeypatch):
+    import pandas as pd
+
+    out = tmp_path / "out"
+    assert cli.main(["run", str(tiny), "--out", str(out), "--no-plots", "--seed", "1"]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    calls = {"n": 0}
+    real = pd.DataFrame.to_csv
+
+    def interrupted(self, *a, **k):  # Ctrl-C after the first tables of the new run are written
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", interrupted)
+    assert cli.main(["run", str(tiny), "--out", str(out), "--no-plots", "--seed", "2",
+                     "--set", "run.duration=2s"]) == 130
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary directory left
+    assert vegaslab.Results.from_dir(out).meta["seed"] == 1
+
+
+def test_core_run_out_replaces_an_earlier_run_directory_whole(core, tiny, tmp_path):
+    out = tmp_path / "out"
+    assert cli.main(["run", str(tiny), "--out", str(out), "--seed", "1"]) == 0
+    assert (out / "cwnd.png").is_file()
+    assert cli.main(["run", str(tiny), "--out", str(out), "--seed", "2", "--no-plots"]) == 0
+    assert not list(out.glob("*.png"))  # nothing of the first run is left next to the second
+    assert vegaslab.Results.from_dir(out).meta["seed"] == 2
+
+
+def test_core_run_out_records_provenance_that_reruns_to_the_same_numbers(core, tiny, tmp_path):
+    import shlex
+
+    import pandas as pd
+
+    out = tmp_path / "out"
+    assert cli.main(["run", str(tiny), "--out", str(out), "--seed", "3", "--set", "run.duration=2s"]) == 0
+    prov = json.loads((out / "meta.json").read_text())["provenance"]
+    assert prov["seed"] == 3 and "run.duration=2s" in prov["overrides"]
+    assert prov["scenario"] == vegaslab.normalize(tiny, seed=3, overrides=prov["overrides"])
+    assert prov["scenario_sha256"] == vegaslab.scenario_hash(prov["scenario"])
+    assert prov["core_version"] == vegaslab.core_version() and prov["source_revision"] == vegaslab.source_revision()
+    assert prov["vegaslab_version"] == vegaslab.__version__
+    argv = shlex.split(prov["command"])
+    assert argv[:2] == ["vegaslab", "run"]
+    again = tmp_path / "again"
+    assert cli.main(argv[1:] + ["--out", str(again)]) == 0
+    pd.testing.assert_frame_equal(vegaslab.Results.from_dir(out).flows, vegaslab.Results.from_dir(again).flows)

@@ -3,6 +3,7 @@ to end run of two small catalog entries. Tests named ``test_core_*`` need the co
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -11,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+import vegaslab
 from vegaslab import catalog, cli, report, runner
 from vegaslab.claims import Claim, RunSet, Verdict
 from vegaslab.results import Results
@@ -258,3 +260,80 @@ def test_core_cli_reproduce_exits_1_when_a_run_failed_and_2_for_bad_arguments(co
     assert (tmp_path / "o" / "index.html").is_file()
     assert cli.main(["reproduce", "t-seeds", "--jobs", "0", "--out", str(tmp_path / "p")]) == 2
     assert not (tmp_path / "p").exists()
+
+
+# ---------------------------------------------------------------------- cache key and provenance (issue 7)
+
+TRACED = """
+[meta]
+id = "traced"
+
+[run]
+duration = "1s"
+
+[[links]]
+endpoints = ["S1", "D1"]
+bandwidth = "1Mbps"
+delay_trace = "trace.txt"
+
+[[flows]]
+name = "f1"
+from = "S1"
+to = "D1"
+cc = "vegas"
+"""
+
+
+@pytest.fixture
+def traced(tmp_path) -> Path:
+    d = tmp_path / "tcat"
+    d.mkdir()
+    (d / "trace.txt").write_text("0 10ms\n")
+    (d / "traced.toml").write_text(TRACED)
+    return d
+
+
+def test_core_the_cache_key_follows_the_content_of_a_referenced_delay_trace(core, traced):
+    key = runner.plan([catalog.load_entry("traced", traced)])[0].key
+    (traced / "trace.txt").write_text("0 40ms\n")
+    assert runner.plan([catalog.load_entry("traced", traced)])[0].key != key
+    (traced / "trace.txt").write_text("0 10ms\n")
+    assert runner.plan([catalog.load_entry("traced", traced)])[0].key == key
+
+
+def test_core_reproduce_reruns_after_a_delay_trace_changed_and_reports_the_new_numbers(core, traced, tmp_path):
+    out = tmp_path / "rep"
+    first = catalog.reproduce(["traced"], out, directory=traced, echo=None, jobs=1)
+    assert first.attrs["runs"]["ran"] == 1
+    meta = json.loads((out / "results" / "traced" / "traced" / "seed1" / "meta.json").read_text())
+    (traced / "trace.txt").write_text("0 200ms\n")
+    again = catalog.reproduce(["traced"], out, directory=traced, echo=None, jobs=1)
+    assert again.attrs["runs"] == {"ran": 1, "cached": 0, "failed": 0, "total": 1}
+    meta2 = json.loads((out / "results" / "traced" / "traced" / "seed1" / "meta.json").read_text())
+    assert meta2["provenance"]["scenario"]["files"][0]["sha256"] != meta["provenance"]["scenario"]["files"][0]["sha256"]
+
+
+def test_core_an_invalid_variant_fails_at_planning_without_a_worker(core, cat):
+    jobs = runner.plan([catalog.load_entry("t-seeds", cat)])
+    broken = [j for j in jobs if j.variant == "broken"]
+    assert broken and all("flows[0].start" in j.error for j in broken)
+    assert all(not j.error for j in jobs if j.variant != "broken")
+
+
+def test_core_reproduce_records_provenance_per_run_and_in_the_report(core, cat, tmp_path):
+    out = tmp_path / "rep"
+    catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=2)
+    run_dir = out / "results" / "t-seeds" / "newreno" / "seed7"
+    res = Results.from_dir(run_dir)  # the exported run directory is consistent on its own
+    prov = res.meta["provenance"]
+    assert prov["seed"] == 7 and prov["overrides"] == ["flows[0].cc=newreno", "run.duration=1s"]
+    assert prov["scenario"] == vegaslab.normalize(cat / "t-seeds.toml", seed=7, overrides=prov["overrides"])
+    assert prov["source_revision"] == vegaslab.source_revision() and prov["core_version"] == vegaslab.core_version()
+    summary = json.loads((out / "results" / "provenance.json").read_text())
+    assert {r["dir"] for r in summary["runs"]} == {"t-seeds/vegas/seed7", "t-seeds/newreno/seed7"}
+    assert summary["builds"][0]["source_revision"] == vegaslab.source_revision()
+    runs = pd.read_parquet(out / "results" / "runs.parquet")
+    ok = runs[runs["status"] != "failed"]
+    assert ok["scenario_sha256"].str.len().eq(64).all()
+    assert f"source revision {vegaslab.source_revision()}" in (out / "summary.md").read_text()
+    assert f"source revision {vegaslab.source_revision()}" in (out / "index.html").read_text()

@@ -158,6 +158,48 @@ def test_to_dir_handles_empty_series(res_no_series, tmp_path):
     assert Results.from_dir(tmp_path).series_flows.empty
 
 
+def test_from_dir_refuses_tables_that_belong_to_another_run(res, tmp_path):
+    from vegaslab.results import InconsistentResultsError
+
+    other = Results.from_dict({**json.loads((DATA / "results-small.json").read_text())})
+    other.flows = other.flows.assign(goodput_bps=other.flows["goodput_bps"] * 2)
+    res.to_dir(tmp_path / "a")
+    other.to_dir(tmp_path / "b")
+    (tmp_path / "a" / "flows.parquet").write_bytes((tmp_path / "b" / "flows.parquet").read_bytes())
+    with pytest.raises(InconsistentResultsError, match=r"flows\.parquet.*does not belong"):
+        Results.from_dir(tmp_path / "a")
+
+
+def test_from_dir_refuses_a_directory_without_table_checksums_unless_asked(res, tmp_path):
+    from vegaslab.results import INTEGRITY_KEY, InconsistentResultsError
+
+    res.to_dir(tmp_path / "a")
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    del meta[INTEGRITY_KEY]
+    (tmp_path / "a" / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(InconsistentResultsError, match="verify=False"):
+        Results.from_dir(tmp_path / "a")
+    assert Results.from_dir(tmp_path / "a", verify=False).meta == res.meta
+
+
+def test_to_dir_replaces_an_earlier_run_whole_and_leaves_no_temporary_directory(res, res_no_series, tmp_path):
+    res.to_dir(tmp_path / "out")
+    (tmp_path / "out" / "cwnd.png").write_bytes(b"old plot")
+    res_no_series.to_dir(tmp_path / "out")
+    assert not (tmp_path / "out" / "cwnd.png").exists()
+    assert Results.from_dir(tmp_path / "out").series_flows.empty
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_to_dir_never_replaces_a_directory_with_other_files(res, tmp_path):
+    from vegaslab.results import OutputDirError
+
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(OutputDirError, match="notes.txt"):
+        res.to_dir(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
 # ---------------------------------------------------------------------- plots
 
 

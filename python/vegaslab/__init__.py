@@ -20,6 +20,7 @@ including an internal panic); both derive from :class:`VegaslabError`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -32,15 +33,16 @@ from typing import TYPE_CHECKING, Any, Union
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
 
-try:
-    import tomllib as _toml  # Python >= 3.11
-except ModuleNotFoundError:  # pragma: no cover - Python 3.9/3.10
-    import tomli as _toml  # type: ignore[no-redef]
+# Python >= 3.11 only (pyproject's requires-python): the tests run on 3.11, and tomllib is the
+# standard library's TOML reader there, so no tomli fallback is declared or kept.
+import tomllib as _toml
 
 __all__ = [
     "run",
     "validate",
     "normalize",
+    "provenance",
+    "scenario_hash",
     "source_revision",
     "load_scenario",
     "to_toml",
@@ -119,12 +121,40 @@ def core_version() -> str | None:
 # --------------------------------------------------------------------------- scenario input
 
 
+def _file_error(path: str | os.PathLike, reason: str) -> ScenarioError:
+    err = ScenarioError(f"{os.fspath(path)}: {reason}")
+    err.file, err.field, err.kind, err.reason = os.fspath(path), "", "file", reason
+    return err
+
+
+def read_text_file(path: str | os.PathLike) -> str:
+    """The text of a scenario (or catalog) file. A missing file raises FileNotFoundError; a file
+    that cannot be read (permissions, a directory) or is not UTF-8 raises :class:`ScenarioError`
+    naming the file and, for bad bytes, the line and byte offset, so no caller has to catch
+    OSError or UnicodeDecodeError itself."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise _file_error(p, "is a directory, not a scenario file") from None
+    except OSError as exc:
+        raise _file_error(p, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise _file_error(p, f"not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line} "
+                             f"(byte offset {exc.start}); save the file as UTF-8") from None
+
+
 def load_scenario(path: str | os.PathLike) -> dict:
     """Read a scenario file as a plain dict (TOML parsed, not yet validated by the core)."""
     p = Path(path)
+    text = read_text_file(p)
     try:
-        with p.open("rb") as fh:
-            return _toml.load(fh)
+        return _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
         raise ScenarioError(f"{p}: invalid TOML: {exc}") from None
 
@@ -234,9 +264,9 @@ def _scenario_source(scenario: Scenario) -> tuple[str, str]:
         isinstance(scenario, str) and not _looks_like_toml_text(scenario)
     ):
         path = Path(scenario)
-        if not path.is_file():
-            raise FileNotFoundError(f"scenario file not found: {path}")
-        return path.read_text(encoding="utf-8"), os.fspath(scenario)
+        if not path.exists():
+            raise FileNotFoundError(f"{path}: scenario file not found")
+        return read_text_file(path), os.fspath(scenario)
     if isinstance(scenario, str):
         return scenario, "<string>"
     raise TypeError(f"scenario must be a path, a TOML text or a dict, not {type(scenario).__name__}")
@@ -314,7 +344,16 @@ def _check_seed(seed: Any, source: str) -> None:
     if seed is None:
         return
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
-        raise ScenarioError(f"{source}: seed: must be a whole number between 0 and {MAX_SEED}, got {seed!r}")
+        raise ScenarioError(f"{source}: seed: must be a whole number from 0 to 2**63-1 ({MAX_SEED}, the range "
+                            f"of run.seed), got {seed!r}")
+
+
+def _normalize_text(text: str, source: str, seed: int | None, overrides: list[str]) -> dict:
+    """:func:`normalize` of a scenario text already read (so that a caller that also runs the
+    text normalises exactly what it ran, not a file re-read later)."""
+    _check_seed(seed, source)
+    core = _load_core()
+    return json.loads(_call_core(core.normalize_scenario, text, source, seed, overrides))
 
 
 def normalize(scenario: Scenario, *, seed: int | None = None, overrides: Overrides | None = ()) -> dict:
@@ -326,9 +365,55 @@ def normalize(scenario: Scenario, *, seed: int | None = None, overrides: Overrid
     records; the layout is versioned by its ``format`` key.
     """
     text, source = _scenario_source(scenario)
-    _check_seed(seed, source)
+    return _normalize_text(text, source, seed, _normalise_overrides(overrides))
+
+
+def scenario_hash(normalized: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of a normalised scenario in canonical JSON (sorted keys, no spaces): two
+    runs with the same hash ran the same resolved input, referenced files' content included."""
+    text = json.dumps(normalized, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: Layout version of the ``provenance`` record (bump when its keys change meaning).
+PROVENANCE_FORMAT = 1
+
+
+def _provenance_of(normalized: dict, source: str, seed: int | None, overrides: list[str]) -> dict:
+    import shlex
+
     core = _load_core()
-    return json.loads(_call_core(core.normalize_scenario, text, source, seed, _normalise_overrides(overrides)))
+    effective_seed = normalized.get("seed", seed)
+    command = None
+    if not source.startswith("<"):  # a file, not "<string>" or "<dict>"
+        # --no-plots: the monitors the CLI would add are already among the recorded overrides.
+        parts = ["vegaslab", "run", source, "--no-plots", "--seed", str(effective_seed)]
+        for o in overrides:
+            parts += ["--set", o]
+        command = shlex.join(parts)
+    return {
+        "format": PROVENANCE_FORMAT,
+        "source": source,
+        "overrides": list(overrides),
+        "seed": effective_seed,
+        "scenario_sha256": scenario_hash(normalized),
+        "vegaslab_version": __version__,
+        "core_version": str(_call_core(core.version)),
+        "source_revision": str(_call_core(core.source_revision)),
+        "command": command,
+        "scenario": normalized,
+    }
+
+
+def provenance(scenario: Scenario, *, seed: int | None = None, overrides: Overrides | None = ()) -> dict:
+    """What a run of this scenario records so that it can be re-run exactly: the normalised
+    scenario (:func:`normalize`) and its SHA-256, the overrides, the effective seed, the source
+    file, the package and core versions, the core's source revision and a ``vegaslab run``
+    command line. :func:`run` stores it as ``meta["provenance"]`` (so ``meta.json`` of
+    ``Results.to_dir`` and every reproduce run directory carry it)."""
+    text, source = _scenario_source(scenario)
+    ovr = _normalise_overrides(overrides)
+    return _provenance_of(_normalize_text(text, source, seed, ovr), source, seed, ovr)
 
 
 def source_revision() -> str:
@@ -356,18 +441,23 @@ def run(
 
     text, source = _scenario_source(scenario)
     _check_seed(seed, source)
+    ovr = _normalise_overrides(overrides)
     bar = LazyProgressBar() if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
     core = _load_core()
     try:
-        doc = _call_core(core.run_scenario, text, source, seed, _normalise_overrides(overrides), callback)
+        doc = _call_core(core.run_scenario, text, source, seed, ovr, callback)
     finally:
         if bar is not None:
             bar.close()
     try:
-        return Results.from_json(doc)
+        res = Results.from_json(doc)
     except (ValueError, KeyError, TypeError) as exc:
         raise SimulationError(f"the core returned a malformed results document: {exc}") from exc
+    # Provenance is normalised from the same text the core just ran (referenced files are read
+    # again, so a file replaced during the run is the one residual race).
+    res.meta["provenance"] = _provenance_of(_normalize_text(text, source, seed, ovr), source, seed, ovr)
+    return res
 
 
 def __getattr__(name: str) -> Any:

@@ -349,6 +349,7 @@ def reproduce(
     all_entries: bool = False,
     progress: bool | None = None,
     report: bool = True,
+    run_fn: Callable | None = None,
 ) -> pd.DataFrame:
     """Run the chosen entries (ids, files or paper names; :data:`DEFAULT_IDS` when none) over
     ``jobs`` processes (default: the cores), reusing the runs cached in ``<out>/cache/``;
@@ -361,12 +362,20 @@ def reproduce(
     metric ``"(run failed)"`` and the error in ``note``). ``table.attrs`` holds ``runs``
     (counts: ran, cached, failed, total), ``verdicts`` (one dict per claim), ``wall_s`` and
     ``interrupted``. A failing run does not stop the others; Ctrl-C stops the pool, keeps
-    the finished runs in the cache, writes the report of what finished and re-raises."""
+    the finished runs in the cache, writes the report of what finished and re-raises.
+
+    ``out`` and ``seed`` are checked before anything runs (:class:`vegaslab.results.OutputDirError`,
+    :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.runner.run_job` in the
+    workers (for tests that simulate crashing runs)."""
+    from . import _check_seed
     from . import report as report_mod
     from . import runner
+    from .results import check_output_dir
 
     t0 = time.perf_counter()
     out = Path(out)
+    _check_seed(seed, "--seed")
+    check_output_dir(out, replace=False)
     names = list(ids) if ids else ([] if all_entries else list(DEFAULT_IDS))
     entries = resolve(names, directory, all_entries=all_entries)
     jobs_list = runner.plan(entries, quick=quick, seed=seed)
@@ -374,7 +383,8 @@ def reproduce(
         echo(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, {len(jobs_list)} runs"
              f"{' (quick)' if quick else ''}: {', '.join(e.id for e in entries)}")
     execution = runner.execute(jobs_list, out / "cache", n_jobs=jobs,
-                               progress=(echo is not None) if progress is None else progress)
+                               progress=(echo is not None) if progress is None else progress,
+                               **({"run_fn": run_fn} if run_fn is not None else {}))
     runner.export(out / "cache", execution.outcomes.values(), out / "results")
     built = report_mod.build(entries, jobs_list, execution, out / "cache", quick=quick, seed=seed)
     table = built.table

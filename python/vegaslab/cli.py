@@ -1,7 +1,12 @@
 """The ``vegaslab`` command line: run | reproduce | bench.
 
 Every subcommand has ``--help`` with examples. Exit status: 0 ok, 1 simulation failed,
-2 bad input (scenario, file, arguments).
+2 bad input (scenario, file, arguments, output directory).
+
+Errors are one line on stderr, ``vegaslab: <file or option>: <what is wrong>``, never a Python
+traceback (set ``VEGASLAB_DEBUG=1`` to get one for an unexpected error). Output directories
+are checked before anything is simulated, and written all or nothing
+(:func:`vegaslab.results.output_dir`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import vegaslab
-from vegaslab import ScenarioError, VegaslabError
+from vegaslab import MAX_SEED, ScenarioError, VegaslabError
 
 #: Monitors ``vegaslab run`` switches on so that it can draw its plots.
 PLOT_MONITORS = ("monitor.cwnd=true", "monitor.throughput=true", "monitor.all_queues=true")
@@ -24,6 +29,35 @@ BENCH_SCENARIO = "bench/grids-net2.toml"
 BOTTLENECK = "R1->R2"
 
 _FORMATTER = argparse.RawDescriptionHelpFormatter
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors as one line (``vegaslab: argument --seed: ...``), exit 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"vegaslab: {message} (see `{self.prog} --help`)\n")
+
+
+def _seed(text: str) -> int:
+    """``--seed``: the core's range of ``run.seed``, 0 .. 2**63-1."""
+    try:
+        value = int(text, 0) if text.strip().lower().startswith("0x") else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 0 to 2**63-1 ({MAX_SEED}), got {text!r}") from None
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(
+            f"must be from 0 to 2**63-1 ({MAX_SEED}, the range of run.seed), got {text}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
 
 
 def _wrap(text: str) -> str:
@@ -44,7 +78,7 @@ class _VersionAction(argparse.Action):
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, with one sub-parser per command."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="vegaslab",
         description=_wrap("Packet-level simulation of TCP Vegas and its variants, with paper reproductions."),
         formatter_class=_FORMATTER,
@@ -77,7 +111,7 @@ Without --no-plots the cwnd, throughput and queue monitors are switched on.""",
     )
     p.add_argument("scenario", metavar="FILE.toml", help="scenario file (or a catalog id such as va-reroute)")
     _add_set(p)
-    p.add_argument("--seed", type=int, metavar="N", help="random seed (overrides run.seed)")
+    p.add_argument("--seed", type=_seed, metavar="N", help="random seed (overrides run.seed), 0 .. 2**63-1")
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<scenario stem>)")
     p.add_argument("--no-plots", action="store_true", help="write tables only; leave the monitors off")
     p.set_defaults(func=cmd_run)
@@ -105,10 +139,10 @@ the report is written); a claim that fails is a finding, not an error.""",
     p.add_argument("--all", dest="all_entries", action="store_true", help="every entry of the catalog")
     p.add_argument("--quick", action="store_true",
                    help="apply each entry's [meta.quick] (shorter runs, fewer seeds) for a first look")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="parallel runs (default: the number of cores)")
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="parallel runs (default: the number of cores)")
     p.add_argument("--out", metavar="DIR", default="out/reproduce", help="output directory (default: %(default)s)")
-    p.add_argument("--seed", type=int, metavar="N",
-                   help="run every variant once with this seed instead of the entry's seeds")
+    p.add_argument("--seed", type=_seed, metavar="N",
+                   help="run every variant once with this seed (0 .. 2**63-1) instead of the entry's seeds")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_reproduce)
 
@@ -149,30 +183,38 @@ def _default_ids() -> Sequence[str]:
 def _resolve_scenario(name: str) -> Path:
     """A scenario file path, or the file of a catalog entry with that id."""
     p = Path(name)
-    if p.is_file():
+    if p.exists():  # a file (read errors are reported when it is read) or a directory
+        if p.is_dir():
+            raise ScenarioError(f"{p}: is a directory, not a scenario file")
         return p
     from vegaslab.catalog import load_entry
 
     try:
         return load_entry(name).path
     except KeyError:
-        raise FileNotFoundError(f"no scenario file {name!r} and no catalog entry with that id") from None
+        raise FileNotFoundError(f"{name}: no such scenario file and no catalog entry with that id") from None
 
 
 # ---------------------------------------------------------------------- run
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from vegaslab.results import check_output_dir, output_dir
+
     path = _resolve_scenario(args.scenario)
+    out = Path(args.out) if args.out else Path("out") / path.stem
+    check_output_dir(out)  # before the simulation, not after it
     overrides = list(args.overrides) if args.no_plots else [*PLOT_MONITORS, *args.overrides]
     res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=True)
     print(res.format_table())
-    out = Path(args.out) if args.out else Path("out") / path.stem
-    written = res.to_dir(out)
-    if not args.no_plots:
-        from vegaslab.plots import plot_all
+    # Tables, meta.json (with provenance) and plots go into a temporary directory that
+    # replaces `out` only once all of them are written.
+    with output_dir(out) as tmp:
+        written = res.write_files(tmp)
+        if not args.no_plots:
+            from vegaslab.plots import plot_all
 
-        written += plot_all(res, out)
+            written += plot_all(res, tmp)
     print(f"\nwrote {len(written)} files to {out}/")
     return 0
 
@@ -182,15 +224,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from vegaslab.catalog import reproduce, resolve
+    from vegaslab.results import check_output_dir
 
-    if args.jobs is not None and args.jobs < 1:
-        print("vegaslab: error: --jobs must be >= 1", file=sys.stderr)
-        return 2
     try:  # fail fast, before any run, on an unknown id or paper
         resolve(args.ids, all_entries=args.all_entries)
     except KeyError as exc:
-        print(f"vegaslab: error: {exc.args[0]}", file=sys.stderr)
+        print(f"vegaslab: {exc.args[0]}", file=sys.stderr)
         return 2
+    check_output_dir(args.out, replace=False)
     table = reproduce(args.ids, args.out, seed=args.seed, quick=args.quick, jobs=args.jobs,
                       all_entries=args.all_entries, progress=not args.no_progress)
     return 1 if (table["metric"] == "(run failed)").any() else 0
@@ -362,7 +403,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         scenario = catalog_dir() / BENCH_SCENARIO
     if not scenario.is_file():
-        raise FileNotFoundError(f"benchmark scenario not found: {scenario}")
+        raise FileNotFoundError(f"{scenario}: benchmark scenario not found")
+    if args.out:
+        from vegaslab.results import check_output_dir
+
+        check_output_dir(args.out, replace=False)
     overrides = list(args.overrides)
     if args.duration:
         overrides.append(f"run.duration={args.duration}")
@@ -381,17 +426,22 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``vegaslab`` command; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error (already printed)
+        return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from vegaslab.results import OutputDirError
+
     try:
         return args.func(args)
-    except (ScenarioError, FileNotFoundError) as exc:
-        print(f"vegaslab: error: {exc}", file=sys.stderr)
+    except (ScenarioError, FileNotFoundError, OutputDirError) as exc:
+        _say(exc)
         return 2
     except VegaslabError as exc:
-        print(f"vegaslab: error: {exc}", file=sys.stderr)
+        _say(exc)
         return 1
     except BrokenPipeError:  # e.g. `vegaslab run x.toml | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -399,6 +449,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("vegaslab: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:  # e.g. the disk filled up while writing results
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"vegaslab: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, a traceback on request
+        if os.environ.get("VEGASLAB_DEBUG"):
+            raise
+        print(f"vegaslab: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+              f"(set VEGASLAB_DEBUG=1 for a traceback, and please report it)", file=sys.stderr)
+        return 1
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _say(exc: BaseException) -> None:
+    """``vegaslab: <message>`` on one line; the message names the file (or option) first."""
+    msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    if isinstance(exc, OSError) and exc.filename is not None:  # raised by the OS, not by us
+        msg = f"{exc.filename}: {exc.strerror}"
+    print(f"vegaslab: {_one_line(msg)}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

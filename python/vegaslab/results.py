@@ -14,17 +14,34 @@ Time series (long format, one row per sample):
 
 ``summary`` is a compact per-flow view in human units for printing; ``format_table()`` (and
 ``repr``) renders the run as fixed-width text.
+
+Output directories (decided for issue 7): :meth:`Results.to_dir` writes into a fresh temporary
+directory beside the target and renames it into place only when every file is written, so a
+failed or interrupted write never leaves new tables next to an old ``meta.json``. meta.json
+records the SHA-256 of every table file it belongs with (``tables_sha256``) and
+:meth:`Results.from_dir` refuses a directory whose files do not match. An existing target is
+replaced only when it holds nothing but files vegaslab writes (tables, meta.json, job.json,
+PNG plots), so ``--out .`` can never delete a user's files. :func:`check_output_dir` makes the
+same checks up front, before anything is simulated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
+import re
+import shutil
+import tempfile
+import uuid
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import pandas as pd
+
+from . import VegaslabError
 
 FLOW_COLUMNS = [
     "flow", "cc", "from", "to", "start_s", "end_s",
@@ -55,6 +72,105 @@ TABLES = {
     "series_flows": ("flow", SERIES_FLOW_COLUMNS),
     "series_queues": ("queue", SERIES_QUEUE_COLUMNS),
 }
+
+#: The meta.json key holding ``{file name: SHA-256}`` of the table files written with it.
+INTEGRITY_KEY = "tables_sha256"
+
+#: Files vegaslab writes into a run directory; a directory holding only these may be replaced.
+_OWN_FILE = re.compile(r"^(?:(?:" + "|".join(TABLES) + r")\.(?:parquet|csv)|meta\.json|job\.json|[\w.-]+\.png)$")
+
+
+class OutputDirError(VegaslabError):
+    """An output directory cannot be used (it is a file, not writable, or holds files vegaslab
+    did not write). Raised before anything is simulated; the message names the path."""
+
+
+class InconsistentResultsError(VegaslabError, ValueError):
+    """A results directory whose table files do not belong with its meta.json (a mix of two
+    runs, a truncated file, or a directory written before checksums were recorded)."""
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _nearest_existing(path: Path) -> Path:
+    p = path
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+def check_output_dir(path: str | os.PathLike, *, replace: bool = True) -> None:
+    """Raise :class:`OutputDirError` unless ``path`` can receive output: it is an existing
+    directory or can be created, and its parent directory is writable (checked by creating
+    and removing a probe directory, which also works for root and read-only mounts). With
+    ``replace`` (a run directory that :meth:`Results.to_dir` swaps in whole), an existing
+    ``path`` must hold only files vegaslab writes; without it (``reproduce --out``, which
+    keeps adding to its directory), ``path`` itself must be writable."""
+    target = Path(path)
+    if target.exists() or target.is_symlink():
+        if not target.is_dir():
+            raise OutputDirError(f"{target}: exists and is not a directory; choose another output directory")
+        if replace:
+            foreign = sorted(f.name for f in target.iterdir() if not (f.is_file() and _OWN_FILE.match(f.name)))
+            if foreign:
+                more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
+                raise OutputDirError(
+                    f"{target}: holds files vegaslab did not write ({', '.join(foreign[:3])}{more}); "
+                    f"it would be replaced, so choose another output directory or empty it")
+    where = target if (target.is_dir() and not replace) else _nearest_existing(target.parent if replace else target)
+    if not where.is_dir():
+        raise OutputDirError(f"{target}: cannot create it: {where} is not a directory")
+    try:
+        probe = tempfile.mkdtemp(prefix=".vegaslab-probe-", dir=where)
+        os.rmdir(probe)
+    except OSError as exc:
+        raise OutputDirError(f"{target}: cannot write in {where}: {exc.strerror or exc}") from None
+
+
+@contextmanager
+def output_dir(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield an empty temporary directory beside ``path``; when the block ends without an
+    exception, rename it to ``path`` (replacing an old run directory only now, when the new
+    one is complete). On any exception, Ctrl-C included, the temporary directory is removed
+    and ``path`` is left as it was."""
+    target = Path(path)
+    check_output_dir(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
+    except OSError as exc:
+        raise OutputDirError(f"{target}: cannot create it: {exc.strerror or exc}") from None
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; a normal directory instead
+        yield tmp
+        _swap_into_place(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _swap_into_place(tmp: Path, target: Path) -> None:
+    if not (target.exists() or target.is_symlink()):
+        os.rename(tmp, target)
+        return
+    check_output_dir(target)  # still only our own files (checked again: time has passed)
+    old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
 
 # Columns that may hold JSON null and must stay numeric (NaN) even when every value is null.
 _NULLABLE_FLOAT = {"completion_time_s", "cwnd", "ssthresh", "rtt", "throughput_bps", "length", "time"}
@@ -121,10 +237,20 @@ class Results:
         return cls.from_dict(json.loads(text))
 
     @classmethod
-    def from_dir(cls, path: str | os.PathLike) -> "Results":
-        """Read back what :meth:`to_dir` wrote (the Parquet files and meta.json)."""
+    def from_dir(cls, path: str | os.PathLike, *, verify: bool = True) -> "Results":
+        """Read back what :meth:`to_dir` wrote (the Parquet files and meta.json).
+
+        With ``verify`` (the default) every table file must match the SHA-256 recorded in
+        meta.json and no table file may be present that meta.json does not list; otherwise
+        :class:`InconsistentResultsError` names the file. ``verify=False`` reads a directory
+        anyway (e.g. one written before checksums were recorded), at the reader's risk."""
         root = Path(path)
         meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
+        if not isinstance(meta, dict):
+            raise InconsistentResultsError(f"{root / 'meta.json'}: not a JSON object")
+        recorded = meta.pop(INTEGRITY_KEY, None)
+        if verify:
+            _verify_tables(root, recorded)
         tables = {}
         for name, (_, columns) in TABLES.items():
             file = root / f"{name}.parquet"
@@ -184,9 +310,19 @@ class Results:
 
     def to_dir(self, path: str | os.PathLike) -> list[Path]:
         """Write every table as ``<name>.parquet`` and ``<name>.csv`` plus ``meta.json``
-        into ``path`` (created if needed). Returns the paths written."""
-        root = Path(path)
-        root.mkdir(parents=True, exist_ok=True)
+        into ``path``, all or nothing: into a temporary directory beside it that replaces
+        ``path`` once complete (see the module docstring; :class:`OutputDirError` when
+        ``path`` cannot be used). Returns the paths written."""
+        target = Path(path)
+        with output_dir(target) as tmp:
+            names = [p.name for p in self.write_files(tmp)]
+        return [target / n for n in names]
+
+    def write_files(self, directory: str | os.PathLike) -> list[Path]:
+        """Write the tables and meta.json (with the tables' SHA-256) into an existing
+        ``directory``, in place. Prefer :meth:`to_dir`; this is for callers that add more
+        files (plots, job.json) inside :func:`output_dir` before the directory is renamed."""
+        root = Path(directory)
         written = []
         for name in TABLES:
             df = getattr(self, name)
@@ -195,7 +331,8 @@ class Results:
             df.to_csv(csv, index=False)
             written += [pq, csv]
         meta = root / "meta.json"
-        meta.write_text(json.dumps(self.meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        record = {**self.meta, INTEGRITY_KEY: {p.name: _sha256_file(p) for p in written}}
+        meta.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         written.append(meta)
         return written
 
@@ -253,6 +390,26 @@ class Results:
 
     def __str__(self) -> str:
         return self.format_table()
+
+
+def _verify_tables(root: Path, recorded: Any) -> None:
+    where = root / "meta.json"
+    if not isinstance(recorded, dict) or not recorded:
+        raise InconsistentResultsError(
+            f"{where}: no {INTEGRITY_KEY} record, so the tables cannot be checked against it (written by "
+            f"an older vegaslab, or not by vegaslab); run again, or read with from_dir(..., verify=False)")
+    for name, digest in recorded.items():
+        f = root / str(name)
+        if not f.is_file():
+            raise InconsistentResultsError(f"{f}: listed in {where} but missing")
+        if _sha256_file(f) != digest:
+            raise InconsistentResultsError(
+                f"{f}: does not belong with {where} (its SHA-256 differs from the one recorded), e.g. "
+                f"tables of another run or an interrupted write; run again")
+    for name in TABLES:
+        for f in (root / f"{name}.parquet", root / f"{name}.csv"):
+            if f.exists() and f.name not in recorded:
+                raise InconsistentResultsError(f"{f}: not listed in {where}; it belongs to another run")
 
 
 # ---------------------------------------------------------------------- formatting helpers
