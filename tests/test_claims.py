@@ -131,7 +131,8 @@ def test_anything_outside_the_language_is_rejected_not_run(runs, expr):
         ("approx(vegas:R1->R2.mean_len, 2.0, rel=0.01)", "fails"),
         ("within(vegas:R1->R2.mean_len, 2, 2.2)", "holds"),
         ("abs(-3) == 3 and round(2.26, 1) == 2.3 and len([1, 2]) == 2", "holds"),
-        ("1 / 0 > 1e300", "holds"),  # division by zero is inf, not a crash
+        ("2 ** 0.5 > 1.414 and 7 // 2 * 2 + 7 % 2 == 7", "holds"),
+        # division by zero is an error verdict (missing data), not inf: tests/test_claims_safety.py
     ],
 )
 def test_arithmetic_comparisons_and_logic(runs, expr, status):
@@ -215,6 +216,7 @@ def test_other_functions_come_from_vegaslab_metrics_with_runs_per_seed(runs, mon
     fake = types.ModuleType("vegaslab.metrics")
     fake.jain_index = lambda xs: sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
     fake.goodput_of = lambda res, flow: float(res.value(f"{flow}.goodput_bps"))
+    fake.__all__ = ["jain_index", "goodput_of"]  # only the public functions are callable
     monkeypatch.setitem(sys.modules, "vegaslab.metrics", fake)
     monkeypatch.setattr(vegaslab, "metrics", fake, raising=False)
     assert check("jain_index([1, 1, 1, 1]) == 1", runs).status == "holds"

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from . import claims
 from .claims import RunSet, Verdict, evaluate_all, fmt
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -181,7 +182,7 @@ def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Executi
                 st[o.status] += 1
                 st["sim_wall_s"] += o.wall_s
                 if o.status == "failed":
-                    errors.append(f"seed {job.seed}: {o.error}" if len(by_variant[(entry.id, spec.name)]) > 1 else o.error)
+                    errors.append(f"seed {job.seed}: {o.error}")
                     continue
                 try:
                     res = load(cache_dir, job)
@@ -432,7 +433,8 @@ def _line_figure(spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> tuple[s
     allv = []
     for i, s in enumerate(series):
         tmpl = str(s.get("variant") or s.get("variants"))
-        names = [tmpl.format(x=x) for x in xs]
+        # The strict {name} filler of claims, not str.format (which follows {x.attr} anywhere).
+        names = [claims.interpolate(tmpl, {"x": x}, "figure variant") for x in xs]
         ours = [_variant_values(rs, n, metric) for n in names]
         pubs = [_published(entry, n, metric) for n in names]
         allv += [v for o in ours for v in o] + [p for p in pubs if np.isfinite(p)]
