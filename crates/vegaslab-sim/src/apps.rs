@@ -109,7 +109,8 @@ pub struct App {
 /// Seconds -> nanoseconds for a random duration (at least 1 ns; saturating).
 #[inline]
 fn ns(s: f64) -> Nanos {
-    (s * 1e9).round().clamp(1.0, 4e18) as Nanos
+    // `max(1)` after the cast: a NaN would cast to 0.
+    ((s * 1e9).round().clamp(1.0, 4e18) as Nanos).max(1)
 }
 
 impl App {
@@ -168,15 +169,15 @@ impl App {
                 self.on = first_on;
                 if first_on {
                     self.arrivals += 1;
-                    schedule(now + ns(pareto_mean(&mut self.rng, mean_on, shape)), PROCESS_MAIN);
+                    schedule(now.saturating_add(ns(pareto_mean(&mut self.rng, mean_on, shape))), PROCESS_MAIN);
                     Hand::Greedy
                 } else {
-                    schedule(now + ns(pareto_mean(&mut self.rng, mean_off, shape)), PROCESS_MAIN);
+                    schedule(now.saturating_add(ns(pareto_mean(&mut self.rng, mean_off, shape))), PROCESS_MAIN);
                     Hand::Nothing
                 }
             }
             Kind::Nps | Kind::Paced { .. } => {
-                schedule(now + ns(exponential(&mut self.rng, self.mean_interarrival)), PROCESS_MAIN);
+                schedule(now.saturating_add(ns(exponential(&mut self.rng, self.mean_interarrival))), PROCESS_MAIN);
                 Hand::Nothing
             }
         }
@@ -204,12 +205,12 @@ impl App {
             Kind::OnOff { mean_on, mean_off, shape, .. } => {
                 if self.on {
                     self.on = false;
-                    schedule(now + ns(pareto_mean(&mut self.rng, mean_off, shape)), PROCESS_MAIN);
+                    schedule(now.saturating_add(ns(pareto_mean(&mut self.rng, mean_off, shape))), PROCESS_MAIN);
                     Hand::Stop
                 } else {
                     self.on = true;
                     self.arrivals += 1;
-                    schedule(now + ns(pareto_mean(&mut self.rng, mean_on, shape)), PROCESS_MAIN);
+                    schedule(now.saturating_add(ns(pareto_mean(&mut self.rng, mean_on, shape))), PROCESS_MAIN);
                     Hand::Greedy
                 }
             }
@@ -219,7 +220,7 @@ impl App {
             }
             Kind::Paced { .. } => {
                 let n = self.arrive(now, schedule);
-                self.backlog += n;
+                self.backlog = self.backlog.saturating_add(n);
                 let Kind::Paced { pacing, next_release, .. } = &mut self.kind else { unreachable!() };
                 if *pacing {
                     Hand::Nothing
@@ -239,7 +240,7 @@ impl App {
         self.arrivals += 1;
         let bytes = pareto_mean(&mut self.rng, self.mean_size, self.size_shape);
         let packets = (bytes / self.packet_size as f64).ceil().clamp(1.0, 1e15) as i64;
-        schedule(now + ns(exponential(&mut self.rng, self.mean_interarrival)), PROCESS_MAIN);
+        schedule(now.saturating_add(ns(exponential(&mut self.rng, self.mean_interarrival))), PROCESS_MAIN);
         self.arrived = Some(packets);
         packets
     }
@@ -267,7 +268,7 @@ impl App {
         if *rem == 0 {
             gap += pareto_scaled(&mut self.rng, *off_scale, *shape);
         }
-        *next_release = now + (gap.round().max(1.0).min(4e18) as Nanos);
+        *next_release = now.saturating_add(gap.round().max(1.0).min(4e18) as Nanos);
         if self.backlog > 0 {
             *pacing = true;
             schedule(*next_release, PROCESS_PACING);

@@ -147,11 +147,22 @@ impl Channel {
         red.arrive(now, len as usize, idle) == Verdict::Accept
     }
 
-    /// Transmission time of `bytes`, rounded to the nearest nanosecond (halves up).
+    /// Transmission time of `bytes`, rounded to the nearest nanosecond (halves up), and at
+    /// least 1 ns.
+    ///
+    /// Decided: a transmission never takes zero time. With a zero transmission time and a zero
+    /// delay a packet would arrive at the instant it was sent, so an ACK could clock out data
+    /// whose ACK comes back at the same instant, forever: simulated time would stand still
+    /// inside one event and the run (and Ctrl-C) would hang. With at least 1 ns every accepted
+    /// packet arrives strictly later than it was sent, so an event only handles packets already
+    /// in a pipe when it started. It cannot change an ordinary scenario: 1 ns is the
+    /// transmission time of 12.5 bytes at 100 Gbit/s, below any packet with headers. (The
+    /// float-to-integer cast saturates, so a zero or tiny bandwidth gives `Nanos::MAX`, "never".)
     #[inline]
     pub fn tx_time(&mut self, bytes: u32) -> Nanos {
         if self.tx_memo.0 != bytes {
-            self.tx_memo = (bytes, ((bytes as f64 * 8.0 * 1e9) / self.bandwidth_bps + 0.5) as Nanos);
+            let tx = ((bytes as f64 * 8.0 * 1e9) / self.bandwidth_bps + 0.5) as Nanos;
+            self.tx_memo = (bytes, tx.max(1));
         }
         self.tx_memo.1
     }
@@ -198,7 +209,9 @@ impl Channel {
         }
         let start = now.max(self.busy_until);
         let tx = self.tx_time(bytes);
-        self.busy_until = start + tx;
+        // Saturating: an absurd bandwidth or delay means "never", not a wrapped-around
+        // "at once" (`Nanos::MAX` lies beyond any run's end).
+        self.busy_until = start.saturating_add(tx);
         if start > now {
             self.waiting.push_back(start);
             self.stats.max_len = self.stats.max_len.max(self.waiting.len() as u64);
@@ -213,7 +226,7 @@ impl Channel {
                 return Admission::Corrupted;
             }
         }
-        Admission::Accepted { arrives_at: start + tx + self.delay.at_mut(start), queued: start - now }
+        Admission::Accepted { arrives_at: self.busy_until.saturating_add(self.delay.at_mut(start)), queued: start - now }
     }
 
     /// The propagation delay never changes, so packets leave in the order they arrive.
@@ -307,6 +320,35 @@ mod tests {
         let mut c = chan(50);
         // Starts at 1.5 s, after the change to 100 ms.
         assert_eq!(c.admit(1_500_000_000, pkt(1000)), Admission::Accepted { arrives_at: 1_608_000_000, queued: 0 });
+    }
+
+    fn chan_with(bandwidth_bps: f64, delay: Nanos) -> Channel {
+        let spec = DirectionSpec { bandwidth_bps, delay, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0 };
+        Channel::new(0, 1, &spec, 1, 0)
+    }
+
+    #[test]
+    fn a_transmission_takes_at_least_one_nanosecond() {
+        // 41 bytes at 1 Pbit/s would round to 0 ns.
+        let mut c = chan_with(1e15, 0);
+        assert_eq!(c.tx_time(41), 1);
+        assert_eq!(c.admit(5, pkt(41)), Admission::Accepted { arrives_at: 6, queued: 0 });
+        assert_eq!(c.admit(5, pkt(41)), Admission::Accepted { arrives_at: 7, queued: 1 });
+        // Rounding to the nearest nanosecond is unchanged above 1 ns: 1040 bytes at 10 Mbit/s.
+        assert_eq!(chan_with(10e6, 0).tx_time(1040), 832_000);
+    }
+
+    #[test]
+    fn a_huge_delay_saturates_instead_of_wrapping_to_zero() {
+        // About 584 years: start + tx + delay exceeds u64.
+        let mut c = chan_with(1e6, Nanos::MAX - 10);
+        let Admission::Accepted { arrives_at, .. } = c.admit(1_000_000_000, pkt(1000)) else { panic!("accepted") };
+        assert_eq!(arrives_at, Nanos::MAX);
+        // A zero bandwidth transmits forever; the next packet waits "forever" too.
+        let mut z = chan_with(0.0, 0);
+        let Admission::Accepted { arrives_at, .. } = z.admit(1, pkt(1000)) else { panic!("accepted") };
+        assert_eq!(arrives_at, Nanos::MAX);
+        assert!(matches!(z.admit(2, pkt(1000)), Admission::Accepted { arrives_at: Nanos::MAX, .. }));
     }
 
     #[test]

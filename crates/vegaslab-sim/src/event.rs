@@ -58,6 +58,9 @@ impl Event {
     }
 }
 
+/// Largest scheduling sequence number a key holds (40 bits).
+const MAX_SEQ: u64 = (1 << (64 - EVENT_BITS)) - 1;
+
 /// Pending events in a 4-ary heap of single `u128` keys: time (high 64 bits), scheduling
 /// sequence number (next 40), event (low 24). Keys are unique, so simultaneous events run in
 /// the order they were scheduled and every run is reproducible.
@@ -70,6 +73,9 @@ pub struct EventQueue {
 impl EventQueue {
     #[inline]
     pub fn schedule(&mut self, at: Nanos, event: Event) {
+        if self.seq >= MAX_SEQ {
+            self.renumber();
+        }
         self.seq += 1;
         let key = ((at as u128) << 64) | ((self.seq as u128) << EVENT_BITS) | event.encode() as u128;
         self.heap.push(Reverse(key));
@@ -78,6 +84,22 @@ impl EventQueue {
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
         self.heap.pop().map(|Reverse(key)| ((key >> 64) as Nanos, Event::decode(key as u32 & ((1 << EVENT_BITS) - 1))))
+    }
+
+    /// The sequence numbers ran out (after 2^40 - 1 schedulings, some days of simulating):
+    /// number the pending events again from 1 in the order they will pop. Ties keep their
+    /// order and later events still sort after them, so nothing changes but the numbers;
+    /// without this the sequence would spill into the time bits and scramble the order.
+    #[cold]
+    fn renumber(&mut self) {
+        let mut keys: Vec<u128> = std::mem::take(&mut self.heap).into_iter().map(|Reverse(k)| k).collect();
+        keys.sort_unstable();
+        let low = (1u128 << EVENT_BITS) - 1;
+        for (i, k) in keys.iter_mut().enumerate() {
+            *k = (*k >> 64 << 64) | ((i as u128 + 1) << EVENT_BITS) | (*k & low);
+        }
+        self.seq = keys.len() as u64;
+        self.heap = keys.into_iter().map(Reverse).collect();
     }
 
     pub fn len(&self) -> usize {
@@ -103,6 +125,22 @@ mod tests {
         assert_eq!(q.pop(), Some((5, Event::Timer(2))));
         assert_eq!(q.pop(), Some((5, Event::Timer(1))));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn order_survives_running_out_of_sequence_numbers() {
+        let mut q = EventQueue { seq: MAX_SEQ - 2, ..Default::default() };
+        q.schedule(7, Event::Timer(1));
+        q.schedule(5, Event::Timer(2));
+        q.schedule(7, Event::Timer(3)); // numbers ran out: renumbered first
+        q.schedule(7, Event::Timer(4));
+        q.schedule(5, Event::Timer(5));
+        assert!(q.seq < 10, "renumbered: {}", q.seq);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![(5, Event::Timer(2)), (5, Event::Timer(5)), (7, Event::Timer(1)), (7, Event::Timer(3)), (7, Event::Timer(4))]
+        );
     }
 
     #[test]

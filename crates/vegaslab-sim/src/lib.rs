@@ -121,5 +121,11 @@ pub fn run_text(
         );
         return Err(ScenarioError::new(source, "aqt.routers", ErrorKind::Reference, message));
     }
-    Ok(sim.run(progress))
+    let results = sim.run(progress);
+    // A run the simulator had to stop on a limit (e.g. more per-flow connections than event
+    // indices) is an error naming the field, not a partial result that looks complete.
+    if let Some(a) = &results.meta.aborted {
+        return Err(ScenarioError::new(source, &a.field, ErrorKind::TooLarge, a.message.clone()));
+    }
+    Ok(results)
 }

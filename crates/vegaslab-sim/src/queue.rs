@@ -222,7 +222,8 @@ impl Red {
             Some(t0) if now > t0 => (self.ptc * ((now - t0) as f64 * 1e-9)) as u64,
             _ => 0,
         };
-        self.avg = self.avg * powu(1.0 - self.q_w, m + 1) + self.q_w * qlen as f64;
+        // `m` saturates for an absurd idle time; so must `m + 1` (a wrap to 0 would mean "no decay").
+        self.avg = self.avg * powu(1.0 - self.q_w, m.saturating_add(1)) + self.q_w * qlen as f64;
         self.avg
     }
 

@@ -11,6 +11,19 @@ pub struct RunMeta {
     pub duration_s: f64,
     pub wall_time_s: f64,
     pub events: u64,
+    /// Set when the run stopped before its end because the scenario exceeded a limit the
+    /// simulator found only while running (see `Simulator::run`); absent otherwise, so the
+    /// results of every complete run are unchanged. `run_text` turns it into a scenario error
+    /// of kind `TooLarge`: such partial results are never shown as a run's results.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aborted: Option<Aborted>,
+}
+
+/// Why a run stopped early: the scenario field responsible and a message saying what to change.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Aborted {
+    pub field: String,
+    pub message: String,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

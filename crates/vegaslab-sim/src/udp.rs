@@ -195,7 +195,13 @@ impl UdpSource {
         self.seq += 1;
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += self.packet_size as u64;
+        let before = self.next_at;
         self.next_at += self.next_interval();
+        if self.next_at <= before || self.next_at.is_nan() {
+            // A gap below the clock's float resolution this late in a run (or a NaN): time must
+            // still move on, or the source would send at one instant forever.
+            self.next_at = before.next_up();
+        }
         (seq, self.next_at.round() as Nanos)
     }
 

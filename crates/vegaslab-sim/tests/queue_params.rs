@@ -100,7 +100,7 @@ fn droptail_rejects_red_fields() {
 #[test]
 fn error_rate_must_be_below_one() {
     assert_eq!(error_of(&["links[0].error_rate=1"]), "case.toml: links[0].error_rate: must be >= 0 and < 1, got 1");
-    assert_eq!(error_of(&["links[0].error_rate=-0.1"]), "case.toml: links[0].error_rate: must be between 0 and 1, got -0.1");
+    assert_eq!(error_of(&["links[0].error_rate=-0.1"]), "case.toml: links[0].error_rate: must be >= 0 and < 1, got -0.1");
 }
 
 #[test]

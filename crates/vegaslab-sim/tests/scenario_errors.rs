@@ -19,7 +19,7 @@ fn the_base_scenario_is_valid() {
 
 #[test]
 fn negative_start_names_the_flow_field_and_the_range() {
-    assert_eq!(error_of(&["flows[0].start=-3s"]), "case.toml: flows[0].start: must be >= 0 s, got \"-3s\"");
+    assert_eq!(error_of(&["flows[0].start=-3s"]), "case.toml: flows[0].start: must be >= 0 s and <= 10000000 s, got \"-3s\"");
 }
 
 #[test]
@@ -54,7 +54,7 @@ fn reno_takes_no_parameters() {
 
 #[test]
 fn zero_bandwidth_and_bad_units_are_rejected() {
-    assert_eq!(error_of(&["links[0].bandwidth=0"]), "case.toml: links[0].bandwidth: must be > 0 bit/s, got 0");
+    assert_eq!(error_of(&["links[0].bandwidth=0"]), "case.toml: links[0].bandwidth: must be between 1 bit/s and 10 Tbit/s, got 0");
     let e = error_of(&["links[0].delay=5 parsecs"]);
     assert!(e.starts_with("case.toml: links[0].delay: unknown time unit 'parsecs'"), "{e}");
 }
@@ -63,7 +63,7 @@ fn zero_bandwidth_and_bad_units_are_rejected() {
 fn queue_limit_out_of_range_is_rejected() {
     assert_eq!(
         error_of(&["links[0].queue.limit=0"]),
-        "case.toml: links[0].queue.limit: must be between 1 and 100000000, got 0"
+        "case.toml: links[0].queue.limit: must be between 2 and 100000000, got 0"
     );
 }
 

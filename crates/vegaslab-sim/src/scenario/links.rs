@@ -86,8 +86,8 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
         None => defaults.map(|d| d.queue.clone()).unwrap_or(QueueSpec::DropTail { limit: DEFAULT_QUEUE_LIMIT }),
     };
     let rate = |key: &str| -> Result<Option<f64>, ScenarioError> {
-        match t.number(key, 0.0, 1.0)? {
-            Some(r) if r >= 1.0 => Err(t.err(key, format!("must be >= 0 and < 1, got {r}"))),
+        match t.number(key, f64::MIN, f64::MAX)? {
+            Some(r) if !(0.0..1.0).contains(&r) => Err(t.err_kind(key, ErrorKind::OutOfRange, format!("must be >= 0 and < 1, got {r}"))),
             other => Ok(other),
         }
     };

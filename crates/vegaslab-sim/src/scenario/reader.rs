@@ -159,7 +159,7 @@ impl<'a> Obj<'a> {
             None => Ok(None),
             Some(Value::Integer(i)) if *i >= lo && *i <= hi => Ok(Some(*i)),
             Some(Value::Integer(i)) => {
-                Err(self.err_kind(key, ErrorKind::OutOfRange, range_message(lo as f64, hi as f64, &i.to_string())))
+                Err(self.err_kind(key, ErrorKind::OutOfRange, integer_range_message(lo, hi, &i.to_string())))
             }
             Some(v) => Err(self.err_kind(key, ErrorKind::WrongType, format!("must be a whole number, got {}", describe(v)))),
         }
@@ -195,7 +195,7 @@ impl<'a> Obj<'a> {
         let Some(v) = self.get(key) else { return Ok(None) };
         let bps = quantity(v, units::parse_bandwidth, |x| x).map_err(|m| self.err_kind(key, ErrorKind::WrongType, m))?;
         if !(MIN_BANDWIDTH_BPS..=MAX_BANDWIDTH_BPS).contains(&bps) {
-            let message = format!("must be between 1 bit/s and 10 Tbit/s (\"10Tbps\" = 1e13 bit/s), got {}", describe(v));
+            let message = format!("must be between 1 bit/s and 10 Tbit/s, got {}", describe(v));
             return Err(self.err_kind(key, ErrorKind::OutOfRange, message));
         }
         Ok(Some(bps))
@@ -238,8 +238,20 @@ fn quantity<T>(v: &Value, parse: fn(&str) -> Result<T, String>, from_number: fn(
     }
 }
 
+/// "must be between lo and hi": whole numbers print as such (not through f64, which would show
+/// i64::MAX as 9223372036854776000).
 fn range_message(lo: f64, hi: f64, got: &str) -> String {
+    let show = |x: f64| if x.fract() == 0.0 && x.abs() < 9e15 { format!("{}", x as i64) } else { format!("{x}") };
     if hi == f64::MAX || hi >= 1e300 {
+        format!("must be >= {}, got {got}", show(lo))
+    } else {
+        format!("must be between {} and {}, got {got}", show(lo), show(hi))
+    }
+}
+
+/// [`range_message`] for whole numbers.
+fn integer_range_message(lo: i64, hi: i64, got: &str) -> String {
+    if hi == i64::MAX {
         format!("must be >= {lo}, got {got}")
     } else {
         format!("must be between {lo} and {hi}, got {got}")

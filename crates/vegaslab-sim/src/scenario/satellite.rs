@@ -81,8 +81,10 @@ fn read_props(o: &Obj, terms: &[Terminal; 2], delay: u64, schedule: Vec<(u64, u6
         Some(q) => read_queue(&q)?,
         None => QueueSpec::DropTail { limit: 50 },
     };
-    let rate = match o.number("error_rate", 0.0, 1.0)? {
-        Some(r) if r >= 1.0 => return Err(o.err("error_rate", format!("must be >= 0 and < 1, got {r}"))),
+    let rate = match o.number("error_rate", f64::MIN, f64::MAX)? {
+        Some(r) if !(0.0..1.0).contains(&r) => {
+            return Err(o.err_kind("error_rate", super::ErrorKind::OutOfRange, format!("must be >= 0 and < 1, got {r}")))
+        }
         other => other.unwrap_or(0.0),
     };
     // Forward = first terminal -> second.
