@@ -45,8 +45,10 @@ def test_jain_index_matches_a_hand_computation():
     assert metrics.jain_index([1, 2, 3]) == pytest.approx(36 / 42)
 
 
-def test_jain_index_ignores_nan_and_is_undefined_for_nothing():
-    assert metrics.jain_index([2, float("nan"), 2]) == 1.0
+def test_jain_index_is_undefined_when_a_value_is_missing_or_there_is_nothing():
+    # A missing user must not be dropped: [2, nan, 2] is not "two equal users, index 1".
+    assert math.isnan(metrics.jain_index([2, float("nan"), 2]))
+    assert math.isnan(metrics.jain_index([2, float("inf"), 2]))
     assert math.isnan(metrics.jain_index([]))
     assert math.isnan(metrics.jain_index([0, 0]))
 
@@ -72,11 +74,26 @@ def test_jain_over_active_windows_uses_only_active_users_and_averages_over_sampl
     assert (mean, std) == pytest.approx((0.9, 0.1))
 
 
-def test_jain_without_an_active_column_counts_every_sampled_flow():
+def test_jain_over_all_windows_counts_off_users_and_differs_from_the_active_users_index():
+    r = _results(flows=[_flow(n, "vegas") for n in "abc"], series=SERIES)
+    # Every sampled user at every time: t=1 (2, 6, 40): 48^2 / (3 x 1640); t=2: 1;
+    # t=3 (7, 9, 3): 19^2 / (3 x 139). The paper's index (active users only) is 0.9.
+    expected = (48**2 / (3 * 1640) + 1.0 + 19**2 / (3 * 139)) / 3
+    assert metrics.jain_over_all_windows(r) == pytest.approx(expected)
+    assert metrics.jain_over_all_windows(r) != pytest.approx(metrics.jain_over_active_windows(r))
+
+
+def test_jain_over_active_windows_refuses_a_run_without_the_active_flag():
+    # Without the flag the active users are unknown; counting everyone would silently give the
+    # all-users index under the active-users name.
     series = {k: v for k, v in SERIES.items() if k != "active"}
     r = _results(flows=[_flow(n, "vegas") for n in "abc"], series=series)
-    assert metrics.jain_series(r).loc[2.0] == 1.0
-    assert metrics.jain_series(r).loc[1.0] == pytest.approx(metrics.jain_index([2, 6, 40]))
+    with pytest.raises(ValueError, match="active"):
+        metrics.jain_series(r)
+    with pytest.raises(ValueError, match="active"):
+        metrics.jain_over_active_windows(r)
+    # The all-users reading needs no flag.
+    assert metrics.jain_over_all_windows(r) > 0
 
 
 def test_jain_needs_sampled_windows():
@@ -204,3 +221,28 @@ def test_metrics_on_a_run_of_onoff_users():
     # The UDP table is there, and its source is counted.
     assert r.udp.set_index("source").loc["cbr", "received_pkts"] > 0
     assert r.value("cbr.sent_pkts") == int(r.udp.iloc[0]["sent_pkts"])
+
+
+# ---------------------------------------------------------------------- the catalog's fairness claims
+
+
+@pytest.mark.parametrize("entry", sorted(p.stem for p in (ROOT / "catalog").glob("av-*.toml")))
+def test_adavegas_fairness_claims_use_the_papers_active_users_index_first(entry):
+    """adavegas.txt section IV defines Jain's index over the *active* users. In every AdaVegas
+    entry, a claim using the all-users index must be labelled as such and come after a claim
+    with the paper's definition (issue 7, "Honest claims")."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+
+    doc = tomllib.loads((ROOT / "catalog" / f"{entry}.toml").read_text(encoding="utf-8"))
+    claims = doc.get("meta", {}).get("claim", [])
+    first_active = next((i for i, c in enumerate(claims) if "jain_over_active_windows" in c["expr"]), None)
+    for i, c in enumerate(claims):
+        if "jain_over_all_windows" in c["expr"]:
+            assert c["text"].startswith("All-users index (fits the published table; not the paper's definition"), \
+                f"{entry}#{i + 1}: the all-users index must be labelled"
+            assert "jain_over_active_windows" not in c["expr"], f"{entry}#{i + 1}: one reading per claim"
+            assert first_active is not None and first_active < i, \
+                f"{entry}#{i + 1}: the paper's (active users) claim must come first"

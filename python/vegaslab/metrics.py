@@ -4,6 +4,10 @@ Each function states the paper's definition it implements:
 
 - :func:`jain_index`, :func:`jain_series`, :func:`jain_over_active_windows`: Jain's fairness
   index over the congestion windows of the *active* users (adavegas.txt section IV, "Fairness").
+  This is the paper's definition and the one the AdaVegas entries' primary claims use.
+  :func:`jain_over_all_windows` is the same index over *all* users (OFF users included); it is
+  not the paper's definition, but it is the reading that fits the paper's Tables V and VIII, so
+  the catalog shows it beside the primary claims, labelled as such.
 - :func:`interprotocol_fairness_ratio`: mean bandwidth of one protocol's flows over the mean of
   another's (vegas-a.txt section 4.2, Table 3).
 - :func:`line_utilisation`: acknowledged data over link capacity (adavegas.txt section IV,
@@ -49,8 +53,10 @@ def jain_index(values: Iterable[float]) -> float:
     """Jain's fairness index ``(sum x)^2 / (n * sum x^2)`` of ``values``.
 
     adavegas.txt section IV ("Fairness", after Chiu and Jain [2]): the index lies between 1/n
-    (one user has everything) and 1 (all equal). NaN values are ignored; an empty input, or one
-    whose values are all zero, gives NaN (the index is undefined there).
+    (one user has everything) and 1 (all equal). An empty input, one whose values are all zero,
+    or one with a NaN or infinite value gives NaN: the index is undefined there. A missing value
+    is not dropped, because the index of the remaining users would then look like a valid
+    answer for all n of them (a claim must see missing data as missing; issue 7).
 
     >>> jain_index([1, 1, 1, 1])
     1.0
@@ -58,8 +64,7 @@ def jain_index(values: Iterable[float]) -> float:
     0.25
     """
     x = np.asarray([v for v in values], dtype="float64")
-    x = x[~np.isnan(x)]
-    if x.size == 0:
+    if x.size == 0 or not np.all(np.isfinite(x)):
         return math.nan
     sq = float(np.sum(x * x))
     if sq == 0.0:
@@ -85,13 +90,19 @@ def jain_series(results: "Results", *, window: str = "cwnd") -> pd.Series:
     adavegas.txt section IV: "W_i is the window size of the i-th active user out of n active
     users" and the index is "sampled at least once a second throughout the simulations". A user
     is active where the sampled ``active`` flag is 1 (an ON/OFF user in an ON period, a flow with
-    unacknowledged application data, an FTP flow between its start and stop). Results without an
-    ``active`` column (older runs) count every sampled flow as active.
+    unacknowledged application data, an FTP flow between its start and stop).
+
+    Results without the ``active`` flag (runs saved before it was recorded) raise ValueError
+    rather than counting every user as active: that would silently turn the paper's index into
+    :func:`jain_over_all_windows`, a different number.
     """
     sf = _flow_series(results, window)
-    rows = sf[sf[window].notna()]
-    if "active" in rows.columns and rows["active"].notna().any():
-        rows = rows[rows["active"].fillna(0) > 0]
+    if "active" not in sf.columns or sf["active"].isna().all():
+        raise ValueError(
+            "the run has no sampled 'active' flag per flow, so the active users are unknown: "
+            "rerun it with this version of vegaslab (jain_over_all_windows counts every user)"
+        )
+    rows = sf[sf[window].notna() & (sf["active"].fillna(0) > 0)]
     return rows.groupby("time", sort=True)[window].apply(jain_index).dropna()
 
 
@@ -327,10 +338,12 @@ def jain_over_all_windows(results: "Results", *, window: str = "cwnd") -> float:
     included (with the window their sender holds while idle: 2 packets once ns-2's idle
     timeout has fired), averaged over the sample times.
 
-    adavegas.txt section IV defines the index over the *active* users
-    (:func:`jain_over_active_windows`), but its Tables V and VIII are reproduced by this
-    reading, not by that one (catalog/av-onoff-150.toml, notes): an ns-2 script that sampled
-    every agent's ``cwnd_`` would give it. NaN when no sample has a window.
+    Not the paper's definition: adavegas.txt section IV defines the index over the *active*
+    users (:func:`jain_over_active_windows`), and the AdaVegas entries' primary fairness claims
+    use that. The paper's Tables V and VIII are, however, reproduced by this reading and not by
+    that one (catalog/av-onoff-150.toml, notes): an ns-2 script that sampled every agent's
+    ``cwnd_`` would give it. The catalog therefore shows it only beside the primary claims,
+    labelled "all-users index (fits the published table)". NaN when no sample has a window.
     """
     sf = _flow_series(results, window)
     rows = sf[sf[window].notna()]
