@@ -150,3 +150,20 @@ fn a_droptail_limit_of_one_which_would_drop_every_packet_is_rejected() {
     assert!(e.message.contains("between 2 and"), "{e}");
     assert!(parse_with(&["links[0].queue={limit=2}"]).is_ok());
 }
+
+#[test]
+fn an_unknown_key_that_is_empty_or_odd_is_named_quoted() {
+    let text = format!("{BASE}\n[\"\"]\nx = 1\n");
+    let e = scenario::parse(&text, "odd.toml", &[]).unwrap_err();
+    assert_eq!((e.path.as_str(), e.kind), ("\"\"", ErrorKind::UnknownField), "{e}");
+    let text = format!("{BASE}\n[\"a.b c\"]\nx = 1\n");
+    assert_eq!(scenario::parse(&text, "odd.toml", &[]).unwrap_err().path, "\"a.b c\"");
+}
+
+#[test]
+fn two_million_flow_samples_are_refused_before_recording() {
+    // 2 s at 1 us with one flow's cwnd recorded: 2,000,001 samples, about 2.4 GB on the way to
+    // pandas (measured 2.6 GB and 24 s before this check).
+    let e = error(&["run.sample_interval=\"1us\"", "monitor.cwnd=true"]);
+    assert_eq!(e.kind, ErrorKind::TooLarge, "{e}");
+}

@@ -76,14 +76,16 @@ pub const MAX_TRACE_BYTES: u64 = 64 << 20;
 /// Most change points in one link direction's delay (a schedule, a trace or the LEO model).
 pub const MAX_DELAY_POINTS: usize = 10_000_000;
 
-/// Memory a run may plan to use for what it records, bytes: 4 GiB. The run's time series and
+/// Memory a run may plan to use for what it records, bytes: 1 GiB. The run's time series and
 /// the JSON and pandas copies made of them scale with (series) x (samples); see
-/// [`recorded_bytes`].
-pub const MAX_RECORDED_BYTES: f64 = 4.0 * (1u64 << 30) as f64;
+/// [`recorded_bytes`]. The largest catalog entry records about 150,000 flow samples (180 MB by
+/// this estimate), so the cap leaves it a margin of six.
+pub const MAX_RECORDED_BYTES: f64 = (1u64 << 30) as f64;
 
-/// Bytes per recorded sample, over the whole pipeline (Rust row, JSON text, pandas columns).
-const BYTES_PER_FLOW_SAMPLE: f64 = 400.0;
-const BYTES_PER_QUEUE_SAMPLE: f64 = 120.0;
+/// Bytes per recorded sample over the whole pipeline (Rust row, JSON text, Python's parse of
+/// it, pandas columns), measured: 2,000,000 flow samples peaked at 2.6 GB.
+const BYTES_PER_FLOW_SAMPLE: f64 = 1_200.0;
+const BYTES_PER_QUEUE_SAMPLE: f64 = 400.0;
 const BYTES_PER_THROUGHPUT_BIN: f64 = 8.0;
 
 /// Estimated bytes the run's monitors will record: samples per series times the number of

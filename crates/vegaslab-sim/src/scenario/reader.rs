@@ -64,9 +64,14 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// The dotted path of `key` in this table. A key that is not a plain name (empty, or with
+    /// spaces, quotes or control characters) is shown quoted, as TOML would write it, so that an
+    /// error always names a visible field.
     pub fn field_path(&self, key: &str) -> String {
+        let plain = !key.is_empty() && key.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.[]".contains(&b));
+        let key = if plain { key.to_string() } else { limits::quote_short(key) };
         if self.path.is_empty() {
-            key.to_string()
+            key
         } else {
             format!("{}.{}", self.path, key)
         }
