@@ -10,7 +10,7 @@ REPORT  ?= report
 REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bench clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bench fuzz clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -52,6 +52,10 @@ chromium:
 ## bench: the issue's benchmark, side by side with ns-2 when installed
 bench: setup ns2
 	$(VENV)/bin/vegaslab bench --out out/bench
+
+## fuzz: the long fuzz run (10,000 mutated scenarios; FUZZ_CASES=, FUZZ_SEED= to change); failures in out/fuzz/
+fuzz: setup
+	$(PY) scripts/fuzz.py --cases $${FUZZ_CASES:-10000} --seed $${FUZZ_SEED:-0} --jobs 2 --out out/fuzz
 
 clean:
 	rm -rf $(VENV) target out $(REPORT)
