@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 
 import vegaslab
+from vegaslab.catalog import builtin_dir
 from vegaslab import catalog
 from vegaslab.results import Results
 from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
+CATALOG = builtin_dir()  # the catalog ships as package data: vegaslab/catalog_data/
 DATA = Path(__file__).parent / "data"
 
 BASE = """
@@ -86,6 +88,33 @@ def test_catalog_dir_honours_the_environment_variable(cat, monkeypatch):
     monkeypatch.setenv("VEGASLAB_CATALOG", str(cat))
     assert catalog.catalog_dir() == cat
     assert catalog.load_entry("t-buffer").path == cat / "t-buffer.toml"
+
+
+def test_catalog_dir_without_the_environment_variable_is_the_builtin_one_whatever_the_working_directory(
+        cat, monkeypatch):
+    """A ./catalog in the working directory is not picked up: the same command gives the same
+    entries wherever it is started (issue 8)."""
+    monkeypatch.delenv("VEGASLAB_CATALOG", raising=False)
+    (cat / "catalog").mkdir()
+    (cat / "catalog" / "va-reroute.toml").write_text(SINGLE.replace("t-single", "va-reroute"))
+    monkeypatch.chdir(cat)
+    assert catalog.catalog_dir() == catalog.builtin_dir()
+    assert catalog.load_entry("va-reroute").path == catalog.builtin_dir() / "va-reroute.toml"
+
+
+def test_run_count_is_the_runs_times_the_seeds_full_and_quick(cat):
+    (cat / "seeded.toml").write_text(WITH_VARIANTS.replace('id = "t-buffer"', 'id = "t-seeded"\nseeds = [1, 2, 3]')
+                                     .replace('[[variant]]', '[meta.quick]\nseeds = [1]\n\n[[variant]]', 1))
+    entry = catalog.load_entry("t-seeded", cat)
+    assert entry.run_count() == 2 * 3 and entry.run_count(quick=True) == 2 * 1
+    assert catalog.load_entry("t-single", cat).run_count() == 1
+
+
+def test_by_paper_groups_entries_under_their_paper_and_the_paperless_last(cat):
+    groups = catalog.by_paper(catalog.list_entries(cat))
+    assert [(p, [e.id for e in es]) for p, es in groups.items()] == [
+        ("vegas-a", ["t-buffer"]), (catalog.NO_PAPER, ["t-single"])]
+    assert [e.id for e in catalog.resolve(["vegas-a"], cat)] == ["t-buffer"]
 
 
 def test_expand_gives_one_run_per_variant_with_its_overrides_and_published_numbers(cat):
@@ -160,7 +189,7 @@ def test_summary_markdown_has_a_section_with_assumptions_and_a_table_per_entry(c
 
 
 def test_bench_scenario_is_grids_network_2_with_25_reno_and_25_vegas_flows():
-    doc = vegaslab.load_scenario(ROOT / "catalog" / "bench" / "grids-net2.toml")
+    doc = vegaslab.load_scenario(CATALOG / "bench" / "grids-net2.toml")
     assert doc["meta"]["id"] == "bench-grids-net2"
     assert doc["run"]["duration"] == "200s"
     db = doc["dumbbell"]
@@ -185,11 +214,11 @@ def core():
 
 
 def test_core_bench_scenario_validates(core):
-    assert vegaslab.validate(ROOT / "catalog" / "bench" / "grids-net2.toml")
+    assert vegaslab.validate(CATALOG / "bench" / "grids-net2.toml")
 
 
 def test_core_every_catalog_variant_validates(core):
-    entries = catalog.list_entries(ROOT / "catalog")
+    entries = catalog.list_entries(CATALOG)
     for entry in entries:
         for spec in catalog.expand(entry):
             vegaslab.validate(spec.scenario_path, overrides=list(spec.overrides))

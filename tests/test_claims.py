@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 
 import vegaslab
+from vegaslab.catalog import builtin_dir
 from vegaslab import catalog
 from vegaslab.claims import Claim, ClaimError, RunSet, evaluate, fmt, parse
 from vegaslab.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
+CATALOG = builtin_dir()  # the catalog ships as package data: vegaslab/catalog_data/
 DATA = Path(__file__).parent / "data"
 
 
@@ -244,7 +246,7 @@ def test_fmt(value, text):
 
 
 def test_every_claim_in_the_catalog_parses_and_names_existing_variants():
-    for entry in catalog.list_entries(ROOT / "catalog"):
+    for entry in catalog.list_entries(CATALOG):
         names = {s.name for s in catalog.expand(entry)}
         for c in entry.claims:
             parsed = parse(c["expr"])
@@ -257,7 +259,7 @@ def test_every_claim_in_the_catalog_parses_and_names_existing_variants():
 
 
 def test_claims_structure_is_checked_when_the_entry_is_loaded(tmp_path):
-    base = (ROOT / "catalog" / "va-reroute.toml").read_text()
+    base = (CATALOG / "va-reroute.toml").read_text()
     (tmp_path / "bad.toml").write_text(base + '\n[[meta.claim]]\ntext = "no expression"\n')
     with pytest.raises(vegaslab.ScenarioError, match=r"meta.claim\[\d+\].expr: required"):
         catalog.load_entry("bad", tmp_path)

@@ -128,6 +128,113 @@ def test_run_resolves_a_catalog_id_to_its_file(tmp_path, tiny, monkeypatch):
     assert cli._resolve_scenario(str(tiny)) == tiny
 
 
+def _listing_catalog(tmp_path: Path) -> Path:
+    """Three entries in two papers: tiny (1 variant, seeds 1-3, quick: seed 1) and other
+    (the file itself, one seed) in paper-x; solo in paper-y."""
+    cat = tmp_path / "cat"
+    cat.mkdir()
+    (cat / "tiny.toml").write_text(TINY.replace('id = "tiny"', 'id = "tiny"\ntitle = "Tiny two-hop"\n'
+                                                'paper = "paper-x"\nseeds = [1, 2, 3]\nquick = { seeds = [1] }'))
+    other = TINY.split("[[variant]]")[0]
+    (cat / "other.toml").write_text(other.replace('id = "tiny"', 'id = "other"\ntitle = "Other"\npaper = "paper-x"'))
+    (cat / "solo.toml").write_text(other.replace('id = "tiny"', 'id = "solo"\ntitle = "Solo"\npaper = "paper-y"'))
+    return cat
+
+
+def test_reproduce_list_groups_every_entry_by_paper_with_its_runs_and_runs_nothing(tmp_path, monkeypatch,
+                                                                                   capsys, no_simulation):
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(_listing_catalog(tmp_path)))
+    assert cli.main(["reproduce", "--list", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "3 entries in 2 papers, 5 runs (3 with --quick)" in out
+    x, y = out.index("paper-x: 2 entries, 4 runs (2 with --quick)"), out.index("paper-y: 1 entry, 1 run (1 with --quick)")
+    assert x < y
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.startswith("  ") and "title" not in line}
+    assert rows == {"other": ["1", "1", "Other"], "tiny": ["3", "1", "Tiny", "two-hop"], "solo": ["1", "1", "Solo"]}
+    assert out.index("  other") < out.index("  tiny") < y < out.index("  solo")
+    assert not (tmp_path / "out").exists()
+
+
+def test_reproduce_list_with_a_paper_name_lists_only_that_papers_entries(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(_listing_catalog(tmp_path)))
+    assert cli.main(["reproduce", "--list", "paper-y"]) == 0
+    out = capsys.readouterr().out
+    assert "solo" in out and "tiny" not in out and "paper-x" not in out
+
+
+def test_reproduce_list_with_an_unknown_name_exits_2_naming_the_papers(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(_listing_catalog(tmp_path)))
+    assert cli.main(["reproduce", "--list", "nope"]) == 2
+    line = _one_line_error(capsys)
+    assert "'nope'" in line and "papers: paper-x, paper-y" in line
+
+
+def test_reproduce_list_of_an_empty_catalog_exits_2_naming_the_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(tmp_path))
+    assert cli.main(["reproduce", "--list"]) == 2
+    assert str(tmp_path) in _one_line_error(capsys)
+
+
+def test_reproduce_names_typed_out_are_told_apart_from_the_default():
+    parser = cli.build_parser()
+    assert isinstance(parser.parse_args(["reproduce"]).ids, cli._DefaultIds)
+    assert not isinstance(parser.parse_args(["reproduce", "va-reroute", "va-file", "va-buffer"]).ids, cli._DefaultIds)
+
+
+# ---------------------------------------------------------------------- the installed command, anywhere
+
+
+def _console_script() -> Path:
+    """The `vegaslab` command pip installed beside this interpreter (.venv/bin/vegaslab)."""
+    script = Path(sys.executable).parent / ("vegaslab.exe" if os.name == "nt" else "vegaslab")
+    assert script.is_file(), f"{script}: the vegaslab console script is not installed in this environment"
+    return script
+
+
+def _run_anywhere(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "VEGASLAB_CATALOG"}
+    return subprocess.run([str(_console_script()), *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_reproduce_list_from_any_directory_lists_every_builtin_entry_and_paper(tmp_path):
+    from vegaslab.catalog import builtin_dir, list_entries
+
+    proc = _run_anywhere(tmp_path, "reproduce", "--list")
+    assert proc.returncode == 0, proc.stderr
+    entries = list_entries(builtin_dir())
+    for e in entries:
+        assert f"\n  {e.id} " in proc.stdout
+    for paper in {e.paper for e in entries}:
+        assert f"\n{paper}: " in proc.stdout
+
+
+def test_core_run_by_catalog_id_works_from_any_directory(core, tmp_path):
+    from vegaslab.catalog import builtin_dir
+
+    proc = _run_anywhere(tmp_path, "run", "va-reroute", "--set", "run.duration=2s", "--no-plots")
+    assert proc.returncode == 0, proc.stderr
+    meta = json.loads((tmp_path / "out" / "va-reroute" / "meta.json").read_text())
+    assert meta["duration_s"] == pytest.approx(2.0)
+    assert Path(meta["provenance"]["source"]) == builtin_dir() / "va-reroute.toml"
+
+
+def test_core_bench_works_from_any_directory_with_the_builtin_scenario(core, tmp_path):
+    from vegaslab.catalog import builtin_dir
+
+    proc = _run_anywhere(tmp_path, "bench", "--duration", "0.5s", "--no-ns2", "--out", "b")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads((tmp_path / "b" / "bench.json").read_text())
+    assert Path(report["scenario"]) == builtin_dir() / cli.BENCH_SCENARIO
+    assert report["flows"] == 50 and report["vegaslab"]["events"] > 0
+
+
+def test_core_bench_scenario_accepts_a_catalog_id(core, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("VEGASLAB_CATALOG", raising=False)
+    assert cli.main(["bench", "--scenario", "va-reroute", "--duration", "0.5s", "--no-ns2"]) == 0
+    assert "va-reroute.toml" in capsys.readouterr().out
+
+
 # ---------------------------------------------------------------------- with the compiled core
 
 

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 import vegaslab
+from vegaslab.catalog import builtin_dir
 from vegaslab import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
+CATALOG = builtin_dir()  # the catalog ships as package data: vegaslab/catalog_data/
 GOLDEN = ROOT / "tests" / "golden"
 
 # A short slice keeps the catalog-wide checks fast: every source gets 5 s after the last one
@@ -70,7 +72,7 @@ print(json.dumps(doc, sort_keys=True))
 
 
 def test_same_scenario_and_seed_give_byte_identical_results_in_two_processes():
-    scenario = str(ROOT / "catalog" / "va-reroute.toml")
+    scenario = str(CATALOG / "va-reroute.toml")
     outs = [
         subprocess.run([sys.executable, "-c", RUN_IN_CHILD, scenario], check=True,
                        capture_output=True, text=True).stdout
@@ -83,8 +85,8 @@ def test_same_scenario_and_seed_give_byte_identical_results_in_two_processes():
 def test_a_different_seed_changes_only_seeded_quantities_deterministically():
     # The only randomness in these scenarios is each sender's tick-clock phase (ns-2's
     # boot_time_); the same seed twice must agree exactly, whatever it changes.
-    a = vegaslab.run(ROOT / "catalog" / "va-buffer.toml", seed=3, overrides=["flows[0].cc=newreno"])
-    b = vegaslab.run(ROOT / "catalog" / "va-buffer.toml", seed=3, overrides=["flows[0].cc=newreno"])
+    a = vegaslab.run(CATALOG / "va-buffer.toml", seed=3, overrides=["flows[0].cc=newreno"])
+    b = vegaslab.run(CATALOG / "va-buffer.toml", seed=3, overrides=["flows[0].cc=newreno"])
     assert a.flows.equals(b.flows)
 
 
@@ -100,7 +102,7 @@ def test_packets_are_conserved_in_every_catalog_run(spec, short):
 
 
 def test_packets_are_conserved_on_the_congested_benchmark_slice():
-    r = vegaslab.run(ROOT / "catalog" / "bench" / "grids-net2.toml", overrides=["run.duration=3s"])
+    r = vegaslab.run(CATALOG / "bench" / "grids-net2.toml", overrides=["run.duration=3s"])
     assert int(r.flows.dropped_pkts.sum()) > 0, "the slice should already be congested"
     for _, f in r.flows.iterrows():
         assert f.data_pkts_sent == f.received_pkts + f.dropped_pkts + f.in_flight_pkts, f.flow
@@ -118,7 +120,7 @@ def test_golden_summary_is_unchanged(name):
     """A fixed scenario + seed must give the same summary forever, unless a change says why
     it moved: regenerate with VEGASLAB_UPDATE_GOLDEN=1 and explain the move in the commit."""
     file, overrides = GOLDEN_CASES[name]
-    r = vegaslab.run(ROOT / "catalog" / file, seed=1, overrides=overrides + ["monitor.cwnd=false",
+    r = vegaslab.run(CATALOG / file, seed=1, overrides=overrides + ["monitor.cwnd=false",
                                                                             "monitor.throughput=false",
                                                                             "monitor.queues=[]"])
     summary = {

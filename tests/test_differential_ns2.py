@@ -135,7 +135,7 @@ def _cases() -> dict:
     for cc in ("vegas", "newreno"):
         cases[f"va-file-stopped-{cc}"] = stopped_file(cc)
     # The Vegas-A paper's NewReno evidently sent 1000-byte packets with no header and no SYN
-    # (catalog/va-file.toml notes); check that configuration too.
+    # (the catalog's va-file.toml notes); check that configuration too.
     for case_id in ("va-file5MB-newreno", "va-buffer10-newreno", "va-buffer20-newreno"):
         headerless = copy.deepcopy(cases[case_id])
         headerless["flows"][0]["tcp"].update({"header_bytes": 0, "syn": False})

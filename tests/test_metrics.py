@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 import vegaslab
+from vegaslab.catalog import builtin_dir
 from vegaslab import metrics
 from vegaslab.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
+CATALOG = builtin_dir()  # the catalog ships as package data: vegaslab/catalog_data/
 
 
 def _flow(name: str, cc: str, **kw) -> dict:
@@ -226,7 +228,7 @@ def test_metrics_on_a_run_of_onoff_users():
 # ---------------------------------------------------------------------- the catalog's fairness claims
 
 
-@pytest.mark.parametrize("entry", sorted(p.stem for p in (ROOT / "catalog").glob("av-*.toml")))
+@pytest.mark.parametrize("entry", sorted(p.stem for p in (CATALOG).glob("av-*.toml")))
 def test_adavegas_fairness_claims_use_the_papers_active_users_index_first(entry):
     """adavegas.txt section IV defines Jain's index over the *active* users. In every AdaVegas
     entry, a claim using the all-users index must be labelled as such and come after a claim
@@ -236,7 +238,7 @@ def test_adavegas_fairness_claims_use_the_papers_active_users_index_first(entry)
     except ModuleNotFoundError:  # Python < 3.11
         import tomli as tomllib
 
-    doc = tomllib.loads((ROOT / "catalog" / f"{entry}.toml").read_text(encoding="utf-8"))
+    doc = tomllib.loads((CATALOG / f"{entry}.toml").read_text(encoding="utf-8"))
     claims = doc.get("meta", {}).get("claim", [])
     first_active = next((i for i, c in enumerate(claims) if "jain_over_active_windows" in c["expr"]), None)
     for i, c in enumerate(claims):

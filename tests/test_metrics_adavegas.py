@@ -1,6 +1,6 @@
 """The AdaVegas block of vegaslab.metrics (time_to_reach, settling_time, pipe_packets,
 time_to_fair_share, window_overshoot, line_utilisation_of, mean_goodput_per_user) on hand-made
-results with hand-computed expectations, plus the two-user scenario of catalog/av-two-users.toml
+results with hand-computed expectations, plus the two-user scenario of the catalog's av-two-users.toml
 through the compiled core."""
 
 from __future__ import annotations
@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 import vegaslab
+from vegaslab.catalog import builtin_dir
 from vegaslab import metrics
 from vegaslab.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
+CATALOG = builtin_dir()  # the catalog ships as package data: vegaslab/catalog_data/
 
 
 def _results(flows=(), links=(), series=None, duration=10.0) -> Results:
@@ -108,9 +110,9 @@ def test_line_utilisation_of_a_name_prefix_and_mean_goodput_per_user():
 
 
 def test_two_users_vegas_8_reaches_the_doubled_fair_share_far_sooner_than_vegas_1():
-    """catalog/av-two-users.toml at 8 Mbit/s: the pipe is bandwidth x baseRTT (606 ms) / 12,000
+    """av-two-users.toml (the catalog) at 8 Mbit/s: the pipe is bandwidth x baseRTT (606 ms) / 12,000
     bits = 404 packets, and Vegas_1 (+1 per RTT) needs several times as long as Vegas_8."""
-    path = ROOT / "catalog" / "av-two-users.toml"
+    path = CATALOG / "av-two-users.toml"
     times = {}
     for cc in ("vegas_1", "vegas_8"):
         r = vegaslab.run(path, overrides={"flows[0].cc": cc, "flows[1].cc": cc,

@@ -93,7 +93,7 @@ def report_dir(tmp_path_factory) -> Path:
     from vegaslab import catalog
 
     out = tmp_path_factory.mktemp("report")
-    catalog.reproduce(ENTRIES, out, directory=ROOT / "catalog", quick=True, jobs=2, echo=None)
+    catalog.reproduce(ENTRIES, out, directory=catalog.builtin_dir(), quick=True, jobs=2, echo=None)
     return out
 
 

@@ -13,12 +13,14 @@ import pandas as pd
 import pytest
 
 import vegaslab
+from vegaslab.catalog import builtin_dir
 from vegaslab import catalog, cli, report, runner
 from vegaslab.claims import Claim, RunSet, Verdict
 from vegaslab.results import Results
 from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
+CATALOG = builtin_dir()  # the catalog ships as package data: vegaslab/catalog_data/
 DATA = Path(__file__).parent / "data"
 
 TINY = """
@@ -87,15 +89,15 @@ def cat(tmp_path) -> Path:
 
 
 def test_names_are_entry_ids_or_paper_names_without_duplicates():
-    entries = catalog.resolve(["vegas-a"], ROOT / "catalog")
+    entries = catalog.resolve(["vegas-a"], CATALOG)
     ids = [e.id for e in entries]
     assert {"va-reroute", "va-file", "va-buffer"} <= set(ids)
     assert all(e.paper == "vegas-a" for e in entries)
-    again = catalog.resolve(["va-file", "vegas-a"], ROOT / "catalog")
+    again = catalog.resolve(["va-file", "vegas-a"], CATALOG)
     assert [e.id for e in again][0] == "va-file" and len(again) == len(entries)
-    assert {e.id for e in catalog.resolve([], ROOT / "catalog", all_entries=True)} >= set(ids)
+    assert {e.id for e in catalog.resolve([], CATALOG, all_entries=True)} >= set(ids)
     with pytest.raises(KeyError, match="no catalog entry or paper 'nope'.*papers: .*vegas-a"):
-        catalog.resolve(["nope"], ROOT / "catalog")
+        catalog.resolve(["nope"], CATALOG)
 
 
 def test_plan_runs_every_variant_for_every_seed_and_quick_changes_both(cat):
@@ -216,7 +218,7 @@ def test_core_an_interrupted_reproduce_keeps_its_finished_runs(core, cat, tmp_pa
 
 def test_core_reproduce_quick_end_to_end_on_two_catalog_entries_with_cache_reuse(core, tmp_path, monkeypatch, capsys):
     out = tmp_path / "report"
-    monkeypatch.setenv("VEGASLAB_CATALOG", str(ROOT / "catalog"))
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(CATALOG))
     code = cli.main(["reproduce", "va-reroute", "va-file", "--quick", "--jobs", "2", "--out", str(out),
                      "--no-progress"])
     assert code == 0

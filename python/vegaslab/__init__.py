@@ -4,7 +4,7 @@ The public API in one screen::
 
     import vegaslab
 
-    res = vegaslab.run("catalog/va-reroute.toml", overrides=["flows[0].cc=newreno"])
+    res = vegaslab.run("va-reroute", overrides=["flows[0].cc=newreno"])
     print(res)                      # fixed-width summary table
     res.flows, res.queues           # pandas DataFrames (see docs/results-format.md)
     res.to_dir("out/va-reroute")    # Parquet + CSV + meta.json
@@ -254,6 +254,17 @@ def _looks_like_toml_text(text: str) -> bool:
     return "\n" in text or "=" in text or text.lstrip().startswith("[")
 
 
+def _builtin_entry_path(name: object) -> Path | None:
+    """The built-in catalog file of the entry id ``name`` ("va-reroute"), if there is one: a
+    plain id only, never a path, so that a missing file is not silently replaced."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", name):
+        return None
+    from .catalog import builtin_dir
+
+    candidate = builtin_dir() / f"{name}.toml"
+    return candidate if candidate.is_file() else None
+
+
 def _scenario_source(scenario: Scenario) -> tuple[str, str]:
     """(toml_text, source_name) for any accepted scenario form."""
     if isinstance(scenario, Mapping):
@@ -265,7 +276,10 @@ def _scenario_source(scenario: Scenario) -> tuple[str, str]:
     ):
         path = Path(scenario)
         if not path.exists():
-            raise FileNotFoundError(f"{path}: scenario file not found")
+            builtin = _builtin_entry_path(scenario)
+            if builtin is None:
+                raise FileNotFoundError(f"{path}: scenario file not found (nor a catalog id; `vegaslab reproduce --list` lists them)")
+            path, scenario = builtin, builtin
         return read_text_file(path), os.fspath(scenario)
     if isinstance(scenario, str):
         return scenario, "<string>"
@@ -431,7 +445,8 @@ def run(
 ) -> "Results":
     """Run one simulation and return its :class:`Results`.
 
-    scenario:  path to a ``.toml`` file, TOML text, or a dict (docs/scenario-format.md).
+    scenario:  path to a ``.toml`` file, a built-in catalog id (``"va-reroute"``), TOML text, or
+               a dict (docs/scenario-format.md).
     seed:      overrides ``run.seed``.
     overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``.
     progress:  True for a tqdm bar on runs longer than ~2 s, or a callable

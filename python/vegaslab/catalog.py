@@ -1,4 +1,13 @@
-"""The scenario catalog: paper experiments as scenario files in ``catalog/*.toml``.
+"""The scenario catalog: paper experiments as scenario files, shipped inside the package.
+
+Where it lives (decided for issue 8, "Ship what users need"): the catalog is package data,
+``python/vegaslab/catalog_data/*.toml`` in the source tree and ``vegaslab/catalog_data/`` in an
+installed wheel, found through :mod:`importlib.resources` (:func:`builtin_dir`). There is one
+copy of each file, so the checkout and a ``pip install`` run the same scenarios, and
+``vegaslab reproduce va-reroute`` works from any directory. maturin puts every file under the
+python-source package into the wheel, so no extra include rule is needed
+(tests/test_package_data.py checks that nothing in pyproject.toml excludes them).
+``$VEGASLAB_CATALOG`` (or ``directory=``) replaces it with a catalog of your own.
 
 A catalog file is a normal scenario (the core ignores ``[meta]`` and ``[[variant]]``) plus
 (docs/catalog-format.md has the full description and examples):
@@ -22,7 +31,8 @@ A catalog file is a normal scenario (the core ignores ``[meta]`` and ``[[variant
     (``{"f1.completion_time_s" = 161.3, "R1->R2.mean_len" = 11.46}``).
 
 Claims, figures and quick settings live under ``[meta]`` because the core rejects unknown
-top-level tables, so a catalog file stays a runnable scenario (``vegaslab run catalog/x.toml``).
+top-level tables, so a catalog file stays a runnable scenario (``vegaslab run va-reroute``, or
+the file's path).
 
 :func:`expand` turns an entry into :class:`RunSpec` s, :func:`compare` sets one run's results
 beside the published numbers, and :func:`reproduce` runs entries in parallel (with a cache,
@@ -32,6 +42,7 @@ beside the published numbers, and :func:`reproduce` runs entries in parallel (wi
 
 from __future__ import annotations
 
+import importlib.resources
 import math
 import os
 import re
@@ -123,6 +134,11 @@ class Entry:
             parts.append(str(self.quick["note"]).strip())
         return "; ".join(parts)
 
+    def run_count(self, quick: bool = False) -> int:
+        """How many simulations ``reproduce`` makes for this entry: its runs (one per
+        ``[[variant]]``, or the file itself) times its seeds; under ``quick``, the quick ones."""
+        return len(expand(self, quick=quick)) * len(self.seeds(quick=quick))
+
 
 def _seeds_of(table: Mapping[str, Any]) -> list[int]:
     if table.get("seeds") is not None:
@@ -132,15 +148,34 @@ def _seeds_of(table: Mapping[str, Any]) -> list[int]:
     return []
 
 
+#: The package-data directory of the built-in catalog, inside the ``vegaslab`` package.
+PACKAGE_DATA = "catalog_data"
+
+
+def builtin_dir() -> Path:
+    """The catalog shipped with the package (``vegaslab/catalog_data``), wherever the package
+    is installed; never a path relative to a source checkout or the working directory.
+
+    The core reads scenario files (and the delay traces they name, relative to the file) from
+    the file system, so the package must be installed unpacked, as pip installs wheels; a
+    zipped install is refused with a clear error rather than half working."""
+    root = importlib.resources.files("vegaslab") / PACKAGE_DATA
+    if not isinstance(root, Path):
+        raise ScenarioError(f"{root}: the built-in catalog is not a directory on disk (vegaslab was "
+                            "imported from a zip archive); install the wheel with pip, or set "
+                            "VEGASLAB_CATALOG to a catalog directory")
+    return root
+
+
 def catalog_dir(directory: str | os.PathLike | None = None) -> Path:
     """The catalog directory: ``directory`` if given, else ``$VEGASLAB_CATALOG``, else the
-    ``catalog/`` of the source tree this package lives in, else ``./catalog``."""
+    built-in catalog (:func:`builtin_dir`). The working directory plays no part, so a command
+    gives the same entries wherever it is started."""
     if directory is not None:
         return Path(directory)
     if os.environ.get("VEGASLAB_CATALOG"):
         return Path(os.environ["VEGASLAB_CATALOG"])
-    in_tree = Path(__file__).resolve().parents[2] / "catalog"
-    return in_tree if in_tree.is_dir() else Path.cwd() / "catalog"
+    return builtin_dir()
 
 
 def _check_published(where: str, table: Any) -> dict[str, float]:
@@ -248,6 +283,46 @@ def load_entry(id_or_path: str | os.PathLike, directory: str | os.PathLike | Non
             return entry
     known = ", ".join(e.id for e in list_entries(root)) if root.is_dir() else f"no directory {root}"
     raise KeyError(f"no catalog entry {name!r} (known: {known})")
+
+
+#: The group of entries whose ``meta.paper`` is empty in :func:`by_paper`.
+NO_PAPER = "(no paper)"
+
+
+def by_paper(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
+    """Entries grouped by ``meta.paper`` (papers sorted by name, entries by id; entries without
+    a paper last, under :data:`NO_PAPER`). Every key but that one is a name
+    :func:`resolve` (and ``vegaslab reproduce``) accepts for the whole group."""
+    groups: dict[str, list[Entry]] = {}
+    for e in sorted(entries, key=lambda e: e.id):
+        groups.setdefault(e.paper or NO_PAPER, []).append(e)
+    return dict(sorted(groups.items(), key=lambda kv: (kv[0] == NO_PAPER, kv[0])))
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def format_listing(entries: Iterable[Entry], *, where: str | os.PathLike | None = None) -> str:
+    """``vegaslab reproduce --list``: per paper, its entries with id, number of runs (full and
+    ``--quick``) and title; the paper names and ids are what ``reproduce`` takes."""
+    groups = by_paper(entries)
+    everything = [e for group in groups.values() for e in group]
+    papers = [p for p in groups if p != NO_PAPER]
+
+    def counts(group: list[Entry]) -> str:
+        return (f"{_count(len(group), 'entry', 'entries')}, {_count(sum(e.run_count() for e in group), 'run', 'runs')}"
+                f" ({sum(e.run_count(quick=True) for e in group)} with --quick)")
+
+    head = counts(everything).replace(",", f" in {_count(len(papers), 'paper', 'papers')},", 1)
+    lines = [head + (f"; catalog: {where}" if where else ""),
+             "Run entries or whole papers: vegaslab reproduce PAPER|ID ... [--quick], or everything: --all"]
+    id_w = max([len("id")] + [len(e.id) for e in everything])
+    for paper, group in groups.items():
+        lines += ["", f"{paper}: {counts(group)}", f"  {'id'.ljust(id_w)}  {'runs':>5}  {'quick':>5}  title"]
+        for e in group:
+            lines.append(f"  {e.id.ljust(id_w)}  {e.run_count():>5}  {e.run_count(quick=True):>5}  {e.title}".rstrip())
+    return "\n".join(lines)
 
 
 def expand(entry: Entry, *, quick: bool = False) -> list[RunSpec]:

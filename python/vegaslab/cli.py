@@ -25,6 +25,7 @@ from vegaslab import MAX_SEED, ScenarioError, VegaslabError
 
 #: Monitors ``vegaslab run`` switches on so that it can draw its plots.
 PLOT_MONITORS = ("monitor.cwnd=true", "monitor.throughput=true", "monitor.all_queues=true")
+#: The benchmark scenario, relative to the built-in catalog (vegaslab/catalog_data/).
 BENCH_SCENARIO = "bench/grids-net2.toml"
 BOTTLENECK = "R1->R2"
 
@@ -83,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=_wrap("Packet-level simulation of TCP Vegas and its variants, with paper reproductions."),
         formatter_class=_FORMATTER,
         epilog="""examples:
-  vegaslab run catalog/va-reroute.toml
+  vegaslab run va-reroute
   vegaslab run va-reroute --set flows[0].cc=newreno --out out/reroute-newreno
+  vegaslab reproduce --list
   vegaslab reproduce va-buffer
   vegaslab bench --duration 20s --no-ns2
 
@@ -100,8 +102,8 @@ Run `vegaslab COMMAND --help` for each command's options.""",
         description=_wrap("Run one scenario file, print the per-flow summary, and write every results "
                     "table (Parquet and CSV), meta.json and PNG plots (cwnd, throughput, queue) to DIR."),
         epilog="""examples:
-  vegaslab run catalog/va-reroute.toml
-  vegaslab run va-reroute                      # a catalog id works too
+  vegaslab run va-reroute                      # a catalog id (vegaslab reproduce --list)
+  vegaslab run my.toml                         # or a scenario file
   vegaslab run my.toml --set run.duration=50s --set flows[1].params.alpha=2
   vegaslab run my.toml --seed 7 --out out/seed7 --no-plots
 
@@ -109,7 +111,8 @@ Run `vegaslab COMMAND --help` for each command's options.""",
 values parsed as TOML when possible (numbers, booleans, arrays), otherwise strings.
 Without --no-plots the cwnd, throughput and queue monitors are switched on.""",
     )
-    p.add_argument("scenario", metavar="FILE.toml", help="scenario file (or a catalog id such as va-reroute)")
+    p.add_argument("scenario", metavar="FILE.toml|ID",
+                   help="scenario file, or a catalog id such as va-reroute (vegaslab reproduce --list)")
     _add_set(p)
     p.add_argument("--seed", type=_seed, metavar="N", help="random seed (overrides run.seed), 0 .. 2**63-1")
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<scenario stem>)")
@@ -124,19 +127,24 @@ Without --no-plots the cwnd, throughput and queue monitors are switched on.""",
                     "numbers, check each entry's claims, and write DIR/index.html (a self-contained "
                     "report), DIR/summary.md, DIR/summary.csv and DIR/results/ (Parquet tables)."),
         epilog=f"""examples:
+  vegaslab reproduce --list                # entries and papers, with their numbers of runs
   vegaslab reproduce                       # {' '.join(_default_ids())}
   vegaslab reproduce vegas-a --quick       # every entry of the Vegas-A paper, shortened
   vegaslab reproduce --all --jobs 2 --out report
   vegaslab reproduce va-file va-buffer --seed 2 --out out/seed2
 
 Names are entry ids (a file's meta.id or stem) or paper names (meta.paper: vegas-a, adavegas,
-vegas-grids, vegas-lte, rovegas). Entries live in catalog/*.toml (or $VEGASLAB_CATALOG); the
-format is in docs/catalog-format.md. Exit status 1 when a run failed (the others still ran and
-the report is written); a claim that fails is a finding, not an error.""",
+vegas-grids, vegas-lte, rovegas); --list shows them. The catalog ships inside the package
+($VEGASLAB_CATALOG names a directory of your own instead); the format is in
+docs/catalog-format.md. Exit status 1 when a run failed (the others still ran and the report
+is written); a claim that fails is a finding, not an error.""",
     )
-    p.add_argument("ids", nargs="*", metavar="PAPER|ID", help="entry ids or paper names (default: %(default)s)",
-                   default=list(_default_ids()))
+    p.add_argument("ids", nargs="*", metavar="PAPER|ID",
+                   help=f"entry ids or paper names (default: {' '.join(_default_ids())})",
+                   default=_DefaultIds(_default_ids()))
     p.add_argument("--all", dest="all_entries", action="store_true", help="every entry of the catalog")
+    p.add_argument("--list", dest="list_entries", action="store_true",
+                   help="list the entries (all, or the named ones) by paper with their numbers of runs; run nothing")
     p.add_argument("--quick", action="store_true",
                    help="apply each entry's [meta.quick] (shorter runs, fewer seeds) for a first look")
     p.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="parallel runs (default: the number of cores)")
@@ -149,7 +157,7 @@ the report is written); a claim that fails is a finding, not an error.""",
     p = sub.add_parser(
         "bench", formatter_class=_FORMATTER,
         help="benchmark the simulator (and ns-2, if installed) on grids network 2",
-        description=_wrap("Run the benchmark scenario (catalog/bench/grids-net2.toml: 50-pair dumbbell, "
+        description=_wrap("Run the benchmark scenario (the catalog's bench/grids-net2: 50-pair dumbbell, "
                     "155 Mbit/s bottleneck, 25 Reno + 25 Vegas flows, 200 s) in a child process and "
                     "print wall time, events/s, bottleneck packets per wall-second, peak memory and "
                     "the Reno/Vegas throughput split; then, with --ns2 and `ns` on PATH, the same "
@@ -162,7 +170,8 @@ the report is written); a claim that fails is a finding, not an error.""",
     p.add_argument("--ns2", action=argparse.BooleanOptionalAction, default=True,
                    help="also run ns-2 when `ns` is on PATH (default: on)")
     p.add_argument("--duration", metavar="S", help="override run.duration, e.g. 20 or 20s")
-    p.add_argument("--scenario", metavar="FILE.toml", help=f"benchmark scenario (default: catalog/{BENCH_SCENARIO})")
+    p.add_argument("--scenario", metavar="FILE.toml|ID",
+                   help="benchmark scenario file or catalog id (default: the built-in catalog's bench/grids-net2)")
     _add_set(p)
     p.add_argument("--out", metavar="DIR", help="write bench.json here")
     p.set_defaults(func=cmd_bench)
@@ -172,6 +181,11 @@ the report is written); a claim that fails is a finding, not an error.""",
 def _add_set(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a scenario field (repeatable), e.g. --set flows[0].cc=newreno")
+
+
+class _DefaultIds(list):
+    """The default of ``reproduce``'s names, told apart from the same names typed out: ``--list``
+    without names lists the whole catalog, not the three default entries."""
 
 
 def _default_ids() -> Sequence[str]:
@@ -226,6 +240,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from vegaslab.catalog import reproduce, resolve
     from vegaslab.results import check_output_dir
 
+    if args.list_entries:
+        return _list_entries(args)
     try:  # fail fast, before any run, on an unknown id or paper
         resolve(args.ids, all_entries=args.all_entries)
     except KeyError as exc:
@@ -235,6 +251,22 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     table = reproduce(args.ids, args.out, seed=args.seed, quick=args.quick, jobs=args.jobs,
                       all_entries=args.all_entries, progress=not args.no_progress)
     return 1 if (table["metric"] == "(run failed)").any() else 0
+
+
+def _list_entries(args: argparse.Namespace) -> int:
+    """``reproduce --list``: every entry (or the named ids and papers), grouped by paper."""
+    from vegaslab.catalog import catalog_dir, format_listing, list_entries, resolve
+
+    named = bool(args.ids) and not isinstance(args.ids, _DefaultIds) and not args.all_entries
+    try:
+        entries = resolve(args.ids) if named else list_entries()
+    except KeyError as exc:
+        print(f"vegaslab: {exc.args[0]}", file=sys.stderr)
+        return 2
+    if not entries:
+        raise FileNotFoundError(f"{catalog_dir()}: no catalog entries (*.toml) in this directory")
+    print(format_listing(entries, where=catalog_dir()))
+    return 0
 
 
 # ---------------------------------------------------------------------- bench
@@ -397,11 +429,11 @@ def _which(name: str) -> str | None:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     if args.scenario:
-        scenario = Path(args.scenario)
-    else:
-        from vegaslab.catalog import catalog_dir
+        scenario = _resolve_scenario(args.scenario)
+    else:  # the built-in catalog's, even with $VEGASLAB_CATALOG set: the published benchmark
+        from vegaslab.catalog import builtin_dir
 
-        scenario = catalog_dir() / BENCH_SCENARIO
+        scenario = builtin_dir() / BENCH_SCENARIO
     if not scenario.is_file():
         raise FileNotFoundError(f"{scenario}: benchmark scenario not found")
     if args.out:

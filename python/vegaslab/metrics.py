@@ -214,7 +214,7 @@ def slow_starts(results: "Results") -> pd.Series:
 
 
 # ---------------------------------------------------------------------------------------------
-# AdaVegas (adavegas.txt) convergence and traffic-share metrics, used by catalog/av-*.toml.
+# AdaVegas (adavegas.txt) convergence and traffic-share metrics, used by catalog_data/av-*.toml.
 # Appended as a block; each function states the quantity it measures, since the paper shows
 # Fig. 1 as a plot only and these are this project's checkable readings of it.
 
@@ -341,7 +341,7 @@ def jain_over_all_windows(results: "Results", *, window: str = "cwnd") -> float:
     Not the paper's definition: adavegas.txt section IV defines the index over the *active*
     users (:func:`jain_over_active_windows`), and the AdaVegas entries' primary fairness claims
     use that. The paper's Tables V and VIII are, however, reproduced by this reading and not by
-    that one (catalog/av-onoff-150.toml, notes): an ns-2 script that sampled every agent's
+    that one (catalog_data/av-onoff-150.toml, notes): an ns-2 script that sampled every agent's
     ``cwnd_`` would give it. The catalog therefore shows it only beside the primary claims,
     labelled "all-users index (fits the published table)". NaN when no sample has a window.
     """
