@@ -149,6 +149,24 @@ fn normalize_scenario(
     Ok(vegaslab_sim::scenario::normalize::to_json(&scenario))
 }
 
+/// Expand the scenario's `[sweep]` table (`vegaslab_sim::scenario::sweep::expand`, format in
+/// docs/sweep-format.md) with the user's overrides: the plan of every run as JSON. Every point
+/// is validated, which can take a while for a large sweep, so the GIL is released meanwhile.
+#[pyfunction]
+#[pyo3(signature = (toml_text, source_name, overrides=Vec::new()))]
+fn expand_sweep(py: Python<'_>, toml_text: &str, source_name: &str, overrides: Vec<String>) -> PyResult<String> {
+    let outcome = py.allow_threads(|| {
+        catch_unwind(AssertUnwindSafe(|| {
+            vegaslab_sim::scenario::sweep::expand(toml_text, source_name, &overrides).map(|s| s.to_json())
+        }))
+    });
+    match outcome {
+        Err(panic) => Err(SimulationError::new_err(format!("{source_name}: internal simulator error: {}", panic_message(panic)))),
+        Ok(Err(e)) => Err(scenario_error(py, &e)),
+        Ok(Ok(json)) => Ok(json),
+    }
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     vegaslab_sim::VERSION
@@ -169,6 +187,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(source_revision, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic, m)?)?;
+    m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

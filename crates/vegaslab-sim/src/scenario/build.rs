@@ -18,7 +18,8 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     let files_read = std::cell::RefCell::new(Vec::new());
     let ctx = Ctx { file: source, files_read: &files_read };
     let root = Obj::new(ctx, value, "")?;
-    root.deny_unknown(&["meta", "variant", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte", "udp", "geo", "leo"])?;
+    // `sweep` is read by `sweep::expand`; a run of the file is the base scenario, no axis applied.
+    root.deny_unknown(&["meta", "variant", "sweep", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte", "udp", "geo", "leo"])?;
 
     let id = match root.table("meta")? {
         Some(meta) => meta.name("id")?.map(str::to_string),

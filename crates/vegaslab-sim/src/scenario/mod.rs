@@ -14,6 +14,7 @@ pub mod normalize;
 mod overrides;
 mod reader;
 mod satellite;
+pub mod sweep;
 mod topologies;
 mod udp;
 
@@ -21,6 +22,7 @@ pub use build::from_value;
 
 pub use normalize::normalize;
 pub use overrides::apply_overrides;
+pub use sweep::Sweep;
 pub use apps::{FlowArrivals, OnOffSpec, PacedSpec};
 pub use udp::{OffTime, UdpModel, UdpSpec};
 
