@@ -3,7 +3,9 @@
 //!
 //! It is the validated [`Scenario`] serialised as JSON: every default filled in by the core
 //! (the only owner of defaults and units), times in integer nanoseconds (fields ending in
-//! `_ns`), bandwidths in bit/s, sizes in bytes, nodes referred to by index into `nodes`, the
+//! `_ns`) except the few the models keep as float seconds (the TCP timers `tick`, `min_rto`,
+//! `max_rto`, `initial_rto`, and the traffic models' means `mean_on`, `mean_off`,
+//! `mean_interarrival` and CBR `interval`), bandwidths in bit/s, sizes in bytes, nodes referred to by index into `nodes`, the
 //! content of every referenced file included (a delay trace becomes `delay_schedule_ns`) and
 //! identified by its SHA-256 in `files`, and no file system path. Object keys are sorted, and
 //! numbers print in their shortest round-trip form, so equal scenarios give equal text on any
