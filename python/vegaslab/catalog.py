@@ -29,6 +29,11 @@ A catalog file is a normal scenario (the core ignores ``[meta]`` and ``[[variant
     ``name``; ``set`` = override path -> value (``{"flows[0].cc" = "newreno"}``);
     ``published`` = ``"<flow|queue|link>.<metric>"`` -> number
     (``{"f1.completion_time_s" = 161.3, "R1->R2.mean_len" = 11.46}``).
+    With ``[[variant.axis]]`` tables it is a *grid*: ``name`` is a template over the axis
+    names (``"vegas-q{limit}"``), ``set`` applies under every point, ``published`` maps a
+    produced name to its numbers, and the axes are the sweep language's
+    (docs/sweep-format.md) plus ``labels`` (what ``{axis}`` fills in, e.g. ``"5e-4"`` for
+    0.0005). See :func:`_expand_grid`.
 
 Claims, figures and quick settings live under ``[meta]`` because the core rejects unknown
 top-level tables, so a catalog file stays a runnable scenario (``vegaslab run va-reroute``, or
@@ -43,6 +48,7 @@ beside the published numbers, and :func:`reproduce` runs entries in parallel (wi
 from __future__ import annotations
 
 import importlib.resources
+import json
 import math
 import os
 import re
@@ -53,7 +59,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import pandas as pd
 
-from . import ScenarioError, format_override, load_scenario
+from . import ScenarioError, format_override, load_scenario, to_toml
 
 #: The entries ``vegaslab reproduce`` runs when given none.
 DEFAULT_IDS = ("va-reroute", "va-file", "va-buffer")
@@ -79,7 +85,9 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class Entry:
-    """A catalog file, parsed (not yet validated by the core)."""
+    """A catalog file, parsed (its grids expanded and checked by the core; the rest not yet
+    validated). ``variants`` are the runs' variant tables in file order, a grid's points
+    included as ordinary ``{name, set, published}`` tables."""
 
     id: str
     path: Path
@@ -237,6 +245,144 @@ def _check_meta_extensions(path: Path, meta: Mapping[str, Any]) -> None:
                 raise ScenarioError(f"{where}.{name}[{i}].kind: must be one of {', '.join(FIGURE_KINDS)}")
 
 
+#: Keys of a hand-written ``[[variant]]`` and of a grid (a ``[[variant]]`` with ``axis``).
+VARIANT_KEYS = ("name", "set", "published")
+GRID_KEYS = ("name", "set", "published", "axis")
+#: Keys a grid's axis takes besides the sweep language's (which the core checks).
+GRID_AXIS_EXTRA_KEYS = ("labels",)
+_TEMPLATE_FIELD = re.compile(r"\{([^{}]*)\}")
+
+
+def _grid_error(path: Path, where: str, set_keys: Iterable[str], exc: ScenarioError) -> ScenarioError:
+    """The core's error about the ``[sweep]`` built from a grid, re-addressed to the grid:
+    ``sweep.axis[1].values[2]`` becomes ``variant[3].axis[1].values[2]``, a bad ``set``
+    override is blamed on ``variant[3].set."<path>"``, anything else is prefixed with the
+    grid's place (it is an error of the scenario under that grid's overrides)."""
+    field_ = exc.field or ""
+    reason = exc.reason if exc.reason is not None else str(exc)
+    reason = reason.replace("sweep.axis[", f"{where}.axis[")
+    if field_ == "sweep" or field_.startswith(("sweep.", "sweep[")):
+        field_ = where + field_[len("sweep"):]
+        if exc.kind == "unknown-field" and re.fullmatch(re.escape(where) + r"\.axis\[\d+\]\.[^.\[]+", field_):
+            reason += f" (a catalog grid's axis also takes {', '.join(GRID_AXIS_EXTRA_KEYS)})"
+        message = f"{path}: {field_}: {reason}"
+    else:
+        owner = next((k for k in set_keys if field_ == k or field_.startswith((k + ".", k + "["))), None)
+        if owner is not None:
+            field_ = f"{where}.set.{json.dumps(owner)}"
+            message = f"{path}: {field_}: {exc.field}: {reason}" if exc.field != owner else f"{path}: {field_}: {reason}"
+        else:
+            message = f"{path}: {where}: {field_ + ': ' if field_ else ''}{reason}"
+            field_ = where
+    err = ScenarioError(message)
+    err.file, err.field, err.kind, err.reason = str(path), field_, exc.kind, reason
+    return err
+
+
+def _expand_grid(path: Path, scenario: Mapping[str, Any], index: int, grid: Mapping[str, Any]) -> list[dict]:
+    """The variants of the grid ``variant[index]``, in the core's point order (row-major over
+    the axes as written, last axis fastest: docs/sweep-format.md).
+
+    Decided for issue 8 ("the catalog's grids of hand-written variants become axes"): a grid
+    is a ``[[variant]]`` with ``[[variant.axis]]`` tables, not a new top-level table, because
+    the core rejects unknown top-level tables (a catalog file must stay a runnable scenario)
+    and because one array keeps grids and hand-written variants in file order. The axes are
+    handed to the core as the ``[sweep]`` of the entry's own scenario (``_core.expand_sweep``,
+    with the grid's ``set`` as the overrides under every point), so ranges, value types,
+    override spelling and point validation have one owner; this function only strips
+    ``labels``, fills the name template with :func:`vegaslab.claims.interpolate` (never
+    ``str.format``) and re-addresses the core's errors to the grid. A grid expands into
+    ordinary variant tables (``name``, ``set``, ``published``, plus ``overrides``: the grid's
+    ``set`` then the core's ``path=value`` strings), so nothing downstream knows grids."""
+    from . import _call_core, _load_core
+    from .claims import ClaimError, interpolate
+
+    where = f"variant[{index}]"
+    unknown = [k for k in grid if k not in GRID_KEYS]
+    if unknown:
+        raise ScenarioError(f"{path}: {where}.{unknown[0]}: unknown field; a grid (a [[variant]] with axis) takes "
+                            f"{', '.join(GRID_KEYS)}")
+    template = grid.get("name")
+    if not isinstance(template, str) or not template:
+        raise ScenarioError(f"{path}: {where}.name: required, a non-empty string (a template such as "
+                            "\"vegas-q{limit}\" over the axis names)")
+    sets = grid.get("set", {})
+    if not isinstance(sets, Mapping):
+        raise ScenarioError(f"{path}: {where}.set: must be a table of override path -> value")
+    axes = grid["axis"]
+    if not isinstance(axes, list) or not axes or not all(isinstance(a, Mapping) for a in axes):
+        raise ScenarioError(f"{path}: {where}.axis: must be a non-empty array of tables ([[variant.axis]])")
+    labels: dict[int, list] = {}
+    core_axes = []
+    for k, axis in enumerate(axes):
+        if "labels" in axis:
+            got = axis["labels"]
+            if not isinstance(got, list) or not got or not all(
+                    isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in got):
+                raise ScenarioError(f"{path}: {where}.axis[{k}].labels: must be a non-empty array of strings or "
+                                    f"numbers (what {{name}} fills in for each value), got {got!r}")
+            labels[k] = got
+        core_axes.append({key: val for key, val in axis.items() if key not in GRID_AXIS_EXTRA_KEYS})
+
+    base = {key: val for key, val in scenario.items() if key != "sweep"}
+    text = to_toml({**base, "sweep": {"axis": core_axes}})
+    set_overrides = [format_override(str(key), val) for key, val in sets.items()]
+    core = _load_core()
+    try:
+        plan = json.loads(_call_core(core.expand_sweep, text, str(path), set_overrides))
+    except ScenarioError as exc:
+        raise _grid_error(path, where, [str(key) for key in sets], exc) from None
+
+    for k, got in labels.items():
+        n = plan["axes"][k]["len"]
+        if len(got) != n:
+            raise ScenarioError(f"{path}: {where}.axis[{k}].labels: has {len(got)} labels but the axis has {n} "
+                                "values: give one label per value")
+    columns = [p for a in plan["axes"] for p in a["params"]]
+    known = sorted({p["name"] for p in columns} | {plan["axes"][k]["name"] for k in labels})
+    for m in _TEMPLATE_FIELD.finditer(template):
+        if re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", m.group(1)) and m.group(1) not in known:
+            usable = [n for n in known if re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", n)]
+            raise ScenarioError(f"{path}: {where}.name: {{{m.group(1)}}} is not an axis of this grid; the template can "
+                                f"fill in {', '.join('{' + n + '}' for n in usable) or 'nothing: name the axes'} "
+                                "(an axis is named by its name, else its path)")
+
+    variants: list[dict] = []
+    first_point: dict[str, int] = {}
+    for point in plan["points"]:
+        env: dict[str, Any] = {}
+        for p, value in zip(columns, point["values"]):
+            env[p["name"]] = value
+        for k, got in labels.items():
+            env[plan["axes"][k]["name"]] = got[point["coords"][k]]
+        try:
+            name = interpolate(template, env, f"{path}: {where}.name")
+        except ClaimError as exc:
+            raise ScenarioError(str(exc)) from None
+        if name in first_point:
+            raise ScenarioError(f"{path}: {where}.name: {template!r} gives {name!r} for point {first_point[name]} and "
+                                f"for point {point['index']} ({', '.join(point['overrides'])}): put every axis that "
+                                "varies in the template")
+        first_point[name] = point["index"]
+        merged = dict(sets)
+        merged.update({p["path"]: value for p, value in zip(columns, point["values"])})
+        variants.append({"name": name, "set": merged, "published": {},
+                         "overrides": tuple(set_overrides) + tuple(point["overrides"]),
+                         "grid": index, "point": point["index"]})
+
+    published = grid.get("published", {})
+    if not isinstance(published, Mapping):
+        raise ScenarioError(f"{path}: {where}.published: must be a table of variant name -> "
+                            "{ \"<flow|queue|link>.<metric>\" = number }")
+    by_name = {v["name"]: v for v in variants}
+    for name, table in published.items():
+        if name not in by_name:
+            raise ScenarioError(f"{path}: {where}.published.{json.dumps(name)}: not a variant of this grid "
+                                f"(it makes {', '.join(by_name)})")
+        by_name[name]["published"] = _check_published(f"{path}: {where}.published.{json.dumps(name)}", table)
+    return variants
+
+
 def _parse_entry(path: Path) -> Entry:
     doc = load_scenario(path)
     meta = doc.get("meta", {})
@@ -244,21 +390,38 @@ def _parse_entry(path: Path) -> Entry:
         raise ScenarioError(f"{path}: meta: must be a table")
     _check_published(f"{path}: meta.published", meta.get("published"))
     _check_meta_extensions(path, meta)
-    variants = doc.get("variant", [])
-    if not isinstance(variants, list):
+    tables = doc.get("variant", [])
+    if not isinstance(tables, list):
         raise ScenarioError(f"{path}: variant: must be an array of tables ([[variant]])")
-    seen = set()
-    for i, v in enumerate(variants):
-        where = f"{path}: variant[{i}]"
-        if not isinstance(v, Mapping) or not isinstance(v.get("name"), str) or not v["name"]:
-            raise ScenarioError(f"{where}.name: required, a non-empty string")
-        if v["name"] in seen:
-            raise ScenarioError(f"{where}.name: duplicate variant name {v['name']!r}")
-        seen.add(v["name"])
-        if not isinstance(v.get("set", {}), Mapping):
-            raise ScenarioError(f"{where}.set: must be a table of override path -> value")
-        _check_published(f"{where}.published", v.get("published"))
     scenario = {k: v for k, v in doc.items() if k not in ("meta", "variant")}
+    variants: list[Mapping[str, Any]] = []
+    seen: dict[str, str] = {}
+    for i, v in enumerate(tables):
+        where = f"{path}: variant[{i}]"
+        if isinstance(v, Mapping) and "axis" in v:
+            made = _expand_grid(path, scenario, i, v)
+        else:
+            if not isinstance(v, Mapping) or not isinstance(v.get("name"), str) or not v["name"]:
+                raise ScenarioError(f"{where}.name: required, a non-empty string")
+            unknown = [k for k in v if k not in VARIANT_KEYS]
+            if unknown:
+                raise ScenarioError(f"{where}.{unknown[0]}: unknown field; a variant takes {', '.join(VARIANT_KEYS)} "
+                                    "(and axis, for a grid)")
+            if _TEMPLATE_FIELD.search(v["name"]):
+                raise ScenarioError(f"{where}.name: {v['name']!r} is a name template but the variant has no "
+                                    "[[variant.axis]]; a grid needs axes, a hand-written variant a plain name")
+            if not isinstance(v.get("set", {}), Mapping):
+                raise ScenarioError(f"{where}.set: must be a table of override path -> value")
+            _check_published(f"{where}.published", v.get("published"))
+            made = [v]
+        for m in made:
+            owner = f"variant[{i}]" + (f" (point {m['point']})" if "point" in m else "")
+            if m["name"] in seen:
+                raise ScenarioError(f"{where}.name: duplicate variant name {m['name']!r}"
+                                    + (f", made by {owner}" if "point" in m else "")
+                                    + f"; already the name of {seen[m['name']]}")
+            seen[m["name"]] = owner
+        variants.extend(made)
     return Entry(id=str(meta.get("id", path.stem)), path=path, meta=meta,
                  variants=tuple(variants), scenario=scenario)
 
@@ -325,9 +488,17 @@ def format_listing(entries: Iterable[Entry], *, where: str | os.PathLike | None 
     return "\n".join(lines)
 
 
+def _variant_overrides(variant: Mapping[str, Any]) -> tuple[str, ...]:
+    """A variant's overrides: a grid's point carries the core's strings (``overrides``), a
+    hand-written variant its ``set`` in file order."""
+    if "overrides" in variant:
+        return tuple(variant["overrides"])
+    return tuple(format_override(k, val) for k, val in variant.get("set", {}).items())
+
+
 def expand(entry: Entry, *, quick: bool = False) -> list[RunSpec]:
-    """The runs of an entry: one per ``[[variant]]``, or the file itself when it has none.
-    ``quick`` appends ``[meta.quick].set`` to every run's overrides."""
+    """The runs of an entry: one per variant (a grid's points included, in file order), or the
+    file itself when it has none. ``quick`` appends ``[meta.quick].set`` to every run's overrides."""
     extra = entry.quick_overrides() if quick else ()
     if not entry.variants:
         return [RunSpec(name=entry.id, scenario_path=entry.path, overrides=extra,
@@ -336,7 +507,7 @@ def expand(entry: Entry, *, quick: bool = False) -> list[RunSpec]:
         RunSpec(
             name=v["name"],
             scenario_path=entry.path,
-            overrides=tuple(format_override(k, val) for k, val in v.get("set", {}).items()) + extra,
+            overrides=_variant_overrides(v) + extra,
             published=dict(v.get("published", {})),
             entry_id=entry.id,
         )

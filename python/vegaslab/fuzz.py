@@ -228,12 +228,14 @@ def bases() -> dict[str, Base]:
     catalog_files = sorted(CATALOG.glob("*.toml")) + sorted((CATALOG / "bench").glob("*.toml"))
     if not catalog_files:
         raise RuntimeError(f"no catalog scenarios under {CATALOG}: the fuzzer would test only its minimal bases")
+    from . import catalog
+
     for path in catalog_files:
         doc = vegaslab.load_scenario(path)
-        variants = []
-        for v in doc.pop("variant", []) or []:
-            sets = v.get("set") or {}
-            variants.append([vegaslab.format_override(k, val) for k, val in sets.items()])
+        doc.pop("variant", None)
+        # Variants through the catalog's loader, so a grid's points ([[variant.axis]]) count too.
+        entry = catalog.load_entry(path) if path.parent == CATALOG else None
+        variants = [list(catalog._variant_overrides(v)) for v in entry.variants] if entry else []
         doc.pop("meta", None)
         _cap_duration(doc)
         out[path.stem] = Base(path.stem, doc, variants)

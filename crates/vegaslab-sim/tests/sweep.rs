@@ -537,3 +537,21 @@ fn large_sweeps_expand_and_validate_every_point() {
         assert_eq!(s.runs, (a * (b - 1) * seeds) as u64);
     }
 }
+
+#[test]
+fn zip_members_are_validated_together_so_a_pair_valid_only_as_a_pair_is_accepted() {
+    // f0 keeps the default beta (3): alpha 5 alone would be rejected, (5, 6) together is fine.
+    let s = ok(r#"
+[[sweep.axis]]
+name = "thresholds"
+zip = [ { path = "flows[0].params.alpha", values = [5, 10] }, { path = "flows[0].params.beta", values = [6, 12] } ]
+"#);
+    assert_eq!(s.points.len(), 2);
+    // A pair that is invalid together is still blamed on the member the core rejected.
+    let (e, kind) = bad(r#"
+[[sweep.axis]]
+zip = [ { path = "flows[0].params.alpha", values = [5, 10] }, { path = "flows[0].params.beta", values = [6, 8] } ]
+"#);
+    assert_eq!(kind, ErrorKind::Invalid, "{e}");
+    assert!(e.contains("sweep.axis[0].zip[1].values[1]"), "{e}");
+}

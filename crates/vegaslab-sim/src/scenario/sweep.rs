@@ -362,8 +362,8 @@ pub fn expand(text: &str, source: &str, overrides: &[String]) -> Result<Sweep, S
 
     // Each value alone on the base scenario, so that a bad value is blamed on its own place.
     for axis in &axes {
-        for param in &axis.params {
-            check_param_alone(&doc, source, param)?;
+        for m in 0..axis.params.len() {
+            check_param_alone(&doc, source, axis, m)?;
         }
     }
 
@@ -794,11 +794,21 @@ fn related(error_path: &str, steps: &[PathStep]) -> bool {
     }
 }
 
-/// Try every value of `param` alone on the base document.
-fn check_param_alone(doc: &Value, source: &str, param: &Param) -> Result<(), ScenarioError> {
+/// Try every value of parameter `m` of `axis` on the base document, together with its zip
+/// partners' values at the same position (members of a zip vary together, so only their
+/// combination has to be valid: an (alpha, beta) pair, RED's (min, max)). An error is blamed on
+/// the member whose field the core rejected, else on parameter `m`.
+fn check_param_alone(doc: &Value, source: &str, axis: &Axis, m: usize) -> Result<(), ScenarioError> {
+    let param = &axis.params[m];
     let steps = parse_steps(&param.path);
     for (j, v) in param.values.iter().enumerate() {
         let mut d = doc.clone();
+        let partners: Vec<String> =
+            axis.params.iter().enumerate().filter(|&(k, _)| k != m).map(|(_, p)| format!("{}={}", p.path, p.values[j].to_override())).collect();
+        // A partner whose own path cannot be followed is reported when that partner is checked.
+        if apply_overrides(&mut d, &partners).is_err() {
+            continue;
+        }
         let set = format!("{}={}", param.path, v.to_override());
         if let Err((_, message)) = apply_overrides(&mut d, &[set]) {
             // The path cannot be followed in this scenario (whatever the value).
@@ -815,9 +825,10 @@ fn check_param_alone(doc: &Value, source: &str, param: &Param) -> Result<(), Sce
                 let message = format!("{field}{}", e.message);
                 return Err(ScenarioError::new(source, &format!("{}.path", param.origin.at), e.kind, message));
             }
-            let field = if e.path == param.path || e.path.is_empty() { String::new() } else { format!("{}: ", e.path) };
-            let message = format!("{}{field}{}", param.origin.value_prefix(j, v), e.message);
-            return Err(ScenarioError::new(source, &param.origin.value(j), e.kind, message));
+            let blamed = axis.params.iter().find(|p| p.path == e.path).unwrap_or(param);
+            let field = if e.path == blamed.path || e.path.is_empty() { String::new() } else { format!("{}: ", e.path) };
+            let message = format!("{}{field}{}", blamed.origin.value_prefix(j, &blamed.values[j]), e.message);
+            return Err(ScenarioError::new(source, &blamed.origin.value(j), e.kind, message));
         }
     }
     Ok(())
