@@ -1,0 +1,852 @@
+"""A portable, resumable results store: a directory of Parquet tables and a manifest
+(docs/store-format.md describes the layout for readers in other tools)::
+
+    from vegaslab.store import RunSpec, Store
+    store = Store("out/study")
+    specs = [RunSpec.from_scenario("va-reroute", seed=s) for s in range(1, 11)]
+    store.missing(specs)            # the specs whose runs are not stored yet
+    store.read("flows")             # one row per (run, flow), every committed run
+    store.results(specs, "flows")   # the rows of these specs, with their parameter columns
+
+What was decided, and why (issue 8):
+
+- **The key is what was simulated, nothing else.** A run's key is the SHA-256 of the store
+  format, the core's semantic version, the seed and the core's normalised scenario text
+  (``vegaslab._core.normalize_scenario``: every default filled in, overrides applied, the
+  content of referenced files such as delay traces included and hashed, no file paths). No
+  path, modification time, file size, timestamp, host or build identity takes part, so a
+  store copied to another machine is worth as much there. The price is a promise: a change
+  of the core that changes results must bump the core's version (``vegaslab_sim::VERSION``);
+  each run still records the source revision it was computed with (``runs.source_revision``).
+- **Commits are the unit of atomicity.** The single writer (:meth:`Store.writer`, an
+  exclusive ``flock`` on ``.lock``) buffers finished runs and commits a batch by writing its
+  tables and a ``_commit.json`` (the batch's run keys and every file's SHA-256, size and row
+  count) into ``_tmp/<id>/``, syncing them, and renaming the directory to ``data/<id>/``: one
+  rename, so a reader sees all of a batch or none of it, and a killed writer leaves only a
+  ``_tmp`` directory, removed when the next writer opens the store.
+- **Nothing is trusted unchecked.** A commit counts only when every file it lists has the
+  recorded size and SHA-256 and it holds no other table file; otherwise it is *broken*: its
+  runs are missing (so they are computed again) and the next writer moves the directory to
+  ``_quarantine/`` so that readers of the raw files stop seeing it. The whole commit goes,
+  because each of its files holds rows of all its runs.
+- **Per-commit partitions, not key-prefix partitions.** Each commit directory holds one
+  Parquet file per table (``runs``, ``flows``, ``queues``, ``links``, ``udp``,
+  ``series_flows``, ``series_queues``; empty tables are left out). Partitioning by run-key
+  prefix was considered and rejected: a batch's keys are spread over every prefix, so it
+  would multiply small files by up to 256 per commit, and no query filters on a hash;
+  the manifest already maps each key to its commit. Partial results are readable as soon as
+  a commit lands (``flush_s`` seconds at most after a run finishes, in the engine).
+- **Tidy, typed tables.** Every table starts with ``run_key``, one typed column per swept
+  parameter (``int64``, ``double``, ``string`` or ``bool``; integers and floats mixed in one
+  parameter make it ``double``) and ``seed``; then the columns of docs/results-format.md, in
+  the same order as :class:`vegaslab.Results`. A column that is missing in every row of a run
+  is a ``double`` null. ``runs`` has one row per run: aggregates, wall times and the run's
+  provenance (normalised scenario, overrides, seed, versions, source revision, command).
+- **Parameters are labels, not identity.** Two specs that resolve to the same scenario and
+  seed are one run. The stored parameter columns are those of the spec that computed it;
+  :meth:`Store.results` attaches the asking specs' own parameters, so a sweep always sees its
+  own columns even for runs another sweep computed.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import math
+import os
+import shlex
+import shutil
+import socket
+import uuid
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
+
+from . import VegaslabError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    import pyarrow as pa
+
+__all__ = [
+    "STORE_FORMAT",
+    "TABLES",
+    "NONDETERMINISTIC_COLUMNS",
+    "RunSpec",
+    "PreparedRun",
+    "Store",
+    "StoreError",
+    "StoreLockedError",
+    "run_key",
+    "prepare",
+]
+
+#: Layout version of a store (``store.json``, ``_commit.json`` and the key's definition).
+STORE_FORMAT = 1
+
+#: The Parquet tables of a commit, in the order they are written.
+TABLES = ("runs", "flows", "queues", "links", "udp", "series_flows", "series_queues")
+
+#: Columns whose values depend on the machine or the moment, not on the scenario: everything
+#: else is bit-identical whatever executor and worker count computed the run.
+NONDETERMINISTIC_COLUMNS = {"runs": ("wall_s", "sim_wall_s", "worker")}
+
+#: Parameter value types and their Arrow type names (as recorded in ``_commit.json``).
+PARAM_TYPES = ("int64", "double", "string", "bool")
+
+#: Columns every table starts with besides the parameters; a parameter may not take these names.
+_KEY_COLUMNS = ("run_key", "seed")
+
+_COMMIT_FILE = "_commit.json"
+_STORE_FILE = "store.json"
+
+
+class StoreError(VegaslabError):
+    """A store directory that cannot be used (not a store, a newer format, not writable).
+    The message names the path."""
+
+
+class StoreLockedError(StoreError):
+    """Another process is writing to the store (only one writer at a time)."""
+
+
+# ---------------------------------------------------------------------- run specs and keys
+
+
+@dataclass(frozen=True, eq=False)
+class RunSpec:
+    """One run to compute: a scenario's TOML ``text`` and its ``source`` name, the
+    ``overrides`` (``path=value`` strings, as ``--set`` takes) applied in order, the ``seed``
+    (``None``: the scenario's ``run.seed``) and the swept ``params`` (column name -> value,
+    labels for the tables; they do not change what runs).
+
+    ``source`` is the file the text was read from: it names the file in error messages, gives
+    the scenario its id when ``meta.id`` is not set (the file stem), and is the directory that
+    referenced files (``delay_trace``) are read from, on the client only: workers receive the
+    files' content, never a path. ``"<string>"`` for a text that came from no file."""
+
+    text: str
+    source: str = "<string>"
+    overrides: tuple[str, ...] = ()
+    seed: int | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "overrides", tuple(str(o) for o in self.overrides))
+        object.__setattr__(self, "params", dict(self.params))
+
+    @classmethod
+    def from_scenario(cls, scenario: Any, *, seed: int | None = None, overrides: Any = (),
+                      params: Mapping[str, Any] | None = None) -> "RunSpec":
+        """A spec from anything :func:`vegaslab.run` accepts (a path, a catalog id, TOML text
+        or a dict) and overrides as a list or a mapping."""
+        from . import _normalise_overrides, _scenario_source
+
+        text, source = _scenario_source(scenario)
+        return cls(text, source, tuple(_normalise_overrides(overrides)), seed, dict(params or {}))
+
+    @property
+    def label(self) -> str:
+        """``source seed=N --set a=b ...`` for messages."""
+        parts = [self.source, f"seed={self.seed if self.seed is not None else 'default'}"]
+        parts += [f"--set {o}" for o in self.overrides]
+        return " ".join(parts)
+
+
+def run_key(normalized_text: str, seed: int, core_version: str) -> str:
+    """The key of a run: SHA-256 (hex) of the store format, the core's semantic version, the
+    seed and the core's normalised scenario text (canonical JSON: sorted keys, shortest
+    round-trip numbers, referenced files' content included, no paths). See the module
+    docstring for what is deliberately left out."""
+    h = hashlib.sha256()
+    h.update(f"vegaslab-store-run\n{STORE_FORMAT}\n{core_version}\n{int(seed)}\n".encode("utf-8"))
+    h.update(normalized_text.encode("utf-8"))
+    return h.hexdigest()
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedRun:
+    """A spec resolved by the core on the client: its ``key``, the ``normalized`` scenario
+    text, the effective ``seed``, the ``files`` it references (name as written -> content,
+    shipped to the worker) and the ``core_version`` the key was made with. ``error`` is set
+    (and ``key`` is empty) when the core rejects the spec."""
+
+    spec: RunSpec
+    key: str
+    normalized: str = ""
+    seed: int = 0
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    core_version: str = ""
+    error: str = ""
+    #: SHA-256 of ``normalized`` (what a worker checks its own normalisation against).
+    normalized_sha256: str = ""
+
+    def light(self) -> "PreparedRun":
+        """This run without the scenario text and the normalised scenario (what is sent to a
+        worker, with the text sent once per distinct text beside it)."""
+        import dataclasses
+
+        return dataclasses.replace(self, spec=dataclasses.replace(self.spec, text=""), normalized="")
+
+
+def _referenced_files(normalized: str, source: str) -> dict[str, bytes]:
+    """The content of each file the normalised scenario lists in ``files``, read relative to
+    the source file's directory and checked against the SHA-256 the core recorded."""
+    if '"files":[]' in normalized:  # the common case: nothing to read (canonical JSON, no spaces)
+        return {}
+    refs = json.loads(normalized).get("files") or []
+    # As the core resolves them: against the scenario file's directory when the source is an
+    # existing file, else against the working directory.
+    base = Path(source).parent if Path(source).is_file() else Path(".")
+    out: dict[str, bytes] = {}
+    for ref in refs:
+        name = str(ref["name"])
+        path = base / name
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise StoreError(f"{source}: {ref.get('field', 'a field')}: cannot read {name}: "
+                             f"{exc.strerror or exc}") from None
+        if hashlib.sha256(data).hexdigest() != ref["sha256"]:
+            raise StoreError(f"{source}: {ref.get('field', 'a field')}: {name} changed while the runs were planned; "
+                             "plan again")
+        out[name] = data
+    return out
+
+
+def prepare(specs: Iterable[RunSpec]) -> list[PreparedRun]:
+    """Resolve every spec with the core (on this machine): its key, normalised text and
+    referenced files. A spec the core rejects gets ``error`` (the core's message, naming the
+    file and field) instead of raising, so one bad point does not hide the others."""
+    from . import ScenarioError, VegaslabError, _call_core, _check_seed, _load_core
+
+    core = _load_core()
+    version = str(core.version())
+    out: list[PreparedRun] = []
+    for spec in specs:
+        if not isinstance(spec, RunSpec):
+            raise TypeError(f"expected a RunSpec, got {type(spec).__name__}")
+        try:
+            _check_seed(spec.seed, spec.source)
+            normalized = _call_core(core.normalize_scenario, spec.text, spec.source, spec.seed, list(spec.overrides))
+            seed = spec.seed if spec.seed is not None else int(json.loads(normalized)["seed"])
+            files = _referenced_files(normalized, spec.source)
+        except (ScenarioError, VegaslabError, FileNotFoundError) as exc:
+            out.append(PreparedRun(spec, "", error=str(exc)))
+            continue
+        out.append(PreparedRun(spec, run_key(normalized, seed, version), normalized, seed, files, version,
+                               normalized_sha256=hashlib.sha256(normalized.encode("utf-8")).hexdigest()))
+    return out
+
+
+def _prepared(specs: Iterable[RunSpec | PreparedRun]) -> list[PreparedRun]:
+    specs = list(specs)
+    todo = [s for s in specs if not isinstance(s, PreparedRun)]
+    done = iter(prepare(todo))
+    return [s if isinstance(s, PreparedRun) else next(done) for s in specs]
+
+
+def param_types(specs: Iterable[RunSpec | PreparedRun]) -> dict[str, str]:
+    """The column type of each parameter over ``specs`` (see the module docstring). Raises
+    :class:`StoreError` naming the parameter when its values mix types that do not convert
+    (a string and a number), or when it is named like a fixed column."""
+    kinds: dict[str, set[str]] = {}
+    for s in specs:
+        spec = s.spec if isinstance(s, PreparedRun) else s
+        for name, value in spec.params.items():
+            if isinstance(value, bool):
+                kind = "bool"
+            elif isinstance(value, int):
+                kind = "int64"
+            elif isinstance(value, float):
+                kind = "double"
+            elif isinstance(value, str):
+                kind = "string"
+            else:
+                raise StoreError(f"parameter {name!r}: values must be integers, floats, strings or booleans, "
+                                 f"got {type(value).__name__} {value!r}")
+            kinds.setdefault(str(name), set()).add(kind)
+    out: dict[str, str] = {}
+    for name, ks in kinds.items():
+        if name in _KEY_COLUMNS or not name:
+            raise StoreError(f"parameter {name!r}: the name is taken by a column every table has "
+                             f"({', '.join(_KEY_COLUMNS)}); rename the parameter")
+        if len(ks) == 1:
+            out[name] = ks.pop()
+        elif ks == {"int64", "double"}:
+            out[name] = "double"
+        else:
+            raise StoreError(f"parameter {name!r}: values mix {' and '.join(sorted(ks))}; "
+                             "one type per parameter (integers and floats may mix)")
+    return out
+
+
+def _coerce(value: Any, kind: str) -> Any:
+    return float(value) if kind == "double" else value
+
+
+# ---------------------------------------------------------------------- building the tables (worker side)
+
+
+def _arrow_type(kind: str) -> "pa.DataType":
+    import pyarrow as pa
+
+    return {"int64": pa.int64(), "double": pa.float64(), "string": pa.string(), "bool": pa.bool_()}[kind]
+
+
+def _document_table(rows: Any, columns: Sequence[str]) -> "pa.Table | None":
+    """One results-document table as Arrow (a list of row objects or an object of columns),
+    documented columns first in :mod:`vegaslab.results` order, then any others the core
+    added; entirely-null columns are ``double`` (the name column excepted). None when empty."""
+    import pyarrow as pa
+
+    if not rows:
+        return None
+    table = pa.table({k: pa.array(v) for k, v in rows.items()}) if isinstance(rows, Mapping) else pa.Table.from_pylist(rows)
+    if table.num_rows == 0:
+        return None
+    order = [c for c in columns if c in table.column_names] + [c for c in table.column_names if c not in columns]
+    table = table.select(order)
+    for i, name in enumerate(table.column_names):
+        if pa.types.is_null(table.schema.field(i).type):
+            target = pa.string() if name == columns[0] else pa.float64()
+            table = table.set_column(i, name, table.column(i).cast(target))
+    return table
+
+
+def _with_keys(table: "pa.Table", key: str, seed: int, params: Mapping[str, Any], types: Mapping[str, str]) -> "pa.Table":
+    import pyarrow as pa
+
+    n = table.num_rows
+    front = [("run_key", pa.repeat(pa.scalar(key, pa.string()), n))]
+    front += [(name, pa.repeat(pa.scalar(_coerce(params[name], kind) if name in params else None, _arrow_type(kind)), n))
+              for name, kind in types.items()]
+    front.append(("seed", pa.repeat(pa.scalar(seed, pa.int64()), n)))
+    for i, (name, arr) in enumerate(front):
+        if name in table.column_names:  # a core column named like a parameter: the parameter wins
+            table = table.drop_columns([name])
+        table = table.add_column(i, name, arr)
+    return table
+
+
+def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
+    """Per-run numbers over the flows and queues (the ``runs`` table's aggregate columns)."""
+    from .metrics import jain_index
+
+    def total(rows: list[dict], col: str) -> float | int | None:
+        vals = [r.get(col) for r in rows]
+        if not vals or any(v is None for v in vals):
+            return None
+        return sum(vals)
+
+    done = [r["completion_time_s"] for r in flows if r.get("completion_time_s") is not None]
+    return {
+        "flows": len(flows),
+        "throughput_bps_total": float(total(flows, "throughput_bps") or 0.0) if flows else math.nan,
+        "goodput_bps_total": float(total(flows, "goodput_bps") or 0.0) if flows else math.nan,
+        "jain_throughput": jain_index(r.get("throughput_bps", math.nan) for r in flows),
+        "retransmitted_pkts_total": total(flows, "retransmitted_pkts"),
+        "timeouts_total": total(flows, "timeouts"),
+        "dropped_pkts_total": total(flows, "dropped_pkts"),
+        "queue_drops_total": total(queues, "drops"),
+        "flows_completed": len(done),
+        "completion_time_s_max": max(done) if done else math.nan,
+    }
+
+
+def tables_from_document(doc: Mapping[str, Any], key: str, seed: int, params: Mapping[str, Any],
+                         types: Mapping[str, str]) -> dict[str, "pa.Table"]:
+    """The non-``runs`` tables of one run's results document (docs/results-format.md), each
+    with ``run_key``, the parameters and ``seed`` in front. Empty tables are left out."""
+    from .results import TABLES as RESULT_TABLES
+
+    series = doc.get("series") or {}
+    sources = {"flows": doc.get("flows"), "queues": doc.get("queues"), "links": doc.get("links"),
+               "udp": doc.get("udp"), "series_flows": series.get("flows"), "series_queues": series.get("queues")}
+    out = {}
+    for name, rows in sources.items():
+        table = _document_table(rows, RESULT_TABLES[name][1])
+        if table is not None:
+            out[name] = _with_keys(table, key, seed, params, types)
+    return out
+
+
+def run_row(prepared: PreparedRun, doc: Mapping[str, Any], *, wall_s: float, worker: str,
+            versions: Mapping[str, str], types: Mapping[str, str]) -> dict[str, Any]:
+    """The ``runs`` row of one run: key, parameters, seed, aggregates, wall times and the
+    provenance that re-runs it exactly."""
+    from . import PROVENANCE_FORMAT, scenario_hash
+
+    spec = prepared.spec
+    meta = doc.get("meta") or {}
+    command = None
+    if not spec.source.startswith("<"):
+        parts = ["vegaslab", "run", spec.source, "--no-plots", "--seed", str(prepared.seed)]
+        for o in spec.overrides:
+            parts += ["--set", o]
+        command = shlex.join(parts)
+    row: dict[str, Any] = {"run_key": prepared.key}
+    row.update({name: _coerce(spec.params.get(name), kind) for name, kind in types.items()})
+    row["seed"] = prepared.seed
+    row["scenario_id"] = meta.get("scenario")
+    row.update(_aggregates(doc.get("flows") or [], doc.get("queues") or []))
+    row.update({
+        "events": meta.get("events"),
+        "duration_s": meta.get("duration_s"),
+        "sim_wall_s": meta.get("wall_time_s"),
+        "wall_s": float(wall_s),
+        "worker": worker,
+        "source": spec.source,
+        "overrides": list(spec.overrides),
+        "core_version": versions.get("core_version"),
+        "vegaslab_version": versions.get("vegaslab_version"),
+        "source_revision": versions.get("source_revision"),
+        "provenance_format": PROVENANCE_FORMAT,
+        "scenario_sha256": scenario_hash(json.loads(prepared.normalized)),
+        "command": command,
+        "scenario": prepared.normalized,
+    })
+    return row
+
+
+def runs_table(rows: Sequence[Mapping[str, Any]], types: Mapping[str, str]) -> "pa.Table":
+    """The ``runs`` table of a batch of run rows, with fixed column types (so that every
+    commit's ``runs`` file has the same schema, parameters aside)."""
+    import pyarrow as pa
+
+    fields = [pa.field("run_key", pa.string())]
+    fields += [pa.field(name, _arrow_type(kind)) for name, kind in types.items()]
+    fields += [
+        pa.field("seed", pa.int64()), pa.field("scenario_id", pa.string()),
+        pa.field("flows", pa.int64()), pa.field("throughput_bps_total", pa.float64()),
+        pa.field("goodput_bps_total", pa.float64()), pa.field("jain_throughput", pa.float64()),
+        pa.field("retransmitted_pkts_total", pa.int64()), pa.field("timeouts_total", pa.int64()),
+        pa.field("dropped_pkts_total", pa.int64()), pa.field("queue_drops_total", pa.int64()),
+        pa.field("flows_completed", pa.int64()), pa.field("completion_time_s_max", pa.float64()),
+        pa.field("events", pa.int64()), pa.field("duration_s", pa.float64()),
+        pa.field("sim_wall_s", pa.float64()), pa.field("wall_s", pa.float64()), pa.field("worker", pa.string()),
+        pa.field("source", pa.string()), pa.field("overrides", pa.list_(pa.string())),
+        pa.field("core_version", pa.string()), pa.field("vegaslab_version", pa.string()),
+        pa.field("source_revision", pa.string()), pa.field("provenance_format", pa.int64()),
+        pa.field("scenario_sha256", pa.string()), pa.field("command", pa.string()),
+        pa.field("scenario", pa.string()),
+    ]
+    return pa.Table.from_pylist(list(rows), schema=pa.schema(fields))
+
+
+# ---------------------------------------------------------------------- the store
+
+
+def _sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Commit:
+    """A committed batch: its ``id``, directory, run keys, parameter types and files."""
+
+    id: str
+    path: Path
+    runs: tuple[str, ...]
+    params: Mapping[str, str]
+    files: Mapping[str, Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A commit directory that failed verification, and why (its runs count as missing)."""
+
+    id: str
+    path: Path
+    reason: str
+
+
+class Store:
+    """A results store at ``path`` (created on first use unless ``create=False``).
+
+    Reading never locks: :meth:`read` and :meth:`missing` see every commit that has landed,
+    also while a sweep is writing. Writing goes through :meth:`writer` (one writer at a
+    time)."""
+
+    def __init__(self, path: str | os.PathLike, *, create: bool = True) -> None:
+        self.path = Path(path)
+        self._verified: dict[str, tuple[Commit, tuple]] = {}
+        meta = self.path / _STORE_FILE
+        if not meta.exists():
+            if not create:
+                raise StoreError(f"{self.path}: not a vegaslab store (no {_STORE_FILE})")
+            if self.path.exists() and not self.path.is_dir():
+                raise StoreError(f"{self.path}: exists and is not a directory")
+            if self.path.is_dir() and any(p.name not in (".lock", "data", "_tmp", "_quarantine") for p in self.path.iterdir()):
+                raise StoreError(f"{self.path}: holds other files and is not a vegaslab store; choose an empty "
+                                 "or new directory")
+            try:
+                (self.path / "data").mkdir(parents=True, exist_ok=True)
+                tmp = self.path / f".{_STORE_FILE}.{uuid.uuid4().hex}"
+                tmp.write_text(json.dumps({"format": STORE_FORMAT, "kind": "vegaslab results store",
+                                           "layout": "docs/store-format.md"}, indent=2) + "\n", encoding="utf-8")
+                os.replace(tmp, meta)
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot create the store: {exc.strerror or exc}") from None
+        try:
+            info = json.loads(meta.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise StoreError(f"{meta}: unreadable: {exc}") from None
+        if not isinstance(info, dict) or info.get("format") != STORE_FORMAT:
+            raise StoreError(f"{meta}: store format {info.get('format') if isinstance(info, dict) else '?'!r}; "
+                             f"this vegaslab reads format {STORE_FORMAT}")
+
+    # ------------------------------------------------------------------ commits
+
+    def _scan(self) -> tuple[list[Commit], list[Broken]]:
+        """Every commit directory under ``data/``, verified (a commit verified before by this
+        object is checked again only when a file's size or change time moved)."""
+        data = self.path / "data"
+        good: list[Commit] = []
+        broken: list[Broken] = []
+        try:
+            entries = sorted(p for p in data.iterdir() if p.is_dir())
+        except FileNotFoundError:
+            return good, broken
+        for d in entries:
+            stamp = self._stamp(d)
+            cached = self._verified.get(d.name)
+            if cached is not None and cached[1] == stamp:
+                good.append(cached[0])
+                continue
+            commit, reason = self._verify(d)
+            if commit is None:
+                broken.append(Broken(d.name, d, reason))
+                self._verified.pop(d.name, None)
+            else:
+                good.append(commit)
+                self._verified[d.name] = (commit, stamp)
+        return good, broken
+
+    @staticmethod
+    def _stamp(d: Path) -> tuple:
+        try:
+            return tuple(sorted((p.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                                for p in d.iterdir() for st in [p.stat()]))
+        except OSError:
+            return ()
+
+    @staticmethod
+    def _verify(d: Path) -> tuple[Commit | None, str]:
+        record = d / _COMMIT_FILE
+        try:
+            info = json.loads(record.read_text(encoding="utf-8"))
+            runs = tuple(str(k) for k in info["runs"])
+            files = dict(info["files"])
+            params = dict(info.get("params") or {})
+            if info.get("format") != STORE_FORMAT or info.get("commit") != d.name:
+                return None, f"{record}: format or id does not match"
+        except FileNotFoundError:
+            return None, f"{record}: missing"
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            return None, f"{record}: unreadable ({exc})"
+        for name, meta in files.items():
+            f = d / name
+            try:
+                size = f.stat().st_size
+            except OSError:
+                return None, f"{f}: listed in {_COMMIT_FILE} but missing"
+            if size != meta.get("bytes"):
+                return None, f"{f}: {size} bytes, {_COMMIT_FILE} records {meta.get('bytes')} (truncated or replaced)"
+            if _sha256_file(f) != meta.get("sha256"):
+                return None, f"{f}: SHA-256 differs from the one in {_COMMIT_FILE} (corrupted or replaced)"
+        extra = sorted(p.name for p in d.iterdir() if p.name != _COMMIT_FILE and p.name not in files)
+        if extra:
+            return None, f"{d}: holds files its {_COMMIT_FILE} does not list ({', '.join(extra[:3])})"
+        return Commit(d.name, d, runs, params, files), ""
+
+    def commits(self) -> list[Commit]:
+        """The verified commits, in id order."""
+        return self._scan()[0]
+
+    def broken(self) -> list[Broken]:
+        """Commit directories that failed verification (their runs count as missing)."""
+        return self._scan()[1]
+
+    def keys(self) -> set[str]:
+        """The keys of every stored (verified) run."""
+        return {k for c in self.commits() for k in c.runs}
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys()
+
+    def missing(self, specs: Iterable[RunSpec | PreparedRun]) -> list[RunSpec]:
+        """The specs (in order, duplicates kept) whose runs are not stored: not in a verified
+        commit, or rejected by the core (those are never stored)."""
+        prepared = _prepared(specs)
+        stored = self.keys()
+        return [p.spec for p in prepared if p.error or p.key not in stored]
+
+    # ------------------------------------------------------------------ reading
+
+    def files(self, table: str) -> list[Path]:
+        """The Parquet files of ``table`` in verified commits (for pyarrow, DuckDB, polars)."""
+        _check_table(table)
+        name = f"{table}.parquet"
+        return [c.path / name for c in self.commits() if name in c.files]
+
+    def read_arrow(self, table: str = "flows", keys: Iterable[str] | None = None) -> "pa.Table":
+        """``table`` over every verified commit (or only the runs ``keys``), as one Arrow
+        table: schemas unified by name (a parameter one commit lacks is null there), each run
+        once, rows ordered by run key (then as the core wrote them)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        _check_table(table)
+        wanted = set(keys) if keys is not None else None
+        seen: set[str] = set()
+        parts = []
+        for c in self.commits():
+            own = [k for k in c.runs if k not in seen and (wanted is None or k in wanted)]
+            seen.update(own)
+            name = f"{table}.parquet"
+            if not own or name not in c.files:
+                continue
+            t = pq.read_table(c.path / name)
+            if len(own) != len(c.runs):
+                t = t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(own, pa.string())))
+            parts.append(t)
+        if not parts:
+            return pa.table({"run_key": pa.array([], pa.string()), "seed": pa.array([], pa.int64())})
+        t = pa.concat_tables(parts, promote_options="permissive")
+        t = t.append_column("__row", pa.array(range(t.num_rows), pa.int64()))
+        return t.sort_by([("run_key", "ascending"), ("__row", "ascending")]).drop_columns(["__row"])
+
+    def read(self, table: str = "flows", keys: Iterable[str] | None = None) -> "pd.DataFrame":
+        """:meth:`read_arrow` as a pandas DataFrame (a fresh RangeIndex)."""
+        return self.read_arrow(table, keys).to_pandas()
+
+    def results(self, specs: Iterable[RunSpec | PreparedRun], table: str = "flows") -> "pd.DataFrame":
+        """The rows of ``table`` for ``specs`` (stored ones; see :meth:`missing`), one block
+        per spec in spec order, with the specs' own parameter columns (see the module
+        docstring: stored parameter columns are those of the spec that computed the run)."""
+        import pandas as pd
+
+        prepared = [p for p in _prepared(specs) if not p.error]
+        types = param_types(prepared)
+        stored_params = {n for c in self.commits() for n in c.params}
+        rows = self.read(table, keys={p.key for p in prepared})
+        rows = rows.drop(columns=[c for c in stored_params if c in rows.columns and c not in _KEY_COLUMNS])
+        front = pd.DataFrame({"run_key": [p.key for p in prepared], "__spec": range(len(prepared))})
+        for name, kind in types.items():
+            values = [_coerce(p.spec.params.get(name), kind) if name in p.spec.params else None for p in prepared]
+            front[name] = pd.array(values, dtype={"int64": "Int64", "double": "Float64", "string": "string",
+                                                  "bool": "boolean"}[kind])
+        merged = front.merge(rows, on="run_key", how="inner", sort=False)
+        merged = merged.sort_values("__spec", kind="stable").drop(columns="__spec").reset_index(drop=True)
+        return merged
+
+    # ------------------------------------------------------------------ writing
+
+    @contextmanager
+    def writer(self, *, batch_runs: int = 256, flush_s: float = 2.0) -> Iterator["StoreWriter"]:
+        """The store's single writer: locks the store, removes what killed writers left in
+        ``_tmp/``, moves broken commits to ``_quarantine/``, and commits what it is given
+        (:meth:`StoreWriter.add`) in batches; the last batch is committed when the block
+        ends, also on an exception or Ctrl-C. :class:`StoreLockedError` when another
+        process holds the lock."""
+        w = StoreWriter(self, batch_runs=batch_runs, flush_s=flush_s)
+        try:
+            yield w
+        finally:
+            w.close()
+
+
+def _check_table(table: str) -> None:
+    if table not in TABLES:
+        raise KeyError(f"{table!r}: no such table; the tables are {', '.join(TABLES)}")
+
+
+@dataclass
+class StoredRun:
+    """One finished run as the writer receives it: its ``runs`` row and its other tables."""
+
+    key: str
+    row: dict[str, Any]
+    tables: dict[str, "pa.Table"]
+    params: Mapping[str, str]
+
+
+class StoreWriter:
+    """Commits finished runs to a :class:`Store` (see :meth:`Store.writer`)."""
+
+    def __init__(self, store: Store, *, batch_runs: int, flush_s: float) -> None:
+        import time
+
+        self.store = store
+        self.batch_runs = max(1, int(batch_runs))
+        self.flush_s = float(flush_s)
+        self._clock = time.monotonic
+        self._buffer: list[StoredRun] = []
+        self._buffered: set[str] = set()
+        self._first_at = 0.0
+        self._lock_fd = self._lock()
+        self.quarantined: list[Broken] = []
+        try:
+            self._clean()
+            self._stored = store.keys()
+        except BaseException:
+            self._unlock()
+            raise
+        self.commits_written = 0
+
+    # -- lock
+
+    def _lock(self) -> int | None:
+        lock = self.store.path / ".lock"
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(f"{lock}: cannot open the store's lock file: {exc.strerror or exc}") from None
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock, documented
+            return fd
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = ""
+            try:
+                holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip()
+            except OSError:
+                pass
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise StoreLockedError(f"{self.store.path}: another process is writing to this store"
+                                       f"{f' ({holder})' if holder else ''}; wait for it or use another store") from None
+            raise StoreError(f"{lock}: cannot lock: {exc.strerror or exc}") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"pid {os.getpid()} on {socket.gethostname()}\n".encode(), 0)
+        return fd
+
+    def _unlock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
+
+    def _clean(self) -> None:
+        root = self.store.path
+        shutil.rmtree(root / "_tmp", ignore_errors=True)
+        for b in self.store.broken():
+            dest = root / "_quarantine" / f"{b.id}-{uuid.uuid4().hex[:6]}"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(b.path, dest)
+            (dest / "REASON.txt").write_text(b.reason + "\n", encoding="utf-8")
+            self.quarantined.append(b)
+
+    # -- adding and committing
+
+    @property
+    def stored(self) -> set[str]:
+        """Keys stored (before this writer opened, and committed by it since)."""
+        return self._stored
+
+    @property
+    def pending(self) -> int:
+        return len(self._buffer)
+
+    def add(self, run: StoredRun) -> bool:
+        """Buffer a finished run; commit the buffer when it holds ``batch_runs`` runs or its
+        oldest run waited ``flush_s`` seconds. Returns whether a commit happened. A run that
+        is already stored or buffered is ignored (a store never holds a run twice)."""
+        if run.key in self._stored or run.key in self._buffered:
+            return False
+        if not self._buffer:
+            self._first_at = self._clock()
+        self._buffer.append(run)
+        self._buffered.add(run.key)
+        return self.maybe_flush()
+
+    def maybe_flush(self) -> bool:
+        """Commit the buffer if it is full or old enough (call it while waiting for runs)."""
+        if self._buffer and (len(self._buffer) >= self.batch_runs or self._clock() - self._first_at >= self.flush_s):
+            self.flush()
+            return True
+        return False
+
+    def flush(self) -> None:
+        """Commit every buffered run now (one commit)."""
+        if not self._buffer:
+            return
+        batch, self._buffer = self._buffer, []
+        self._buffered = set()
+        self._commit(batch)
+        self._stored.update(r.key for r in batch)
+
+    def _commit(self, batch: list[StoredRun]) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        root = self.store.path
+        cid = uuid.uuid4().hex
+        tmp = root / "_tmp" / cid
+        tmp.mkdir(parents=True)
+        params: dict[str, str] = {}
+        for r in batch:
+            for name, kind in r.params.items():
+                seen = params.setdefault(name, kind)
+                if seen != kind:  # only int64 and double can meet in one batch (param_types)
+                    params[name] = "double"
+        files: dict[str, dict[str, Any]] = {}
+        for table in TABLES:
+            if table == "runs":
+                data = runs_table([r.row for r in batch], params)
+            else:
+                parts = [r.tables[table] for r in batch if table in r.tables]
+                if not parts:
+                    continue
+                data = pa.concat_tables(parts, promote_options="permissive")
+            f = tmp / f"{table}.parquet"
+            pq.write_table(data, f)
+            with f.open("rb") as fh:
+                os.fsync(fh.fileno())
+            files[f.name] = {"sha256": _sha256_file(f), "bytes": f.stat().st_size, "rows": data.num_rows}
+        record = {"format": STORE_FORMAT, "commit": cid, "runs": [r.key for r in batch],
+                  "params": params, "files": files}
+        with (tmp / _COMMIT_FILE).open("w", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, indent=1) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        _fsync_dir(tmp)
+        os.rename(tmp, root / "data" / cid)  # the commit point
+        _fsync_dir(root / "data")
+        self.commits_written += 1
+
+    def close(self) -> None:
+        """Commit what is buffered and release the lock."""
+        try:
+            self.flush()
+            try:
+                (self.store.path / "_tmp").rmdir()  # only when empty
+            except OSError:
+                pass
+        finally:
+            self._unlock()

@@ -1,0 +1,269 @@
+"""The results store (issue 8): keys that name what was simulated and nothing else, commits
+that are all-or-nothing and checked before they are trusted, a store that can be copied, and
+tables that pandas and DuckDB read. Runs here are milliseconds long and computed in this
+process (``scheduler="synchronous"``); tests/test_engine_dask.py runs them on Dask."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("vegaslab._core")
+
+from scenario_text import TWO_HOP  # noqa: E402
+from vegaslab.engine import SYNCHRONOUS, execute, run_payload  # noqa: E402
+from vegaslab.store import (  # noqa: E402
+    RunSpec,
+    Store,
+    StoreError,
+    StoreLockedError,
+    param_types,
+    prepare,
+    run_key,
+)
+
+TEXT = TWO_HOP + '\n[run]\nduration = "1s"\n'
+
+TRACED = """
+[run]
+duration = "2s"
+
+[[links]]
+endpoints = ["S", "D"]
+bandwidth = "1Mbps"
+delay_trace = "traces/d.txt"
+
+[[flows]]
+from = "S"
+to = "D"
+cc = "vegas"
+"""
+
+
+def specs(seeds=range(1, 5)) -> list[RunSpec]:
+    return [RunSpec(TEXT, "two-hop.toml", (f"links[1].queue.limit={5 * s}",), s, {"limit": 5 * s}) for s in seeds]
+
+
+def fill(path, the_specs=None, **kw) -> Store:
+    ex = execute(the_specs or specs(), path, scheduler=SYNCHRONOUS, **kw)
+    assert ex.failed == 0, [o.error for o in ex.outcomes if o.error]
+    return Store(path)
+
+
+def traced_scenario(root: Path, trace: str) -> Path:
+    (root / "traces").mkdir(parents=True, exist_ok=True)
+    (root / "traces" / "d.txt").write_text(trace)
+    path = root / "sc.toml"
+    path.write_text(TRACED)
+    return path
+
+
+def test_run_key_depends_on_content_not_on_paths_or_modification_times(tmp_path):
+    a = traced_scenario(tmp_path / "a", "0 10ms\n1 20ms\n")
+    b = traced_scenario(tmp_path / "elsewhere" / "b", "0 10ms\n1 20ms\n")
+    os.utime(b.parent / "traces" / "d.txt", (1_000_000, 1_000_000))
+    key_a, key_b = (prepare([RunSpec.from_scenario(p, seed=1)])[0].key for p in (a, b))
+    assert key_a == key_b and len(key_a) == 64
+
+    (b.parent / "traces" / "d.txt").write_text("0 10ms\n1 30ms\n")  # a referenced file's content
+    assert prepare([RunSpec.from_scenario(b, seed=1)])[0].key != key_a
+    assert prepare([RunSpec.from_scenario(a, seed=2)])[0].key != key_a  # the seed
+
+    p = prepare([RunSpec.from_scenario(a, seed=1)])[0]
+    assert run_key(p.normalized, 1, p.core_version) == key_a
+    assert run_key(p.normalized, 1, "999.0.0") != key_a  # the core's version
+    assert str(tmp_path) not in p.normalized
+
+
+def test_parameters_are_labels_not_identity():
+    plain, labelled = prepare([RunSpec(TEXT, "two-hop.toml", (), 1), RunSpec(TEXT, "two-hop.toml", (), 1, {"x": 1})])
+    assert plain.key == labelled.key
+    # Overrides that resolve to the same scenario are the same run.
+    same = prepare([RunSpec(TEXT, "two-hop.toml", ("links[1].queue.limit=10",), 1)])[0]
+    assert same.key == plain.key  # TWO_HOP's limit is 10 already
+
+
+def test_copied_store_has_nothing_missing_and_computes_nothing(tmp_path):
+    original = fill(tmp_path / "a")
+    copy = tmp_path / "b"
+    shutil.copytree(tmp_path / "a", copy, copy_function=shutil.copy)  # new paths and modification times
+    assert Store(copy).missing(specs()) == []
+    ex = execute(specs(), copy, scheduler=SYNCHRONOUS)
+    assert (ex.submitted, ex.ran, ex.stored) == (0, 0, 4)
+    assert Store(copy).read("flows").equals(original.read("flows"))
+
+
+def test_tables_are_tidy_with_typed_parameter_columns_and_provenance(tmp_path):
+    store = fill(tmp_path / "s")
+    flows = store.read("flows")
+    assert list(flows.columns[:4]) == ["run_key", "limit", "seed", "flow"]
+    assert str(flows["limit"].dtype) == "int64" and sorted(flows["limit"]) == [5, 10, 15, 20]
+    runs = store.read("runs").set_index("seed")
+    assert sorted(runs.index) == [1, 2, 3, 4]
+    row = runs.loc[3]
+    assert list(row["overrides"]) == ["links[1].queue.limit=15"]
+    assert json.loads(row["scenario"])["links"][1]["forward"]["queue"]["limit"] == 15
+    assert row["core_version"] and row["source_revision"] and row["vegaslab_version"]
+    assert row["command"] == "vegaslab run two-hop.toml --no-plots --seed 3 --set 'links[1].queue.limit=15'"
+    assert row["flows"] == 1 and row["throughput_bps_total"] == flows[flows["seed"] == 3]["throughput_bps"].sum()
+    # The same numbers as vegaslab.run
+    import vegaslab
+
+    direct = vegaslab.run(TEXT, seed=3, overrides=["links[1].queue.limit=15"])
+    mine = flows[flows["seed"] == 3].reset_index(drop=True)
+    for col in ("throughput_bps", "retransmitted_pkts", "final_cwnd", "delivered_bytes"):
+        assert mine[col].tolist() == direct.flows[col].tolist()
+
+
+def test_parameter_types_are_checked_and_ints_mixed_with_floats_become_floats():
+    assert param_types([RunSpec(TEXT, params={"a": 1, "b": "x", "c": True}),
+                        RunSpec(TEXT, params={"a": 2.5, "b": "y", "c": False})]) == {
+        "a": "double", "b": "string", "c": "bool"}
+    with pytest.raises(StoreError, match="parameter 'a': values mix int64 and string"):
+        param_types([RunSpec(TEXT, params={"a": 1}), RunSpec(TEXT, params={"a": "1"})])
+    with pytest.raises(StoreError, match="parameter 'seed': the name is taken"):
+        param_types([RunSpec(TEXT, params={"seed": 1})])
+    with pytest.raises(StoreError, match="parameter 'a': values must be"):
+        param_types([RunSpec(TEXT, params={"a": [1, 2]})])
+
+
+def test_results_carry_the_asking_specs_parameters(tmp_path):
+    store = fill(tmp_path / "s")
+    relabelled = [dataclasses.replace(s, params={"buffer_pkts": float(s.params["limit"])}) for s in specs()]
+    assert store.missing(relabelled) == []
+    got = store.results(list(reversed(relabelled)), "runs")
+    assert got["buffer_pkts"].tolist() == [20.0, 15.0, 10.0, 5.0]
+    assert "limit" not in got.columns and got["seed"].tolist() == [4, 3, 2, 1]
+
+
+def test_duckdb_and_pandas_read_committed_runs_and_never_a_half_written_commit(tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    import pandas as pd
+
+    store = fill(tmp_path / "s", specs(range(1, 3)))
+    # What a writer killed mid-commit leaves behind: a complete-looking table in _tmp.
+    half = tmp_path / "s" / "_tmp" / "deadbeef"
+    half.mkdir(parents=True)
+    shutil.copy(store.files("flows")[0], half / "flows.parquet")
+
+    glob = str(tmp_path / "s" / "data" / "*" / "flows.parquet")
+    n, = duckdb.sql(f"SELECT count(*) FROM read_parquet('{glob}', union_by_name=true)").fetchall()[0]
+    assert n == 2
+    by_seed = duckdb.sql(f"SELECT seed, max(\"limit\") FROM read_parquet('{glob}', union_by_name=true) "
+                         "GROUP BY seed ORDER BY seed").fetchall()
+    assert by_seed == [(1, 5), (2, 10)]
+    assert len(pd.concat(pd.read_parquet(f) for f in store.files("flows"))) == 2
+    assert len(store.read("flows")) == 2
+
+    fill(tmp_path / "s", specs(range(1, 4)))  # the next writer removes the leftover
+    assert not half.exists() and len(Store(tmp_path / "s").read("flows")) == 3
+
+
+def test_truncated_file_makes_its_runs_missing_and_they_are_recomputed(tmp_path):
+    store = fill(tmp_path / "s", batch_runs=2)  # two commits of two runs
+    commits = store.commits()
+    assert [len(c.runs) for c in commits] == [2, 2]
+    victim = commits[0].path / "series_flows.parquet" if (commits[0].path / "series_flows.parquet").exists() \
+        else commits[0].path / "flows.parquet"
+    victim.write_bytes(victim.read_bytes()[:-7])
+
+    fresh = Store(tmp_path / "s")
+    assert [b.id for b in fresh.broken()] == [commits[0].id] and "truncated" in fresh.broken()[0].reason
+    lost = set(commits[0].runs)
+    assert {p.key for p in prepare(fresh.missing(specs()))} == lost
+    ex = execute(specs(), tmp_path / "s", scheduler=SYNCHRONOUS)
+    assert (ex.ran, ex.stored) == (2, 2)
+    after = Store(tmp_path / "s")
+    assert after.broken() == [] and after.keys() == {p.key for p in prepare(specs())}
+    quarantined, = (tmp_path / "s" / "_quarantine").iterdir()
+    assert "truncated" in (quarantined / "REASON.txt").read_text()
+
+
+def test_a_file_with_the_right_size_but_other_bytes_is_not_trusted(tmp_path):
+    store = fill(tmp_path / "s")
+    f = store.files("runs")[0]
+    data = bytearray(f.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    f.write_bytes(bytes(data))
+    assert len(Store(tmp_path / "s").missing(specs())) == 4
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_store(tmp_path):
+    store = Store(tmp_path / "s")
+    with store.writer():
+        with pytest.raises(StoreLockedError, match=f"{tmp_path / 's'}: another process is writing"):
+            with Store(tmp_path / "s").writer():
+                pass
+    with store.writer():  # released
+        pass
+
+
+def test_a_directory_that_is_not_a_store_is_refused(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="holds other files"):
+        Store(tmp_path)
+    with pytest.raises(StoreError, match="not a vegaslab store"):
+        Store(tmp_path / "absent", create=False)
+
+
+def test_referenced_files_travel_with_the_run_not_their_paths(tmp_path):
+    path = traced_scenario(tmp_path / "proj", "0 10ms\n1 20ms\n")
+    prepared = prepare([RunSpec.from_scenario(path, seed=1)])
+    shutil.rmtree(tmp_path / "proj")  # the worker must not need the client's files
+    ex = execute(prepared, tmp_path / "s", scheduler=SYNCHRONOUS)
+    assert ex.ran == 1, ex.outcomes[0].error
+    runs = Store(tmp_path / "s").read("runs")
+    assert runs["scenario_id"].tolist() == ["sc"]  # the file stem, as on the client
+
+    # A name that climbs out of the scenario's directory travels too.
+    up = tmp_path / "proj2" / "scenarios"
+    up.mkdir(parents=True)
+    (tmp_path / "proj2" / "shared").mkdir()
+    (tmp_path / "proj2" / "shared" / "d.txt").write_text("0 30ms\n")
+    (up / "sc.toml").write_text(TRACED.replace("traces/d.txt", "../shared/d.txt"))
+    prepared = prepare([RunSpec.from_scenario(up / "sc.toml", seed=1)])
+    shutil.rmtree(tmp_path / "proj2")
+    ex = execute(prepared, tmp_path / "s", scheduler=SYNCHRONOUS)
+    assert ex.ran == 1, ex.outcomes[0].error
+
+
+def test_a_worker_that_resolves_the_scenario_differently_refuses_to_run():
+    p = prepare([RunSpec(TEXT, "two-hop.toml", (), 1)])[0]
+    assert run_payload(p.light(), TEXT, {}).run is not None
+    tampered = TEXT.replace("limit = 10", "limit = 11")  # e.g. a worker reading another file
+    result = run_payload(p.light(), tampered, {})
+    assert result.run is None and "resolves the scenario differently" in result.error
+    other_core = run_payload(dataclasses.replace(p, core_version="0.0.0-other").light(), TEXT, {})
+    assert other_core.run is None and "install the same vegaslab version" in other_core.error
+
+
+def test_a_rejected_spec_fails_alone_with_the_core_message(tmp_path):
+    bad = RunSpec(TEXT, "two-hop.toml", ("links[1].queue.limit=-1",), 9)
+    ex = execute([*specs(range(1, 3)), bad], tmp_path / "s", scheduler=SYNCHRONOUS)
+    assert [o.status for o in ex.outcomes] == ["ran", "ran", "failed"]
+    assert "two-hop.toml: links[1].queue.limit" in ex.outcomes[2].error
+    assert Store(tmp_path / "s").missing([bad]) == [bad]
+
+
+def test_repeated_runs_are_computed_once(tmp_path):
+    twice = specs(range(1, 3)) * 2
+    ex = execute(twice, tmp_path / "s", scheduler=SYNCHRONOUS)
+    assert ex.submitted == 2 and [o.status for o in ex.outcomes] == ["ran"] * 4
+    assert len(Store(tmp_path / "s").read("runs")) == 2
+
+
+def test_partial_results_land_while_the_sweep_runs(tmp_path):
+    seen = []
+
+    def look(outcome):  # what a reader sees after each run
+        seen.append(len(Store(tmp_path / "s")))
+        time.sleep(0.02)
+
+    execute(specs(), tmp_path / "s", scheduler=SYNCHRONOUS, batch_runs=2, flush_s=60, on_outcome=look)
+    assert seen == [0, 2, 2, 4]
