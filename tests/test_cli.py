@@ -15,7 +15,7 @@ import vegaslab
 from vegaslab import cli
 from scenario_text import TWO_HOP
 
-SUBCOMMANDS = ("run", "reproduce", "bench")
+SUBCOMMANDS = ("run", "reproduce", "bench", "sweep")
 
 TINY = """
 [meta]

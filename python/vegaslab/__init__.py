@@ -39,6 +39,7 @@ import tomllib as _toml
 
 __all__ = [
     "run",
+    "sweep",
     "validate",
     "normalize",
     "provenance",
@@ -473,6 +474,16 @@ def run(
     # again, so a file replaced during the run is the one residual race).
     res.meta["provenance"] = _provenance_of(_normalize_text(text, source, seed, ovr), source, seed, ovr)
     return res
+
+
+def sweep(scenario: Scenario, overrides: Overrides | None = (), out: str | os.PathLike | None = None,
+          scheduler: Any = None, workers: int | None = None, **kw: Any):
+    """Run a scenario's ``[sweep]`` into a results store and return its
+    :class:`vegaslab.sweep_results.SweepResults` (tidy ``flows``/``runs``, ``to_xarray``,
+    ``plot``); see :func:`vegaslab.sweep_results.sweep` and docs/sweep-format.md."""
+    from .sweep_results import sweep as _sweep
+
+    return _sweep(scenario, overrides, out=out, scheduler=scheduler, workers=workers, **kw)
 
 
 def __getattr__(name: str) -> Any:
