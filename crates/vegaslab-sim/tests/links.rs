@@ -112,7 +112,7 @@ fn delay_trace_errors_name_the_file_and_line() {
     assert_eq!(e, format!("{src}: links[0].delay_trace: {shown}:3: times must not decrease (3 s after 5 s)"));
     write_trace(&dir.join("traces"), "d.csv", "0 10ms\n5 -2ms\n");
     let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
-    assert!(e.ends_with(&format!("{shown}:2: delay must be between 0 and 3600 s, got \"-2ms\"")), "{e}");
+    assert!(e.ends_with(&format!("{shown}:2: the delay must be between 0 and 3600 s")), "{e}");
     std::fs::remove_file(dir.join("traces").join("d.csv")).unwrap();
     let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
     assert!(e.starts_with(&format!("{src}: links[0].delay_trace: cannot read {shown}")), "{e}");
@@ -146,7 +146,8 @@ fn delay_trace_must_be_a_small_regular_file_and_errors_do_not_echo_its_lines() {
     assert!(e.ends_with(":2: expected two fields \"time, delay\", got 5"), "{e}");
     write_trace(&dir.join("traces"), "d.csv", "0 10ms\n1 SECRET-TOKEN\n");
     let e = scenario::parse(TRACE_LINK, src, &[]).unwrap_err().to_string();
-    assert!(e.ends_with(":2: delay \"SECRET-TOKEN\" is not a time like \"10ms\" or seconds"), "{e}");
+    assert!(e.ends_with(":2: the delay field is not a time like \"10ms\" or seconds"), "{e}");
+    assert!(!e.contains("SECRET"), "{e}");
 }
 
 #[test]
@@ -157,7 +158,7 @@ fn a_584_year_delay_in_a_trace_is_rejected_not_wrapped_to_zero() {
     std::fs::write(&source, TRACE_LINK).unwrap();
     write_trace(&dir.join("traces"), "d.csv", "0 10ms\n1 18446744073.7s\n");
     let e = scenario::parse(TRACE_LINK, source.to_str().unwrap(), &[]).unwrap_err().to_string();
-    assert!(e.ends_with(":2: delay must be between 0 and 3600 s, got \"18446744073.7s\""), "{e}");
+    assert!(e.ends_with(":2: the delay must be between 0 and 3600 s"), "{e}");
 }
 
 const GEO: &str = r#"

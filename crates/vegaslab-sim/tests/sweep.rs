@@ -555,3 +555,15 @@ zip = [ { path = "flows[0].params.alpha", values = [5, 10] }, { path = "flows[0]
     assert_eq!(kind, ErrorKind::Invalid, "{e}");
     assert!(e.contains("sweep.axis[0].zip[1].values[1]"), "{e}");
 }
+
+#[test]
+fn a_backwards_range_of_large_integers_is_an_error_not_a_panic() {
+    // 2^60 and 2^60 - 1 are the same f64: compared as floats the range looked empty, not backwards.
+    let (e, kind) = bad(r#"
+[[sweep.axis]]
+path = "flows[1].params.alpha"
+range = { start = 1152921504606846976, stop = 1152921504606846975, step = 1 }
+"#);
+    assert_eq!(kind, ErrorKind::OutOfRange, "{e}");
+    assert!(e.contains("stop: must be >= start"), "{e}");
+}

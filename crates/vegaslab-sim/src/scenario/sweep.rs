@@ -593,7 +593,12 @@ fn read_range(r: &Obj) -> Result<RangeSpec, ScenarioError> {
     r.deny_unknown(&["start", "stop", "step", "num", "scale"])?;
     let start = read_number(r, "start")?.ok_or_else(|| r.err_kind("start", ErrorKind::Missing, "is required: the first value"))?;
     let stop = read_number(r, "stop")?.ok_or_else(|| r.err_kind("stop", ErrorKind::Missing, "is required: the last value (included)"))?;
-    if stop.f() < start.f() {
+    // Whole numbers compare exactly: two large integers can round to the same f64.
+    let backwards = match (start, stop) {
+        (Num::Int(a), Num::Int(b)) => b < a,
+        _ => stop.f() < start.f(),
+    };
+    if backwards {
         let message = format!("must be >= start ({}), got {}", show_num(start), show_num(stop));
         return Err(r.err_kind("stop", ErrorKind::OutOfRange, message));
     }
@@ -636,7 +641,7 @@ fn range_len(r: &RangeSpec) -> u128 {
     match r.spacing {
         Spacing::Num(n, _) => n as u128,
         Spacing::Step(step) => match (r.start, r.stop, step) {
-            (Num::Int(a), Num::Int(b), Num::Int(s)) => ((b as i128 - a as i128) / s as i128 + 1) as u128,
+            (Num::Int(a), Num::Int(b), Num::Int(s)) => ((b as i128 - a as i128) / s as i128 + 1).max(0) as u128,
             _ => {
                 let n = ((r.stop.f() - r.start.f()) / step.f() + 1e-9).floor() + 1.0;
                 if n >= 1e30 {
@@ -727,6 +732,11 @@ fn build_axis(ctx: Ctx, spec: AxisSpec) -> Result<Axis, ScenarioError> {
             Source::List(values) => values,
             Source::Range(r) => range_values(&r),
         };
+        // Unreachable after the readers' checks (a list is non-empty, a range's stop >= start),
+        // but an empty member must be an error, never an index panic.
+        let Some(first_type) = values.first().map(ParamValue::ty) else {
+            return Err(ctx.err_kind(&m.origin.at, ErrorKind::OutOfRange, "gives no values"));
+        };
         // Repeated values would run one point twice; in a zip only whole entries must differ.
         if one {
             let mut seen = HashMap::new();
@@ -742,7 +752,7 @@ fn build_axis(ctx: Ctx, spec: AxisSpec) -> Result<Axis, ScenarioError> {
         }
         // A one-path axis's name names its column too.
         let name = m.name.or_else(|| if one { spec.name.clone() } else { None }).unwrap_or_else(|| m.path.clone());
-        params.push(Param { name, path: m.path, ty: values[0].ty(), values, origin: m.origin });
+        params.push(Param { name, path: m.path, ty: first_type, values, origin: m.origin });
     }
     let len = params[0].values.len();
     if params.len() > 1 {
