@@ -245,3 +245,15 @@ def test_core_reproduce_records_a_failing_variant_and_runs_the_others(core, cat,
     failed = table[table["run"] == "broken"]
     assert failed["metric"].tolist() == ["(run failed)"] and "flows[0].start" in failed["note"].iloc[0]
     assert (table[table["run"] != "broken"]["note"] == "").all()
+
+
+@pytest.mark.parametrize("name", ["..", "a/b", "x y", "../../up"])
+def test_a_variant_name_that_could_leave_its_results_directory_is_refused(tmp_path, name):
+    from vegaslab import catalog
+
+    text = (catalog.builtin_dir() / "va-reroute.toml").read_text(encoding="utf-8")
+    text += f'\n[[variant]]\nname = "{name}"\nset = {{ "flows[0].cc" = "reno" }}\n'
+    path = tmp_path / "hostile.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(vegaslab.ScenarioError, match="letters, digits"):
+        catalog.load_entry(path)

@@ -47,7 +47,7 @@ cc = "vegas"
 
 
 def specs(seeds=range(1, 5)) -> list[RunSpec]:
-    return [RunSpec(TEXT, "two-hop.toml", (f"links[1].queue.limit={5 * s}",), s, {"limit": 5 * s}) for s in seeds]
+    return [RunSpec(TEXT, "two-hop.toml", (f"links[1].queue.limit={5 * s}",), s, {"buffer": 5 * s}) for s in seeds]
 
 
 def fill(path, the_specs=None, **kw) -> Store:
@@ -102,8 +102,8 @@ def test_copied_store_has_nothing_missing_and_computes_nothing(tmp_path):
 def test_tables_are_tidy_with_typed_parameter_columns_and_provenance(tmp_path):
     store = fill(tmp_path / "s")
     flows = store.read("flows")
-    assert list(flows.columns[:4]) == ["run_key", "limit", "seed", "flow"]
-    assert str(flows["limit"].dtype) == "int64" and sorted(flows["limit"]) == [5, 10, 15, 20]
+    assert list(flows.columns[:4]) == ["run_key", "buffer", "seed", "flow"]
+    assert str(flows["buffer"].dtype) == "int64" and sorted(flows["buffer"]) == [5, 10, 15, 20]
     runs = store.read("runs").set_index("seed")
     assert sorted(runs.index) == [1, 2, 3, 4]
     row = runs.loc[3]
@@ -135,11 +135,11 @@ def test_parameter_types_are_checked_and_ints_mixed_with_floats_become_floats():
 
 def test_results_carry_the_asking_specs_parameters(tmp_path):
     store = fill(tmp_path / "s")
-    relabelled = [dataclasses.replace(s, params={"buffer_pkts": float(s.params["limit"])}) for s in specs()]
+    relabelled = [dataclasses.replace(s, params={"buffer_pkts": float(s.params["buffer"])}) for s in specs()]
     assert store.missing(relabelled) == []
     got = store.results(list(reversed(relabelled)), "runs")
     assert got["buffer_pkts"].tolist() == [20.0, 15.0, 10.0, 5.0]
-    assert "limit" not in got.columns and got["seed"].tolist() == [4, 3, 2, 1]
+    assert "buffer" not in got.columns and got["seed"].tolist() == [4, 3, 2, 1]
 
 
 def test_duckdb_and_pandas_read_committed_runs_and_never_a_half_written_commit(tmp_path):
@@ -155,7 +155,7 @@ def test_duckdb_and_pandas_read_committed_runs_and_never_a_half_written_commit(t
     glob = str(tmp_path / "s" / "data" / "*" / "flows.parquet")
     n, = duckdb.sql(f"SELECT count(*) FROM read_parquet('{glob}', union_by_name=true)").fetchall()[0]
     assert n == 2
-    by_seed = duckdb.sql(f"SELECT seed, max(\"limit\") FROM read_parquet('{glob}', union_by_name=true) "
+    by_seed = duckdb.sql(f"SELECT seed, max(\"buffer\") FROM read_parquet('{glob}', union_by_name=true) "
                          "GROUP BY seed ORDER BY seed").fetchall()
     assert by_seed == [(1, 5), (2, 10)]
     assert len(pd.concat(pd.read_parquet(f) for f in store.files("flows"))) == 2
@@ -267,3 +267,12 @@ def test_partial_results_land_while_the_sweep_runs(tmp_path):
 
     execute(specs(), tmp_path / "s", scheduler=SYNCHRONOUS, batch_runs=2, flush_s=60, on_outcome=look)
     assert seen == [0, 2, 2, 4]
+
+
+def test_a_parameter_named_like_a_row_identity_column_is_refused():
+    # An axis named "flow" would overwrite the flow names in the flows table, and the rows of
+    # several flows could no longer be told apart.
+    for name in ("flow", "queue", "link", "source", "time"):
+        bad = [RunSpec(TEXT, "two-hop.toml", ("links[1].queue.limit=10",), 1, {name: 10})]
+        with pytest.raises(StoreError, match="tells a table's rows apart"):
+            param_types(bad)

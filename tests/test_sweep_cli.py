@@ -255,3 +255,17 @@ def test_unknown_metric_names_the_numeric_columns(study, tmp_path):
     with pytest.raises(vegaslab.VegaslabError, match="metric 'nope'.*throughput_bps"):
         res.to_xarray("nope")
     assert np.isfinite(res.to_xarray("throughput_bps").values).all()
+
+
+def test_the_default_store_is_named_by_the_id_the_core_accepted_after_overrides(study):
+    # The raw file's meta.id ("../../escaped") is replaced by --set before the core checks it:
+    # the store must be named from the checked id, never from the raw text.
+    from vegaslab.sweep_results import default_out, load_sweep
+
+    text = study.read_text(encoding="utf-8")
+    text = text.replace('id = "tiny-study"', 'id = "../../escaped"', 1)
+    hostile = study.with_name("hostile.toml")
+    hostile.write_text(text, encoding="utf-8")
+    sw = load_sweep(hostile, ["meta.id=ok"])
+    assert sw.scenario_id == "ok"
+    assert str(default_out(sw.scenario_id)) == "out/sweep-ok"

@@ -416,6 +416,13 @@ def _parse_entry(path: Path) -> Entry:
             made = [v]
         for m in made:
             owner = f"variant[{i}]" + (f" (point {m['point']})" if "point" in m else "")
+            # Variant names become directory names (results/<entry>/<variant>/) and claim
+            # references: the core's rule for names, so none can climb out of its directory
+            # ("..") or collide with another once made safe ("a/b" and "a_b").
+            if not _VARIANT_NAME.fullmatch(m["name"]):
+                raise ScenarioError(f"{where}.name: {m['name']!r}"
+                                    + (f" (made by {owner})" if "point" in m else "")
+                                    + " must be 1 to 64 characters of letters, digits, '_' and '-'")
             if m["name"] in seen:
                 raise ScenarioError(f"{where}.name: duplicate variant name {m['name']!r}"
                                     + (f", made by {owner}" if "point" in m else "")
@@ -430,6 +437,10 @@ def list_entries(directory: str | os.PathLike | None = None) -> list[Entry]:
     """Every ``*.toml`` directly in the catalog directory, sorted by id."""
     root = catalog_dir(directory)
     return sorted((_parse_entry(p) for p in root.glob("*.toml")), key=lambda e: e.id)
+
+
+#: A variant's name: the core's rule for node and flow names (scenario/limits.rs).
+_VARIANT_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def load_entry(id_or_path: str | os.PathLike, directory: str | os.PathLike | None = None) -> Entry:

@@ -149,8 +149,9 @@ def interprotocol_fairness_ratio(
     all the NewReno flows" (Table 3 gives 0.497 for Vegas and 2.028 for Vegas-A). A group is a
     ``cc`` name (``"vegas"``), a flow name, or a list of flow names.
     """
-    a = float(_select(results, group_a)[column].mean())
-    b = float(_select(results, group_b)[column].mean())
+    # skipna=False: a missing value makes the ratio NaN (missing data), never a mean of the rest.
+    a = float(_select(results, group_a)[column].astype("float64").mean(skipna=False))
+    b = float(_select(results, group_b)[column].astype("float64").mean(skipna=False))
     return a / b if b else math.nan
 
 
@@ -174,7 +175,7 @@ def line_utilisation(
     bandwidth = float(row.iloc[0]["bandwidth_bps"])
     chosen = results.flows if flows is None else _select(results, flows)
     time = float(duration_s if duration_s is not None else results.meta["duration_s"])
-    acked_bits = float(chosen["delivered_bytes"].sum()) * 8.0
+    acked_bits = float(chosen["delivered_bytes"].astype("float64").sum(skipna=False)) * 8.0
     return acked_bits / (bandwidth * time)
 
 
@@ -203,7 +204,7 @@ def goodput_share(results: "Results", *, flows: FlowGroup | None = None, column:
     """
     chosen = results.flows if flows is None else _select(results, flows)
     values = chosen.set_index("flow")[column].astype("float64")
-    total = float(values.sum())
+    total = float(values.sum(skipna=False))
     return values / total if total else values * math.nan
 
 
@@ -330,7 +331,7 @@ def mean_goodput_per_user(results: "Results", group: FlowGroup, *, column: str =
     """Mean ``column`` (acknowledged payload bytes by default) over the flows of ``group`` (a
     ``cc`` name such as ``"adavegas"``, a flow name or a list of names): adavegas.txt Fig. 8's
     "throughput of the average AdaVegas user ... average TCP Vegas user", "measured in bytes"."""
-    return float(_select(results, group)[column].astype("float64").mean())
+    return float(_select(results, group)[column].astype("float64").mean(skipna=False))
 
 
 def jain_over_all_windows(results: "Results", *, window: str = "cwnd") -> float:

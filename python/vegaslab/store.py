@@ -55,6 +55,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -273,6 +274,9 @@ def param_types(specs: Iterable[RunSpec | PreparedRun]) -> dict[str, str]:
         if name in _KEY_COLUMNS or not name:
             raise StoreError(f"parameter {name!r}: the name is taken by a column every table has "
                              f"({', '.join(_KEY_COLUMNS)}); rename the parameter")
+        if name in _identity_columns():
+            raise StoreError(f"parameter {name!r}: the name is the column that tells a table's rows apart "
+                             f"({', '.join(sorted(_identity_columns()))}); give the axis another name (name = ...)")
         if len(ks) == 1:
             out[name] = ks.pop()
         elif ks == {"int64", "double"}:
@@ -281,6 +285,24 @@ def param_types(specs: Iterable[RunSpec | PreparedRun]) -> dict[str, str]:
             raise StoreError(f"parameter {name!r}: values mix {' and '.join(sorted(ks))}; "
                              "one type per parameter (integers and floats may mix)")
     return out
+
+
+def _identity_columns() -> frozenset[str]:
+    """The columns that tell a results table's rows apart (``flow``, ``queue``, ``link``,
+    ``source``, and ``time`` of the series): a parameter may not take their names, or the rows
+    of several flows would merge. A parameter named like another results column replaces it in
+    the tidy tables (docs/store-format.md)."""
+    from .results import TABLES
+
+    return frozenset([key for key, _columns in TABLES.values()] + ["time"])
+
+
+def _nan_if_none(x: Any) -> float:
+    return math.nan if x is None else float(x)
+
+
+#: What a batch's ``_commit.json`` may list: plain file names, no directory part.
+_PLAIN_FILE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 
 
 def _coerce(value: Any, kind: str) -> Any:
@@ -344,8 +366,9 @@ def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
     done = [r["completion_time_s"] for r in flows if r.get("completion_time_s") is not None]
     return {
         "flows": len(flows),
-        "throughput_bps_total": float(total(flows, "throughput_bps") or 0.0) if flows else math.nan,
-        "goodput_bps_total": float(total(flows, "goodput_bps") or 0.0) if flows else math.nan,
+        # A missing value makes a total NaN (missing data), never 0.
+        "throughput_bps_total": _nan_if_none(total(flows, "throughput_bps")),
+        "goodput_bps_total": _nan_if_none(total(flows, "goodput_bps")),
         "jain_throughput": jain_index(r.get("throughput_bps", math.nan) for r in flows),
         "retransmitted_pkts_total": total(flows, "retransmitted_pkts"),
         "timeouts_total": total(flows, "timeouts"),
@@ -565,7 +588,13 @@ class Store:
         except (OSError, ValueError, KeyError, TypeError) as exc:
             return None, f"{record}: unreadable ({exc})"
         for name, meta in files.items():
+            # Only a plain file name of this directory (never a path a store file could aim
+            # anywhere, e.g. at /dev/zero), and only a regular file, is checked and trusted.
+            if not isinstance(name, str) or not _PLAIN_FILE.fullmatch(name) or not isinstance(meta, dict):
+                return None, f"{record}: lists {name!r}, which is not a plain file name of the batch"
             f = d / name
+            if not f.is_file() or f.is_symlink():
+                return None, f"{f}: listed in {_COMMIT_FILE} but missing or not a regular file"
             try:
                 size = f.stat().st_size
             except OSError:

@@ -73,14 +73,13 @@ class _Sweep:
     prepared: list["PreparedRun"] = field(default_factory=list)
 
 
-def _scenario_id(text: str, source: str) -> str:
-    try:
-        meta = tomllib.loads(text).get("meta")
-    except tomllib.TOMLDecodeError:  # the core reports it with its own message first
-        meta = None
-    if isinstance(meta, Mapping) and isinstance(meta.get("id"), str) and meta["id"]:
-        return meta["id"]
-    return Path(source).stem or "scenario"
+def _scenario_id(text: str, source: str, overrides: Sequence[str]) -> str:
+    """The scenario's id as the core resolves it after the overrides: ``meta.id`` (which the
+    core restricts to letters, digits, ``_`` and ``-``) or the file's stem (no path separator),
+    so a store directory named after it cannot leave ``out/``."""
+    from . import _normalize_text
+
+    return str(_normalize_text(text, source, None, list(overrides))["id"])
 
 
 def load_sweep(scenario: Any, overrides: Any = ()) -> _Sweep:
@@ -103,7 +102,7 @@ def load_sweep(scenario: Any, overrides: Any = ()) -> _Sweep:
     p = plan(scenario if isinstance(scenario, (str, os.PathLike)) else text, ovr)
     specs = [RunSpec(text, source, tuple(p.run_overrides(pt.index)), seed, dict(pt.values))
              for pt in p.points for seed in p.seeds]
-    sw = _Sweep(text, source, _scenario_id(text, source), p, specs)
+    sw = _Sweep(text, source, _scenario_id(text, source, ovr), p, specs)
     sw.prepared = prepare(specs)
     return sw
 
