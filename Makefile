@@ -10,7 +10,7 @@ REPORT  ?= report
 REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bench fuzz clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bench fuzz docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -56,6 +56,10 @@ bench: setup ns2
 ## fuzz: the long fuzz run (10,000 mutated scenarios; FUZZ_CASES=, FUZZ_SEED= to change); failures in out/fuzz/
 fuzz: setup
 	$(PY) scripts/fuzz.py --cases $${FUZZ_CASES:-10000} --seed $${FUZZ_SEED:-0} --jobs 2 --out out/fuzz
+
+## docs: regenerate the tables of docs/scenario-format.md from the core (tests/test_docs.py checks them)
+docs: setup
+	$(PY) scripts/gen_docs.py
 
 clean:
 	rm -rf $(VENV) target out $(REPORT)
