@@ -10,7 +10,7 @@ REPORT  ?= report
 REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bench fuzz docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bench bench-sweep fuzz docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -52,6 +52,10 @@ chromium:
 ## bench: the issue's benchmark, side by side with ns-2 when installed
 bench: setup ns2
 	$(VENV)/bin/vegaslab bench --out out/bench
+
+## bench-sweep: the sweep engine's scale benchmark (issue 8): 2 workers vs 1, overhead per run, a 10,000-run sweep and reading it into pandas (~13 min; BENCH_SWEEP_ARGS=--quick for ~20 s)
+bench-sweep: setup
+	$(PY) scripts/bench_sweep.py $(BENCH_SWEEP_ARGS)
 
 ## fuzz: the long fuzz run (10,000 mutated scenarios; FUZZ_CASES=, FUZZ_SEED= to change); failures in out/fuzz/
 fuzz: setup
