@@ -66,15 +66,8 @@ pub fn run_text(
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
-    let too_many = scenario.links.len() * 2 > crate::event::MAX_INDEX as usize
-        || scenario.flows.len() * 2 > crate::event::MAX_INDEX as usize + 1
-        || scenario.udp.len() > crate::event::MAX_INDEX as usize;
-    if too_many {
-        let max = crate::event::MAX_INDEX;
-        // A flow's application clock uses two event indices (apps.rs).
-        let message = format!("at most {max} link directions, {} flows and {max} UDP sources are supported", (max + 1) / 2);
-        return Err(ScenarioError::new(source, "", ErrorKind::TooLarge, message));
-    }
+    // Link, flow and source counts are bounded by the scenario reader (`scenario::limits`),
+    // so that they fit the event indices.
     // Per-flow connections take event indices too: refuse runs expected to come near the limit.
     let mut expected = scenario.flows.len() as f64;
     let mut heaviest = None;

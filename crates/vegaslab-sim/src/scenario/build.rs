@@ -62,6 +62,16 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     if net.links.is_empty() {
         return Err(ctx.err("links", "the scenario has no links: give [[links]] or a [dumbbell]"));
     }
+    // Builders and [[links]] together (an LTE tree adds a link per eNB to its UEs).
+    let (nodes, links) = (net.nodes.len(), net.links.len());
+    if nodes > super::limits::MAX_NODES || links > super::limits::MAX_LINKS {
+        let message = format!(
+            "{nodes} nodes and {links} links in all; at most {} nodes and {} links are allowed",
+            super::limits::MAX_NODES,
+            super::limits::MAX_LINKS
+        );
+        return Err(ctx.err_kind("links", ErrorKind::TooLarge, message));
+    }
 
     let mut flows = Vec::new();
     let flow_values = root.array("flows")?.ok_or_else(|| ctx.err("flows", "is required: at least one [[flows]] entry"))?;

@@ -70,6 +70,9 @@ pub const MAX_FLOWS: usize = 1 << 20;
 pub const MAX_NODES: usize = 1 << 20;
 pub const MAX_LINKS: usize = 1 << 20;
 
+/// Most UDP sources (each has an event index).
+pub const MAX_UDP_SOURCES: usize = 1 << 20;
+
 /// Most runs (points x seeds) one sweep may have: 10^6, a hundred times the largest study
 /// the issue asks for (10,000 runs), and small enough that the expanded plan (override
 /// strings of every point) stays within a few hundred megabytes.

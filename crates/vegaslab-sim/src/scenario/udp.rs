@@ -69,6 +69,10 @@ const COMMON: &[&str] = &["name", "from", "to", "start", "stop", "packet_size", 
 
 pub fn build_udp(root: &Obj, duration: Nanos, net: &NetBuilder) -> Result<Vec<UdpSpec>, ScenarioError> {
     let Some(items) = root.array("udp")? else { return Ok(Vec::new()) };
+    if items.len() > super::limits::MAX_UDP_SOURCES {
+        let message = format!("has {} sources; at most {} are allowed", items.len(), super::limits::MAX_UDP_SOURCES);
+        return Err(root.err_kind("udp", super::ErrorKind::TooLarge, message));
+    }
     let mut out: Vec<UdpSpec> = Vec::with_capacity(items.len());
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, v) in items.iter().enumerate() {
