@@ -62,7 +62,8 @@ def test_the_catalog_uses_grids():
     grids = {e.id for e in catalog.list_entries(catalog.builtin_dir())
              if any("grid" in v for v in e.variants)}
     assert {"va-buffer", "va-geo", "av-onoff-10", "av-onoff-150", "av-two-users", "av-hetero-rtt",
-            "rv-load", "rv-parking", "wf-net1-queue"} <= grids
+            "rv-load", "rv-parking", "wf-net1-queue", "wf-net1-red", "lte-alpha-beta", "wf-net2", "wf-net3",
+            "wf-net4"} <= grids
 
 
 # ---------------------------------------------------------------- the form
