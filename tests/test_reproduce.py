@@ -17,6 +17,7 @@ from vegaslab.catalog import builtin_dir
 from vegaslab import catalog, cli, report, runner
 from vegaslab.claims import Claim, RunSet, Verdict
 from vegaslab.results import Results
+from vegaslab.store import Store
 from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -151,6 +152,19 @@ def test_comparison_rows_give_mean_sample_std_seed_count_and_ratio():
     assert failed["metric"] == "(run failed)" and failed["note"] == "boom"
 
 
+def test_a_mean_over_only_some_seeds_is_shown_but_never_counted_as_agreeing_with_the_paper():
+    (nan_seed,) = report._comparison_rows("e", "v", {"vegas.goodput_bps": 100.0},
+                                          [_res(100.0), _res(math.nan), _res(100.0)], "")
+    assert nan_seed["ours"] == pytest.approx(100.0) and nan_seed["n"] == 2
+    assert math.isnan(nan_seed["ratio"]) and "missing value (NaN) in 1 of 3 seeds" in nan_seed["note"]
+    (failed_seed,) = report._comparison_rows("e", "v", {"vegas.goodput_bps": 100.0}, [_res(100.0)],
+                                             "seed 2: boom")
+    assert failed_seed["ours"] == pytest.approx(100.0) and math.isnan(failed_seed["ratio"])
+    assert "seed 2: boom" in failed_seed["note"]
+    counts = report.ratio_stats(pd.DataFrame([nan_seed, failed_seed], columns=catalog.REPRODUCE_COLUMNS))
+    assert counts == {"total": 2, "within10": 0, "within25": 0}
+
+
 def test_ratio_counts_and_worst_disagreements():
     t = pd.DataFrame({
         "entry": ["a"] * 6, "run": list("uvwxyz"), "metric": ["m"] * 6,
@@ -210,7 +224,7 @@ def test_core_an_interrupted_reproduce_keeps_its_finished_runs(core, cat, tmp_pa
     out = tmp_path / "rep"
     entry = catalog.load_entry("t-seeds", cat)
     jobs = [j for j in runner.plan([entry], quick=True) if j.variant != "broken"]
-    first = runner.execute(jobs[:1], out / "cache", n_jobs=1, progress=False)  # "interrupted" after one
+    first = runner.execute(jobs[:1], out / "store", n_jobs=1, progress=False)  # "interrupted" after one
     assert first.ran == 1
     table = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=2)
     assert table.attrs["runs"] == {"ran": 1, "cached": 1, "failed": 1, "total": 3}
@@ -230,7 +244,7 @@ def test_core_reproduce_quick_end_to_end_on_two_catalog_entries_with_cache_reuse
         assert (out / f).is_file(), f
     n = len(runner.plan(catalog.resolve(["va-reroute", "va-file"]), quick=True))
     md = (out / "summary.md").read_text()
-    assert f"runs: {n} computed, 0 from cache, 0 failed (of {n})" in md
+    assert f"runs: {n} computed, 0 from the store, 0 failed (of {n})" in md
     assert "## va-reroute:" in md and "## va-file:" in md and "Claims held:" in md
     page = (out / "index.html").read_text()
     assert page.count('class="experiment"') == 2 and "Quick mode" in page
@@ -239,20 +253,24 @@ def test_core_reproduce_quick_end_to_end_on_two_catalog_entries_with_cache_reuse
     assert set(claims["entry"]) == {"va-reroute", "va-file"}
     assert claims["status"].isin(["holds", "fails"]).all(), claims[["expr", "detail"]].to_string()
     assert (claims["status"] == "holds").sum() >= 5
-    cache_files = {p: p.stat().st_mtime_ns for p in (out / "cache").rglob("job.json")}
-    assert len(cache_files) == n
+    store = Store(out / "store")
+    assert len(store) == n and not store.broken()
+    commits = {p: p.stat().st_mtime_ns for p in (out / "store" / "data").rglob("*") if p.is_file()}
 
     # the second run computes nothing: every run comes from the cache, untouched
     assert cli.main(["reproduce", "va-reroute", "va-file", "--quick", "--jobs", "2", "--out", str(out),
                      "--no-progress"]) == 0
-    assert f"runs: 0 computed, {n} from cache, 0 failed (of {n})" in (out / "summary.md").read_text()
-    assert {p: p.stat().st_mtime_ns for p in (out / "cache").rglob("job.json")} == cache_files
+    assert f"runs: 0 computed, {n} from the store, 0 failed (of {n})" in (out / "summary.md").read_text()
+    assert {p: p.stat().st_mtime_ns for p in (out / "store" / "data").rglob("*") if p.is_file()} == commits
 
-    # a run deleted from the cache is recomputed, alone
-    victim = next(iter(cache_files)).parent
-    shutil.rmtree(victim)
+    # a truncated stored file is detected: the runs of its commit are computed again, the rest reused
+    victim = min(store.commits(), key=lambda c: len(c.runs))
+    flows = victim.path / "flows.parquet"
+    flows.write_bytes(flows.read_bytes()[:-100])
     table = catalog.reproduce(["va-reroute", "va-file"], out, echo=None, quick=True, jobs=2)
-    assert table.attrs["runs"] == {"ran": 1, "cached": n - 1, "failed": 0, "total": n}
+    k = len(victim.runs)
+    assert table.attrs["runs"] == {"ran": k, "cached": n - k, "failed": 0, "total": n}
+    assert len(Store(out / "store")) == n and not Store(out / "store").broken()
 
 
 def test_core_cli_reproduce_exits_1_when_a_run_failed_and_2_for_bad_arguments(core, cat, tmp_path, monkeypatch):

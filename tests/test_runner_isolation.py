@@ -1,7 +1,8 @@
-"""Crash isolation of `vegaslab reproduce` (issue 7): a run that kills its process fails alone,
-and worker processes never outlive the command. Tests named ``test_core_*`` need the core.
+"""Crash isolation of `vegaslab reproduce` (issues 7 and 8): a run that kills its process fails
+alone, and worker processes never outlive the command, now that reproduce runs on the Dask
+engine. Tests named ``test_core_*`` need the core.
 
-The crashing run is simulated with the runner's ``run_fn`` hook: :func:`abort_some` below runs
+The crashing run is simulated with the engine's ``run_fn`` hook: :func:`abort_some` below runs
 in the worker process and calls ``os.abort()`` (SIGABRT, as a failed allocation in the core
 would) for the variant named ``crash``."""
 
@@ -17,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from vegaslab import catalog, runner
+from vegaslab import catalog, engine, runner
+from vegaslab.store import Store
 from scenario_text import TWO_HOP
 
 ENTRY = """
@@ -45,11 +47,11 @@ set = { "flows[0].cc" = "reno", "flows[0].start" = "0.1s" }
 """
 
 
-def abort_some(job: runner.Job, cache_dir: str) -> runner.Outcome:
+def abort_some(prepared, text, types):
     """The worker's run function: abort the process for the ``crash`` variant."""
-    if job.variant == "crash":
+    if prepared.spec.params.get("variant") == "crash":
         os.abort()
-    return runner.run_job(job, cache_dir)
+    return engine.run_payload(prepared, text, types)
 
 
 @pytest.fixture
@@ -68,13 +70,14 @@ def cat(tmp_path) -> Path:
 @pytest.mark.parametrize("n_jobs", [2, 1])
 def test_core_a_run_that_aborts_its_worker_fails_alone_and_the_others_complete(core, cat, tmp_path, n_jobs):
     jobs = runner.plan([catalog.load_entry("crashy", cat)])
-    ex = runner.execute(jobs, tmp_path / "cache", n_jobs=n_jobs, progress=False, run_fn=abort_some)
+    ex = runner.execute(jobs, tmp_path / "store", n_jobs=n_jobs, progress=False, run_fn=abort_some)
     status = {o.job.variant: o.status for o in ex.outcomes.values()}
     assert status == {"vegas": "ran", "crash": "failed", "newreno": "ran", "reno-late": "ran"}
     (crashed,) = [o for o in ex.outcomes.values() if o.status == "failed"]
     assert "worker process died" in crashed.error and "SIGABRT" in crashed.error
     assert "crashy/crash/seed1" in crashed.error
-    assert sum(1 for _ in (tmp_path / "cache").rglob("job.json")) == 3  # every finished run is cached
+    assert f"{runner.ALLOWED_FAILURES + 1} times" in crashed.error  # tried again once, on a fresh worker
+    assert len(Store(tmp_path / "store")) == 3  # every finished run is stored
 
 
 def test_core_reproduce_with_one_job_survives_an_aborting_run_and_writes_the_report(core, cat, tmp_path):
@@ -129,6 +132,13 @@ def _descendants(pid: int) -> set[int]:
     return out
 
 
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def _running(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -148,15 +158,14 @@ def test_core_workers_exit_within_seconds_after_reproduce_is_killed(core, tmp_pa
                              "--out", str(tmp_path / "rep")], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:  # wait for two workers (grandchildren, via the forkserver)
-            kids = _children()
-            if sum(len(kids.get(c, [])) for c in kids.get(proc.pid, [])) >= 2:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # wait for the two Dask worker processes
+            if sum(1 for p in _descendants(proc.pid) if b"spawn_main" in _cmdline(p)) >= 2:
                 break
             time.sleep(0.1)
         else:
             pytest.fail("reproduce did not start its workers")
-        time.sleep(0.5)  # let them get into the simulation
+        time.sleep(3)  # let them join the cluster and get into the simulation
         everything = _descendants(proc.pid)
         assert everything, "no worker processes found"
     finally:

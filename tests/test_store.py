@@ -276,3 +276,34 @@ def test_a_parameter_named_like_a_row_identity_column_is_refused():
         bad = [RunSpec(TEXT, "two-hop.toml", ("links[1].queue.limit=10",), 1, {name: 10})]
         with pytest.raises(StoreError, match="tells a table's rows apart"):
             param_types(bad)
+
+
+def test_load_results_gives_back_what_vegaslab_run_returns_across_several_commits(tmp_path):
+    import pandas as pd
+
+    import vegaslab
+
+    overrides = ("links[1].queue.limit=8", "monitor.cwnd=true", "monitor.all_queues=true")
+    source = tmp_path / "two-hop.toml"
+    source.write_text(TEXT)
+    monitored = [RunSpec(TEXT, str(source), overrides, s, {"seed_label": f"s{s}"}) for s in (1, 2, 3)]
+    store = fill(tmp_path / "s", monitored, batch_runs=2, compact=False)
+    assert len(store.commits()) == 2  # the runs come from more than one commit
+    keys = [p.key for p in prepare(monitored)]
+    loaded = store.load_results(keys + ["0" * 64])  # an unknown key is left out
+    assert sorted(loaded) == sorted(keys)
+    for spec, key in zip(monitored, keys):
+        direct = vegaslab.run(source, seed=spec.seed, overrides=list(spec.overrides))
+        got = loaded[key]
+        for table in ("flows", "queues", "links", "udp", "series_flows", "series_queues"):
+            pd.testing.assert_frame_equal(getattr(got, table), getattr(direct, table))
+        assert len(got.series_flows) >= 10 and len(got.series_queues) >= 10  # 1 s, 100 ms bins
+        mine, theirs = dict(got.meta), dict(direct.meta)
+        mine.pop("wall_time_s"), theirs.pop("wall_time_s")
+        assert mine == theirs  # provenance included
+
+
+def test_load_results_leaves_out_runs_whose_parameter_replaced_a_results_column(tmp_path):
+    shadowing = [RunSpec(TEXT, "two-hop.toml", ("links[1].queue.limit=8",), 1, {"limit": 8})]
+    store = fill(tmp_path / "s", shadowing)
+    assert store.load_results([p.key for p in prepare(shadowing)]) == {}

@@ -607,9 +607,12 @@ def reproduce(
     progress: bool | None = None,
     report: bool = True,
     run_fn: Callable | None = None,
+    scheduler: Any = None,
 ) -> pd.DataFrame:
-    """Run the chosen entries (ids, files or paper names; :data:`DEFAULT_IDS` when none) over
-    ``jobs`` processes (default: the cores), reusing the runs cached in ``<out>/cache/``;
+    """Run the chosen entries (ids, files or paper names; :data:`DEFAULT_IDS` when none) on
+    the engine (:mod:`vegaslab.runner`): ``jobs`` local worker processes (default: the cores)
+    or the Dask cluster at ``scheduler`` (``"tcp://host:8786"``; also ``DASK_SCHEDULER_ADDRESS``),
+    reusing the runs stored in ``<out>/store/`` (a results store, docs/store-format.md);
     compare with the published numbers, check the claims and write ``<out>/index.html``,
     ``<out>/summary.md``, ``<out>/summary.csv`` and ``<out>/results/`` (see
     :func:`vegaslab.report.write_report`). ``seed`` runs every variant once with that seed
@@ -617,12 +620,13 @@ def reproduce(
 
     Returns the comparison table (:data:`REPRODUCE_COLUMNS`; a failed run is a row with
     metric ``"(run failed)"`` and the error in ``note``). ``table.attrs`` holds ``runs``
-    (counts: ran, cached, failed, total), ``verdicts`` (one dict per claim), ``wall_s`` and
-    ``interrupted``. A failing run does not stop the others; Ctrl-C stops the pool, keeps
-    the finished runs in the cache, writes the report of what finished and re-raises.
+    (counts: ran, cached = found in the store, failed, total), ``verdicts`` (one dict per
+    claim), ``wall_s`` and ``interrupted``. A failing run does not stop the others; Ctrl-C
+    stops the engine, keeps the finished runs in the store, writes the report of what
+    finished and re-raises.
 
     ``out`` and ``seed`` are checked before anything runs (:class:`vegaslab.results.OutputDirError`,
-    :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.runner.run_job` in the
+    :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.engine.run_payload` in the
     workers (for tests that simulate crashing runs)."""
     from . import _check_seed
     from . import report as report_mod
@@ -639,11 +643,11 @@ def reproduce(
     if echo:
         echo(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, {len(jobs_list)} runs"
              f"{' (quick)' if quick else ''}: {', '.join(e.id for e in entries)}")
-    execution = runner.execute(jobs_list, out / "cache", n_jobs=jobs,
-                               progress=(echo is not None) if progress is None else progress,
-                               **({"run_fn": run_fn} if run_fn is not None else {}))
-    runner.export(out / "cache", execution.outcomes.values(), out / "results")
-    built = report_mod.build(entries, jobs_list, execution, out / "cache", quick=quick, seed=seed)
+    execution = runner.execute(jobs_list, out / "store", n_jobs=jobs, scheduler=scheduler,
+                               progress=(echo is not None) if progress is None else progress, run_fn=run_fn)
+    finished = runner.load(out / "store", [o.job.key for o in execution.outcomes.values() if o.status != "failed"])
+    runner.export(finished, execution.outcomes.values(), out / "results")
+    built = report_mod.build(entries, jobs_list, execution, finished, quick=quick, seed=seed)
     table = built.table
     if echo:
         for entry in entries:

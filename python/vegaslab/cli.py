@@ -163,8 +163,9 @@ Student-t confidence interval. Exit status 1 when a run failed (the others are s
     p = sub.add_parser(
         "reproduce", formatter_class=_FORMATTER,
         help="run catalog experiments in parallel, compare with the papers, write an HTML report",
-        description=_wrap("Run every variant and seed of the chosen catalog entries over local cores "
-                    "(finished runs are cached in DIR/cache/ and reused), compare with the published "
+        description=_wrap("Run every variant and seed of the chosen catalog entries on Dask, over local cores "
+                    "or an existing cluster (--scheduler), the engine `vegaslab sweep` uses (finished runs "
+                    "are kept in the results store DIR/store/ and reused), compare with the published "
                     "numbers, check each entry's claims, and write DIR/index.html (a self-contained "
                     "report), DIR/summary.md, DIR/summary.csv and DIR/results/ (Parquet tables)."),
         epilog=f"""examples:
@@ -188,7 +189,12 @@ is written); a claim that fails is a finding, not an error.""",
                    help="list the entries (all, or the named ones) by paper with their numbers of runs; run nothing")
     p.add_argument("--quick", action="store_true",
                    help="apply each entry's [meta.quick] (shorter runs, fewer seeds) for a first look")
-    p.add_argument("--jobs", "-j", type=_jobs, metavar="N", help="parallel runs (default: the number of cores)")
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
+                   help="worker processes of the local cluster (default: the number of cores); with --scheduler, "
+                        "how many workers to wait for")
+    p.add_argument("--scheduler", metavar="ADDR",
+                   help="an existing Dask scheduler, e.g. tcp://host:8786 (default: $DASK_SCHEDULER_ADDRESS, "
+                        "else a local cluster); its workers need only `pip install vegaslab`")
     p.add_argument("--out", metavar="DIR", default="out/reproduce", help="output directory (default: %(default)s)")
     p.add_argument("--seed", type=_seed, metavar="N",
                    help="run every variant once with this seed (0 .. 2**63-1) instead of the entry's seeds")
@@ -362,7 +368,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return 2
     check_output_dir(args.out, replace=False)
     table = reproduce(args.ids, args.out, seed=args.seed, quick=args.quick, jobs=args.jobs,
-                      all_entries=args.all_entries, progress=not args.no_progress)
+                      all_entries=args.all_entries, progress=not args.no_progress, scheduler=args.scheduler)
     return 1 if (table["metric"] == "(run failed)").any() else 0
 
 

@@ -142,18 +142,23 @@ def _comparison_rows(entry_id: str, variant: str, published: Mapping[str, float]
         good = [v for v in vals if not math.isnan(v)] if not note else []
         ours = float(np.mean(good)) if good else math.nan
         std = float(np.std(good, ddof=1)) if len(good) > 1 else math.nan
+        # A mean over only some of the seeds is shown, but it is not compared with the paper:
+        # missing data never counts as agreement (the ratio is NaN, "outside" in the counts).
+        complete = not error and not note and len(good) == len(vals)
         if error and not note:
-            note = f"some seeds failed: {error}"
+            note = f"some seeds failed, so the ratio is not computed: {error}"
+        elif not note and len(good) < len(vals):
+            note = f"missing value (NaN) in {len(vals) - len(good)} of {len(vals)} seeds, so the ratio is not computed"
         rows.append({"entry": entry_id, "run": variant, "metric": key, "published": pub, "ours": ours,
-                     "std": std, "n": len(good), "ratio": ratio(ours, pub), "note": note})
+                     "std": std, "n": len(good), "ratio": ratio(ours, pub) if complete else math.nan, "note": note})
     return rows
 
 
 def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Execution",
-          cache_dir: str | os.PathLike, *, quick: bool = False, seed: int | None = None) -> Built:
-    """Load the finished runs, compare them with the published numbers, check the claims."""
+          results: Mapping[str, Any], *, quick: bool = False, seed: int | None = None) -> Built:
+    """Compare the finished runs (``results``: :class:`vegaslab.Results` by job key, from
+    :func:`vegaslab.runner.load`) with the published numbers and check the claims."""
     from .catalog import REPRODUCE_COLUMNS, expand
-    from .runner import load
 
     rows: list[dict] = []
     verdicts: dict[str, list[Verdict]] = {}
@@ -184,10 +189,10 @@ def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Executi
                 if o.status == "failed":
                     errors.append(f"seed {job.seed}: {o.error}")
                     continue
-                try:
-                    res = load(cache_dir, job)
-                except Exception as exc:  # noqa: BLE001 - a damaged cache entry is a failed run
-                    errors.append(f"seed {job.seed}: cannot read the cached run: {exc}")
+                res = results.get(job.key)
+                if res is None:
+                    errors.append(f"seed {job.seed}: the run is not readable from the store "
+                                  "(removed, or stored with a parameter that replaced a results column)")
                     continue
                 got.append(res)
                 if isinstance(res.meta.get("provenance"), dict):
@@ -704,7 +709,7 @@ def _section_html(b: Built, entry: "Entry", figures: list[dict], render_s: float
     seeds = st.get("seeds", [])
     sub = (f"{cite} · {st.get('runs', 0)} runs ({len(entry.variants) or 1} variants × {len(seeds)} seed"
            f"{'s' if len(seeds) != 1 else ''}: {', '.join(map(str, seeds))}) · {st.get('ran', 0)} computed, "
-           f"{st.get('cached', 0)} from cache, {st.get('failed', 0)} failed · simulation {st.get('sim_wall_s', 0):.1f} s "
+           f"{st.get('cached', 0)} from the store, {st.get('failed', 0)} failed · simulation {st.get('sim_wall_s', 0):.1f} s "
            f"(sum over runs), figures {render_s:.1f} s")
     out = [f'<section class="experiment" id="{anchor(entry.id)}" data-entry="{_e(entry.id)}">',
            f"<h2>{_e(entry.id)}: {_e(entry.title)}</h2>", f'<p class="sub">{sub}</p>']
@@ -771,7 +776,7 @@ def _summary_html(b: Built, total_wall: float) -> str:
          f"{c['fails']} fail, {c['error']} error, {c['skipped']} skipped"),
         (f"{c['within10']}/{c['total']}", "numbers within 10%", pct(c["within10"], c["total"])),
         (f"{c['within25']}/{c['total']}", "numbers within 25%", pct(c["within25"], c["total"])),
-        (f"{c['runs']}", "runs", f"{c['ran']} computed, {c['cached']} from cache, {c['failed_runs']} failed"),
+        (f"{c['runs']}", "runs", f"{c['ran']} computed, {c['cached']} from the store, {c['failed_runs']} failed"),
         (f"{total_wall:.1f} s", "wall time", f"simulation and report, {b.execution.wall_s:.1f} s running"),
     ]
     cards_html = "".join(f'<div class="card"><div class="big">{_e(a)}</div><div class="lbl">{_e(l)}</div>'
@@ -843,7 +848,7 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
 
     c = summary_counts(b)
     header = [f"Mode: {'quick' if b.quick else 'full'}. Wall time {total_wall:.1f} s. "
-              f"runs: {c['ran']} computed, {c['cached']} from cache, {c['failed_runs']} failed (of {c['runs']}).", "",
+              f"runs: {c['ran']} computed, {c['cached']} from the store, {c['failed_runs']} failed (of {c['runs']}).", "",
               f"- Claims held: {c['holds']}/{c['claims']} ({c['fails']} fail, {c['error']} error, {c['skipped']} skipped)",
               f"- Numbers within 10%: {c['within10']}/{c['total']}; within 25%: {c['within25']}/{c['total']}", "",
               provenance_line(b), ""]
@@ -861,7 +866,7 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
     for e in b.entries:
         st = b.entry_stats.get(e.id, {})
         lines = [f"Runs: {st.get('runs', 0)} (seeds {st.get('seeds', [])}); {st.get('ran', 0)} computed, "
-                 f"{st.get('cached', 0)} cached, {st.get('failed', 0)} failed; simulation {st.get('sim_wall_s', 0):.1f} s, "
+                 f"{st.get('cached', 0)} from the store, {st.get('failed', 0)} failed; simulation {st.get('sim_wall_s', 0):.1f} s, "
                  f"figures {render_s.get(e.id, 0):.1f} s.", ""]
         if b.quick and e.quick_description():
             lines += [f"Quick mode: {e.quick_description()}.", ""]

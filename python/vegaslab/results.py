@@ -318,18 +318,21 @@ class Results:
             names = [p.name for p in self.write_files(tmp)]
         return [target / n for n in names]
 
-    def write_files(self, directory: str | os.PathLike) -> list[Path]:
-        """Write the tables and meta.json (with the tables' SHA-256) into an existing
-        ``directory``, in place. Prefer :meth:`to_dir`; this is for callers that add more
-        files (plots, job.json) inside :func:`output_dir` before the directory is renamed."""
+    def write_files(self, directory: str | os.PathLike, *, csv: bool = True) -> list[Path]:
+        """Write the tables (Parquet, and CSV unless ``csv=False``) and meta.json (with the
+        tables' SHA-256) into an existing ``directory``, in place. Prefer :meth:`to_dir`; this
+        is for callers that add more files (plots, job.json) inside :func:`output_dir` before
+        the directory is renamed."""
         root = Path(directory)
         written = []
         for name in TABLES:
             df = getattr(self, name)
-            pq, csv = root / f"{name}.parquet", root / f"{name}.csv"
+            pq = root / f"{name}.parquet"
             df.to_parquet(pq, index=False)
-            df.to_csv(csv, index=False)
-            written += [pq, csv]
+            written.append(pq)
+            if csv:
+                df.to_csv(root / f"{name}.csv", index=False)
+                written.append(root / f"{name}.csv")
         meta = root / "meta.json"
         record = {**self.meta, INTEGRITY_KEY: {p.name: _sha256_file(p) for p in written}}
         meta.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n", encoding="utf-8")

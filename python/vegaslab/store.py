@@ -28,7 +28,9 @@ What was decided, and why (issue 8):
   recorded size and SHA-256 and it holds no other table file; otherwise it is *broken*: its
   runs are missing (so they are computed again) and the next writer moves the directory to
   ``_quarantine/`` so that readers of the raw files stop seeing it. The whole commit goes,
-  because each of its files holds rows of all its runs.
+  because each of its files holds rows of all its runs. A process hashes a commit once and
+  again whenever a file's ``stat`` moved (:data:`_VERIFIED`); the writer hashes everything
+  when it opens.
 - **Per-commit partitions, not key-prefix partitions.** Each commit directory holds one
   Parquet file per table (``runs``, ``flows``, ``queues``, ``links``, ``udp``,
   ``series_flows``, ``series_queues``; empty tables are left out). Partitioning by run-key
@@ -36,6 +38,16 @@ What was decided, and why (issue 8):
   would multiply small files by up to 256 per commit, and no query filters on a hash;
   the manifest already maps each key to its commit. Partial results are readable as soon as
   a commit lands (``flush_s`` seconds at most after a run finishes, in the engine).
+- **Compaction, not a manifest to rewrite.** A sweep commits every ``flush_s`` seconds, so a
+  long one leaves hundreds of small commits, and reading hundreds of small files is what makes
+  a large result slow to open. :meth:`StoreWriter.compact` (at the end of every
+  :func:`vegaslab.engine.execute`, and :meth:`Store.compact`) merges the small commits of one
+  parameter set into one commit written like any other, whose ``_commit.json`` names the
+  commits it ``replaces``; only then are those retired. A reader leaves out a replaced commit
+  whose runs a verified commit holds, and lists ``data/`` again when a directory vanishes
+  under it, so at no step (and after a kill at any step) does it see a run twice or lose one.
+  The merge hashes the bytes it copies, so it never launders a damaged file into a commit
+  with fresh checksums.
 - **Tidy, typed tables.** Every table starts with ``run_key``, one typed column per swept
   parameter (``int64``, ``double``, ``string`` or ``bool``; integers and floats mixed in one
   parameter make it ``double``) and ``seed``; then the columns of docs/results-format.md, in
@@ -50,6 +62,7 @@ What was decided, and why (issue 8):
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import json
@@ -71,6 +84,8 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa
 
+    from .results import Results
+
 __all__ = [
     "STORE_FORMAT",
     "TABLES",
@@ -85,7 +100,9 @@ __all__ = [
 ]
 
 #: Layout version of a store (``store.json``, ``_commit.json`` and the key's definition).
-STORE_FORMAT = 1
+#: 2: ``runs.meta`` holds the results document's ``meta`` (so a stored run rebuilds the
+#: :class:`vegaslab.Results` that :func:`vegaslab.run` returns).
+STORE_FORMAT = 2
 
 #: The Parquet tables of a commit, in the order they are written.
 TABLES = ("runs", "flows", "queues", "links", "udp", "series_flows", "series_queues")
@@ -97,11 +114,34 @@ NONDETERMINISTIC_COLUMNS = {"runs": ("wall_s", "sim_wall_s", "worker")}
 #: Parameter value types and their Arrow type names (as recorded in ``_commit.json``).
 PARAM_TYPES = ("int64", "double", "string", "bool")
 
+#: Compaction (:meth:`StoreWriter.compact`, run at the end of :func:`vegaslab.engine.execute`):
+#: the small commits of one parameter set are merged once there are this many of them ...
+COMPACT_MIN_COMMITS = 8
+#: ... into commits of at most this many bytes of Parquet; a commit of half this or more is
+#: left alone. Decided: a merge holds its tables in memory, so this bounds its memory, and
+#: reading a few files of this size costs no more than reading one.
+COMPACT_TARGET_BYTES = 64 << 20
+
 #: Columns every table starts with besides the parameters; a parameter may not take these names.
 _KEY_COLUMNS = ("run_key", "seed")
 
 _COMMIT_FILE = "_commit.json"
 _STORE_FILE = "store.json"
+
+#: Commits this process verified: (device, inode, name of the directory) -> (the commit, the
+#: directory's stamp when it was verified; see ``Store._stamp``). Decided: a commit is hashed
+#: once per process, not once per :class:`Store` object (a sweep's result is read through
+#: several), and again whenever any of its files' size, modification time, change time or
+#: inode moved. Writing a file or replacing it moves those, and the change time cannot be set
+#: back, so what this skips is only a re-read of bytes the process already checked: it
+#: would catch decay of the disk under unchanged metadata, nothing else. The writer does not
+#: use it (:meth:`Store.writer` hashes every commit when it opens: the check that decides
+#: what is recomputed and quarantined), and a merge hashes the bytes it copies.
+_VERIFIED: dict[tuple, tuple["Commit", tuple]] = {}
+_VERIFIED_MAX = 65536
+#: How many times a scan lists ``data/`` again when a directory vanished under it (each time
+#: means a compaction retired a commit meanwhile).
+_RESCANS = 8
 
 
 class StoreError(VegaslabError):
@@ -430,6 +470,11 @@ def run_row(prepared: PreparedRun, doc: Mapping[str, Any], *, wall_s: float, wor
         "scenario_sha256": scenario_hash(json.loads(prepared.normalized)),
         "command": command,
         "scenario": prepared.normalized,
+        # The client's source name, never the worker's temporary copy of the scenario file;
+        # without the core's wall time, which is sim_wall_s (so that ``meta`` is
+        # bit-identical whichever worker computed the run).
+        "meta": json.dumps({**{k: v for k, v in meta.items() if k != "wall_time_s"}, "source": spec.source},
+                           sort_keys=True, allow_nan=True),
     })
     return row
 
@@ -454,7 +499,7 @@ def runs_table(rows: Sequence[Mapping[str, Any]], types: Mapping[str, str]) -> "
         pa.field("core_version", pa.string()), pa.field("vegaslab_version", pa.string()),
         pa.field("source_revision", pa.string()), pa.field("provenance_format", pa.int64()),
         pa.field("scenario_sha256", pa.string()), pa.field("command", pa.string()),
-        pa.field("scenario", pa.string()),
+        pa.field("scenario", pa.string()), pa.field("meta", pa.string()),
     ]
     return pa.Table.from_pylist(list(rows), schema=pa.schema(fields))
 
@@ -485,13 +530,20 @@ def _fsync_dir(path: Path) -> None:
 
 @dataclass(frozen=True)
 class Commit:
-    """A committed batch: its ``id``, directory, run keys, parameter types and files."""
+    """A committed batch: its ``id``, directory, run keys, parameter types and files, and the
+    ids of the commits it ``replaces`` (a merged commit of :meth:`StoreWriter.compact`)."""
 
     id: str
     path: Path
     runs: tuple[str, ...]
     params: Mapping[str, str]
     files: Mapping[str, Mapping[str, Any]]
+    replaces: tuple[str, ...] = ()
+
+    @property
+    def bytes(self) -> int:
+        """The size of its table files."""
+        return sum(int(m.get("bytes") or 0) for m in self.files.values())
 
 
 @dataclass(frozen=True)
@@ -512,7 +564,7 @@ class Store:
 
     def __init__(self, path: str | os.PathLike, *, create: bool = True) -> None:
         self.path = Path(path)
-        self._verified: dict[str, tuple[Commit, tuple]] = {}
+        self._superseded: list[Commit | Broken] = []
         meta = self.path / _STORE_FILE
         if not meta.exists():
             if not create:
@@ -540,38 +592,93 @@ class Store:
 
     # ------------------------------------------------------------------ commits
 
-    def _scan(self) -> tuple[list[Commit], list[Broken]]:
-        """Every commit directory under ``data/``, verified (a commit verified before by this
-        object is checked again only when a file's size or change time moved)."""
+    def _scan(self, *, fresh: bool = False) -> tuple[list[Commit], list[Broken]]:
+        """Every commit directory under ``data/``, verified: the live commits in id order, and
+        the broken ones. A commit that a verified merged commit replaces (and whose runs it
+        holds) is left out of both (see :meth:`superseded`).
+
+        A directory that vanishes while it is checked was retired by a compaction, which
+        renames the merged commit into ``data/`` before it retires anything: the listing is
+        taken again (so the merged commit is seen), and a reader racing a compaction never
+        loses a run. A commit is hashed again only when the ``stat`` of one of its files
+        (size, modification and change time, inode) differs from when this process last
+        verified it, unless ``fresh``: see :data:`_VERIFIED`."""
         data = self.path / "data"
-        good: list[Commit] = []
-        broken: list[Broken] = []
-        try:
-            entries = sorted(p for p in data.iterdir() if p.is_dir())
-        except FileNotFoundError:
-            return good, broken
-        for d in entries:
-            stamp = self._stamp(d)
-            cached = self._verified.get(d.name)
-            if cached is not None and cached[1] == stamp:
-                good.append(cached[0])
+        for _attempt in range(_RESCANS):
+            good: list[Commit] = []
+            broken: list[Broken] = []
+            vanished = False
+            try:
+                names = sorted(os.listdir(data))
+            except FileNotFoundError:
+                return good, broken
+            for name in names:
+                d = data / name
+                if not d.is_dir():
+                    vanished = vanished or not os.path.lexists(d)  # else a stray file: not a commit
+                    continue
+                commit, reason = self._checked(d, fresh)
+                if commit is not None:
+                    good.append(commit)
+                elif not d.exists():
+                    vanished = True
+                else:
+                    broken.append(Broken(d.name, d, reason))
+            if not vanished:
+                break
+        dead = self._superseded_ids(good, broken)
+        self._superseded = [c for c in good if c.id in dead] + [b for b in broken if b.id in dead]
+        return [c for c in good if c.id not in dead], [b for b in broken if b.id not in dead]
+
+    @staticmethod
+    def _superseded_ids(good: Sequence[Commit], broken: Sequence[Broken]) -> set[str]:
+        """The ids of commits that a verified commit replaces and whose runs it all holds
+        (so leaving them out loses nothing)."""
+        by_id = {c.id: c for c in good}
+        dead: set[str] = set()
+        for c in good:
+            if not c.replaces:
                 continue
-            commit, reason = self._verify(d)
-            if commit is None:
-                broken.append(Broken(d.name, d, reason))
-                self._verified.pop(d.name, None)
-            else:
-                good.append(commit)
-                self._verified[d.name] = (commit, stamp)
-        return good, broken
+            holds = set(c.runs)
+            for old in c.replaces:
+                if old == c.id:
+                    continue
+                if old in by_id and not set(by_id[old].runs) <= holds:
+                    continue  # not what this commit merged: keep it
+                dead.add(old)
+        # A replaced commit that is broken now holds nothing the merged one lacks (the merge
+        # checked every byte it copied); a broken commit nobody replaces stays broken.
+        return {d for d in dead if d in by_id or any(b.id == d for b in broken)}
+
+    def _checked(self, d: Path, fresh: bool) -> tuple[Commit | None, str]:
+        stamp = self._stamp(d)
+        if not stamp:
+            return None, f"{d}: unreadable or vanished"
+        cache_key = stamp[0]
+        cached = None if fresh else _VERIFIED.get(cache_key)
+        if cached is not None and cached[1] == stamp:
+            commit = cached[0]
+            return (commit if commit.path == d else dataclasses.replace(commit, path=d)), ""
+        commit, reason = self._verify(d)
+        if commit is None:
+            _VERIFIED.pop(cache_key, None)
+        else:
+            if len(_VERIFIED) >= _VERIFIED_MAX:
+                _VERIFIED.clear()
+            _VERIFIED[cache_key] = (commit, stamp)
+        return commit, reason
 
     @staticmethod
     def _stamp(d: Path) -> tuple:
+        """What identifies a commit directory's state: its device, inode and name, then each
+        entry's name, size, modification and change times and inode. Empty when unreadable."""
         try:
-            return tuple(sorted((p.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                                for p in d.iterdir() for st in [p.stat()]))
+            st = d.stat()
+            files = tuple(sorted((p.name, fs.st_size, fs.st_mtime_ns, fs.st_ctime_ns, fs.st_ino)
+                                 for p in d.iterdir() for fs in [p.lstat()]))
         except OSError:
             return ()
+        return ((st.st_dev, st.st_ino, d.name), files)
 
     @staticmethod
     def _verify(d: Path) -> tuple[Commit | None, str]:
@@ -581,6 +688,7 @@ class Store:
             runs = tuple(str(k) for k in info["runs"])
             files = dict(info["files"])
             params = dict(info.get("params") or {})
+            replaces = tuple(str(c) for c in info.get("replaces") or ())
             if info.get("format") != STORE_FORMAT or info.get("commit") != d.name:
                 return None, f"{record}: format or id does not match"
         except FileNotFoundError:
@@ -606,7 +714,7 @@ class Store:
         extra = sorted(p.name for p in d.iterdir() if p.name != _COMMIT_FILE and p.name not in files)
         if extra:
             return None, f"{d}: holds files its {_COMMIT_FILE} does not list ({', '.join(extra[:3])})"
-        return Commit(d.name, d, runs, params, files), ""
+        return Commit(d.name, d, runs, params, files, replaces), ""
 
     def commits(self) -> list[Commit]:
         """The verified commits, in id order."""
@@ -615,6 +723,12 @@ class Store:
     def broken(self) -> list[Broken]:
         """Commit directories that failed verification (their runs count as missing)."""
         return self._scan()[1]
+
+    def superseded(self) -> list[Commit | Broken]:
+        """Commits that a merged commit replaces, left behind by a compaction that was
+        stopped before it retired them (the next writer removes them). Never read."""
+        self._scan()
+        return list(self._superseded)
 
     def keys(self) -> set[str]:
         """The keys of every stored (verified) run."""
@@ -647,22 +761,29 @@ class Store:
         once, rows ordered by run key (then as the core wrote them)."""
         import pyarrow as pa
         import pyarrow.compute as pc
-        import pyarrow.parquet as pq
 
         _check_table(table)
         wanted = set(keys) if keys is not None else None
-        seen: set[str] = set()
-        parts = []
-        for c in self.commits():
-            own = [k for k in c.runs if k not in seen and (wanted is None or k in wanted)]
-            seen.update(own)
-            name = f"{table}.parquet"
-            if not own or name not in c.files:
-                continue
-            t = pq.read_table(c.path / name)
-            if len(own) != len(c.runs):
-                t = t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(own, pa.string())))
-            parts.append(t)
+        for attempt in range(_RESCANS):
+            seen: set[str] = set()
+            parts = []
+            try:
+                for c in self.commits():
+                    own = [k for k in c.runs if k not in seen and (wanted is None or k in wanted)]
+                    seen.update(own)
+                    name = f"{table}.parquet"
+                    if not own or name not in c.files:
+                        continue
+                    t = _read_parquet(c.path / name)
+                    if len(own) != len(c.runs):
+                        t = t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(own, pa.string())))
+                    parts.append(t)
+                break
+            except FileNotFoundError:
+                # A compaction retired a commit between the scan and the read: its runs are
+                # in the merged commit, which the next scan sees.
+                if attempt == _RESCANS - 1:
+                    raise
         if not parts:
             return pa.table({"run_key": pa.array([], pa.string()), "seed": pa.array([], pa.int64())})
         t = pa.concat_tables(parts, promote_options="permissive")
@@ -693,6 +814,80 @@ class Store:
         merged = merged.sort_values("__spec", kind="stable").drop(columns="__spec").reset_index(drop=True)
         return merged
 
+    def load_results(self, keys: Iterable[str]) -> dict[str, "Results"]:
+        """The :class:`vegaslab.Results` of each stored run among ``keys``, as
+        :func:`vegaslab.run` returns it: the same tables (the key, parameter and seed
+        columns removed), the core's ``meta`` and ``meta["provenance"]`` rebuilt from the
+        run's recorded provenance. Left out: runs not stored, and runs whose commit has a
+        parameter named like a results column (it replaced the core's column there).
+
+        Reads one commit at a time and cuts its tables by run in Arrow, so that the peak
+        memory is the Results themselves plus one commit (reading each table whole and
+        grouping it in pandas took 10 GB and 32 s for ``reproduce --all``'s 765 runs)."""
+        wanted = set(keys)
+        for attempt in range(_RESCANS):
+            try:
+                return self._load_results(wanted)
+            except FileNotFoundError:
+                # A compaction retired a commit meanwhile: its runs are in the merged one.
+                if attempt == _RESCANS - 1:
+                    raise
+        return {}  # pragma: no cover - the loop returns or raises
+
+    def _load_results(self, wanted: set[str]) -> dict[str, "Results"]:
+        import numpy as np
+        import pandas as pd
+
+        from .results import TABLES as RESULT_TABLES
+        from .results import Results, _frame
+
+        result_columns = {c for _, columns in RESULT_TABLES.values() for c in columns}
+        out: dict[str, Results] = {}
+        for c in self.commits():
+            own = {k for k in c.runs if k in wanted and k not in out}
+            # A parameter named like a results column replaced that column in this commit's
+            # tables (see the module docstring): its runs cannot give back the core's numbers.
+            if not own or result_columns & set(c.params):
+                continue
+            front = {"seed", *c.params}
+            parts: dict[str, dict[str, list[pd.DataFrame]]] = {name: {} for name in RESULT_TABLES}
+            for name in RESULT_TABLES:
+                if f"{name}.parquet" not in c.files:
+                    continue
+                t = _read_parquet(c.path / f"{name}.parquet")
+                # A run's rows are contiguous: cut where the (dictionary-encoded) key changes.
+                encoded = t.column("run_key").combine_chunks().dictionary_encode()
+                codes = encoded.indices.to_numpy(zero_copy_only=False)
+                names = encoded.dictionary.to_pylist()
+                starts = np.concatenate(([0], np.flatnonzero(np.diff(codes)) + 1)) if len(codes) else np.array([], int)
+                ends = np.append(starts[1:], len(codes))
+                t = t.drop_columns([n for n in t.column_names if n in front or n == "run_key"])
+                for start, end in zip(starts.tolist(), ends.tolist()):
+                    key = names[codes[start]]
+                    if key in own:
+                        parts[name].setdefault(key, []).append(t.slice(start, end - start).to_pandas())
+            for row in _read_parquet(c.path / "runs.parquet").to_pylist():
+                key = row["run_key"]
+                if key not in own or key in out:
+                    continue
+                meta = json.loads(row["meta"]) if isinstance(row.get("meta"), str) else {}
+                if row.get("sim_wall_s") is not None and not math.isnan(row["sim_wall_s"]):
+                    meta["wall_time_s"] = float(row["sim_wall_s"])  # stored apart (see run_row)
+                meta["provenance"] = {
+                    "format": int(row["provenance_format"]), "source": row["source"],
+                    "overrides": [str(o) for o in row["overrides"]], "seed": int(row["seed"]),
+                    "scenario_sha256": row["scenario_sha256"], "vegaslab_version": row["vegaslab_version"],
+                    "core_version": row["core_version"], "source_revision": row["source_revision"],
+                    "command": row["command"], "scenario": json.loads(row["scenario"]),
+                }
+                tables = {}
+                for name, (_, columns) in RESULT_TABLES.items():
+                    got = parts[name].get(key)
+                    df = None if not got else (got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
+                    tables[name] = _frame(df, columns)
+                out[key] = Results(meta=meta, **tables)
+        return out
+
     # ------------------------------------------------------------------ writing
 
     @contextmanager
@@ -707,6 +902,39 @@ class Store:
             yield w
         finally:
             w.close()
+
+    def compact(self, *, min_commits: int = 2, target_bytes: int = COMPACT_TARGET_BYTES) -> int:
+        """Merge the store's small commits (as the writer, so not while a sweep writes:
+        :class:`StoreLockedError`); returns how many commits were merged away. See
+        :meth:`StoreWriter.compact`; :func:`vegaslab.engine.execute` does this at its end
+        once a parameter set has :data:`COMPACT_MIN_COMMITS` small commits."""
+        with self.writer() as w:
+            return w.compact(min_commits=min_commits, target_bytes=target_bytes)
+
+
+def _read_parquet(path: Path) -> "pa.Table":
+    """A whole Parquet file (``ParquetFile.read``: a third of ``read_table``'s cost per
+    file, which goes through the dataset layer)."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as f:
+        return f.read()
+
+
+def _read_verified(path: Path, meta: Mapping[str, Any]) -> "pa.Table | None":
+    """The Parquet table at ``path`` parsed from bytes that have the size and SHA-256
+    ``meta`` records (one read, hashed and parsed from memory); None when they differ or the
+    file cannot be read."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) != meta.get("bytes") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
+        return None
+    return pq.ParquetFile(pa.BufferReader(data)).read()
 
 
 def _check_table(table: str) -> None:
@@ -746,6 +974,8 @@ class StoreWriter:
             self._unlock()
             raise
         self.commits_written = 0
+        #: Merged commits written by :meth:`compact`.
+        self.merges_written = 0
 
     # -- lock
 
@@ -782,14 +1012,32 @@ class StoreWriter:
             self._lock_fd = None
 
     def _clean(self) -> None:
+        """Remove what killed writers left: ``_tmp/`` (unfinished commits and retired ones
+        not yet deleted) and commits a merged commit replaces; quarantine broken commits.
+        Every commit is hashed here, whatever this process verified before (``fresh``)."""
         root = self.store.path
         shutil.rmtree(root / "_tmp", ignore_errors=True)
-        for b in self.store.broken():
+        _commits, broken = self.store._scan(fresh=True)
+        self._retire([old.path for old in self.store._superseded])
+        for b in broken:
             dest = root / "_quarantine" / f"{b.id}-{uuid.uuid4().hex[:6]}"
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.rename(b.path, dest)
             (dest / "REASON.txt").write_text(b.reason + "\n", encoding="utf-8")
             self.quarantined.append(b)
+
+    def _retire(self, paths: Iterable[Path]) -> None:
+        """Remove commit directories: each first renamed out of ``data/`` (one atomic step,
+        so a reader never sees a commit with some of its files gone), then deleted. Not
+        synced: after a crash a retired commit may be back, and is superseded again."""
+        gone = self.store.path / "_tmp" / f"retired-{uuid.uuid4().hex}"
+        gone.mkdir(parents=True, exist_ok=True)
+        for path in paths:
+            try:
+                os.rename(path, gone / path.name)
+            except FileNotFoundError:
+                continue
+        shutil.rmtree(gone, ignore_errors=True)
 
     # -- adding and committing
 
@@ -832,34 +1080,47 @@ class StoreWriter:
 
     def _commit(self, batch: list[StoredRun]) -> None:
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        root = self.store.path
-        cid = uuid.uuid4().hex
-        tmp = root / "_tmp" / cid
-        tmp.mkdir(parents=True)
         params: dict[str, str] = {}
         for r in batch:
             for name, kind in r.params.items():
                 seen = params.setdefault(name, kind)
                 if seen != kind:  # only int64 and double can meet in one batch (param_types)
                     params[name] = "double"
-        files: dict[str, dict[str, Any]] = {}
+        tables: dict[str, pa.Table] = {}
         for table in TABLES:
             if table == "runs":
-                data = runs_table([r.row for r in batch], params)
+                tables[table] = runs_table([r.row for r in batch], params)
             else:
                 parts = [r.tables[table] for r in batch if table in r.tables]
-                if not parts:
-                    continue
-                data = pa.concat_tables(parts, promote_options="permissive")
+                if parts:
+                    tables[table] = pa.concat_tables(parts, promote_options="permissive")
+        self._write_commit([r.key for r in batch], params, tables)
+
+    def _write_commit(self, runs: Sequence[str], params: Mapping[str, str], tables: Mapping[str, "pa.Table"],
+                      replaces: Sequence[str] = ()) -> Commit:
+        """Write a commit: its tables and ``_commit.json`` into ``_tmp/<id>/``, each synced,
+        then one rename to ``data/<id>/`` (the commit point)."""
+        import pyarrow.parquet as pq
+
+        root = self.store.path
+        cid = uuid.uuid4().hex
+        tmp = root / "_tmp" / cid
+        tmp.mkdir(parents=True)
+        files: dict[str, dict[str, Any]] = {}
+        for table in TABLES:
+            data = tables.get(table)
+            if data is None:
+                continue
             f = tmp / f"{table}.parquet"
             pq.write_table(data, f)
             with f.open("rb") as fh:
                 os.fsync(fh.fileno())
             files[f.name] = {"sha256": _sha256_file(f), "bytes": f.stat().st_size, "rows": data.num_rows}
-        record = {"format": STORE_FORMAT, "commit": cid, "runs": [r.key for r in batch],
-                  "params": params, "files": files}
+        record: dict[str, Any] = {"format": STORE_FORMAT, "commit": cid, "runs": list(runs),
+                                  "params": dict(params), "files": files}
+        if replaces:
+            record["replaces"] = list(replaces)
         with (tmp / _COMMIT_FILE).open("w", encoding="utf-8") as fh:
             fh.write(json.dumps(record, indent=1) + "\n")
             fh.flush()
@@ -867,7 +1128,89 @@ class StoreWriter:
         _fsync_dir(tmp)
         os.rename(tmp, root / "data" / cid)  # the commit point
         _fsync_dir(root / "data")
-        self.commits_written += 1
+        if replaces:
+            self.merges_written += 1
+        else:
+            self.commits_written += 1
+        return Commit(cid, root / "data" / cid, tuple(runs), dict(params), files, tuple(replaces))
+
+    # -- compaction
+
+    def compact(self, *, min_commits: int = COMPACT_MIN_COMMITS, target_bytes: int = COMPACT_TARGET_BYTES) -> int:
+        """Merge small commits into larger ones; returns how many commits were merged away.
+
+        Commits are merged only with commits of the same parameter columns (so each merged
+        commit's tables have one schema and :meth:`Store.load_results` sees the same
+        parameters per run as before). A commit of at least ``target_bytes / 2`` is left
+        alone; the small ones of a parameter set are merged, in id order, into commits of
+        at most ``target_bytes`` (which also bounds the memory a merge uses), once there are
+        ``min_commits`` of them.
+
+        Each merged commit is written like any other (``_tmp/`` then one rename) with
+        ``replaces``, the ids it merged; only then are those retired, one rename out of
+        ``data/`` each. Stopped in between (killed, power cut), the store holds both: a
+        reader leaves out the replaced commits (and would read every run once anyway, since
+        their rows are the same), and the next writer removes them. The bytes copied are
+        hashed as they are read, so a file damaged since it was verified is never laundered
+        into a merged commit: that group is left as it is, and the next writer quarantines
+        the damaged commit."""
+        self.flush()
+        small: dict[tuple, list[Commit]] = {}
+        for c in self.store._scan()[0]:
+            if c.bytes < target_bytes // 2:
+                small.setdefault(tuple(sorted(c.params.items())), []).append(c)
+        merged = 0
+        for group in small.values():
+            if len(group) < max(2, min_commits):
+                continue
+            bins: list[list[Commit]] = [[]]
+            size = 0
+            for c in group:
+                if bins[-1] and size + c.bytes > target_bytes:
+                    bins.append([])
+                    size = 0
+                bins[-1].append(c)
+                size += c.bytes
+            for members in bins:
+                if len(members) >= 2 and self._merge(members):
+                    merged += len(members)
+        return merged
+
+    def _merge(self, members: Sequence[Commit]) -> bool:
+        """One merged commit of ``members`` (same parameters, id order), then retire them.
+        False (nothing changed) when a file no longer has its recorded bytes."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        runs: list[str] = []
+        seen: set[str] = set()
+        owned: list[list[str]] = []
+        for c in members:
+            own = [k for k in c.runs if k not in seen]  # each run once: the first commit's, as readers do
+            seen.update(own)
+            runs.extend(own)
+            owned.append(own)
+        tables: dict[str, pa.Table] = {}
+        for table in TABLES:
+            parts = []
+            for c, own in zip(members, owned):
+                name = f"{table}.parquet"
+                if not own or name not in c.files:
+                    continue
+                t = _read_verified(c.path / name, c.files[name])
+                if t is None:
+                    return False
+                if len(own) != len(c.runs):
+                    t = t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(own, pa.string())))
+                parts.append(t)
+            if parts:
+                tables[table] = pa.concat_tables(parts, promote_options="permissive")
+        # What the members replaced too: a commit left over from an earlier merge stays
+        # superseded whichever merged commit survives.
+        replaces = list(dict.fromkeys([c.id for c in members] + [r for c in members for r in c.replaces]))
+        self._write_commit(runs, dict(members[0].params), tables, replaces=replaces)
+        self._retire([c.path for c in members])
+        return True
 
     def close(self) -> None:
         """Commit what is buffered and release the lock."""

@@ -161,7 +161,7 @@ impl SenderState {
 
     /// Arm the retransmission timer with the current RTO (ns-2 `set_rtx_timer`).
     pub fn set_rtx_timer(&mut self, now: Nanos) {
-        self.rtx_deadline = Some(now + nanos(self.rto.timeout()));
+        self.rtx_deadline = Some(now.saturating_add(nanos(self.rto.timeout())));
     }
 
     /// ns-2 `reset_rtx_timer(mild, backoff)`: optionally back off, re-arm, and unless `mild`
