@@ -347,9 +347,30 @@ class _WorkerDeaths(logging.Filter):
     _LINE = re.compile(r"Worker process (\d+) (was killed by signal (\d+)|exited with status (-?\d+)|"
                        r"was killed by unknown signal)")
 
+    #: How long a failure waits for its worker's end to be logged: the scheduler may learn
+    #: of the death (the worker's connection drops) before the nanny sees the process exit.
+    WAIT_S = 2.0
+
     def __init__(self) -> None:
         super().__init__()
         self.by_pid: dict[int, str] = {}
+        self._changed = threading.Condition()
+        #: Set while an embedded cluster runs: only then can a death be logged here.
+        self.local = False
+
+    def how_ended(self, pid: int | None) -> str | None:
+        """How worker process ``pid`` ended, waiting up to :data:`WAIT_S` for the nanny's
+        line when the cluster is embedded; None when unknown."""
+        if not pid:
+            return None
+        deadline = time.monotonic() + (self.WAIT_S if self.local else 0.0)
+        with self._changed:
+            while pid not in self.by_pid:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                self._changed.wait(left)
+            return self.by_pid[pid]
 
     def filter(self, record: logging.LogRecord) -> bool:
         m = self._LINE.search(record.getMessage())
@@ -365,7 +386,9 @@ class _WorkerDeaths(logging.Filter):
                 how = f"exited with status {status}"
             else:
                 how = "killed by an unknown signal"
-            self.by_pid[pid] = f"worker process {pid} {how}"
+            with self._changed:
+                self.by_pid[pid] = f"worker process {pid} {how}"
+                self._changed.notify_all()
         return record.levelno >= logging.WARNING
 
     @contextmanager
@@ -391,12 +414,11 @@ def _drop_death_noise(record: logging.LogRecord) -> bool:
     return not (msg.startswith("Couldn't gather keys") or "workers died while trying to run it" in msg)
 
 
-def _failure_message(prepared: PreparedRun, exc: BaseException, deaths: Mapping[int, str] | None = None) -> str:
+def _failure_message(prepared: PreparedRun, exc: BaseException, deaths: _WorkerDeaths | None = None) -> str:
     from distributed import KilledWorker
 
     if isinstance(exc, KilledWorker):
-        pid = getattr(exc.last_worker, "pid", None)
-        how = (deaths or {}).get(pid) if pid else None
+        how = deaths.how_ended(getattr(exc.last_worker, "pid", None)) if deaths is not None else None
         tries = exc.allowed_failures + 1
         return (f"{prepared.spec.label}: the run's worker process died each time it was tried "
                 f"({tries} time{'s' if tries > 1 else ''}; last: {how or 'worker ' + str(exc.last_worker.address)}): "
@@ -488,7 +510,7 @@ def execute(
             elif res is not None:
                 outcome = RunOutcome(p.spec, p.key, "failed", res.error, res.wall_s, res.worker)
             else:
-                outcome = RunOutcome(p.spec, p.key, "failed", _failure_message(p, exc, deaths.by_pid))
+                outcome = RunOutcome(p.spec, p.key, "failed", _failure_message(p, exc, deaths))
             decide(p, outcome)
             if bar is not None:
                 bar.update(1)
@@ -503,6 +525,7 @@ def execute(
                 for p in todo:  # the same calls a worker makes
                     finished(p, run_fn(p.light(), p.spec.text, dict(types)), None)
             else:
+                deaths.local = _scheduler_address(scheduler) is None
                 with deaths.watching(), \
                         _client(_scheduler_address(scheduler), workers, allowed_failures, closing) as (client, what):
                     ex.executor = what
