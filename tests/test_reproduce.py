@@ -3,6 +3,7 @@ to end run of two small catalog entries. Tests named ``test_core_*`` need the co
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -357,3 +358,45 @@ def test_core_reproduce_records_provenance_per_run_and_in_the_report(core, cat, 
     assert ok["scenario_sha256"].str.len().eq(64).all()
     assert f"source revision {vegaslab.source_revision()}" in (out / "summary.md").read_text()
     assert f"source revision {vegaslab.source_revision()}" in (out / "index.html").read_text()
+
+
+DUPLICATE = """
+[meta]
+id = "dup"
+
+[run]
+duration = "1s"
+""" + TWO_HOP + """
+[[variant]]
+name = "plain"
+
+[[variant]]
+name = "explicit-vegas"
+set = { "flows[0].cc" = "vegas" }
+"""
+
+
+def test_core_two_variants_that_resolve_to_one_run_are_computed_once_and_both_reported(core, tmp_path):
+    d = tmp_path / "dcat"
+    d.mkdir()
+    (d / "dup.toml").write_text(DUPLICATE)
+    out = tmp_path / "rep"
+    table = catalog.reproduce(["dup"], out, directory=d, echo=None, jobs=1, progress=False)
+    assert table.attrs["runs"] == {"ran": 1, "cached": 0, "failed": 0, "total": 1}  # one distinct run
+    for variant in ("plain", "explicit-vegas"):
+        assert (out / "results" / "dup" / variant / "seed1" / "flows.parquet").is_file(), variant
+    runs = pd.read_parquet(out / "results" / "runs.parquet")
+    assert sorted(runs["variant"]) == ["explicit-vegas", "plain"] and runs["key"].nunique() == 1
+
+
+def test_core_a_run_a_sweep_stored_with_a_shadowing_parameter_is_a_failed_run_not_a_stored_one(core, cat, tmp_path):
+    from vegaslab.engine import execute
+
+    out = tmp_path / "rep"
+    (job,) = [j for j in runner.plan([catalog.load_entry("t-seeds", cat)], quick=True) if j.variant == "vegas"]
+    spec = dataclasses.replace(job.prepared.spec, params={"limit": 1})  # the same run, a parameter named like queues.limit
+    assert execute([spec], out / "store", scheduler="synchronous").ran == 1
+    table = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=1, progress=False)
+    failed = table[table["metric"] == "(run failed)"]
+    assert "vegas" in set(failed["run"]) and "cannot be rebuilt" in " ".join(failed["note"])
+    assert table.attrs["runs"]["failed"] == 2  # the broken variant and this one

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import textwrap
 import time
 from pathlib import Path
@@ -20,6 +19,7 @@ import pytest
 
 from vegaslab import catalog, engine, runner
 from vegaslab.store import Store
+from reproduce_process import start_reproduce
 from scenario_text import TWO_HOP
 
 ENTRY = """
@@ -149,14 +149,7 @@ def _running(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc to find the workers")
 def test_core_workers_exit_within_seconds_after_reproduce_is_killed(core, tmp_path):
-    cat = tmp_path / "cat"
-    cat.mkdir()
-    (cat / "long.toml").write_text(LONG)
-    env = {**os.environ, "VEGASLAB_CATALOG": str(cat),
-           "PYTHONPATH": os.pathsep.join([str(Path(runner.__file__).parents[1]), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.Popen([sys.executable, "-m", "vegaslab", "reproduce", "long", "--jobs", "2", "--no-progress",
-                             "--out", str(tmp_path / "rep")], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = start_reproduce(tmp_path, "long", LONG, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:  # wait for the two Dask worker processes

@@ -303,7 +303,34 @@ def test_load_results_gives_back_what_vegaslab_run_returns_across_several_commit
         assert mine == theirs  # provenance included
 
 
-def test_load_results_leaves_out_runs_whose_parameter_replaced_a_results_column(tmp_path):
-    shadowing = [RunSpec(TEXT, "two-hop.toml", ("links[1].queue.limit=8",), 1, {"limit": 8})]
+@pytest.mark.parametrize("compacted", [False, True])
+def test_a_run_rebuilt_from_a_commit_shared_with_other_algorithms_has_only_its_own_columns(tmp_path, compacted):
+    import pandas as pd
+
+    import vegaslab
+
+    source = tmp_path / "two-hop.toml"
+    source.write_text(TEXT)
+    # NewReno writes no alpha/beta/trend; Vegas-A does: in one commit the union is stored.
+    mixed = [RunSpec(TEXT, str(source), (f"flows[0].cc={cc}", "monitor.cwnd=true"), 1, {"algo": cc})
+             for cc in ("newreno", "vegas-a")]
+    store = fill(tmp_path / "s", mixed, batch_runs=1 if compacted else 2, compact=False)
+    if compacted:  # two commits of one run each, merged into one
+        assert len(store.commits()) == 2 and store.compact() == 2
+    assert len(store.commits()) == 1
+    loaded = store.load_results([p.key for p in prepare(mixed)])
+    for spec, p in zip(mixed, prepare(mixed)):
+        direct = vegaslab.run(source, seed=1, overrides=list(spec.overrides))
+        for table in ("flows", "queues", "links", "udp", "series_flows", "series_queues"):
+            pd.testing.assert_frame_equal(getattr(loaded[p.key], table), getattr(direct, table))
+    assert "trend" in store.read("series_flows").columns  # the union is what the tidy table shows
+
+
+@pytest.mark.parametrize("name, path, value", [("limit", "links[1].queue.limit", 8),
+                                               ("alpha", "flows[0].params.alpha", 2)])
+def test_load_results_leaves_out_runs_whose_parameter_replaced_a_core_column(tmp_path, name, path, value):
+    # "alpha" is a column of series_flows that results.TABLES does not list (an algorithm variable).
+    shadowing = [RunSpec(TEXT, "two-hop.toml", (f"{path}={value}", "flows[0].cc=vegas", "monitor.cwnd=true"), 1,
+                         {name: value})]
     store = fill(tmp_path / "s", shadowing)
-    assert store.load_results([p.key for p in prepare(shadowing)]) == {}
+    assert len(store) == 1 and store.load_results([p.key for p in prepare(shadowing)]) == {}

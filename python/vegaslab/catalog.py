@@ -40,8 +40,8 @@ top-level tables, so a catalog file stays a runnable scenario (``vegaslab run va
 the file's path).
 
 :func:`expand` turns an entry into :class:`RunSpec` s, :func:`compare` sets one run's results
-beside the published numbers, and :func:`reproduce` runs entries in parallel (with a cache,
-:mod:`vegaslab.runner`) and writes the report (:mod:`vegaslab.report`): ``index.html``,
+beside the published numbers, and :func:`reproduce` runs entries on the engine, keeping
+finished runs in a results store (:mod:`vegaslab.runner`) and writes the report (:mod:`vegaslab.report`): ``index.html``,
 ``summary.md`` and every run's tables.
 """
 
@@ -646,7 +646,8 @@ def reproduce(
     execution = runner.execute(jobs_list, out / "store", n_jobs=jobs, scheduler=scheduler,
                                progress=(echo is not None) if progress is None else progress, run_fn=run_fn)
     finished = runner.load(out / "store", [o.job.key for o in execution.outcomes.values() if o.status != "failed"])
-    runner.export(finished, execution.outcomes.values(), out / "results")
+    runner.unreadable_fail(execution, finished, out / "store")
+    runner.export(finished, execution.per_job, out / "results")
     built = report_mod.build(entries, jobs_list, execution, finished, quick=quick, seed=seed)
     table = built.table
     if echo:

@@ -325,6 +325,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 for msg in st.errors[:5]:
                     print(f"  failed: {_one_line(msg)}")
             return 0
+        if _bad_scheduler(args):
+            return 2
         ex = run_sweep(sw, out, scheduler=args.scheduler, workers=args.jobs, progress=not args.no_progress)
     except StoreLockedError as exc:
         _say(exc)
@@ -334,6 +336,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 2
     print(f"{sw.source}: {len(ex.outcomes)} runs: ran {ex.ran}, already stored {ex.stored}, failed {ex.failed} "
           f"in {ex.wall_s:.1f} s ({ex.executor}); store: {out}")
+    if ex.interrupted:  # as for reproduce: the finished runs are stored, the rest is not an error
+        print(f"vegaslab: interrupted; {ex.ran} finished runs are stored, run the same command to go on",
+              file=sys.stderr)
+        return 130
     seen: set[str] = set()
     for o in ex.outcomes:
         if o.status == "failed":
@@ -352,12 +358,27 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 1 if ex.failed or ex.interrupted else 0
 
 
+def _bad_scheduler(args: argparse.Namespace) -> bool:
+    """Say so (one line, naming ``--scheduler`` or ``DASK_SCHEDULER_ADDRESS``) and return
+    True when the scheduler address cannot be one: a usage error, found before anything runs
+    or is written. A well-formed address nobody answers at fails later, in seconds (exit 1)."""
+    from vegaslab.engine import EngineError, check_scheduler
+
+    try:
+        check_scheduler(args.scheduler, "--scheduler")
+    except EngineError as exc:
+        _say(exc)
+        return True
+    return False
+
+
 # ---------------------------------------------------------------------- reproduce
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from vegaslab.catalog import reproduce, resolve
     from vegaslab.results import check_output_dir
+    from vegaslab.store import StoreError, StoreLockedError
 
     if args.list_entries:
         return _list_entries(args)
@@ -366,9 +387,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     except KeyError as exc:
         print(f"vegaslab: {exc.args[0]}", file=sys.stderr)
         return 2
+    if _bad_scheduler(args):
+        return 2
     check_output_dir(args.out, replace=False)
-    table = reproduce(args.ids, args.out, seed=args.seed, quick=args.quick, jobs=args.jobs,
-                      all_entries=args.all_entries, progress=not args.no_progress, scheduler=args.scheduler)
+    try:
+        table = reproduce(args.ids, args.out, seed=args.seed, quick=args.quick, jobs=args.jobs,
+                          all_entries=args.all_entries, progress=not args.no_progress, scheduler=args.scheduler)
+    except StoreLockedError as exc:  # a sweep or another reproduce is writing DIR/store: try later
+        _say(exc)
+        return 1
+    except StoreError as exc:  # DIR/store is not a store this version can use: bad input, as in sweep
+        _say(exc)
+        return 2
     return 1 if (table["metric"] == "(run failed)").any() else 0
 
 

@@ -53,6 +53,17 @@ What was decided, and why (issue 8):
   soon as it builds an array, so a worker cannot avoid it). Batching several runs per task
   would save only the round trip, and would make a worker death count against every run of
   the batch; it was not worth that.
+- **Ctrl-C.** A terminal sends SIGINT to the whole process group, the embedded cluster's
+  worker processes included; they ignore it (the preload :mod:`vegaslab._dask_worker`, which
+  each nanny also gives the workers it restarts), and the nanny's errors about interrupted
+  workers are dropped, so the user sees only the client's "interrupted". A worker busy in a
+  run then ends when the cluster closes: the nanny asks it to stop and kills it after 4 s.
+- **Errors before work.** A scheduler address that cannot be one (``scheme://host:port``,
+  checked with Dask's parser) is an :class:`EngineError` naming ``scheduler`` or
+  ``DASK_SCHEDULER_ADDRESS`` before anything starts; an address where nothing accepts a TCP
+  connection fails after a probe of at most :data:`PROBE_TIMEOUT_S`, not after Dask's 60 s
+  of retries. When every run is stored, nothing is written and the writer lock is not
+  taken, so a reproduce of finished runs works while a sweep writes to the same store.
 - **Bit-identical.** A run's tables depend only on its normalised scenario, seed and core
   version: the same whatever executor or number of workers computed it. Only the columns in
   :data:`vegaslab.store.NONDETERMINISTIC_COLUMNS` (wall times, the worker's address) differ.
@@ -60,6 +71,7 @@ What was decided, and why (issue 8):
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -94,6 +106,14 @@ SYNCHRONOUS = "synchronous"
 
 #: How long to wait for a scheduler to answer and for at least one worker to join.
 CONNECT_TIMEOUT_S = 60.0
+
+#: How long the TCP probe before connecting waits (see :func:`_probe`): a refused or
+#: unreachable address fails after at most this, not after :data:`CONNECT_TIMEOUT_S`.
+PROBE_TIMEOUT_S = 3.0
+
+#: Address schemes a scheduler may have (Dask's network transports; ``inproc`` is in-process
+#: only and cannot be another process's scheduler).
+SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 
 
 class EngineError(VegaslabError):
@@ -276,6 +296,60 @@ def _scheduler_address(scheduler: Any) -> Any:
     return env or None
 
 
+def check_scheduler(scheduler: Any = None, name: str = "scheduler") -> None:
+    """Raise :class:`EngineError` when ``scheduler`` (a string; None: ``DASK_SCHEDULER_ADDRESS``
+    if set) is not ``"synchronous"`` nor an address ``scheme://host:port`` (``host:port``
+    means ``tcp://``) with a network scheme and a port from 1 to 65535. The message starts
+    with ``name`` (``--scheduler`` on the command line), or ``DASK_SCHEDULER_ADDRESS`` when
+    the address came from there.
+
+    Decided: checked before anything starts, with Dask's own parser
+    (``distributed.comm.parse_address`` / ``parse_host_port``): ``Client("bogus")`` raises a
+    ValueError only once connecting, and leaves a half-made client whose ``__del__`` waits
+    120 s at exit."""
+    if scheduler is None:
+        scheduler, name = os.environ.get("DASK_SCHEDULER_ADDRESS", "").strip(), "DASK_SCHEDULER_ADDRESS"
+        if not scheduler:
+            return
+    if not isinstance(scheduler, str) or scheduler == SYNCHRONOUS:
+        return
+    from distributed.comm import parse_address, parse_host_port
+
+    usage = (f"{name}: must be {SYNCHRONOUS!r} or a Dask scheduler address scheme://host:port "
+             f"(scheme {', '.join(SCHEDULER_SCHEMES)}), e.g. tcp://10.0.0.1:8786")
+    try:
+        scheme, location = parse_address(scheduler)
+        host, port = parse_host_port(location)
+    except ValueError as exc:
+        raise EngineError(f"{usage}; got {scheduler!r} ({exc})") from None
+    if scheme not in SCHEDULER_SCHEMES:
+        raise EngineError(f"{usage}; got {scheduler!r} (unknown scheme {scheme!r})")
+    if not host:
+        raise EngineError(f"{usage}; got {scheduler!r} (no host)")
+    if not 1 <= int(port) <= 65535:
+        raise EngineError(f"{usage}; got {scheduler!r} (port {port} is not from 1 to 65535)")
+
+
+def _probe(scheduler: str) -> None:
+    """Fail within :data:`PROBE_TIMEOUT_S` when nothing accepts TCP connections at
+    ``scheduler``: ``distributed.Client`` retries a refused connection until its timeout (60
+    s). An address that accepts the connection keeps that long timeout (a busy scheduler
+    may be slow to answer). UCX addresses are not probed."""
+    from distributed.comm import parse_address, parse_host_port
+
+    scheme, location = parse_address(scheduler)
+    if scheme == "ucx":
+        return
+    host, port = parse_host_port(location)
+    try:
+        with socket.create_connection((host, int(port)), timeout=PROBE_TIMEOUT_S):
+            pass
+    except OSError as exc:  # refused, no route, unknown host, timed out
+        why = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise EngineError(f"cannot reach the Dask scheduler at {scheduler}: {why}; is `dask scheduler` "
+                          "running there?") from None
+
+
 @contextmanager
 def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
             closing: list[threading.Thread] | None = None) -> Iterator[tuple[Any, str]]:
@@ -301,12 +375,28 @@ def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
         settings: dict[str, Any] = {"distributed.scheduler.worker-saturation": 1.0}
         if allowed_failures is not None:
             settings["distributed.scheduler.allowed-failures"] = int(allowed_failures)
-        with dask.config.set(settings):
-            cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                   dashboard_address=None, silence_logs=logging.ERROR,
-                                   # the scheduler's HTTP server (health, metrics) on a free port:
-                                   # 8787 may be taken by another cluster
-                                   scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+        # Each worker process ignores SIGINT (vegaslab._dask_worker): a terminal's Ctrl-C
+        # reaches the whole process group, and only the client decides what it means. Each
+        # nanny keeps its preload list and passes it to every worker it starts, restarts too.
+        preload = [*dask.config.get("distributed.worker.preload", []), "vegaslab._dask_worker"]
+        _quiet_nanny(+1)
+        try:
+            with dask.config.set(settings):
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       dashboard_address=None, silence_logs=logging.ERROR, preload=preload,
+                                       # the scheduler's HTTP server (health, metrics) on a free
+                                       # port: 8787 may be taken by another cluster
+                                       scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+        except BaseException:
+            _quiet_nanny(-1)
+            raise
+
+        def close() -> None:
+            try:
+                cluster.close()
+            finally:
+                _quiet_nanny(-1)
+
         try:
             client = Client(cluster, set_as_default=False)
             try:
@@ -315,16 +405,19 @@ def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
                 client.close()
         finally:
             if closing is None:
-                cluster.close()
+                close()
             else:
-                closer = threading.Thread(target=cluster.close, name="vegaslab-cluster-close")
+                closer = threading.Thread(target=close, name="vegaslab-cluster-close")
                 closer.start()
                 closing.append(closer)
         return
+    _probe(scheduler)
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise EngineError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    except ValueError as exc:  # an address Dask cannot use (check_scheduler lets few through)
+        raise EngineError(f"scheduler {scheduler!r}: {exc}") from None
     try:
         try:
             client.wait_for_workers(int(workers) if workers else 1, timeout=CONNECT_TIMEOUT_S)
@@ -409,6 +502,35 @@ class _WorkerDeaths(logging.Filter):
             log.setLevel(level)
 
 
+def _drop_interrupt_noise(record: logging.LogRecord) -> bool:
+    """False for the nanny's records about a worker's ``CancelledError`` or
+    ``KeyboardInterrupt``: what a nanny logs while a cluster closes after Ctrl-C (a worker
+    killed before its preload made it ignore SIGINT); the client says "interrupted" itself."""
+    exc = record.exc_info[0] if record.exc_info else None
+    if exc is not None and issubclass(exc, (KeyboardInterrupt, asyncio.CancelledError)):
+        return False
+    msg = record.getMessage()
+    return not ("CancelledError" in msg or "KeyboardInterrupt" in msg)
+
+
+_quiet_lock = threading.Lock()
+_quiet_count = 0
+
+
+def _quiet_nanny(delta: int) -> None:
+    """Count the embedded clusters alive (started, not yet closed: closing may outlive the
+    client, in a thread) and keep :func:`_drop_interrupt_noise` on the nanny's logger
+    meanwhile."""
+    global _quiet_count
+    with _quiet_lock:
+        _quiet_count += delta
+        log = logging.getLogger("distributed.nanny")
+        if _quiet_count > 0:
+            log.addFilter(_drop_interrupt_noise)  # once: a logger keeps no duplicates
+        else:
+            log.removeFilter(_drop_interrupt_noise)
+
+
 def _drop_death_noise(record: logging.LogRecord) -> bool:
     msg = record.getMessage()
     return not (msg.startswith("Couldn't gather keys") or "workers died while trying to run it" in msg)
@@ -459,11 +581,14 @@ def execute(
     The embedded cluster starts worker processes with Python's *spawn* method, which imports
     the main module again: a script must call this under ``if __name__ == "__main__":``.
 
-    Raises :class:`vegaslab.store.StoreError` for an unusable store or bad parameters and
-    :class:`EngineError` when no cluster can be reached, before anything runs. Ctrl-C
+    Raises :class:`vegaslab.store.StoreError` for an unusable store or bad parameters (and
+    :class:`vegaslab.store.StoreLockedError` when a run is missing and another process
+    writes to the store) and :class:`EngineError` for a malformed scheduler address or when
+    no cluster can be reached, before anything runs. Ctrl-C
     commits what has finished, cancels the rest (marked failed, ``interrupted``) and returns.
     """
     t0 = time.perf_counter()
+    check_scheduler(scheduler)
     store = store if isinstance(store, Store) else Store(store)
     prepared = _prepared(specs)
     types = param_types(prepared)
@@ -479,7 +604,13 @@ def execute(
     bar = None
     deaths = _WorkerDeaths()
     closing: list[threading.Thread] = []  # the embedded cluster, closing while the store is finished
-    with _joined(closing), store.writer(batch_runs=batch_runs, flush_s=flush_s) as writer:
+    # Only a missing run needs the store's (single) writer: when every run is stored this
+    # only reads, so a reproduce of stored runs works while a sweep writes to the store.
+    # The writer lists the stored runs again once it holds the lock.
+    stored_now = store.keys()
+    reading = all(p.error or p.key in stored_now for p in prepared)
+    opened = _Reader(stored_now) if reading else store.writer(batch_runs=batch_runs, flush_s=flush_s)
+    with _joined(closing), opened as writer:
         todo: list[PreparedRun] = []
         for p in prepared:
             if p.error:
@@ -538,7 +669,7 @@ def execute(
         for key, o in by_key.items():
             if o.status == "pending":
                 by_key[key] = RunOutcome(o.spec, key, "failed", "interrupted" if ex.interrupted else "not run")
-        if compact and not ex.interrupted:
+        if compact and not ex.interrupted and not reading:
             # Every run is committed by now; a compaction stopped anywhere (Ctrl-C, a full
             # disk) leaves a complete store that the next writer tidies.
             writer.flush()
@@ -553,6 +684,21 @@ def execute(
                    _for_spec(by_key[p.key], p.spec) for p in order]
     ex.wall_s = time.perf_counter() - t0
     return ex
+
+
+class _Reader:
+    """Stands for the store's writer when :func:`execute` has nothing to write."""
+
+    commits_written = 0
+
+    def __init__(self, stored: set[str]) -> None:
+        self.stored = stored
+
+    def __enter__(self) -> "_Reader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
 
 
 @contextmanager

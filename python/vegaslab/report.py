@@ -1,6 +1,6 @@
 """The reproduction report: ``index.html`` (self-contained), ``summary.md`` and ``results/``.
 
-:func:`build` gathers, for each catalog entry, the cached runs of its variants and seeds, the
+:func:`build` gathers, for each catalog entry, the stored runs of its variants and seeds, the
 published-vs-ours table (mean and sample std over seeds) and the claim verdicts
 (:mod:`vegaslab.claims`); :func:`write_report` draws the figures (matplotlib, embedded as
 base64 PNG data URIs) and writes
@@ -214,8 +214,8 @@ def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Executi
 
 def builds(b: Built) -> list[dict]:
     """The distinct builds (vegaslab version, core version, source revision) the report's runs
-    ran on; more than one when cached runs from an older build are mixed in (their cache keys
-    then differ only if the revision changed, see vegaslab.runner)."""
+    ran on; more than one when stored runs from another build are reused (run keys hold the
+    core's semantic version, not its revision: see vegaslab.runner)."""
     seen: dict[tuple, dict] = {}
     for p in b.provenance.values():
         k = (p.get("vegaslab_version"), p.get("core_version"), p.get("source_revision"))
@@ -883,7 +883,7 @@ def _write_provenance(b: Built, path: Path) -> None:
     from .catalog import safe_name
 
     runs = []
-    for o in b.execution.outcomes.values():
+    for o in b.execution.per_job:
         p = b.provenance.get(o.job.key)
         if p is None:
             continue
@@ -919,7 +919,7 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
                           "wall_s": o.wall_s, "error": o.error, "key": o.job.key, "overrides": " ".join(o.job.overrides),
                           "scenario_sha256": prov.get(o.job.key, {}).get("scenario_sha256"),
                           "source_revision": prov.get(o.job.key, {}).get("source_revision")}
-                         for o in b.execution.outcomes.values()],
+                         for o in b.execution.per_job],
                         columns=["entry", "variant", "seed", "status", "wall_s", "error", "key", "overrides",
                                  "scenario_sha256", "source_revision"])
     runs.to_parquet(res_dir / "runs.parquet", index=False)

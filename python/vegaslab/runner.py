@@ -32,6 +32,7 @@ Decisions (issue 8; they replace issue 7's own process pool and cache):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -85,9 +86,12 @@ class Outcome:
 
 @dataclass
 class Execution:
-    """Every job's outcome (by job key), and counts for the report."""
+    """Every distinct run's outcome (by run key), and counts for the report. Two jobs that
+    resolve to the same scenario and seed (two variants written differently) are one run,
+    computed once; :attr:`per_job` has every job with its run's outcome."""
 
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    per_job: list[Outcome] = field(default_factory=list)
     wall_s: float = 0.0
     interrupted: bool = False
     executor: str = ""
@@ -216,6 +220,8 @@ def execute(
         if o.status == "cached":
             o.wall_s = walls.get(ro.key, 0.0)
         ex.outcomes[ro.key] = o
+    ex.per_job = [dataclasses.replace(ex.outcomes[j.key], job=j) if j.key in ex.outcomes else
+                  Outcome(j, "failed", error="not run") for j in jobs]
     ex.interrupted = result.interrupted
     ex.executor = result.executor
     ex.wall_s = result.wall_s
@@ -237,6 +243,20 @@ def load(store_dir: str | os.PathLike, keys: Iterable[str]) -> dict[str, "Result
     from .store import Store
 
     return Store(store_dir, create=False).load_results(keys)
+
+
+def unreadable_fail(execution: Execution, results: Mapping[str, "Results"], store_dir: str | os.PathLike) -> None:
+    """Mark failed each run that finished or was found stored but is not in ``results``
+    (:func:`load` left it out: a sweep sharing the store named a parameter like a column the
+    core wrote, which replaced it), so that it is never counted as a finished run."""
+    for key, o in execution.outcomes.items():
+        if o.status != "failed" and key not in results:
+            o.status, o.error = "failed", (
+                f"{o.job.label}: the run is in {store_dir} but cannot be rebuilt from it: a sweep stored it "
+                "with a parameter named like a column of the results, which replaced that column; "
+                "reproduce into another --out")
+    execution.per_job = [dataclasses.replace(execution.outcomes[o.job.key], job=o.job)
+                         if o.job.key in execution.outcomes else o for o in execution.per_job]
 
 
 def export(results: Mapping[str, "Results"], outcomes: Iterable[Outcome], results_dir: str | os.PathLike) -> None:

@@ -382,6 +382,8 @@ def _with_keys(table: "pa.Table", key: str, seed: int, params: Mapping[str, Any]
     import pyarrow as pa
 
     n = table.num_rows
+    core_columns = list(table.column_names)
+    shadowed = [name for name in ("run_key", "seed", *types) if name in core_columns]
     front = [("run_key", pa.repeat(pa.scalar(key, pa.string()), n))]
     front += [(name, pa.repeat(pa.scalar(_coerce(params[name], kind) if name in params else None, _arrow_type(kind)), n))
               for name, kind in types.items()]
@@ -390,7 +392,28 @@ def _with_keys(table: "pa.Table", key: str, seed: int, params: Mapping[str, Any]
         if name in table.column_names:  # a core column named like a parameter: the parameter wins
             table = table.drop_columns([name])
         table = table.add_column(i, name, arr)
-    return table
+    # The run's own layout travels with its table (a commit's tables are the union of its
+    # runs' columns): see _layout and Store.load_results.
+    return table.replace_schema_metadata({_LAYOUT_KEY: json.dumps({"columns": core_columns, "shadowed": shadowed})})
+
+
+#: Schema metadata key of a run's table: the core's columns in order, and those a parameter replaced.
+_LAYOUT_KEY = b"vegaslab.layout"
+
+
+def _layout(run: "StoredRun") -> str:
+    """The ``runs.layout`` value of a run: per table, the columns the core wrote (in order),
+    and the columns a parameter named like them replaced (then the run cannot be rebuilt)."""
+    columns: dict[str, list[str]] = {}
+    shadowed: set[str] = set()
+    for name, table in run.tables.items():
+        meta = (table.schema.metadata or {}).get(_LAYOUT_KEY)
+        if meta is None:
+            continue
+        info = json.loads(meta)
+        columns[name] = list(info["columns"])
+        shadowed.update(info["shadowed"])
+    return json.dumps({"columns": columns, "shadowed": sorted(shadowed)}, sort_keys=True)
 
 
 def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
@@ -470,11 +493,11 @@ def run_row(prepared: PreparedRun, doc: Mapping[str, Any], *, wall_s: float, wor
         "scenario_sha256": scenario_hash(json.loads(prepared.normalized)),
         "command": command,
         "scenario": prepared.normalized,
-        # The client's source name, never the worker's temporary copy of the scenario file;
-        # without the core's wall time, which is sim_wall_s (so that ``meta`` is
-        # bit-identical whichever worker computed the run).
-        "meta": json.dumps({**{k: v for k, v in meta.items() if k != "wall_time_s"}, "source": spec.source},
-                           sort_keys=True, allow_nan=True),
+        # The client's source name, never the worker's temporary copy of the scenario file.
+        # In the core's key order; wall_time_s (machine-dependent) is kept apart in sim_wall_s
+        # and its place held by null, so the stored meta is the same on every machine.
+        "meta": json.dumps({**{k: (None if k == "wall_time_s" else v) for k, v in meta.items()},
+                            "source": spec.source}, allow_nan=True),
     })
     return row
 
@@ -499,7 +522,7 @@ def runs_table(rows: Sequence[Mapping[str, Any]], types: Mapping[str, str]) -> "
         pa.field("core_version", pa.string()), pa.field("vegaslab_version", pa.string()),
         pa.field("source_revision", pa.string()), pa.field("provenance_format", pa.int64()),
         pa.field("scenario_sha256", pa.string()), pa.field("command", pa.string()),
-        pa.field("scenario", pa.string()), pa.field("meta", pa.string()),
+        pa.field("scenario", pa.string()), pa.field("meta", pa.string()), pa.field("layout", pa.string()),
     ]
     return pa.Table.from_pylist(list(rows), schema=pa.schema(fields))
 
@@ -588,7 +611,8 @@ class Store:
             raise StoreError(f"{meta}: unreadable: {exc}") from None
         if not isinstance(info, dict) or info.get("format") != STORE_FORMAT:
             raise StoreError(f"{meta}: store format {info.get('format') if isinstance(info, dict) else '?'!r}; "
-                             f"this vegaslab reads format {STORE_FORMAT}")
+                             f"this vegaslab reads format {STORE_FORMAT}; its runs would be computed again: use a "
+                             "new directory (another --out) or delete this one")
 
     # ------------------------------------------------------------------ commits
 
@@ -626,6 +650,9 @@ class Store:
                     broken.append(Broken(d.name, d, reason))
             if not vanished:
                 break
+        else:
+            raise StoreError(f"{self.path}: commits kept vanishing while the store was read ({_RESCANS} times: "
+                             "compactions in quick succession); read again")
         dead = self._superseded_ids(good, broken)
         self._superseded = [c for c in good if c.id in dead] + [b for b in broken if b.id in dead]
         return [c for c in good if c.id not in dead], [b for b in broken if b.id not in dead]
@@ -783,7 +810,8 @@ class Store:
                 # A compaction retired a commit between the scan and the read: its runs are
                 # in the merged commit, which the next scan sees.
                 if attempt == _RESCANS - 1:
-                    raise
+                    raise StoreError(f"{self.path}: commits kept vanishing while the store was read "
+                                     f"({_RESCANS} times: compactions in quick succession); read again") from None
         if not parts:
             return pa.table({"run_key": pa.array([], pa.string()), "seed": pa.array([], pa.int64())})
         t = pa.concat_tables(parts, promote_options="permissive")
@@ -818,8 +846,10 @@ class Store:
         """The :class:`vegaslab.Results` of each stored run among ``keys``, as
         :func:`vegaslab.run` returns it: the same tables (the key, parameter and seed
         columns removed), the core's ``meta`` and ``meta["provenance"]`` rebuilt from the
-        run's recorded provenance. Left out: runs not stored, and runs whose commit has a
-        parameter named like a results column (it replaced the core's column there).
+        run's recorded provenance; each table has exactly the columns the core wrote for that
+        run, in its order (``runs.layout``), whatever other runs share its commit. Left out:
+        runs not stored, and runs stored with a parameter named like a column the core wrote
+        (the parameter replaced that column in the store, so the core's numbers are gone).
 
         Reads one commit at a time and cuts its tables by run in Arrow, so that the peak
         memory is the Results themselves plus one commit (reading each table whole and
@@ -831,7 +861,8 @@ class Store:
             except FileNotFoundError:
                 # A compaction retired a commit meanwhile: its runs are in the merged one.
                 if attempt == _RESCANS - 1:
-                    raise
+                    raise StoreError(f"{self.path}: commits kept vanishing while the store was read "
+                                     f"({_RESCANS} times: compactions in quick succession); read again") from None
         return {}  # pragma: no cover - the loop returns or raises
 
     def _load_results(self, wanted: set[str]) -> dict[str, "Results"]:
@@ -841,15 +872,20 @@ class Store:
         from .results import TABLES as RESULT_TABLES
         from .results import Results, _frame
 
-        result_columns = {c for _, columns in RESULT_TABLES.values() for c in columns}
         out: dict[str, Results] = {}
         for c in self.commits():
-            own = {k for k in c.runs if k in wanted and k not in out}
-            # A parameter named like a results column replaced that column in this commit's
-            # tables (see the module docstring): its runs cannot give back the core's numbers.
-            if not own or result_columns & set(c.params):
+            if not any(k in wanted and k not in out for k in c.runs):
                 continue
-            front = {"seed", *c.params}
+            rows = {row["run_key"]: row for row in _read_parquet(c.path / "runs.parquet").to_pylist()
+                    if row["run_key"] in wanted and row["run_key"] not in out}
+            layouts = {k: json.loads(row["layout"]) if isinstance(row.get("layout"), str) else None
+                       for k, row in rows.items()}
+            # A run whose parameter is named like a column the core wrote had that column
+            # replaced (see the module docstring): it cannot give back the core's numbers.
+            own = {k for k, lay in layouts.items() if not (lay and lay.get("shadowed"))}
+            if not own:
+                continue
+            front = {"run_key", "seed", *c.params}
             parts: dict[str, dict[str, list[pd.DataFrame]]] = {name: {} for name in RESULT_TABLES}
             for name in RESULT_TABLES:
                 if f"{name}.parquet" not in c.files:
@@ -861,18 +897,24 @@ class Store:
                 names = encoded.dictionary.to_pylist()
                 starts = np.concatenate(([0], np.flatnonzero(np.diff(codes)) + 1)) if len(codes) else np.array([], int)
                 ends = np.append(starts[1:], len(codes))
-                t = t.drop_columns([n for n in t.column_names if n in front or n == "run_key"])
                 for start, end in zip(starts.tolist(), ends.tolist()):
                     key = names[codes[start]]
-                    if key in own:
-                        parts[name].setdefault(key, []).append(t.slice(start, end - start).to_pandas())
-            for row in _read_parquet(c.path / "runs.parquet").to_pylist():
-                key = row["run_key"]
-                if key not in own or key in out:
-                    continue
+                    if key not in own:
+                        continue
+                    piece = t.slice(start, end - start)
+                    lay = layouts[key]
+                    # Exactly the run's own columns, in the core's order: a commit's table is
+                    # the union of its runs' columns (another algorithm's variables are null).
+                    keep = (lay["columns"].get(name, []) if lay else
+                            [n for n in piece.column_names if n not in front])
+                    parts[name].setdefault(key, []).append(piece.select(keep).to_pandas())
+            for key in own:
+                row = rows[key]
                 meta = json.loads(row["meta"]) if isinstance(row.get("meta"), str) else {}
                 if row.get("sim_wall_s") is not None and not math.isnan(row["sim_wall_s"]):
                     meta["wall_time_s"] = float(row["sim_wall_s"])  # stored apart (see run_row)
+                elif meta.get("wall_time_s", 0) is None:
+                    del meta["wall_time_s"]
                 meta["provenance"] = {
                     "format": int(row["provenance_format"]), "source": row["source"],
                     "overrides": [str(o) for o in row["overrides"]], "seed": int(row["seed"]),
@@ -1090,9 +1132,10 @@ class StoreWriter:
         tables: dict[str, pa.Table] = {}
         for table in TABLES:
             if table == "runs":
-                tables[table] = runs_table([r.row for r in batch], params)
+                tables[table] = runs_table([{**r.row, "layout": _layout(r)} for r in batch], params)
             else:
-                parts = [r.tables[table] for r in batch if table in r.tables]
+                # The per-run layouts are in runs.layout, not in the batch's schema.
+                parts = [r.tables[table].replace_schema_metadata(None) for r in batch if table in r.tables]
                 if parts:
                     tables[table] = pa.concat_tables(parts, promote_options="permissive")
         self._write_commit([r.key for r in batch], params, tables)

@@ -1,0 +1,31 @@
+"""A Dask worker preload for the engine's embedded cluster (:func:`vegaslab.engine._client`).
+
+A terminal's Ctrl-C sends SIGINT to the whole foreground process group, which includes the
+embedded cluster's worker processes. Left alone, each one dies with a ``KeyboardInterrupt``
+traceback (``Process Dask Worker process (from Nanny): ...``) on the user's terminal while the
+client is still shutting the cluster down in order. The client alone decides what an interrupt
+means (commit what finished, cancel the rest, close the cluster, whose nannies end the
+workers), so a worker ignores SIGINT.
+
+Decided: a preload (``preload=`` of each nanny, which passes it to every worker process it
+starts, restarts included) rather than ignoring SIGINT in the client around the cluster's
+start: a process spawned with SIGINT ignored would keep ignoring it, but a nanny restarts a
+dead worker later, when the client handles SIGINT again. The preload runs in the worker's
+event loop, which is its main thread (the only one where a handler may be set); a worker
+that does not run it there (an unknown Dask layout) keeps the default rather than failing.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from typing import Any
+
+#: The name the engine passes as the workers' preload.
+MODULE = __name__
+
+
+def dask_setup(worker: Any) -> None:
+    """Called by Dask in each worker process as it starts: ignore SIGINT from now on."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
