@@ -390,6 +390,13 @@ def scenario_hash(normalized: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _sha256_file(path: "os.PathLike | str") -> str:
+    """SHA-256 (hex) of a file's bytes, read in chunks (the results directory's and the
+    store's checksums)."""
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
 #: Layout version of the ``provenance`` record (bump when its keys change meaning).
 PROVENANCE_FORMAT = 1
 

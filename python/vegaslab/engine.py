@@ -357,7 +357,6 @@ def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
     ``closing``, an embedded cluster is closed by a thread appended to it (the caller joins
     it): its workers take a few hundred milliseconds to exit, time the caller can use to
     commit and compact."""
-    import logging
 
     import dask
     from distributed import Client, LocalCluster

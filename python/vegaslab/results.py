@@ -27,7 +27,6 @@ same checks up front, before anything is simulated.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -41,7 +40,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import pandas as pd
 
-from . import VegaslabError
+from . import VegaslabError, _sha256_file
 
 FLOW_COLUMNS = [
     "flow", "cc", "from", "to", "start_s", "end_s",
@@ -88,14 +87,6 @@ class OutputDirError(VegaslabError):
 class InconsistentResultsError(VegaslabError, ValueError):
     """A results directory whose table files do not belong with its meta.json (a mix of two
     runs, a truncated file, or a directory written before checksums were recorded)."""
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -91,13 +91,19 @@ class Execution:
     computed once; :attr:`per_job` has every job with its run's outcome."""
 
     outcomes: dict[str, Outcome] = field(default_factory=dict)
-    per_job: list[Outcome] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
     wall_s: float = 0.0
     interrupted: bool = False
     executor: str = ""
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes.values() if o.status == status)
+
+    @property
+    def per_job(self) -> list[Outcome]:
+        """Every job, in plan order, with the outcome of its run."""
+        return [dataclasses.replace(self.outcomes[j.key], job=j) if j.key in self.outcomes else
+                Outcome(j, "failed", error="not run") for j in self.jobs]
 
     @property
     def ran(self) -> int:
@@ -220,8 +226,7 @@ def execute(
         if o.status == "cached":
             o.wall_s = walls.get(ro.key, 0.0)
         ex.outcomes[ro.key] = o
-    ex.per_job = [dataclasses.replace(ex.outcomes[j.key], job=j) if j.key in ex.outcomes else
-                  Outcome(j, "failed", error="not run") for j in jobs]
+    ex.jobs = list(jobs)
     ex.interrupted = result.interrupted
     ex.executor = result.executor
     ex.wall_s = result.wall_s
@@ -255,8 +260,6 @@ def unreadable_fail(execution: Execution, results: Mapping[str, "Results"], stor
                 f"{o.job.label}: the run is in {store_dir} but cannot be rebuilt from it: a sweep stored it "
                 "with a parameter named like a column of the results, which replaced that column; "
                 "reproduce into another --out")
-    execution.per_job = [dataclasses.replace(execution.outcomes[o.job.key], job=o.job)
-                         if o.job.key in execution.outcomes else o for o in execution.per_job]
 
 
 def export(results: Mapping[str, "Results"], outcomes: Iterable[Outcome], results_dir: str | os.PathLike) -> None:

@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from . import VegaslabError
+from . import VegaslabError, _sha256_file
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -528,14 +528,6 @@ def runs_table(rows: Sequence[Mapping[str, Any]], types: Mapping[str, str]) -> "
 
 
 # ---------------------------------------------------------------------- the store
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _fsync_dir(path: Path) -> None:
