@@ -219,6 +219,11 @@ _ALPHA_BETA_GAMMA = [
 ]
 
 
+def _variant_flavour() -> Row:
+    """A Vegas variant's flavour: "ns2" is the default and is left out of the document."""
+    return Row("flavour", lambda doc: _algorithm(doc).get("flavour", "ns2"), "enum", probe="linux")
+
+
 def _fixed(*keys: str) -> list[Row]:
     """Values a preset fixes (not settable; shown from the document)."""
     return [Row(k, _alg(k), "packets", shown="fixed") for k in keys]
@@ -310,13 +315,26 @@ def tables() -> dict[str, list[Table]]:
             _params_table("vegas", _ALPHA_BETA_GAMMA, params={"flavour": "linux"}, title='cc = "vegas", flavour = "linux"'),
             _params_table("vegas", _ALPHA_BETA_GAMMA, params={"flavour": "ns3"}, title='cc = "vegas", flavour = "ns3"'),
             _params_table("rovegas", [*_ALPHA_BETA_GAMMA, Row("probe_every", _alg("probe_every"), "count"),
-                                      Row("option_bytes", _alg("option_bytes"), "bytes", probe=20)]),
+                                      Row("option_bytes", _alg("option_bytes"), "bytes", probe=20),
+                                      _variant_flavour()]),
             _params_table("vegas-a", [*_ALPHA_BETA_GAMMA,
                                       Row("equal_throughput", _alg("equal_throughput"), "enum", probe="hold"),
-                                      Row("at_beta", _alg("at_beta"), "enum", probe="hold")]),
-            _params_table("adavegas", [Row("gamma", _alg("gamma"), "packets")]),
-            _params_table("vegas_1", [*_fixed("alpha", "beta", "inc"), Row("gamma", _alg("gamma"), "packets")]),
-            _params_table("vegas_8", [*_fixed("alpha", "beta", "inc"), Row("gamma", _alg("gamma"), "packets")]),
+                                      Row("at_beta", _alg("at_beta"), "enum", probe="hold"),
+                                      _variant_flavour()]),
+            _params_table("adavegas", [Row("gamma", _alg("gamma"), "packets"), _variant_flavour()]),
+            _params_table("vegas_1", [*_fixed("alpha", "beta", "inc"), Row("gamma", _alg("gamma"), "packets"),
+                                      _variant_flavour()]),
+            _params_table("vegas_8", [*_fixed("alpha", "beta", "inc"), Row("gamma", _alg("gamma"), "packets"),
+                                      _variant_flavour()]),
+            _params_table("cubic", [Row("beta", _alg("beta"), "count", probe=512),
+                                    Row("fast_convergence", _alg("fast_convergence"), "bool"),
+                                    Row("tcp_friendliness", _alg("tcp_friendliness"), "bool"),
+                                    Row("hystart", _alg("hystart"), "bool"),
+                                    Row("hystart_detect", _alg("hystart_detect"), "count", probe=1),
+                                    Row("hystart_low_window", _alg("hystart_low_window"), "packets"),
+                                    Row("hystart_ack_delta_us", _alg("hystart_ack_delta_us"), "count", probe=1000),
+                                    Row("bic_scale", _alg("bic_scale"), "count", probe=20),
+                                    Row("initial_ssthresh", _alg("initial_ssthresh"), "packets")]),
         ],
         "tcp": [Table("[flows.tcp]", "flows[0].tcp", _base(), [
             Row("window", f"{_FLOW0}.tcp.window", "packets"),

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -108,30 +109,40 @@ def test_packets_are_conserved_on_the_congested_benchmark_slice():
         assert f.data_pkts_sent == f.received_pkts + f.dropped_pkts + f.in_flight_pkts, f.flow
 
 
-GOLDEN_CASES = {
-    "va-reroute-vegas": ("va-reroute.toml", ["flows[0].cc=vegas"]),
-    "va-reroute-newreno": ("va-reroute.toml", ["flows[0].cc=newreno"]),
-    "va-buffer-newreno-q10": ("va-buffer.toml", ["flows[0].cc=newreno", "links[1].queue.limit=10"]),
-}
+def _golden_cases() -> dict[str, dict]:
+    """The golden cases, listed once in tests/golden/cases.toml, which the Rust test
+    (crates/vegaslab-sim/tests/golden.rs) reads too: name -> {scenario, seed, overrides}."""
+    with open(GOLDEN / "cases.toml", "rb") as fh:
+        cases = tomllib.load(fh)["case"]
+    return {c["name"]: c for c in cases}
+
+
+GOLDEN_CASES = _golden_cases()
+
+
+def _golden_dir() -> Path:
+    """VEGASLAB_GOLDEN_DIR (as in the Rust test) reads and writes the golden files elsewhere,
+    e.g. to regenerate into a scratch copy; the cases still come from tests/golden/cases.toml."""
+    return Path(os.environ["VEGASLAB_GOLDEN_DIR"]) if os.environ.get("VEGASLAB_GOLDEN_DIR") else GOLDEN
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN_CASES))
 def test_golden_summary_is_unchanged(name):
     """A fixed scenario + seed must give the same summary forever, unless a change says why
-    it moved: regenerate with VEGASLAB_UPDATE_GOLDEN=1 and explain the move in the commit."""
-    file, overrides = GOLDEN_CASES[name]
-    r = vegaslab.run(CATALOG / file, seed=1, overrides=overrides + ["monitor.cwnd=false",
-                                                                            "monitor.throughput=false",
-                                                                            "monitor.queues=[]"])
+    it moved: regenerate with VEGASLAB_UPDATE_GOLDEN=1 and explain the move in the commit.
+    `cargo test -p vegaslab-sim --test golden` checks the same files and writes the same bytes;
+    a missing file is a failure in both, never created silently."""
+    case = GOLDEN_CASES[name]
+    r = vegaslab.run(ROOT / case["scenario"], seed=case["seed"], overrides=case["overrides"])
     summary = {
-        "flows": r.flows.drop(columns=[]).to_dict("records"),
+        "flows": r.flows.to_dict("records"),
         "queues": r.queues.to_dict("records"),
         "events": int(r.meta["events"]),
     }
-    text = json.dumps(summary, sort_keys=True, indent=1, default=float)
-    path = GOLDEN / f"{name}.json"
-    if os.environ.get("VEGASLAB_UPDATE_GOLDEN") or not path.exists():
-        path.write_text(text + "\n")
-        if not os.environ.get("VEGASLAB_UPDATE_GOLDEN"):
-            pytest.fail(f"golden file {path.name} did not exist; created it, rerun")
-    assert text + "\n" == path.read_text(), f"{name} moved; see the module docstring"
+    text = json.dumps(summary, sort_keys=True, indent=1, default=float) + "\n"
+    path = _golden_dir() / f"{name}.json"
+    if os.environ.get("VEGASLAB_UPDATE_GOLDEN"):
+        path.write_text(text)
+    elif not path.exists():
+        pytest.fail(f"golden file {path} is missing; create it with VEGASLAB_UPDATE_GOLDEN=1 and commit it")
+    assert text == path.read_text(), f"{name} moved; see the test's docstring"

@@ -151,6 +151,31 @@ range = "1-2"
 cc = "adavegas"
 app = { kind = "onoff", mean_on = "0.5s", mean_off = "0.2s", shape = 1.5 }
 """,
+    "min-linux-cubic": """
+[run]
+duration = "2s"
+[dumbbell]
+pairs = 4
+access = { bandwidth = "10Mbps", delay = "1ms" }
+bottleneck = { bandwidth = "2Mbps", delay = "5ms", queue = { kind = "droptail", limit = 15 } }
+[[flows]]
+pairs = "1-1"
+cc = "cubic"
+params = { hystart_detect = 2, hystart_low_window = 4 }
+[[flows]]
+pairs = "2-2"
+cc = "vegas-a"
+params = { flavour = "linux", alpha = 2, beta = 4 }
+[[flows]]
+pairs = "3-3"
+cc = "adavegas"
+params = { flavour = "linux" }
+[[flows]]
+pairs = "4-4"
+cc = "vegas_8"
+params = { flavour = "linux" }
+app = { kind = "onoff", mean_on = "0.3s", mean_off = "0.2s", shape = 1.5 }
+""",
     "min-nps-per-flow": """
 [run]
 duration = "2s"

@@ -4,7 +4,7 @@
 //! (alpha 4, beta 8, inc 8).
 //!
 //! Only the once-per-round congestion-avoidance decision changes; slow start, RTT bookkeeping
-//! and loss recovery are the ns-2 Vegas agent's ([`crate::vegas::VegasAgent`]): "Our basic
+//! and loss recovery are the ns-2 Vegas agent's ([`crate::vegas_ns2::Ns2Vegas`]): "Our basic
 //! methodology has been to leave other parts of TCP Vegas algorithm unchanged" (III-B).
 //!
 //! # AdaVegas, as section III-B reads, and the decisions taken
@@ -45,8 +45,49 @@
 //!   on loss; the agent calls [`AdaVegasState::on_loss`], which ends the run of successful
 //!   increases (succ = 0) and the steady count, since a loss is not a successful increase.
 //!   alpha, beta, inc and lastInc are left as they are (re-read on the next increase round).
+//!
+//! # The Linux flavour
+//!
+//! [`AdaVegasState`] and [`FixedIncrement`] are also [`LinuxRule`]s, on the Linux Vegas
+//! machinery ([`crate::vegas_linux`]), in integer kernel units. AdaVegas' Table I, succ, the
+//! lastInc halving (`max(lastInc / 2, 1)`, integer) and the steady count are integers
+//! already and the same code ([`AdaVegasState::step`]) runs in both flavours; only the region
+//! of a round comes from Linux's integer diff instead of ns-2's delta, and the window moves at
+//! the round's end: increase round +inc packets ([`LinuxAction::Increase`]), congested round
+//! -lastInc packets with Linux Vegas' ssthresh = min(ssthresh, cwnd - 1)
+//! ([`LinuxAction::Decrease`]). Table I's alpha and beta are whole numbers, so
+//! `diff < alpha` and `diff > beta` are plain integer comparisons ([`table_i_whole`]).
+//! Vegas_1 / Vegas_8 compare with [`Thresholds`] (ceil(alpha), floor(beta); their alpha and
+//! beta are whole) and add inc packets at the round's end (inc is whole in both presets; a
+//! hand-built fractional inc is truncated).
+//!
+//! **Linux flavour: where the integer form decides differently from the ns-2 form.**
+//!
+//! 1. *+inc at once vs spread over the round.* ns-2 grows inc/cwnd per ACK during the round
+//!    after the decision, and only while cwnd - outstanding <= 2, so Vegas_8's "+8" (and
+//!    AdaVegas' +2/+4/+8) can come out smaller when the sender does not keep up, and the
+//!    window reaches its new size only by the next round's end. Linux adds all inc packets
+//!    when the round ends (`cwnd += inc`, then clamped to [2, receiver window]); the next
+//!    round already runs with them, so a burst of up to inc extra packets leaves at once.
+//! 2. *diff is truncated, not rounded.* Linux's floor(cwnd x (minRTT - baseRTT) / baseRTT)
+//!    against ns-2's round((expected - actual) x baseRTT): a true 1.6 packets is an increase
+//!    round for alpha 2 in Linux (diff 1) and a steady one in ns-2 (delta 2), so succ runs
+//!    and the steady count can differ at the same measurements.
+//! 3. *Minimum RTT, not mean*, for diff.
+//! 4. *A decrease also lowers ssthresh* to cwnd - 1 (`tcp_vegas.c`); ns-2 leaves ssthresh.
+//! 5. *Loss.* The cut is the Linux sender's (half the window, whole packets; 1 after a
+//!    timeout), not ns-2's 3/4; [`AdaVegasState::on_loss`] (succ and the steady count to 0)
+//!    runs on entering recovery in both flavours.
+//! 6. *Slow start and fewer than three samples* are Linux's (exit at diff > gamma to
+//!    target + 1; Reno below three samples), not ns-2's.
 
-use crate::vegas::{CaAction, Round};
+use crate::config::{TcpConfig, VariantFlavour};
+use crate::controller::CongestionControl;
+use crate::heuristics::deny_fixed;
+use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
+use crate::vegas::{read_gamma, read_variant_flavour, sender_for};
+use crate::vegas_linux::{LinuxAction, LinuxRound, LinuxRule, LinuxVegas, Region, Thresholds};
+use crate::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use serde::{Deserialize, Serialize};
 
 /// AdaVegas' parameters: Table I is fixed (the paper's), only the agent's gamma is free.
@@ -54,11 +95,14 @@ use serde::{Deserialize, Serialize};
 pub struct AdaVegasParams {
     /// Slow-start exit threshold of the ns-2 agent (default 1).
     pub gamma: f64,
+    /// ns2 (default; left out of the normalised scenario) or linux.
+    #[serde(default, skip_serializing_if = "VariantFlavour::is_ns2")]
+    pub flavour: VariantFlavour,
 }
 
 impl Default for AdaVegasParams {
     fn default() -> Self {
-        AdaVegasParams { gamma: 1.0 }
+        AdaVegasParams { gamma: 1.0, flavour: VariantFlavour::Ns2 }
     }
 }
 
@@ -72,13 +116,16 @@ pub struct VegasIncParams {
     pub inc: f64,
     /// Slow-start exit threshold of the ns-2 agent (default 1).
     pub gamma: f64,
+    /// ns2 (default; left out of the normalised scenario) or linux.
+    #[serde(default, skip_serializing_if = "VariantFlavour::is_ns2")]
+    pub flavour: VariantFlavour,
 }
 
 impl VegasIncParams {
     /// Vegas_1 (adavegas.txt section II): alpha 1, beta 3, inc 1 (= classic ns-2 Vegas).
-    pub const VEGAS_1: VegasIncParams = VegasIncParams { alpha: 1.0, beta: 3.0, inc: 1.0, gamma: 1.0 };
+    pub const VEGAS_1: VegasIncParams = VegasIncParams { alpha: 1.0, beta: 3.0, inc: 1.0, gamma: 1.0, flavour: VariantFlavour::Ns2 };
     /// Vegas_8 (adavegas.txt section II): alpha 4, beta 8, inc 8.
-    pub const VEGAS_8: VegasIncParams = VegasIncParams { alpha: 4.0, beta: 8.0, inc: 8.0, gamma: 1.0 };
+    pub const VEGAS_8: VegasIncParams = VegasIncParams { alpha: 4.0, beta: 8.0, inc: 8.0, gamma: 1.0, flavour: VariantFlavour::Ns2 };
 
     /// "vegas_1", "vegas_8", or "vegas_inc" for any other combination (gamma is ignored).
     pub fn name(&self) -> &'static str {
@@ -93,9 +140,9 @@ impl VegasIncParams {
     }
 }
 
-/// The fixed-increment rule ([`crate::vegas::Rule::FixedIncrement`]): classic Vegas' tests
-/// and its -1 decrease, with + inc per round. With inc = 1 the increase is `1.0 / cwnd`,
-/// bit for bit classic Vegas' (`inc / cwnd` with inc = 1.0).
+/// The fixed-increment rule ([`FixedIncrement`]): classic Vegas' tests and its -1 decrease,
+/// with + inc per round. With inc = 1 the increase is `1.0 / cwnd`, bit for bit classic
+/// Vegas' (`inc / cwnd` with inc = 1.0).
 pub fn fixed_increment(alpha: f64, beta: f64, inc: f64, r: &Round) -> CaAction {
     let d = r.delta as f64;
     if d > beta {
@@ -107,15 +154,31 @@ pub fn fixed_increment(alpha: f64, beta: f64, inc: f64, r: &Round) -> CaAction {
     }
 }
 
-/// Table I: (alpha, beta, inc) for a value of succ. The third row is printed
-/// "4 <= succ <= 15" in the paper, a typo for 8 <= succ <= 15 (module docs).
-pub fn table_i(succ: u32) -> (f64, f64, u32) {
+/// Table I in whole packets: (alpha, beta, inc) for a value of succ. The third row is
+/// printed "4 <= succ <= 15" in the paper, a typo for 8 <= succ <= 15 (module docs).
+pub fn table_i_whole(succ: u32) -> (u32, u32, u32) {
     match succ {
-        0..=3 => (1.0, 3.0, 1),
-        4..=7 => (2.0, 4.0, 2),
-        8..=15 => (2.0, 4.0, 4),
-        _ => (4.0, 8.0, 8),
+        0..=3 => (1, 3, 1),
+        4..=7 => (2, 4, 2),
+        8..=15 => (2, 4, 4),
+        _ => (4, 8, 8),
     }
+}
+
+/// Table I with alpha and beta as the ns-2 form compares them (the same whole numbers).
+pub fn table_i(succ: u32) -> (f64, f64, u32) {
+    let (alpha, beta, inc) = table_i_whole(succ);
+    (alpha as f64, beta as f64, inc)
+}
+
+/// What an AdaVegas round does to the window, in whole packets, whatever the flavour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AdaStep {
+    /// Grow by inc packets over (ns-2) or at the end of (Linux) the round.
+    Increase(u32),
+    /// Shrink by lastInc packets now.
+    DecreaseBy(u32),
+    Hold,
 }
 
 /// What the last congestion-avoidance round was, for tests and plots.
@@ -132,6 +195,9 @@ pub enum AdaRound {
 pub struct AdaVegasState {
     /// Successive rounds with delta < alpha.
     pub succ: u32,
+    /// The succ whose Table I row alpha, beta and inc hold (they are re-read only on increase
+    /// rounds); the Linux form compares with that row's whole numbers.
+    pub table_row: u32,
     pub alpha: f64,
     pub beta: f64,
     /// Packets added per round on an increase round.
@@ -153,38 +219,71 @@ impl AdaVegasState {
     /// succ 0: Table I's first row (alpha 1, beta 3, inc 1), lastInc 1.
     pub fn new() -> Self {
         let (alpha, beta, inc) = table_i(0);
-        AdaVegasState { succ: 0, alpha, beta, inc, last_inc: 1, steady: 0, last_round: AdaRound::None }
+        AdaVegasState { succ: 0, table_row: 0, alpha, beta, inc, last_inc: 1, steady: 0, last_round: AdaRound::None }
     }
 
-    /// One congestion-avoidance round.
+    /// One congestion-avoidance round of the ns-2 form: the region from ns-2's delta.
     pub fn congestion_avoidance(&mut self, r: &Round) -> CaAction {
         let d = r.delta as f64;
-        if d < self.alpha {
-            // "Whenever Delta < alpha AdaVegas updates succ and then sets alpha, beta and inc"
-            self.succ = self.succ.saturating_add(1);
-            (self.alpha, self.beta, self.inc) = table_i(self.succ);
-            // "whenever AdaVegas expands the window ... it sets lastInc <- inc"
-            self.last_inc = self.inc;
-            self.steady = 0;
-            self.last_round = AdaRound::Increase;
-            CaAction::Increase(self.inc as f64 / r.cwnd)
+        let region = if d < self.alpha {
+            Region::Below
         } else if d > self.beta {
-            // "When congestion is detected ... lastInc <- max(lastInc/2, 1) and decreases the
-            // window by lastInc"
-            self.succ = 0;
-            self.steady = 0;
-            self.last_inc = (self.last_inc / 2).max(1);
-            self.last_round = AdaRound::Congested;
-            CaAction::DecreaseBy(self.last_inc as f64)
+            Region::Above
         } else {
-            // "After two RTTs of steady state ... AdaVegas resets lastInc (lastInc <- 1)"
-            self.succ = 0;
-            self.steady = self.steady.saturating_add(1);
-            if self.steady >= 2 {
-                self.last_inc = 1;
+            Region::Between
+        };
+        match self.step(region) {
+            AdaStep::Increase(inc) => CaAction::Increase(inc as f64 / r.cwnd),
+            AdaStep::DecreaseBy(n) => CaAction::DecreaseBy(n as f64),
+            AdaStep::Hold => CaAction::Hold,
+        }
+    }
+
+    /// One congestion-avoidance round of the Linux form: the region from Linux's integer
+    /// diff against Table I's whole alpha and beta.
+    pub fn congestion_avoidance_linux(&mut self, r: &LinuxRound) -> LinuxAction {
+        let (alpha, beta, _) = table_i_whole(self.table_row);
+        let region = Thresholds { alpha: alpha as u64, beta: beta as u64 }.region(r.diff);
+        match self.step(region) {
+            AdaStep::Increase(inc) => LinuxAction::Increase(inc as u64),
+            AdaStep::DecreaseBy(n) => LinuxAction::Decrease(n as u64),
+            AdaStep::Hold => LinuxAction::Hold,
+        }
+    }
+
+    /// Section III-B for a round in `region` (shared by both flavours; integers only).
+    pub fn step(&mut self, region: Region) -> AdaStep {
+        match region {
+            Region::Below => {
+                // "Whenever Delta < alpha AdaVegas updates succ and then sets alpha, beta and inc"
+                self.succ = self.succ.saturating_add(1);
+                self.table_row = self.succ;
+                (self.alpha, self.beta, self.inc) = table_i(self.succ);
+                // "whenever AdaVegas expands the window ... it sets lastInc <- inc"
+                self.last_inc = self.inc;
+                self.steady = 0;
+                self.last_round = AdaRound::Increase;
+                AdaStep::Increase(self.inc)
             }
-            self.last_round = AdaRound::Steady;
-            CaAction::Hold
+            Region::Above => {
+                // "When congestion is detected ... lastInc <- max(lastInc/2, 1) and decreases
+                // the window by lastInc"
+                self.succ = 0;
+                self.steady = 0;
+                self.last_inc = (self.last_inc / 2).max(1);
+                self.last_round = AdaRound::Congested;
+                AdaStep::DecreaseBy(self.last_inc)
+            }
+            Region::Between => {
+                // "After two RTTs of steady state ... AdaVegas resets lastInc (lastInc <- 1)"
+                self.succ = 0;
+                self.steady = self.steady.saturating_add(1);
+                if self.steady >= 2 {
+                    self.last_inc = 1;
+                }
+                self.last_round = AdaRound::Steady;
+                AdaStep::Hold
+            }
         }
     }
 
@@ -204,4 +303,137 @@ impl AdaVegasState {
             ("last_inc", self.last_inc as f64),
         ]
     }
+}
+
+/// Vegas with + inc packets per increase round (adavegas.txt's Vegas_1 / Vegas_8) as a rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FixedIncrement {
+    pub alpha: f64,
+    pub beta: f64,
+    pub inc: f64,
+    /// The `cc` name in results ("vegas_1", "vegas_8" or "vegas_inc").
+    pub name: &'static str,
+}
+
+impl VegasRule for FixedIncrement {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn congestion_avoidance(&mut self, r: &Round) -> CaAction {
+        fixed_increment(self.alpha, self.beta, self.inc, r)
+    }
+    fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend([("alpha", self.alpha), ("beta", self.beta), ("inc", self.inc)]);
+    }
+}
+
+impl VegasRule for AdaVegasState {
+    fn name(&self) -> &'static str {
+        "adavegas"
+    }
+    fn congestion_avoidance(&mut self, r: &Round) -> CaAction {
+        AdaVegasState::congestion_avoidance(self, r)
+    }
+    fn on_loss(&mut self) {
+        AdaVegasState::on_loss(self);
+    }
+    fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend(self.probe());
+    }
+}
+
+impl LinuxRule for AdaVegasState {
+    fn name(&self) -> &'static str {
+        "adavegas"
+    }
+    fn congestion_avoidance(&mut self, r: &LinuxRound) -> LinuxAction {
+        self.congestion_avoidance_linux(r)
+    }
+    fn on_loss(&mut self) {
+        AdaVegasState::on_loss(self);
+    }
+    fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend(self.probe());
+    }
+}
+
+impl LinuxRule for FixedIncrement {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    /// diff > floor(beta): -1; diff < ceil(alpha): + inc packets at the round's end; hold.
+    fn congestion_avoidance(&mut self, r: &LinuxRound) -> LinuxAction {
+        match Thresholds::from_packets(self.alpha, self.beta).region(r.diff) {
+            Region::Above => LinuxAction::Decrease(1),
+            Region::Below => LinuxAction::Increase(self.inc.max(0.0) as u64),
+            Region::Between => LinuxAction::Hold,
+        }
+    }
+    fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend([("alpha", self.alpha), ("beta", self.beta), ("inc", self.inc)]);
+    }
+}
+
+impl AlgorithmParams for AdaVegasParams {
+    fn controller(&self, _cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+        match self.flavour {
+            VariantFlavour::Ns2 => Box::new(Ns2Vegas::new(AdaVegasState::new(), self.gamma)),
+            VariantFlavour::Linux => Box::new(LinuxVegas::new(AdaVegasState::new(), self.gamma)),
+        }
+    }
+    fn sender(&self) -> SenderKind {
+        sender_for(self.flavour.into())
+    }
+    fn clone_box(&self) -> Box<dyn AlgorithmParams> {
+        Box::new(*self)
+    }
+}
+
+impl AlgorithmParams for VegasIncParams {
+    fn controller(&self, _cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+        let rule = FixedIncrement { alpha: self.alpha, beta: self.beta, inc: self.inc, name: self.name() };
+        match self.flavour {
+            VariantFlavour::Ns2 => Box::new(Ns2Vegas::new(rule, self.gamma)),
+            VariantFlavour::Linux => Box::new(LinuxVegas::new(rule, self.gamma)),
+        }
+    }
+    fn sender(&self) -> SenderKind {
+        sender_for(self.flavour.into())
+    }
+    fn results_name(&self) -> Option<&'static str> {
+        Some(self.name())
+    }
+    fn clone_box(&self) -> Box<dyn AlgorithmParams> {
+        Box::new(*self)
+    }
+}
+
+/// The registry's reader for `cc = "adavegas"`.
+pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
+    let mut a = AdaVegasParams::default();
+    deny_fixed(p, &["alpha", "beta", "inc"], "AdaVegas takes alpha, beta and inc from Table I of its paper")?;
+    p.deny_unknown(&["gamma", "flavour"])?;
+    a.flavour = read_variant_flavour(p, "AdaVegas")?;
+    a.gamma = read_gamma(p, a.gamma)?;
+    Ok(Box::new(a))
+}
+
+fn read_preset(p: &dyn ParamSource, name: &str, preset: VegasIncParams) -> Result<Box<dyn AlgorithmParams>, ParamError> {
+    let mut v = preset;
+    let why = format!("the {name} preset fixes alpha {}, beta {}, inc {} (adavegas.txt)", v.alpha, v.beta, v.inc);
+    deny_fixed(p, &["alpha", "beta", "inc"], &why)?;
+    p.deny_unknown(&["gamma", "flavour"])?;
+    v.flavour = read_variant_flavour(p, name)?;
+    v.gamma = read_gamma(p, v.gamma)?;
+    Ok(Box::new(v))
+}
+
+/// The registry's reader for `cc = "vegas_1"`.
+pub fn read_vegas_1(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
+    read_preset(p, "vegas_1", VegasIncParams::VEGAS_1)
+}
+
+/// The registry's reader for `cc = "vegas_8"`.
+pub fn read_vegas_8(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
+    read_preset(p, "vegas_8", VegasIncParams::VEGAS_8)
 }

@@ -1,9 +1,8 @@
-//! Sender configuration: ns-2's `Agent/TCP` defaults and the algorithm choice.
+//! Sender configuration: ns-2's `Agent/TCP` defaults, and which implementation's semantics a
+//! controller follows ([`Flavour`]).
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::adavegas::{AdaVegasParams, VegasIncParams};
-pub use crate::vegas_a::{AtBeta, EqualThroughput, VegasAParams};
 
 /// The `Agent/TCP` knobs that change results, with ns-2.35's defaults
 /// (`shared/REFERENCE.md`, "ns-2 TCP defaults and conventions").
@@ -71,95 +70,62 @@ impl Default for TcpConfig {
     }
 }
 
-/// Which Vegas implementation to follow (`shared/REFERENCE.md`, "Linux and ns-3 Vegas").
+/// Which implementation's semantics a Vegas-family controller and its sender follow
+/// (`shared/REFERENCE.md`, "Linux and ns-3 Vegas"); the scenario's `params.flavour`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum VegasFlavour {
+pub enum Flavour {
     /// ns-2's `Agent/TCP/Vegas` (the papers' simulator): mean RTT per round, every-other-round
     /// slow start, cwnd/8 exit, fine-grained retransmission and the 3/4 cut. Default.
     #[default]
     Ns2,
-    /// Linux `tcp_vegas.c`: minimum RTT per round, integer diff, Reno below 3 samples.
+    /// Linux `tcp_vegas.c`: minimum RTT per round, integer diff, Reno below 3 samples; the
+    /// variants' rules in integer kernel units (µs, whole packets). On the Linux-like sender.
     Linux,
     /// ns-3 `TcpVegas`: minimum RTT, diff = cwnd - floor(cwnd x base / rtt), NewReno below
     /// 3 samples.
     Ns3,
 }
 
-/// Vegas thresholds, in packets.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct VegasParams {
-    pub alpha: f64,
-    pub beta: f64,
-    pub gamma: f64,
-    pub flavour: VegasFlavour,
-}
-
-impl VegasParams {
-    /// The flavour's own defaults: ns-2 1/3/1, Linux and ns-3 2/4/1.
-    pub fn defaults_for(flavour: VegasFlavour) -> Self {
-        let (alpha, beta) = match flavour {
-            VegasFlavour::Ns2 => (1.0, 3.0),
-            VegasFlavour::Linux | VegasFlavour::Ns3 => (2.0, 4.0),
-        };
-        VegasParams { alpha, beta, gamma: 1.0, flavour }
-    }
-}
-
-/// The congestion-control algorithm of one sender.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Algorithm {
-    /// ns-2 `Agent/TCP/Reno`.
-    Reno,
-    /// ns-2 `Agent/TCP/Newreno` (RFC 2582, "careful" variant, partial window deflation).
-    NewReno,
-    /// Vegas in the chosen flavour.
-    Vegas(VegasParams),
-    /// RoVegas (rovegas.txt section 3): ns-2 Vegas whose rounds discount the queueing time
-    /// that AQT-enabled routers report for the backward path.
-    RoVegas(RoVegasParams),
-    /// Vegas-A (vegas-a.txt section 3): ns-2 Vegas with alpha/beta adapted to the throughput
-    /// trend.
-    VegasA(VegasAParams),
-    /// AdaVegas (adavegas.txt section III-B): ns-2 Vegas with the Table I adaptive increment.
-    AdaVegas(AdaVegasParams),
-    /// ns-2 Vegas with a fixed increment per round: adavegas.txt's Vegas_1 and Vegas_8.
-    VegasInc(VegasIncParams),
-}
-
-/// RoVegas parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RoVegasParams {
-    /// Thresholds, in packets (the paper: alpha 1, beta 3).
-    pub alpha: f64,
-    pub beta: f64,
-    pub gamma: f64,
-    /// Every n-th data packet carries the AQT option (1 = every packet, the default: the
-    /// paper does not say how often RoVegas probes).
-    pub probe_every: u32,
-    /// Bytes the AQT IP option adds to a probing packet: type and length (1 byte each), AQT
-    /// and AQT-echo (4 bytes each), padded to a 4-byte multiple = 12. The paper's Fig. 1 gives
-    /// the fields but not their sizes.
-    pub option_bytes: u32,
-}
-
-impl Default for RoVegasParams {
-    fn default() -> Self {
-        RoVegasParams { alpha: 1.0, beta: 3.0, gamma: 1.0, probe_every: 1, option_bytes: 12 }
-    }
-}
-
-impl Algorithm {
-    /// Short name used in results tables.
-    pub fn name(&self) -> &'static str {
+impl Flavour {
+    pub fn as_str(self) -> &'static str {
         match self {
-            Algorithm::Reno => "reno",
-            Algorithm::NewReno => "newreno",
-            Algorithm::Vegas(_) => "vegas",
-            Algorithm::RoVegas(_) => "rovegas",
-            Algorithm::VegasA(_) => "vegas-a",
-            Algorithm::AdaVegas(_) => "adavegas",
-            Algorithm::VegasInc(p) => p.name(),
+            Flavour::Ns2 => "ns2",
+            Flavour::Linux => "linux",
+            Flavour::Ns3 => "ns3",
+        }
+    }
+
+    /// ns-2 is the default flavour, left out of the normalised scenario for algorithms that
+    /// gained a flavour later (so their cache keys did not move).
+    pub fn is_ns2(&self) -> bool {
+        *self == Flavour::Ns2
+    }
+}
+
+/// The flavours of the Vegas variants (Vegas-A, AdaVegas, Vegas_1/8, RoVegas): ns-2's Vegas
+/// agent (the papers' form) or Linux's Vegas machinery; ns-3 has none of the variants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum VariantFlavour {
+    #[default]
+    Ns2,
+    Linux,
+}
+
+impl VariantFlavour {
+    /// ns-2 is the default, left out of the normalised scenario (the variants gained a
+    /// flavour later; their cache keys did not move).
+    pub fn is_ns2(&self) -> bool {
+        *self == VariantFlavour::Ns2
+    }
+}
+
+impl From<VariantFlavour> for Flavour {
+    fn from(f: VariantFlavour) -> Flavour {
+        match f {
+            VariantFlavour::Ns2 => Flavour::Ns2,
+            VariantFlavour::Linux => Flavour::Linux,
         }
     }
 }

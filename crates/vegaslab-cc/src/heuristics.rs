@@ -104,3 +104,99 @@ pub fn from_red_per_flow(red_min: u64, flows: u64) -> Result<Thresholds, Heurist
     let beta = (red_min - 1) / flows;
     Ok(Thresholds { alpha: beta - 1, beta })
 }
+
+// ---- reading alpha and beta from a scenario's params ----
+
+use crate::params::{ParamError, ParamSource};
+
+/// The heuristics a Vegas-family flow may name (`params.heuristic`).
+pub const HEURISTICS: &[&str] = &["queue", "red", "red-exact", "red-per-flow"];
+
+/// The inputs of the heuristics (`params.queue`, ...).
+pub const HEURISTIC_INPUTS: &[&str] = &["queue", "red_min", "red_max", "flows"];
+
+/// Largest alpha/beta/heuristic input accepted, packets.
+pub const MAX_PACKETS: f64 = 1e9;
+
+/// `allowed` plus the heuristic keys.
+pub fn with_heuristic_keys<'a>(allowed: &[&'a str]) -> Vec<&'a str> {
+    let mut v = allowed.to_vec();
+    v.push("heuristic");
+    v.extend_from_slice(HEURISTIC_INPUTS);
+    v
+}
+
+fn quoted(names: &[&str]) -> String {
+    names.iter().map(|n| format!("\"{n}\"")).collect::<Vec<_>>().join(", ")
+}
+
+/// alpha and beta from `params.heuristic`, if one is named (sections 4.1-4.3). The
+/// heuristic's inputs are required, inputs it does not use and an explicit alpha or beta are
+/// errors, and so are heuristic inputs without a heuristic.
+fn heuristic_thresholds(p: &dyn ParamSource) -> Result<Option<Thresholds>, ParamError> {
+    let Some(h) = p.string("heuristic")? else {
+        if let Some(k) = HEURISTIC_INPUTS.iter().find(|k| p.is_set(k)) {
+            return Err(p.error(k, format!("is only used with a heuristic (heuristic = {})", quoted(HEURISTICS))));
+        }
+        return Ok(None);
+    };
+    let uses: &[&str] = match h.as_str() {
+        "queue" => &["queue"],
+        "red" | "red-exact" => &["red_min", "red_max"],
+        "red-per-flow" => &["red_min", "flows"],
+        other => {
+            return Err(p.error("heuristic", format!("unknown heuristic \"{other}\" (allowed: {})", quoted(HEURISTICS))));
+        }
+    };
+    for k in ["alpha", "beta"] {
+        if p.is_set(k) {
+            return Err(p.error(k, format!("cannot be given with heuristic = \"{h}\", which sets alpha and beta")));
+        }
+    }
+    if let Some(k) = HEURISTIC_INPUTS.iter().find(|k| p.is_set(k) && !uses.contains(k)) {
+        return Err(p.error(k, format!("is not used by heuristic = \"{h}\" (it uses: {})", uses.join(", "))));
+    }
+    let input = |k: &str| -> Result<u64, ParamError> {
+        p.integer(k, 0, MAX_PACKETS as i64)?
+            .map(|x| x as u64)
+            .ok_or_else(|| p.error(k, format!("is required by heuristic = \"{h}\"")))
+    };
+    let t = match h.as_str() {
+        "queue" => from_queue_size(input("queue")?),
+        "red" => from_red(input("red_min")?, input("red_max")?),
+        "red-exact" => from_red_exact(input("red_min")?, input("red_max")?),
+        _ => from_red_per_flow(input("red_min")?, input("flows")?),
+    };
+    t.map(Some).map_err(|e| p.error(e.input, e.message))
+}
+
+/// alpha and beta for a Vegas-family flow: from a heuristic, or the explicit values (each in
+/// [lo, MAX_PACKETS]) over the defaults already in `alpha` and `beta`; beta >= alpha either way.
+pub fn read_alpha_beta(p: &dyn ParamSource, lo: f64, alpha: &mut f64, beta: &mut f64) -> Result<(), ParamError> {
+    if let Some(t) = heuristic_thresholds(p)? {
+        (*alpha, *beta) = (t.alpha as f64, t.beta as f64);
+        if *alpha < lo {
+            return Err(p.error(
+                "heuristic",
+                format!("gives alpha {} and beta {}, but alpha must be >= {lo} here", t.alpha, t.beta),
+            ));
+        }
+        return Ok(());
+    }
+    *alpha = p.number("alpha", lo, MAX_PACKETS)?.unwrap_or(*alpha);
+    *beta = p.number("beta", lo, MAX_PACKETS)?.unwrap_or(*beta);
+    if *beta < *alpha {
+        return Err(p.error("beta", format!("must be >= alpha ({alpha}), got {beta}")));
+    }
+    Ok(())
+}
+
+/// Refuse parameters a preset fixes (and the heuristic keys), naming the preset.
+pub fn deny_fixed(p: &dyn ParamSource, fixed: &[&str], why: &str) -> Result<(), ParamError> {
+    for k in fixed.iter().chain(std::iter::once(&"heuristic")).chain(HEURISTIC_INPUTS) {
+        if p.is_set(k) {
+            return Err(p.error(k, format!("cannot be set: {why}")));
+        }
+    }
+    Ok(())
+}

@@ -7,34 +7,65 @@
 //! BPF ports drive the same code.
 //!
 //! The reference semantics are ns-2.35's one-way TCP agents (`Agent/TCP/Reno`,
-//! `Agent/TCP/Newreno`, `Agent/TCP/Vegas`), which every paper in this project used; see
-//! `shared/REFERENCE.md`. Module map:
+//! `Agent/TCP/Newreno`, `Agent/TCP/Vegas`), which every paper in this project used, and
+//! Linux's and ns-3's Vegas as flavours; see `shared/REFERENCE.md`.
 //!
-//! - [`config`]: the ns-2 `Agent/TCP` knobs ([`TcpConfig`]) and algorithm choice ([`Algorithm`]).
-//! - [`rto`]: ns-2's coarse-grained (tick-based) retransmission-timeout estimator.
-//! - [`sender`]: the shared sender machinery (ns-2 `TcpAgent`): windows, sending, new ACKs,
-//!   window reductions, the retransmission timer.
-//! - [`reno`]: Reno and NewReno (RFC 2582) loss recovery as ns-2 implements them.
-//! - [`vegas`]: the ns-2 Vegas agent (rounds, fine-grained retransmission, 3/4 cut) with a
-//!   pluggable once-per-round rule ([`vegas::VegasRule`]).
-//! - [`vegas_a`], [`adavegas`]: Vegas-A and AdaVegas (with Vegas_1/Vegas_8) as
-//!   [`vegas::Rule`]s of the ns-2 agent; [`heuristics`]: Weigle-Feng alpha/beta settings.
-//! - [`vegas_linux`], [`vegas_ns3`]: the Linux and ns-3 Vegas flavours, which ride on
-//!   NewReno loss recovery.
+//! # Module graph
+//!
+//! Each module uses only those on the lines below it (arrows name them); there is no cycle
+//! (`tests/module_graph.rs` checks it from the sources). The algorithms are leaves that only
+//! the registry names: no sender names an algorithm and no algorithm names a sender, so a new
+//! algorithm is one file, one registry line and its tests.
+//!
+//! ```text
+//! sender                          -> registry, tcp_agent, vegas_agent, state
+//! registry                        -> reno, vegas, vegas_a, adavegas, rovegas, cubic   (algorithms)
+//!   vegas_a, adavegas, rovegas    -> vegas, vegas_ns2, vegas_linux, heuristics
+//!   vegas                         -> vegas_ns2, vegas_linux, vegas_ns3, heuristics
+//!   vegas_ns3                     -> reno
+//!   reno, cubic, vegas_ns2, vegas_linux                         (the interface only)
+//! tcp_agent, vegas_agent          -> state -> rto                          (senders)
+//! controller, params, heuristics, config                                (the interface)
+//! ```
+//!
+//! - [`controller`]: the congestion-control trait ([`controller::CongestionControl`]), shaped
+//!   like Linux's `tcp_congestion_ops`, and what its hooks see.
+//! - [`params`]: what an algorithm gives the registry: parameters, reader, sender kind.
+//! - [`config`]: the ns-2 `Agent/TCP` knobs ([`TcpConfig`]) and the [`Flavour`].
+//! - [`state`]: the shared sender state (ns-2 `TcpAgent` variables); [`rto`]: ns-2's
+//!   coarse-grained retransmission-timeout estimator.
+//! - Senders (loss recovery, driving any controller): [`tcp_agent`] (ns-2 Reno/NewReno
+//!   recovery; in NewReno mode also the Linux-like sender), [`vegas_agent`] (ns-2's Vegas
+//!   agent, fine-grained retransmission); [`sender`]: the [`Sender`] that joins them.
+//! - Algorithms, one file each: [`reno`] (Reno, NewReno), [`vegas`] (Vegas in the ns2, linux
+//!   and ns3 flavours), [`vegas_a`] (Vegas-A), [`adavegas`] (AdaVegas, Vegas_1, Vegas_8),
+//!   [`rovegas`] (RoVegas), [`cubic`] (CUBIC with HyStart); the Vegas machinery they share
+//!   per flavour: [`vegas_ns2`], [`vegas_linux`], [`vegas_ns3`]; [`heuristics`]:
+//!   Weigle-Feng alpha/beta settings and reading alpha/beta from params.
+//! - [`registry`]: scenario names to algorithms.
 
 pub mod adavegas;
 pub mod config;
+pub mod controller;
+pub mod cubic;
 pub mod heuristics;
+pub mod params;
+pub mod registry;
 pub mod reno;
+pub mod rovegas;
 pub mod rto;
 pub mod sender;
+pub mod state;
+pub mod tcp_agent;
 pub mod vegas;
 pub mod vegas_a;
+pub mod vegas_agent;
 pub mod vegas_linux;
+pub mod vegas_ns2;
 pub mod vegas_ns3;
 
-pub use config::{Algorithm, RoVegasParams, TcpConfig, VegasFlavour, VegasParams};
-pub use config::{AdaVegasParams, AtBeta, EqualThroughput, VegasAParams, VegasIncParams};
+pub use config::{Flavour, TcpConfig};
+pub use registry::{spec, AlgorithmSpec};
 pub use sender::{AckInfo, QueueingTimes, Segment, Sender, SenderStats};
 
 /// Simulated time in integer nanoseconds.

@@ -3,9 +3,11 @@
 //! alpha and beta adapt with the throughput trend.
 //!
 //! Only the once-per-round congestion-avoidance decision changes; slow start, the RTT
-//! bookkeeping and loss recovery are the ns-2 Vegas agent's ([`crate::vegas::VegasAgent`]),
-//! which the paper's authors modified ("The TCP/Vegas agent of NS2 ... was modified to
-//! implement Vegas-A", section 4). This module is the [`crate::vegas::Rule::VegasA`] rule.
+//! bookkeeping and loss recovery are the ns-2 Vegas agent's ([`crate::vegas_ns2::Ns2Vegas`]
+//! on [`crate::vegas_agent`]), which the paper's authors modified ("The TCP/Vegas agent of
+//! NS2 ... was modified to implement Vegas-A", section 4). This module is that rule
+//! ([`VegasAState`], a [`VegasRule`]) and its Linux-flavour twin ([`VegasALinux`], a
+//! [`LinuxRule`]).
 //!
 //! # The pseudo-code (section 3, lines 01-26) and how each line maps to code
 //!
@@ -101,9 +103,62 @@
 //!    compares with the last slow-start round.
 //!
 //! alpha and beta have no upper bound in the paper (line 04); none is imposed here.
+//!
+//! # The Linux flavour ([`VegasALinux`])
+//!
+//! The same lines 01-26 on the Linux Vegas machinery ([`crate::vegas_linux`]), in integer
+//! kernel units: alpha and beta are whole numbers (`u64`; the reader already requires whole
+//! initial values and the lines only step them by 1), diff is Linux's integer
+//! cwnd x (minRTT - baseRTT) / baseRTT, "cwnd = cwnd + 1" is +1 packet at the round's end
+//! ([`LinuxAction::Increase`]) and "cwnd = cwnd - 1" is -1 packet with Linux Vegas'
+//! ssthresh = min(ssthresh, cwnd - 1) ([`LinuxAction::Decrease`]). The ambiguity options
+//! ([`EqualThroughput`], [`AtBeta`]) and points 1-7 above apply unchanged.
+//!
+//! **Th(t).** Linux's Vegas keeps no `actual` rate: it has the packets sent in the round
+//! ([`LinuxRound::sent`], `snd_nxt` now minus at the round's start) and the round's minimum
+//! RTT ([`LinuxRound::rtt_us`], the RTT its diff uses). Th(t) = sent / minRTT, the Linux
+//! counterpart of ns-2's rttLen / mean RTT built from what the Linux round measures: the rate
+//! the round's own diff judges, no extra per-round state (a mean would need a sum of samples,
+//! which the kernel's 104 bytes of private state can hold but `tcp_vegas.c` does not keep),
+//! and no division. Th(t) >= Th(t-rtt) is decided exactly by cross-multiplying,
+//! sent_t x minRTT_(t-rtt) >= sent_(t-rtt) x minRTT_t in `u128` (no overflow, no rounding).
+//! The previous round is the previous round with three samples or more, slow start included
+//! (point 7; rounds that fell back to Reno measured no RTT and are skipped); before any, Th(t-rtt)
+//! is 0 (point 6: (sent, rtt) = (0, 1)).
+//!
+//! **Linux flavour: where the integer form decides differently from the ns-2 form.**
+//!
+//! 1. *Throughput ties are exact.* ns-2 compares two `f64` rates rttLen / mean RTT, equal only
+//!    when the floats happen to coincide (same rttLen and bit-identical mean RTT, or a lucky
+//!    rounding); the integer cross-product says "equal" whenever the two fractions are equal,
+//!    e.g. 10 packets over 50,000 µs against 20 over 100,000 µs. So line 02 vs 06
+//!    ([`EqualThroughput`]) and line 11's `>=` see ties more often, and never a false tie
+//!    or a false order from float rounding.
+//! 2. *Minimum RTT, not mean.* Th(t) and diff use the round's minimum RTT; ns-2 uses the mean
+//!    of the round's samples. Queueing that builds within a round moves ns-2's Th and delta
+//!    but not Linux's until the minimum moves.
+//! 3. *diff is truncated, not rounded, and is never negative.* ns-2's
+//!    delta = round((expected - actual) x baseRTT) from outstanding and sent packets; Linux's
+//!    diff = floor(cwnd x (minRTT - baseRTT) / baseRTT). A true difference of 1.6 packets is
+//!    delta 2 but diff 1, so the boundaries diff <= alpha (line 10), diff > beta (line 20) and
+//!    diff == beta (point 3) fall at other measurements.
+//! 4. *+1 at once.* ns-2 grows +1/cwnd per ACK over the next round, and only while
+//!    cwnd - outstanding <= 2; Linux adds the packet at the round's end, unconditionally.
+//! 5. *Decrease also lowers ssthresh* to cwnd - 1 (as `tcp_vegas.c`), so a decrease round
+//!    keeps the flow out of slow start; ns-2's -1 leaves ssthresh alone.
+//! 6. *Slow start and fewer than three samples* are Linux's (exit at diff > gamma to
+//!    target + 1, every round; Reno below three samples), not ns-2's every-other-round slow
+//!    start with the cwnd/8 exit.
 
-use crate::vegas::{CaAction, Round};
+use crate::config::{TcpConfig, VariantFlavour};
+use crate::controller::CongestionControl;
+use crate::heuristics::{read_alpha_beta, with_heuristic_keys};
+use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
+use crate::vegas::{read_gamma, read_variant_flavour, sender_for};
+use crate::vegas_linux::{LinuxAction, LinuxRound, LinuxRule, LinuxVegas};
+use crate::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
 
 /// Which of the overlapping lines 02 (`Th(t) >= Th(t-rtt)`) and 06 (`Th(t) <= Th(t-rtt)`)
 /// takes a round whose throughput equals the previous round's while alpha < diff < beta.
@@ -142,6 +197,9 @@ pub struct VegasAParams {
     pub equal_throughput: EqualThroughput,
     /// Where diff == beta goes.
     pub at_beta: AtBeta,
+    /// ns2 (default; left out of the normalised scenario) or linux.
+    #[serde(default, skip_serializing_if = "VariantFlavour::is_ns2")]
+    pub flavour: VariantFlavour,
 }
 
 impl Default for VegasAParams {
@@ -152,6 +210,7 @@ impl Default for VegasAParams {
             gamma: 1.0,
             equal_throughput: EqualThroughput::Increase,
             at_beta: AtBeta::Between,
+            flavour: VariantFlavour::Ns2,
         }
     }
 }
@@ -272,4 +331,196 @@ impl VegasAState {
     pub fn probe(&self) -> Vec<(&'static str, f64)> {
         vec![("alpha", self.alpha), ("beta", self.beta), ("trend", self.trend as f64)]
     }
+}
+
+impl VegasRule for VegasAState {
+    fn name(&self) -> &'static str {
+        "vegas-a"
+    }
+    fn congestion_avoidance(&mut self, r: &Round) -> CaAction {
+        VegasAState::congestion_avoidance(self, r)
+    }
+    fn observe_slow_start(&mut self, r: &Round) {
+        self.observe(r);
+    }
+    fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend(self.probe());
+    }
+}
+
+/// Vegas-A's state in the Linux flavour (module docs, "The Linux flavour"): whole-number
+/// alpha and beta, Th as (packets sent, RTT in µs) pairs compared by cross-multiplication.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VegasALinux {
+    pub alpha: u64,
+    pub beta: u64,
+    pub equal_throughput: EqualThroughput,
+    pub at_beta: AtBeta,
+    /// Th(t-rtt) as (packets sent in the round, the round's minimum RTT in µs + 1); None
+    /// before the first round with three samples.
+    pub prev: Option<(u64, u64)>,
+    /// Sign of Th(t) - Th(t-rtt) at the last round: +1, -1 or 0 (0 before any round).
+    pub trend: i8,
+    /// The pseudo-code line the last congestion-avoidance round took, as [`VegasAState::last_line`].
+    pub last_line: u8,
+}
+
+impl VegasALinux {
+    /// From the parameters; alpha and beta are whole numbers >= 1 (the reader's check).
+    pub fn new(p: &VegasAParams) -> Self {
+        VegasALinux {
+            alpha: p.alpha as u64,
+            beta: p.beta as u64,
+            equal_throughput: p.equal_throughput,
+            at_beta: p.at_beta,
+            prev: None,
+            trend: 0,
+            last_line: 0,
+        }
+    }
+
+    /// Th(t) = sent / rtt against Th(t-rtt) (0 before any round, module docs point 6), exactly:
+    /// sent_t x rtt_prev vs sent_prev x rtt_t. Records this round as the next round's Th(t-rtt).
+    fn shift(&mut self, sent: u64, rtt_us: u64) -> Ordering {
+        let (prev_sent, prev_rtt) = self.prev.unwrap_or((0, 1));
+        let ord = (sent as u128 * prev_rtt as u128).cmp(&(prev_sent as u128 * rtt_us as u128));
+        self.prev = Some((sent, rtt_us));
+        self.trend = match ord {
+            Ordering::Greater => 1,
+            Ordering::Less => -1,
+            Ordering::Equal => 0,
+        };
+        ord
+    }
+
+    /// One congestion-avoidance round: section 3, lines 01-26, in integers.
+    pub fn congestion_avoidance(&mut self, r: &LinuxRound) -> LinuxAction {
+        let ord = self.shift(r.sent, r.rtt_us); // Th(t) vs Th(t-rtt)
+        let diff = r.diff;
+        let line02 = match self.equal_throughput {
+            EqualThroughput::Increase => ord != Ordering::Less,
+            EqualThroughput::Hold => ord == Ordering::Greater,
+        };
+        let at_beta = self.at_beta == AtBeta::Between && diff == self.beta; // point 3
+        if (self.beta > diff || at_beta) && diff > self.alpha {
+            // 01: beta > diff > alpha
+            if line02 {
+                // 02: Th(t) >= Th(t-rtt); 03-04: cwnd, alpha, beta + 1
+                self.alpha += 1;
+                self.beta += 1;
+                self.last_line = 3;
+                LinuxAction::Increase(1)
+            } else {
+                // 06-07: no update
+                self.last_line = 7;
+                LinuxAction::Hold
+            }
+        } else if diff <= self.alpha {
+            // 10: diff <= alpha
+            if self.alpha >= 1 && ord != Ordering::Less {
+                // 11-12: alpha >= 1 and Th(t) >= Th(t-rtt): cwnd + 1
+                self.last_line = 12;
+                LinuxAction::Increase(1)
+            } else if self.alpha > 1 && ord == Ordering::Less {
+                // 14-15: alpha > 1 and Th(t) < Th(t-rtt): cwnd, alpha, beta - 1
+                self.alpha -= 1;
+                self.beta = self.beta.saturating_sub(1);
+                self.last_line = 15;
+                LinuxAction::Decrease(1)
+            } else if self.alpha == 1 {
+                // 17-18: alpha == 1: cwnd + 1
+                self.last_line = 18;
+                LinuxAction::Increase(1)
+            } else {
+                // 10 matched but none of 11, 14, 17 (alpha 0, a hand-built state; point 5)
+                self.last_line = 10;
+                LinuxAction::Hold
+            }
+        } else if diff > self.beta {
+            // 20-22: diff > beta: alpha, beta - 1 if alpha > 1; cwnd - 1
+            if self.alpha > 1 {
+                self.alpha -= 1;
+                self.beta = self.beta.saturating_sub(1);
+            }
+            self.last_line = 22;
+            LinuxAction::Decrease(1)
+        } else {
+            // 24-25: diff == beta > alpha with at_beta = "hold": no update
+            self.last_line = 25;
+            LinuxAction::Hold
+        }
+    }
+}
+
+impl LinuxRule for VegasALinux {
+    fn name(&self) -> &'static str {
+        "vegas-a"
+    }
+    fn congestion_avoidance(&mut self, r: &LinuxRound) -> LinuxAction {
+        VegasALinux::congestion_avoidance(self, r)
+    }
+    /// A slow-start round only records its Th (point 7).
+    fn observe_slow_start(&mut self, r: &LinuxRound) {
+        self.shift(r.sent, r.rtt_us);
+    }
+    fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
+        out.extend([("alpha", self.alpha as f64), ("beta", self.beta as f64), ("trend", self.trend as f64)]);
+    }
+}
+
+impl AlgorithmParams for VegasAParams {
+    fn controller(&self, _cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+        match self.flavour {
+            VariantFlavour::Ns2 => Box::new(Ns2Vegas::new(VegasAState::new(self), self.gamma)),
+            VariantFlavour::Linux => Box::new(LinuxVegas::new(VegasALinux::new(self), self.gamma)),
+        }
+    }
+    fn sender(&self) -> SenderKind {
+        sender_for(self.flavour.into())
+    }
+    fn clone_box(&self) -> Box<dyn AlgorithmParams> {
+        Box::new(*self)
+    }
+}
+
+/// The registry's reader for `cc = "vegas-a"`.
+pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
+    let mut v = VegasAParams::default();
+    p.deny_unknown(&with_heuristic_keys(&["alpha", "beta", "gamma", "equal_throughput", "at_beta", "flavour"]))?;
+    v.flavour = read_variant_flavour(p, "Vegas-A")?;
+    // Initial alpha/beta: whole numbers >= 1 (Vegas-A steps them by 1 and tests alpha == 1 /
+    // alpha > 1, vegas-a.txt lines 11-21).
+    read_alpha_beta(p, 1.0, &mut v.alpha, &mut v.beta)?;
+    for (k, x) in [("alpha", v.alpha), ("beta", v.beta)] {
+        if x.fract() != 0.0 {
+            return Err(p.error(
+                k,
+                format!("must be a whole number of packets for Vegas-A (it steps alpha and beta by 1), got {x}"),
+            ));
+        }
+    }
+    v.gamma = read_gamma(p, v.gamma)?;
+    v.equal_throughput = match p.string("equal_throughput")?.as_deref() {
+        None => v.equal_throughput,
+        Some("increase") => EqualThroughput::Increase,
+        Some("hold") => EqualThroughput::Hold,
+        Some(other) => {
+            return Err(p.error(
+                "equal_throughput",
+                format!("unknown tie rule \"{other}\" (allowed: \"increase\" (line 02, default), \"hold\" (line 06))"),
+            ))
+        }
+    };
+    v.at_beta = match p.string("at_beta")?.as_deref() {
+        None => v.at_beta,
+        Some("hold") => AtBeta::Hold,
+        Some("between") => AtBeta::Between,
+        Some(other) => {
+            return Err(p.error(
+                "at_beta",
+                format!("unknown rule \"{other}\" (allowed: \"between\" (lines 01-09, default), \"hold\" (lines 24-25))"),
+            ))
+        }
+    };
+    Ok(Box::new(v))
 }

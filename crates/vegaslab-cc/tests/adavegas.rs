@@ -11,9 +11,10 @@ use common::path::{simulate, Path};
 use common::MS;
 
 use vegaslab_cc::adavegas::{fixed_increment, table_i, AdaRound, AdaVegasState};
-use vegaslab_cc::sender::Machinery;
-use vegaslab_cc::vegas::{CaAction, Round, Rule};
-use vegaslab_cc::{AdaVegasParams, Algorithm, Sender, VegasFlavour, VegasIncParams, VegasParams};
+use vegaslab_cc::adavegas::{AdaVegasParams, FixedIncrement, VegasIncParams};
+use vegaslab_cc::vegas::{Classic, VegasParams};
+use vegaslab_cc::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
+use vegaslab_cc::{spec, AlgorithmSpec, Flavour, Sender};
 
 const CWND: f64 = 10.0;
 
@@ -215,8 +216,8 @@ fn fixed_increment_presets() {
 #[test]
 fn vegas_1_rule_equals_classic_rule_bit_for_bit() {
     let p = VegasIncParams::VEGAS_1;
-    let mut classic = Rule::Classic { alpha: 1.0, beta: 3.0 };
-    let mut v1 = Rule::FixedIncrement { alpha: p.alpha, beta: p.beta, inc: p.inc };
+    let mut classic = Classic { alpha: 1.0, beta: 3.0 };
+    let mut v1 = FixedIncrement { alpha: p.alpha, beta: p.beta, inc: p.inc, name: "vegas_1" };
     for delta in -5..=10 {
         for cwnd in [2.0, 3.0, 7.3, 10.0, 33.3333] {
             let r = Round { cwnd, ..round(delta) };
@@ -227,18 +228,12 @@ fn vegas_1_rule_equals_classic_rule_bit_for_bit() {
 
 // ---- through a Sender on a bottleneck path ----
 
-fn vegas_1() -> Algorithm {
-    Algorithm::VegasInc(VegasIncParams::VEGAS_1)
+fn vegas_1() -> AlgorithmSpec {
+    spec("vegas_1", VegasIncParams::VEGAS_1)
 }
 
 fn ada(s: &Sender) -> &AdaVegasState {
-    match &s.machinery {
-        Machinery::Vegas(v) => match &v.rule {
-            Rule::AdaVegas(a) => a,
-            other => panic!("not AdaVegas: {other:?}"),
-        },
-        Machinery::Reno(_) => panic!("not the ns-2 agent"),
-    }
+    &s.controller().as_any().downcast_ref::<Ns2Vegas<AdaVegasState>>().expect("an ns-2 AdaVegas controller").rule
 }
 
 #[test]
@@ -251,7 +246,7 @@ fn vegas_1_sender_behaves_exactly_like_classic_vegas_including_losses() {
     let end = 60_000 * MS;
     let mut trace_classic = Vec::new();
     let mut trace_v1 = Vec::new();
-    let classic = simulate(Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns2)), &path, end, |s| {
+    let classic = simulate(spec("vegas", VegasParams::defaults_for(Flavour::Ns2)), &path, end, |s| {
         trace_classic.push((s.cwnd().to_bits(), s.ssthresh(), s.stats().clone()));
         false
     });
@@ -264,7 +259,7 @@ fn vegas_1_sender_behaves_exactly_like_classic_vegas_including_losses() {
     assert_eq!(trace_classic.len(), trace_v1.len());
     assert!(trace_classic == trace_v1, "Vegas_1 diverged from classic Vegas");
     assert_eq!(classic.delivered, v1.delivered);
-    assert_eq!(v1.sender.algorithm().name(), "vegas_1");
+    assert_eq!(v1.sender.controller().name(), "vegas_1");
 }
 
 #[test]
@@ -274,7 +269,7 @@ fn vegas_8_grows_faster_than_vegas_1_in_congestion_avoidance() {
     let path = Path { rate: 10e6, limit: 1000, rtt0: 100 * MS, rtt1: 100 * MS, switch_at: u64::MAX, drop_every: 0 };
     let end = 8_000 * MS;
     let v1 = simulate(vegas_1(), &path, end, |_| false);
-    let v8 = simulate(Algorithm::VegasInc(VegasIncParams::VEGAS_8), &path, end, |_| false);
+    let v8 = simulate(spec("vegas_8", VegasIncParams::VEGAS_8), &path, end, |_| false);
     assert!(
         v8.delivered.last().unwrap().1 > v1.delivered.last().unwrap().1,
         "Vegas_8 {:?} vs Vegas_1 {:?}",
@@ -289,7 +284,7 @@ fn adavegas_coarse_timeout_uses_the_agents_cut_and_resets_succ() {
     // timer by hand: the agent sets cwnd to 2 (ns-2's timeout, not a halving by the rule)
     // and the loss hook resets succ.
     let path = Path { rate: 10e6, limit: 1000, rtt0: 100 * MS, rtt1: 100 * MS, switch_at: u64::MAX, drop_every: 0 };
-    let run = simulate(Algorithm::AdaVegas(AdaVegasParams::default()), &path, 60_000 * MS, |s| ada(s).succ >= 5);
+    let run = simulate(spec("adavegas", AdaVegasParams::default()), &path, 60_000 * MS, |s| ada(s).succ >= 5);
     let mut s = run.sender;
     let now = run.delivered.last().unwrap().0;
     assert!(ada(&s).succ > 0, "expected a run of increases, state {:?}", ada(&s));
@@ -299,7 +294,7 @@ fn adavegas_coarse_timeout_uses_the_agents_cut_and_resets_succ() {
     let after = ada(&s);
     assert_eq!(after.succ, 0);
     assert_eq!((after.alpha, after.beta, after.inc, after.last_inc), (before.alpha, before.beta, before.inc, before.last_inc));
-    assert_eq!(s.algorithm().name(), "adavegas");
+    assert_eq!(s.controller().name(), "adavegas");
 }
 
 #[test]
@@ -308,7 +303,7 @@ fn adavegas_retransmission_cut_resets_succ() {
     // least one of them cuts the window while succ > 0, and succ is 0 right after.
     let path = Path { rate: 10e6, limit: 1000, rtt0: 100 * MS, rtt1: 100 * MS, switch_at: u64::MAX, drop_every: 500 };
     let mut seen = Vec::new();
-    let run = simulate(Algorithm::AdaVegas(AdaVegasParams::default()), &path, 60_000 * MS, |s| {
+    let run = simulate(spec("adavegas", AdaVegasParams::default()), &path, 60_000 * MS, |s| {
         seen.push((s.stats().fast_retransmits, ada(s).succ, s.cwnd()));
         false
     });
@@ -329,7 +324,7 @@ fn adavegas_congestion_after_a_fast_ramp_cuts_cwnd_by_half_the_last_increment() 
     let path = Path { rate: 5e6, limit: 1000, rtt0: 200 * MS, rtt1: 200 * MS, switch_at: u64::MAX, drop_every: 0 };
     let mut cuts = Vec::new();
     let mut prev: Option<(f64, AdaRound, u32)> = None;
-    simulate(Algorithm::AdaVegas(AdaVegasParams::default()), &path, 60_000 * MS, |s| {
+    simulate(spec("adavegas", AdaVegasParams::default()), &path, 60_000 * MS, |s| {
         let a = ada(s);
         if let Some((cwnd, round, last_inc)) = prev {
             if a.last_round == AdaRound::Congested && (round != AdaRound::Congested || last_inc != a.last_inc) {

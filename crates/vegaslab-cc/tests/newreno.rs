@@ -7,7 +7,8 @@ mod common;
 use common::*;
 
 use vegaslab_cc::sender::CwndAction;
-use vegaslab_cc::{Algorithm, Sender, TcpConfig};
+use vegaslab_cc::reno::RenoParams;
+use vegaslab_cc::{spec, Sender, TcpConfig};
 
 fn cfg() -> TcpConfig {
     TcpConfig {
@@ -21,7 +22,7 @@ fn cfg() -> TcpConfig {
 /// t_seqno 21, and the RTO is 0.19 s raised to min_rto 0.2 s (samples of 100 ms: srtt 10
 /// ticks, rttvar x4 20 -> 15 -> 12 -> 9, RTO 10 + 9 = 19 ticks).
 fn newreno_at_cwnd_11() -> Sender {
-    let mut s = Sender::new(cfg(), Algorithm::NewReno);
+    let mut s = Sender::new(cfg(), spec("newreno", RenoParams::NEWRENO));
     s.app_send(0, None);
     drain(&mut s);
     ack(&mut s, 100, 0);

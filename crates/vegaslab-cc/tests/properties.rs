@@ -50,8 +50,15 @@
 
 use std::collections::BTreeSet;
 
-use vegaslab_cc::sender::Machinery;
-use vegaslab_cc::{AckInfo, Algorithm, Segment, Sender, TcpConfig, VegasFlavour, VegasParams};
+use vegaslab_cc::vegas_ns3::Ns3Vegas;
+use vegaslab_cc::params::SenderKind;
+use vegaslab_cc::reno::RenoParams;
+use vegaslab_cc::rovegas::RoVegasParams;
+use vegaslab_cc::vegas::VegasParams;
+use vegaslab_cc::adavegas::{AdaVegasParams, VegasIncParams};
+use vegaslab_cc::vegas_a::VegasAParams;
+use vegaslab_cc::config::VariantFlavour;
+use vegaslab_cc::{spec, AckInfo, AlgorithmSpec, Flavour, Segment, Sender, TcpConfig};
 
 const MS: u64 = 1_000_000;
 
@@ -128,9 +135,9 @@ enum Kind {
 }
 
 fn kind(s: &Sender) -> Kind {
-    match s.machinery {
-        Machinery::Reno(_) => Kind::RenoFamily,
-        Machinery::Vegas(_) => Kind::Ns2Vegas,
+    match s.kind() {
+        SenderKind::TcpAgent { .. } => Kind::RenoFamily,
+        SenderKind::VegasAgent => Kind::Ns2Vegas,
     }
 }
 
@@ -173,23 +180,13 @@ struct Run {
 }
 
 /// Drive one sender for `steps` steps; check the invariants after every operation.
-fn run(alg: Algorithm, cfg: TcpConfig, seed: u64, steps: usize, finite: bool) -> Run {
+fn run(alg: AlgorithmSpec, cfg: TcpConfig, seed: u64, steps: usize, finite: bool) -> Run {
     let ctx = format!("{alg:?} seed {seed} window {} syn {}", cfg.window, cfg.syn);
-    let ns2_agent = !matches!(
-        alg,
-        Algorithm::Vegas(VegasParams {
-            flavour: VegasFlavour::Linux | VegasFlavour::Ns3,
-            ..
-        })
-    );
-    let ns3_flavour = matches!(
-        alg,
-        Algorithm::Vegas(VegasParams {
-            flavour: VegasFlavour::Ns3,
-            ..
-        })
-    );
     let mut s = Sender::new(cfg, alg);
+    // ns-2's own agents (Reno, NewReno, the Vegas agent), as opposed to the Linux / ns-3
+    // flavours on the Linux-like sender.
+    let ns3_flavour = s.controller().as_any().is::<Ns3Vegas>();
+    let ns2_agent = matches!(s.controller().name(), "reno" | "newreno") || s.kind() == SenderKind::VegasAgent;
     let mut rng = Rng::new(seed);
     let mut in_flight: Vec<i64> = Vec::new();
     let mut sink = Sink {
@@ -399,10 +396,10 @@ fn check(s: &Sender, segs: &[Segment], ck: &mut Checker, maxseq_before: i64, ctx
                     "{ctx}"
                 )
             }
-            Kind::RenoFamily => assert_eq!((g.wire_bytes, g.payload_bytes), (1040, 1000), "{ctx}"),
+            Kind::RenoFamily => assert_eq!((g.wire_bytes, g.payload_bytes), (1040 + option(g), 1000), "{ctx}"),
             Kind::Ns2Vegas => {
                 assert!(!g.syn, "{ctx}");
-                assert_eq!((g.wire_bytes, g.payload_bytes), (1000, 1000), "{ctx}");
+                assert_eq!((g.wire_bytes, g.payload_bytes), (1000 + option(g), 1000), "{ctx}");
             }
         }
         ck.segments += 1;
@@ -435,25 +432,41 @@ fn check(s: &Sender, segs: &[Segment], ck: &mut Checker, maxseq_before: i64, ctx
 fn window_bound(s: &Sender) -> i64 {
     let st = &s.state;
     let wnd = st.cfg.window as i64;
-    let w = match &s.machinery {
-        Machinery::Reno(r) => {
-            let send_much = (st.cwnd as i64 + r.dupwnd).min(wnd);
+    let w = match s.dupwnd() {
+        Some(dupwnd) => {
+            let send_much = (st.cwnd as i64 + dupwnd).min(wnd);
             let limited = ((st.cwnd + st.dupacks as f64).floor() as i64).min(wnd);
             send_much.max(limited)
         }
-        Machinery::Vegas(_) => (st.cwnd as i64).min(wnd),
+        None => (st.cwnd as i64).min(wnd),
     };
     w.max(1)
 }
 
-fn algorithms() -> Vec<Algorithm> {
+fn algorithms() -> Vec<AlgorithmSpec> {
     vec![
-        Algorithm::Reno,
-        Algorithm::NewReno,
-        Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns2)),
-        Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Linux)),
-        Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns3)),
+        spec("reno", RenoParams::RENO),
+        spec("newreno", RenoParams::NEWRENO),
+        spec("vegas", VegasParams::defaults_for(Flavour::Ns2)),
+        spec("vegas", VegasParams::defaults_for(Flavour::Linux)),
+        spec("vegas", VegasParams::defaults_for(Flavour::Ns3)),
+        // Every Vegas variant in the Linux flavour (issue 9).
+        spec("vegas-a", VegasAParams { flavour: VariantFlavour::Linux, ..Default::default() }),
+        spec("adavegas", AdaVegasParams { flavour: VariantFlavour::Linux, ..Default::default() }),
+        spec("vegas_1", VegasIncParams { flavour: VariantFlavour::Linux, ..VegasIncParams::VEGAS_1 }),
+        spec("vegas_8", VegasIncParams { flavour: VariantFlavour::Linux, ..VegasIncParams::VEGAS_8 }),
+        spec("rovegas", RoVegasParams::default()),
+        spec("rovegas", RoVegasParams { flavour: VariantFlavour::Linux, ..Default::default() }),
     ]
+}
+
+/// Bytes a RoVegas probe adds on the wire (the AQT option, `RoVegasParams::option_bytes`).
+fn option(g: &Segment) -> u32 {
+    if g.probe {
+        RoVegasParams::default().option_bytes
+    } else {
+        0
+    }
 }
 
 fn configs() -> Vec<TcpConfig> {
@@ -546,7 +559,7 @@ fn the_same_operations_give_identical_traces() {
 
 #[test]
 fn the_driver_itself_is_deterministic() {
-    let alg = Algorithm::NewReno;
+    let alg = spec("newreno", RenoParams::NEWRENO);
     let a = run(alg.clone(), TcpConfig::default(), 3, 2000, false);
     let b = run(alg, TcpConfig::default(), 3, 2000, false);
     assert_eq!(a.ops, b.ops);

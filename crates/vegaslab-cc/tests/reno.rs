@@ -9,7 +9,8 @@ mod common;
 use common::*;
 
 use vegaslab_cc::sender::CwndAction;
-use vegaslab_cc::{Algorithm, Sender, TcpConfig};
+use vegaslab_cc::reno::RenoParams;
+use vegaslab_cc::{spec, AlgorithmSpec, Sender, TcpConfig};
 
 /// ns-2 defaults except a receiver window large enough not to interfere.
 fn cfg() -> TcpConfig {
@@ -35,7 +36,7 @@ fn cfg() -> TcpConfig {
 /// srtt stays 10 ticks; rttvar (x4) goes 20 (first sample: rtt/2 x 4), then
 /// 20 - 20/4 = 15, 15 - 3 = 12, 12 - 3 = 9; RTO = srtt + rttvar = 10 + 9 = 19 ticks = 0.19 s,
 /// raised to min_rto 0.2 s. The last new ACK (9, at 400 ms) re-armed the timer: 600 ms.
-fn reno_at_cwnd_11(alg: Algorithm) -> Sender {
+fn reno_at_cwnd_11(alg: AlgorithmSpec) -> Sender {
     let mut s = Sender::new(cfg(), alg);
     assert_eq!(seqs(&start(&mut s, 0)), vec![0]);
     assert_eq!(seqs(&ack(&mut s, 100, 0)), vec![1, 2]);
@@ -57,7 +58,7 @@ fn reno_at_cwnd_11(alg: Algorithm) -> Sender {
 
 /// From `reno_at_cwnd_11`, packet 10 is lost; packets 11 and 12 arrive at 500 and 501 ms
 /// and produce the first two duplicate ACKs of 9.
-fn reno_after_two_dupacks(alg: Algorithm) -> Sender {
+fn reno_after_two_dupacks(alg: AlgorithmSpec) -> Sender {
     let mut s = reno_at_cwnd_11(alg);
     ack(&mut s, 500, 9);
     ack(&mut s, 501, 9);
@@ -70,7 +71,7 @@ fn reno_after_two_dupacks(alg: Algorithm) -> Sender {
 
 #[test]
 fn the_first_segment_is_a_40_byte_syn_and_cwnd_is_one_until_it_is_acked() {
-    let mut s = Sender::new(cfg(), Algorithm::Reno);
+    let mut s = Sender::new(cfg(), spec("reno", RenoParams::RENO));
     let segs = start(&mut s, 0);
     // syn_ and delay_growth_: cwnd 1, so only the SYN goes out.
     assert_eq!(segs.len(), 1);
@@ -85,7 +86,7 @@ fn the_first_segment_is_a_40_byte_syn_and_cwnd_is_one_until_it_is_acked() {
 
 #[test]
 fn the_syn_ack_opens_the_initial_window_of_two_full_sized_packets() {
-    let mut s = Sender::new(cfg(), Algorithm::Reno);
+    let mut s = Sender::new(cfg(), spec("reno", RenoParams::RENO));
     start(&mut s, 0);
     let segs = ack(&mut s, 100, 0);
     // opencwnd would give 2 anyway; then last_ack == 0 sets cwnd = windowInit_ = 2.
@@ -101,7 +102,7 @@ fn the_syn_ack_opens_the_initial_window_of_two_full_sized_packets() {
 
 #[test]
 fn slow_start_adds_one_packet_per_ack_and_each_ack_releases_two_packets() {
-    let mut s = Sender::new(cfg(), Algorithm::Reno);
+    let mut s = Sender::new(cfg(), spec("reno", RenoParams::RENO));
     start(&mut s, 0);
     ack(&mut s, 100, 0); // cwnd 2, packets 1 and 2 out
                          // After k data ACKs in slow start cwnd = 2 + k; the ACK point moves by one and the
@@ -121,7 +122,7 @@ fn congestion_avoidance_adds_one_over_cwnd_per_ack() {
             window: 10.0,
             ..Default::default()
         },
-        Algorithm::Reno,
+        spec("reno", RenoParams::RENO),
     );
     start(&mut s, 0);
     ack(&mut s, 100, 0); // cwnd 2
@@ -141,7 +142,7 @@ fn congestion_avoidance_adds_one_over_cwnd_per_ack() {
 
 #[test]
 fn first_and_second_duplicate_acks_each_send_one_new_packet() {
-    let mut s = reno_at_cwnd_11(Algorithm::Reno);
+    let mut s = reno_at_cwnd_11(spec("reno", RenoParams::RENO));
     // send_one: t_seqno 21 <= highest_ack 9 + cwnd 11 + dupacks 1 = 21 -> send 21.
     assert_eq!(seqs(&ack(&mut s, 500, 9)), vec![21]);
     assert_eq!(s.state.dupacks, 1);
@@ -156,7 +157,7 @@ fn first_and_second_duplicate_acks_each_send_one_new_packet() {
 fn without_limited_transmit_the_first_two_duplicate_acks_send_nothing() {
     let mut c = cfg();
     c.limited_transmit = false;
-    let mut s = Sender::new(c, Algorithm::Reno);
+    let mut s = Sender::new(c, spec("reno", RenoParams::RENO));
     start(&mut s, 0);
     ack(&mut s, 100, 0);
     ack(&mut s, 200, 1); // cwnd 3, packets 2..=4 out
@@ -166,7 +167,7 @@ fn without_limited_transmit_the_first_two_duplicate_acks_send_nothing() {
 
 #[test]
 fn third_duplicate_ack_retransmits_the_first_unacked_packet_and_halves_the_window() {
-    let mut s = reno_after_two_dupacks(Algorithm::Reno);
+    let mut s = reno_after_two_dupacks(spec("reno", RenoParams::RENO));
     let segs = ack(&mut s, 502, 9);
     // Window before the cut: cwnd 11 + dupwnd 0 = 11.
     // ssthresh = int(11 / 2) = 5; cwnd = 11 / 2 = 5.5 (precisionReduce_ keeps the half).
@@ -185,7 +186,7 @@ fn third_duplicate_ack_retransmits_the_first_unacked_packet_and_halves_the_windo
 
 #[test]
 fn each_further_duplicate_ack_inflates_the_window_and_clocks_out_new_data_when_it_allows() {
-    let mut s = reno_after_two_dupacks(Algorithm::Reno);
+    let mut s = reno_after_two_dupacks(spec("reno", RenoParams::RENO));
     ack(&mut s, 502, 9); // fast retransmit: cwnd 5.5, dupwnd 3, t_seqno 23
                          // Duplicate n (n >= 4) makes dupwnd n; the window int(5.5) + n lets 23 out once
                          // 9 + 5 + n >= 23, i.e. n >= 9.
@@ -205,7 +206,7 @@ fn each_further_duplicate_ack_inflates_the_window_and_clocks_out_new_data_when_i
 
 #[test]
 fn a_new_ack_ends_fast_recovery_deflating_to_the_halved_window_plus_one_over_cwnd() {
-    let mut s = reno_after_two_dupacks(Algorithm::Reno);
+    let mut s = reno_after_two_dupacks(spec("reno", RenoParams::RENO));
     for n in 3..=12 {
         ack(&mut s, 499 + n as u64, 9); // dups 3..=12: 23..=26 sent on dups 9..=12
     }
@@ -224,7 +225,7 @@ fn a_new_ack_ends_fast_recovery_deflating_to_the_halved_window_plus_one_over_cwn
 #[test]
 fn reno_leaves_recovery_on_a_partial_ack_and_a_later_third_dup_ack_in_that_window_does_not_fast_retransmit(
 ) {
-    let mut s = reno_after_two_dupacks(Algorithm::Reno);
+    let mut s = reno_after_two_dupacks(spec("reno", RenoParams::RENO));
     ack(&mut s, 502, 9); // fast retransmit of 10, recover = 22
                          // Packet 13 was lost as well: the retransmitted 10 brings a partial ACK of 12.
     ack(&mut s, 602, 12);
@@ -248,14 +249,14 @@ fn reno_leaves_recovery_on_a_partial_ack_and_a_later_third_dup_ack_in_that_windo
 
 #[test]
 fn before_any_rtt_sample_the_timer_uses_the_initial_rto_of_3_s() {
-    let mut s = Sender::new(cfg(), Algorithm::Reno);
+    let mut s = Sender::new(cfg(), spec("reno", RenoParams::RENO));
     start(&mut s, 0);
     assert_eq!(s.rtx_deadline(), Some(ms(3000)));
 }
 
 #[test]
 fn first_rtt_sample_of_100_ms_gives_an_rto_of_300_ms() {
-    let mut s = Sender::new(cfg(), Algorithm::Reno);
+    let mut s = Sender::new(cfg(), spec("reno", RenoParams::RENO));
     start(&mut s, 0);
     ack(&mut s, 100, 0);
     // boot_time 0, tick 10 ms: the sample is 10 ticks. First sample: srtt = 10,
@@ -265,7 +266,7 @@ fn first_rtt_sample_of_100_ms_gives_an_rto_of_300_ms() {
 
 #[test]
 fn a_small_rto_is_raised_to_min_rto() {
-    let mut s = Sender::new(cfg(), Algorithm::Reno);
+    let mut s = Sender::new(cfg(), spec("reno", RenoParams::RENO));
     start(&mut s, 0);
     ack(&mut s, 20, 0);
     // 20 ms = 2 ticks: RTO = 2 + 4 x 1 = 6 ticks = 60 ms < min_rto 200 ms.
@@ -274,7 +275,7 @@ fn a_small_rto_is_raised_to_min_rto() {
 
 #[test]
 fn timeout_sets_cwnd_to_one_halves_ssthresh_and_resends_from_the_ack_point() {
-    let mut s = reno_at_cwnd_11(Algorithm::Reno);
+    let mut s = reno_at_cwnd_11(spec("reno", RenoParams::RENO));
     assert_eq!(s.rtx_deadline(), Some(ms(600)));
     s.on_timer(ms(600));
     let segs = drain(&mut s);
@@ -290,7 +291,7 @@ fn timeout_sets_cwnd_to_one_halves_ssthresh_and_resends_from_the_ack_point() {
 
 #[test]
 fn timeout_backs_off_the_next_rto_and_a_second_timeout_keeps_ssthresh_at_least_two() {
-    let mut s = reno_at_cwnd_11(Algorithm::Reno);
+    let mut s = reno_at_cwnd_11(spec("reno", RenoParams::RENO));
     s.on_timer(ms(600));
     assert_eq!(seqs(&drain(&mut s)), vec![10]);
     // Back-off 2: min_rto 0.2 s (RTO 0.19 s is below it) x 2 = 0.4 s.
@@ -306,7 +307,7 @@ fn timeout_backs_off_the_next_rto_and_a_second_timeout_keeps_ssthresh_at_least_t
 
 #[test]
 fn after_a_timeout_new_acks_slow_start_again_and_go_back_n_from_the_ack_point() {
-    let mut s = reno_at_cwnd_11(Algorithm::Reno);
+    let mut s = reno_at_cwnd_11(spec("reno", RenoParams::RENO));
     s.on_timer(ms(600)); // resends 10
     drain(&mut s);
     let segs = ack(&mut s, 700, 10);

@@ -11,10 +11,10 @@ mod common;
 use common::path::{delivered_between, simulate, Path, Run};
 use common::MS;
 
-use vegaslab_cc::sender::Machinery;
-use vegaslab_cc::vegas::{CaAction, Round, Rule};
+use vegaslab_cc::vegas::VegasParams;
+use vegaslab_cc::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use vegaslab_cc::vegas_a::{AtBeta, EqualThroughput, VegasAParams, VegasAState};
-use vegaslab_cc::{Algorithm, Sender, TcpConfig, VegasFlavour, VegasParams};
+use vegaslab_cc::{spec, Flavour, Sender, TcpConfig};
 
 const CWND: f64 = 10.0;
 const GROW: CaAction = CaAction::Increase(1.0 / CWND);
@@ -227,13 +227,10 @@ fn each_round_becomes_the_next_rounds_previous_throughput() {
 fn slow_start_rounds_set_the_previous_throughput_without_acting() {
     // A slow-start round with Th 200 is observed; the first CA round (Th 150, diff 2 in
     // (1, 3)) sees prev 200 -> line 06/07, not the "first round" probe.
-    let mut rule = Rule::VegasA(VegasAState::new(&VegasAParams::default()));
-    rule.observe_slow_start(&round(0, 200.0));
-    match &rule {
-        Rule::VegasA(v) => assert_eq!((v.prev_th, v.alpha, v.beta, v.last_line), (Some(200.0), 1.0, 3.0, 0)),
-        _ => unreachable!(),
-    }
-    assert_eq!(rule.congestion_avoidance(&round(2, 150.0)), CaAction::Hold);
+    let mut rule = VegasAState::new(&VegasAParams::default());
+    VegasRule::observe_slow_start(&mut rule, &round(0, 200.0));
+    assert_eq!((rule.prev_th, rule.alpha, rule.beta, rule.last_line), (Some(200.0), 1.0, 3.0, 0));
+    assert_eq!(VegasRule::congestion_avoidance(&mut rule, &round(2, 150.0)), CaAction::Hold);
     assert_eq!(rule.probe(), vec![("alpha", 1.0), ("beta", 3.0), ("trend", -1.0)]);
 }
 
@@ -249,21 +246,15 @@ fn probe_reports_alpha_beta_and_trend() {
 // ---- end to end: a Sender on a bottleneck path ----
 
 fn vegas_a_rule(s: &Sender) -> &VegasAState {
-    match &s.machinery {
-        Machinery::Vegas(v) => match &v.rule {
-            Rule::VegasA(a) => a,
-            other => panic!("not Vegas-A: {other:?}"),
-        },
-        Machinery::Reno(_) => panic!("not the ns-2 agent"),
-    }
+    &s.controller().as_any().downcast_ref::<Ns2Vegas<VegasAState>>().expect("an ns-2 Vegas-A controller").rule
 }
 
 #[test]
 fn sender_builds_the_vegas_a_rule_with_the_initial_thresholds() {
-    let s = Sender::new(TcpConfig::default(), Algorithm::VegasA(VegasAParams { alpha: 2.0, beta: 5.0, ..Default::default() }));
+    let s = Sender::new(TcpConfig::default(), spec("vegas-a", VegasAParams { alpha: 2.0, beta: 5.0, ..Default::default() }));
     let r = vegas_a_rule(&s);
     assert_eq!((r.alpha, r.beta, r.prev_th), (2.0, 5.0, None));
-    assert_eq!(s.algorithm().name(), "vegas-a");
+    assert_eq!(s.controller().name(), "vegas-a");
     assert_eq!(s.probe()[..3], [("alpha", 2.0), ("beta", 5.0), ("trend", 0.0)]);
 }
 
@@ -286,10 +277,10 @@ fn end_to_end_reroute_literal_reading_stalls_at_diff_equal_beta_and_the_between_
     // 940 kbit/s, Vegas 217 kbit/s over 200 s.
     let path = Path { rate: 1e6, limit: 50, rtt0: 40 * MS, rtt1: 220 * MS, switch_at: 20_000 * MS, drop_every: 0 };
     let end = 120_000 * MS;
-    let vegas = simulate(Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns2)), &path, end, |_| false);
+    let vegas = simulate(spec("vegas", VegasParams::defaults_for(Flavour::Ns2)), &path, end, |_| false);
     let literal =
-        simulate(Algorithm::VegasA(VegasAParams { at_beta: AtBeta::Hold, ..Default::default() }), &path, end, |_| false);
-    let between = simulate(Algorithm::VegasA(VegasAParams::default()), &path, end, |_| false);
+        simulate(spec("vegas-a", VegasAParams { at_beta: AtBeta::Hold, ..Default::default() }), &path, end, |_| false);
+    let between = simulate(spec("vegas-a", VegasAParams::default()), &path, end, |_| false);
     assert_eq!(VegasAParams::default().at_beta, AtBeta::Between);
 
     // Before the reroute all fill the link (~125 packets/s): > 1150 packets in 10..20 s.

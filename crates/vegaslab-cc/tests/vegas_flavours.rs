@@ -4,7 +4,8 @@
 mod common;
 use common::*;
 
-use vegaslab_cc::{Algorithm, Sender, TcpConfig, VegasFlavour, VegasParams};
+use vegaslab_cc::vegas::VegasParams;
+use vegaslab_cc::{spec, Flavour, Sender, TcpConfig};
 
 /// ns-3 flavour, SYN acknowledged after 1 ms (baseRTT 1 ms), then a 100 ms path:
 ///
@@ -22,7 +23,7 @@ use vegaslab_cc::{Algorithm, Sender, TcpConfig, VegasFlavour, VegasParams};
 ///
 /// Packets 9..=16 are outstanding.
 fn ns3_vegas_after_exit_to_cwnd_1() -> Sender {
-    let alg = Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns3));
+    let alg = spec("vegas", VegasParams::defaults_for(Flavour::Ns3));
     let mut s = Sender::new(
         TcpConfig {
             window: 100.0,
@@ -59,4 +60,33 @@ fn ns3_flavour_fast_retransmit_never_takes_cwnd_below_one_packet() {
     assert_eq!(s.ssthresh(), 2);
     // The code halves windowd 1 -> cwnd 0.5. ns-3 would have cwnd = ssthresh = 2.
     assert!(s.cwnd() >= 1.0, "cwnd {} below one packet", s.cwnd());
+}
+
+/// Linux flavour: a retransmission timeout turns Vegas off (TCP_CA_Loss, Reno's increase
+/// rules) and acknowledging everything that was outstanding at the timeout turns it back on
+/// (Open). Before the fix the Linux-like sender never left Loss, so one timeout made a Linux
+/// Vegas flow Reno for good.
+#[test]
+fn linux_flavour_vegas_resumes_after_a_timeout_once_everything_outstanding_is_acknowledged() {
+    use vegaslab_cc::vegas::Classic;
+    use vegaslab_cc::vegas_linux::LinuxVegas;
+    let doing_vegas = |s: &Sender| {
+        s.controller().as_any().downcast_ref::<LinuxVegas<Classic>>().expect("Linux Vegas").doing_vegas()
+    };
+    let alg = spec("vegas", VegasParams::defaults_for(Flavour::Linux));
+    let mut s = Sender::new(TcpConfig { window: 100.0, syn: false, ..Default::default() }, alg);
+    assert_eq!(seqs(&start(&mut s, 0)), vec![0, 1]);
+    ack(&mut s, 100, 0);
+    ack(&mut s, 100, 1); // packets 2..=5 in flight
+    assert!(doing_vegas(&s));
+    let deadline = s.rtx_deadline().expect("timer armed");
+    s.on_timer(deadline);
+    let resent = seqs(&drain(&mut s));
+    assert_eq!(resent, vec![2], "a timeout resends the first unacknowledged packet");
+    assert!(!doing_vegas(&s), "Loss: Reno rules");
+    let t = deadline / MS + 100;
+    ack(&mut s, t, 3); // not yet everything outstanding at the timeout (up to 5)
+    assert!(!doing_vegas(&s));
+    ack(&mut s, t + 1, 5);
+    assert!(doing_vegas(&s), "everything outstanding at the timeout acknowledged: Open again");
 }

@@ -35,12 +35,14 @@ use common::*;
 
 use std::ops::RangeInclusive;
 
-use vegaslab_cc::sender::{CwndAction, Machinery};
-use vegaslab_cc::vegas::{Round, VegasAgent};
-use vegaslab_cc::{Algorithm, Sender, TcpConfig, VegasFlavour, VegasParams};
+use vegaslab_cc::sender::CwndAction;
+use vegaslab_cc::vegas::{Classic, VegasParams};
+use vegaslab_cc::vegas_agent::VegasAgent;
+use vegaslab_cc::vegas_ns2::{Ns2Vegas, Round};
+use vegaslab_cc::{spec, AlgorithmSpec, Flavour, Sender, TcpConfig};
 
-fn vegas_alg() -> Algorithm {
-    Algorithm::Vegas(VegasParams::defaults_for(VegasFlavour::Ns2))
+fn vegas_alg() -> AlgorithmSpec {
+    spec("vegas", VegasParams::defaults_for(Flavour::Ns2))
 }
 
 /// ns-2 defaults (syn_ true: cwnd 1 until the second ACK) with a large receiver window.
@@ -76,14 +78,15 @@ fn batch(s: &mut Sender, t_ms: u64, acks: RangeInclusive<i64>) -> Vec<i64> {
 }
 
 fn agent(s: &Sender) -> &VegasAgent {
-    match &s.machinery {
-        Machinery::Vegas(v) => v,
-        Machinery::Reno(_) => panic!("not an ns-2 Vegas sender"),
-    }
+    s.vegas_agent().expect("an ns-2 Vegas sender")
+}
+
+fn vegas(s: &Sender) -> &Ns2Vegas<Classic> {
+    s.controller().as_any().downcast_ref().expect("an ns-2 Vegas controller")
 }
 
 fn last_round(s: &Sender) -> Round {
-    agent(s).last_round.expect("a round has ended")
+    vegas(s).last_round.expect("a round has ended")
 }
 
 /// `vegas_nosyn` through b0..b3 of the module table, with b2 at `b2_ms` (the samples of b2
@@ -150,11 +153,10 @@ fn the_first_ack_initialises_base_rtt_and_a_fine_grained_timeout_of_one_and_a_ha
     s.app_send(0, None);
     drain(&mut s);
     let sent = ack(&mut s, 100, 0);
-    let v = agent(&s);
     // baseRTT = rtt = 0.1; sa = 0.8, sd = 0.1; v_timeout = (0.8/4 + 0.1)/2 = 0.15.
-    assert!(close(v.v_base_rtt, 0.1));
-    assert!(close(v.v_rtt, 0.1));
-    assert!(close(v.v_timeout, 0.15));
+    assert!(close(vegas(&s).v_base_rtt, 0.1));
+    assert!(close(vegas(&s).v_rtt, 0.1));
+    assert!(close(agent(&s).v_timeout, 0.15));
     // Packet 0 was sent at Vegas time 0: no sample, so v_timeout stays 0.15. First round:
     // not an acting one (the slow-start flag starts at 1 and flips to 0): cwnd stays 1.
     assert_eq!(s.cwnd(), 1.0);
@@ -196,7 +198,7 @@ fn slow_start_doubles_the_window_only_every_other_round() {
         next = last + 1;
         cwnds.push(s.cwnd());
         sizes.push(sent.len());
-        assert_eq!(agent(&s).last_round.unwrap().delta, 0, "batch {i}");
+        assert_eq!(vegas(&s).last_round.unwrap().delta, 0, "batch {i}");
     }
     assert_eq!(cwnds, vec![2.0, 4.0, 4.0, 8.0, 8.0, 16.0]);
     assert_eq!(sizes, vec![2, 4, 4, 8, 8, 16]);

@@ -3,7 +3,8 @@
 
 use crate::scenario::{AppSpec, FlowSpec};
 use std::collections::VecDeque;
-use vegaslab_cc::{Nanos, Sender, TcpConfig};
+use vegaslab_cc::params::SenderKind;
+use vegaslab_cc::{AlgorithmSpec, Nanos, Sender, TcpConfig};
 
 /// ns-2 `Agent/TCPSink`: one cumulative ACK per data packet, no delay; the ACK carries the
 /// highest sequence number received in order.
@@ -72,6 +73,8 @@ pub struct Flow {
     pub bins: Vec<u64>,
     /// Size of the AQT option, for a RoVegas flow (its ACKs to probing packets carry it too).
     pub aqt_option_bytes: Option<u32>,
+    /// The algorithm, for the connections this flow entry opens.
+    pub algorithm: AlgorithmSpec,
     /// The flow entry this is a connection of (its own index for a flow entry).
     pub parent: u32,
     /// A per-flow connection (`connection = "per-flow"`), opened at run time.
@@ -88,7 +91,7 @@ impl Flow {
     pub fn new(spec: &FlowSpec, boot_time: f64) -> Self {
         let tcp = TcpConfig { boot_time, ..spec.tcp.clone() };
         let sender = Sender::new(tcp.clone(), spec.algorithm.clone());
-        let uses_syn = tcp.syn && !matches!(sender.machinery, vegaslab_cc::sender::Machinery::Vegas(_));
+        let uses_syn = tcp.syn && sender.kind() != SenderKind::VegasAgent;
         Flow {
             name: spec.name.clone(),
             cc: spec.algorithm.name(),
@@ -107,10 +110,8 @@ impl Flow {
             cwnd_area: 0.0,
             cwnd_since: spec.start,
             bins: Vec::new(),
-            aqt_option_bytes: match &spec.algorithm {
-                vegaslab_cc::Algorithm::RoVegas(p) => Some(p.option_bytes),
-                _ => None,
-            },
+            aqt_option_bytes: spec.algorithm.router_assist(),
+            algorithm: spec.algorithm.clone(),
             parent: 0,
             child: false,
             finished: false,
@@ -123,7 +124,7 @@ impl Flow {
     /// (same algorithm and TCP settings) and a fresh sink.
     pub fn connection(&self, parent: u32, now: Nanos, boot_time: f64) -> Flow {
         let tcp = TcpConfig { boot_time, ..self.tcp.clone() };
-        let sender = Sender::new(tcp.clone(), self.sender.algorithm().clone());
+        let sender = Sender::new(tcp.clone(), self.algorithm.clone());
         Flow {
             name: self.name.clone(),
             cc: self.cc,
@@ -143,6 +144,7 @@ impl Flow {
             cwnd_since: now,
             bins: Vec::new(),
             aqt_option_bytes: self.aqt_option_bytes,
+            algorithm: self.algorithm.clone(),
             parent,
             child: true,
             finished: false,

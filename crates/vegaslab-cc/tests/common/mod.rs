@@ -4,7 +4,6 @@
 
 pub mod path;
 
-use vegaslab_cc::sender::Machinery;
 use vegaslab_cc::{AckInfo, Segment, Sender};
 
 pub const MS: u64 = 1_000_000;
@@ -36,10 +35,7 @@ pub fn ack(s: &mut Sender, t_ms: u64, seq: i64) -> Vec<Segment> {
 
 /// Reno-family window inflation during fast recovery.
 pub fn dupwnd(s: &Sender) -> i64 {
-    match &s.machinery {
-        Machinery::Reno(r) => r.dupwnd,
-        Machinery::Vegas(_) => panic!("not a Reno-family sender"),
-    }
+    s.dupwnd().expect("a Reno-family sender")
 }
 
 pub fn close(a: f64, b: f64) -> bool {

@@ -3,7 +3,7 @@
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, VecDeque};
-use vegaslab_cc::{AckInfo, Algorithm, Sender, TcpConfig};
+use vegaslab_cc::{AckInfo, AlgorithmSpec, Sender, TcpConfig};
 
 /// One-way path: a DropTail bottleneck of `rate` bit/s holding `limit` packets (the one in
 /// transmission included), then propagation; the round-trip propagation delay is `rtt0`
@@ -29,8 +29,13 @@ pub struct Run {
 }
 
 
-pub fn simulate(alg: Algorithm, path: &Path, end: u64, mut each_ack: impl FnMut(&Sender) -> bool) -> Run {
-    let mut s = Sender::new(TcpConfig { window: 200.0, ..Default::default() }, alg);
+/// A registered algorithm on `path` (receiver window 200 packets); see [`simulate_sender`].
+pub fn simulate(alg: AlgorithmSpec, path: &Path, end: u64, each_ack: impl FnMut(&Sender) -> bool) -> Run {
+    simulate_sender(Sender::new(TcpConfig { window: 200.0, ..Default::default() }, alg), path, end, each_ack)
+}
+
+/// Run `s` on `path` until `end` ns, or until `each_ack` (called after every ACK and timer) returns true.
+pub fn simulate_sender(mut s: Sender, path: &Path, end: u64, mut each_ack: impl FnMut(&Sender) -> bool) -> Run {
     let mut acks: BinaryHeap<Reverse<(u64, u64, i64)>> = BinaryHeap::new();
     let mut in_queue: VecDeque<u64> = VecDeque::new();
     let (mut busy_until, mut order, mut drops) = (0u64, 0u64, 0u64);

@@ -28,7 +28,7 @@ pub use udp::{OffTime, UdpModel, UdpSpec};
 
 use serde::Serialize;
 use std::fmt;
-use vegaslab_cc::{Algorithm, Nanos, TcpConfig};
+use vegaslab_cc::{AlgorithmSpec, Nanos, TcpConfig};
 
 /// What is wrong with a scenario, so that callers (Python, the fuzz tests, tools) can tell
 /// kinds of error apart without matching message text.
@@ -207,7 +207,7 @@ pub struct FlowSpec {
     pub name: String,
     pub from: usize,
     pub to: usize,
-    pub algorithm: Algorithm,
+    pub algorithm: AlgorithmSpec,
     pub tcp: TcpConfig,
     #[serde(rename = "start_ns")]
     pub start: Nanos,

@@ -1,0 +1,122 @@
+//! The registry: scenario `cc` names to parameter readers and controller constructors.
+//!
+//! Each algorithm's file owns its parameters (one struct with one `Default`), how a scenario's
+//! `params` table is read into them ([`ParamSource`]), and the controller they build. This
+//! file only lists the algorithms ([`ALGORITHMS`]): adding one is its own file, one line
+//! here, and its tests.
+//!
+//! A flow's algorithm travels as an [`AlgorithmSpec`]: the registry entry plus its parameters.
+//! It serialises (in the normalised scenario, and so in the results cache key) as the entry's
+//! tag with the parameters, e.g. `{"Vegas": {"alpha": 1.0, ...}}`, or the bare tag for an
+//! algorithm without parameters (`"Reno"`).
+
+use crate::config::TcpConfig;
+use crate::controller::CongestionControl;
+pub use crate::params::{AlgorithmParams, ParamError, ParamSource, ReadParams, SenderKind};
+use crate::{adavegas, cubic, reno, rovegas, vegas, vegas_a};
+use serde::ser::{SerializeMap, Serializer};
+use std::fmt;
+
+/// A registry entry.
+pub struct Entry {
+    /// The scenario's `cc` name.
+    pub name: &'static str,
+    /// The name in the normalised scenario (`{"<tag>": params}`).
+    pub tag: &'static str,
+    /// Serialise as the bare tag (an algorithm without parameters).
+    pub unit: bool,
+    /// Read `params` (an empty source when the table is absent).
+    pub read: ReadParams,
+}
+
+/// Every algorithm a scenario may name, in the order error messages list them.
+pub static ALGORITHMS: &[Entry] = &[
+    Entry { name: "reno", tag: "Reno", unit: true, read: reno::read_reno },
+    Entry { name: "newreno", tag: "NewReno", unit: true, read: reno::read_newreno },
+    Entry { name: "vegas", tag: "Vegas", unit: false, read: vegas::read },
+    Entry { name: "rovegas", tag: "RoVegas", unit: false, read: rovegas::read },
+    Entry { name: "vegas-a", tag: "VegasA", unit: false, read: vegas_a::read },
+    Entry { name: "adavegas", tag: "AdaVegas", unit: false, read: adavegas::read },
+    Entry { name: "vegas_1", tag: "VegasInc", unit: false, read: adavegas::read_vegas_1 },
+    Entry { name: "vegas_8", tag: "VegasInc", unit: false, read: adavegas::read_vegas_8 },
+    Entry { name: "cubic", tag: "Cubic", unit: false, read: cubic::read },
+];
+
+/// The entry for a `cc` name.
+pub fn lookup(name: &str) -> Option<&'static Entry> {
+    ALGORITHMS.iter().find(|e| e.name == name)
+}
+
+/// Every `cc` name, in registry order.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    ALGORITHMS.iter().map(|e| e.name)
+}
+
+/// A flow's algorithm: the registry entry and its parameters.
+pub struct AlgorithmSpec {
+    entry: &'static Entry,
+    params: Box<dyn AlgorithmParams>,
+}
+
+impl AlgorithmSpec {
+    /// Read the algorithm `name` with its parameters; `None` for a name not in the registry.
+    pub fn read(name: &str, params: &dyn ParamSource) -> Option<Result<Self, ParamError>> {
+        let entry = lookup(name)?;
+        Some((entry.read)(params).map(|params| AlgorithmSpec { entry, params }))
+    }
+
+    /// Build directly from parameters (tests, tools).
+    pub fn new(name: &str, params: Box<dyn AlgorithmParams>) -> Option<Self> {
+        Some(AlgorithmSpec { entry: lookup(name)?, params })
+    }
+
+    /// The `cc` name shown in results.
+    pub fn name(&self) -> &'static str {
+        self.params.results_name().unwrap_or(self.entry.name)
+    }
+
+    pub fn params(&self) -> &dyn AlgorithmParams {
+        &*self.params
+    }
+
+    pub fn controller(&self, cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+        self.params.controller(cfg)
+    }
+
+    pub fn sender(&self) -> SenderKind {
+        self.params.sender()
+    }
+
+    pub fn router_assist(&self) -> Option<u32> {
+        self.params.router_assist()
+    }
+}
+
+impl Clone for AlgorithmSpec {
+    fn clone(&self) -> Self {
+        AlgorithmSpec { entry: self.entry, params: self.params.clone_box() }
+    }
+}
+
+impl fmt::Debug for AlgorithmSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}({:?})", self.entry.name, self.params)
+    }
+}
+
+impl serde::Serialize for AlgorithmSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.entry.unit {
+            return s.serialize_str(self.entry.tag);
+        }
+        let mut map = s.serialize_map(Some(1))?;
+        map.serialize_entry(self.entry.tag, &*self.params)?;
+        map.end()
+    }
+}
+
+/// The spec of a registered algorithm with the given parameters, for tests and tools.
+/// Panics on a name not in the registry (a programming error, never scenario input).
+pub fn spec(name: &str, params: impl AlgorithmParams + 'static) -> AlgorithmSpec {
+    AlgorithmSpec::new(name, Box::new(params)).unwrap_or_else(|| panic!("no algorithm {name:?} in the registry"))
+}

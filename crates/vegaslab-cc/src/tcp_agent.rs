@@ -1,0 +1,340 @@
+//! Reno and NewReno loss recovery with ns-2's semantics (`Agent/TCP/Reno`,
+//! `Agent/TCP/Newreno` at their ns-2.35 defaults).
+//!
+//! - Fast retransmit on the `numdupacks_`-th duplicate ACK, window halved
+//!   (`ssthresh = cwnd = window / 2`), then inflated by one per further duplicate ACK
+//!   (`dupwnd`); limited transmit sends a new packet on the first two duplicates.
+//! - Reno leaves recovery on the first new ACK; a later third duplicate ACK in the same
+//!   window may trigger another fast retransmit only while `last_cwnd_action` is still
+//!   DupAck or the ACK point has passed `recover` (ns-2 `bugFix_`).
+//! - NewReno (RFC 2582, "careful" variant) stays in recovery across partial ACKs,
+//!   retransmitting the next hole at once, resetting the timer only on the first partial
+//!   ACK (`newreno_changes1_`), and deflating the window by the amount acknowledged minus
+//!   one (`partial_window_deflation_`).
+//! - A coarse timeout sets cwnd to 1 and ssthresh to half the window (at least 2), backs off
+//!   the timer and resends from the first unacknowledged packet.
+//!
+//! The window decisions are the controller's ([`CongestionControl`]): `cong_avoid` on each new
+//! ACK outside recovery (after `pkts_acked` with the ACK's RTT sample, if the acknowledged
+//! packet was sent once: Linux's order), `ssthresh` for the cut on a fast retransmit or a
+//! timeout, `set_state` on entering recovery (Recovery), a timeout (Loss) and leaving either
+//! (Open: fast recovery ends, or everything outstanding at the timeout is acknowledged),
+//! `cwnd_event(TxStart)` when new data leaves with nothing in flight.
+//!
+//! **The Linux-like sender.** The `linux` and `ns3` flavours run on this machine in NewReno
+//! mode: NewReno recovery stands in for Linux's SACK/PRR recovery and ns-3's, and RTT samples
+//! come from a per-packet send-time log (Karn's rule), as `tcp_ack` takes them. What Linux has
+//! and this sender does not: SACK, PRR, undo (DSACK/Eifel), pacing, TSO. A named
+//! simplification kept from the first Linux flavour, so that its results did not move.
+
+use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, Loss, LossKind, RttSample};
+use crate::state::{send_much_with, slowdown, AckInfo, CwndAction, Segment, SenderState};
+use crate::{secs, Nanos};
+
+/// Send times of outstanding packets, for RTT samples (Karn: only packets sent once).
+#[derive(Clone, Debug)]
+struct SendLog {
+    times: Vec<f64>,
+    transmits: Vec<u8>,
+    mask: i64,
+}
+
+impl SendLog {
+    /// A ring of `cap` slots (zeroed); only the prefix touched so far is stored (slots fill
+    /// from 0 upwards), so a short connection with a large window costs little memory.
+    fn new(window: f64) -> Self {
+        let cap = ((window.max(1.0) as usize) + 4).next_power_of_two() * 2;
+        SendLog { times: Vec::new(), transmits: Vec::new(), mask: cap as i64 - 1 }
+    }
+    fn record(&mut self, seq: i64, t: f64, fresh: bool) {
+        let i = (seq & self.mask) as usize;
+        if i >= self.times.len() {
+            self.grow(i);
+        }
+        self.times[i] = t;
+        self.transmits[i] = if fresh { 1 } else { self.transmits[i].saturating_add(1) };
+    }
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, i: usize) {
+        let n = (i + 1).next_power_of_two().max(64).min(self.mask as usize + 1);
+        self.times.resize(n, 0.0);
+        self.transmits.resize(n, 0);
+    }
+
+    fn sample(&self, seq: i64, now: f64) -> Option<f64> {
+        let i = (seq & self.mask) as usize;
+        (self.transmits.get(i) == Some(&1)).then(|| now - self.times[i])
+    }
+}
+
+/// Reno-family recovery state (ns-2 `RenoTcpAgent` / `NewRenoTcpAgent`).
+#[derive(Clone, Debug)]
+pub struct TcpAgent {
+    newreno: bool,
+    /// Window inflation during fast recovery (ns-2 `dupwnd_`).
+    pub dupwnd: i64,
+    firstpartial: bool,
+    log: Option<SendLog>,
+    /// In the Loss state: a timeout cut the window and not everything then outstanding is
+    /// acknowledged yet (the controller hears `set_state(Open)` when it is).
+    after_timeout: bool,
+}
+
+impl TcpAgent {
+    /// Reno recovery (`newreno` false) or NewReno's.
+    pub fn new(newreno: bool) -> Self {
+        TcpAgent { newreno, dupwnd: 0, firstpartial: false, log: None, after_timeout: false }
+    }
+
+    pub fn is_newreno(&self) -> bool {
+        self.newreno
+    }
+
+    /// Drop the send log (see `Sender::release_buffers`).
+    pub(crate) fn release_buffers(&mut self) {
+        self.log = None;
+    }
+
+    /// Reno's window: cwnd inflated by the duplicate ACKs, capped by the receiver window.
+    pub fn window(&self, s: &SenderState) -> i64 {
+        inflated_window(s, self.dupwnd)
+    }
+
+    fn windowd(&self, s: &SenderState) -> f64 {
+        (s.cwnd + self.dupwnd as f64).min(s.cfg.window)
+    }
+
+    pub fn send_much(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, burst: u32) {
+        let dupwnd = self.dupwnd;
+        let window = |s: &SenderState| inflated_window(s, dupwnd);
+        // CA_EVENT_TX_START: new data is about to leave with nothing in flight.
+        if s.highest_ack == s.maxseq && s.t_seqno > s.maxseq && s.t_seqno < s.curseq && s.t_seqno <= s.highest_ack + window(s) {
+            let mut w = s.window();
+            cc.cwnd_event(&mut w, CwndEvent::TxStart { now, last_send: s.last_send });
+            s.apply(&w);
+        }
+        let log = self.log.get_or_insert_with(|| SendLog::new(s.cfg.window));
+        send_much_with(s, now, burst, window, |s, now, seq| output(s, log, cc, now, seq));
+    }
+
+    fn output(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, seq: i64) {
+        let log = self.log.get_or_insert_with(|| SendLog::new(s.cfg.window));
+        output(s, log, cc, now, seq);
+    }
+
+    /// ns-2 `send_one`: limited transmit on the first and second duplicate ACK.
+    fn send_one(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos) {
+        if s.t_seqno as f64 <= s.highest_ack as f64 + s.cfg.window
+            && s.t_seqno < s.curseq
+            && s.t_seqno as f64 <= s.highest_ack as f64 + s.cwnd + s.dupacks as f64
+        {
+            let seq = s.t_seqno;
+            self.output(s, cc, now, seq);
+            s.t_seqno += 1;
+        }
+    }
+
+    /// Process one ACK (ns-2 `RenoTcpAgent::recv` / `NewRenoTcpAgent::recv`).
+    pub fn recv(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, ack: &AckInfo) {
+        let seqno = ack.seqno;
+        if seqno > s.last_ack {
+            let full = !self.newreno
+                || seqno >= s.recover
+                || s.last_cwnd_action != CwndAction::DupAck;
+            if full {
+                // Everything outstanding at a timeout is acknowledged: the Loss state ends
+                // (Linux: `snd_una >= high_seq` takes TCP_CA_Loss back to Open).
+                if self.after_timeout && seqno >= s.recover {
+                    self.after_timeout = false;
+                    Self::recovered(s, cc);
+                }
+                if self.newreno {
+                    if self.dupwnd > 0 {
+                        self.dupwnd = 0;
+                        if s.last_cwnd_action == CwndAction::DupAck {
+                            s.last_cwnd_action = CwndAction::Exited;
+                            Self::recovered(s, cc);
+                        }
+                    }
+                    self.firstpartial = false;
+                } else {
+                    if s.last_cwnd_action == CwndAction::DupAck {
+                        s.last_cwnd_action = CwndAction::Exited;
+                        Self::recovered(s, cc);
+                    }
+                    self.dupwnd = 0;
+                }
+                self.recv_newack(s, cc, now, seqno, ack);
+                if s.last_ack == 0 && s.cfg.delay_growth {
+                    s.cwnd = s.window_init;
+                }
+            } else {
+                self.partial_ack(s, cc, now, seqno);
+            }
+        } else if seqno == s.last_ack {
+            s.dupacks += 1;
+            if s.dupacks == s.cfg.dupacks {
+                self.dupack_action(s, cc, now);
+            } else if s.dupacks > s.cfg.dupacks && s.last_cwnd_action == CwndAction::DupAck {
+                self.dupwnd += 1;
+            } else if s.dupacks < s.cfg.dupacks && s.cfg.limited_transmit {
+                self.send_one(s, cc, now);
+            }
+        }
+        // aggressive_maxburst_ is on in ns-2, so even an old ACK may clock out data.
+        let burst = s.cfg.max_burst;
+        if self.newreno {
+            if s.dupacks == 0 {
+                self.send_much(s, cc, now, burst);
+            } else if s.dupacks > s.cfg.dupacks - 1 {
+                self.send_much(s, cc, now, 2);
+            }
+        } else if s.dupacks == 0 || s.dupacks > s.cfg.dupacks - 1 {
+            self.send_much(s, cc, now, burst);
+        }
+    }
+
+    /// A new ACK outside recovery: ns-2 `recv_newack_helper`.
+    fn recv_newack(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, seqno: i64, ack: &AckInfo) {
+        let t = secs(now);
+        let sample = self.log.as_ref().and_then(|l| l.sample(seqno, t));
+        let acked = seqno - s.last_ack;
+        s.newack(now, seqno);
+        let mut w = s.window();
+        if let Some(rtt) = sample {
+            s.note_rtt_sample(rtt);
+            cc.pkts_acked(&mut w, &RttSample { now, rtt, queueing: ack.queueing });
+        }
+        cc.cong_avoid(&mut w, &Ack { seqno, acked, now, elapsed: s.elapsed(now) });
+        s.apply(&w);
+        s.check_finished(now);
+    }
+
+    /// NewReno partial ACK: stay in recovery and retransmit the next hole.
+    fn partial_ack(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, seqno: i64) {
+        if !self.firstpartial {
+            self.firstpartial = true;
+            s.newtimer(now, seqno);
+        }
+        // Partial window deflation: take back what was acknowledged, less one.
+        let deflate = seqno - s.last_ack;
+        if self.dupwnd > deflate {
+            self.dupwnd -= deflate - 1;
+        } else {
+            s.cwnd -= (deflate - self.dupwnd) as f64;
+            self.dupwnd = 1;
+        }
+        if s.cwnd < 1.0 {
+            s.cwnd = 1.0;
+        }
+        s.last_ack = seqno;
+        s.highest_ack = seqno;
+        if s.t_seqno < seqno + 1 {
+            s.t_seqno = seqno + 1;
+        }
+        if s.rtt_active && seqno >= s.rtt_seq {
+            s.rtt_active = false;
+            s.rto.backoff = 1;
+        }
+        let next = s.last_ack + 1;
+        self.output(s, cc, now, next);
+    }
+
+    /// The `numdupacks_`-th duplicate ACK (ns-2 `dupack_action`).
+    fn dupack_action(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos) {
+        let recovered = s.highest_ack > s.recover;
+        // Reno may fast-retransmit again while still in recovery; NewReno may not.
+        let allow = !self.newreno && s.last_cwnd_action == CwndAction::DupAck;
+        // bugfix_ss_: allow fast retransmit when the first data packet is dropped.
+        if !(recovered || allow || s.highest_ack == 0) {
+            return; // bugFix_: no second fast retransmit within one window
+        }
+        s.recover = s.maxseq;
+        s.last_cwnd_action = CwndAction::DupAck;
+        self.cut(s, cc, LossKind::FastRetransmit);
+        s.reset_rtx_timer(now, true, false);
+        let next = s.last_ack + 1;
+        self.output(s, cc, now, next);
+        s.stats.fast_retransmits += 1;
+        self.dupwnd = s.cfg.dupacks;
+    }
+
+    /// Retransmission timeout (ns-2 `RenoTcpAgent::timeout` then `TcpAgent::timeout`).
+    pub fn timeout(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos) {
+        self.dupwnd = 0;
+        s.dupacks = 0;
+        s.recover = s.maxseq;
+        if s.cwnd < 1.0 {
+            s.cwnd = 1.0;
+        }
+        let idle = s.highest_ack == s.maxseq;
+        if s.highest_ack == -1 && s.window_init > 1.0 {
+            // First packet lost: do not use a larger initial window (bugfix_ss_).
+            s.window_init = 1.0;
+        }
+        if idle {
+            // No outstanding data (restart_bugfix_): do not cut ssthresh.
+            s.slowdown(slowdown::CWND_ONE, self.windowd(s));
+        } else {
+            s.stats.timeouts += 1;
+            s.last_cwnd_action = CwndAction::Timeout;
+            self.cut(s, cc, LossKind::Timeout);
+        }
+        s.reset_rtx_timer(now, false, !idle);
+        s.last_cwnd_action = CwndAction::Timeout;
+        let burst = s.cfg.max_burst;
+        self.send_much(s, cc, now, burst);
+    }
+
+    /// The controller's cut for a loss (ns-2 `slowdown()` by default), then Recovery or Loss.
+    fn cut(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, kind: LossKind) {
+        let w = s.window();
+        let cut = cc.ssthresh(&w, &Loss { kind, window: self.windowd(s) });
+        s.ssthresh = cut.ssthresh;
+        s.cwnd = cut.cwnd;
+        s.first_decrease = false;
+        let state = match kind {
+            LossKind::FastRetransmit => CaState::Recovery,
+            LossKind::Timeout => CaState::Loss,
+        };
+        self.after_timeout = kind == LossKind::Timeout;
+        cc.set_state(&s.window(), state);
+    }
+
+    /// Loss recovery ended on a new ACK (fast recovery, or the Loss state after a timeout).
+    fn recovered(s: &SenderState, cc: &mut dyn CongestionControl) {
+        cc.set_state(&s.window(), CaState::Open);
+    }
+}
+
+/// cwnd plus the duplicate-ACK inflation, capped by the receiver window (ns-2 `window()`).
+fn inflated_window(s: &SenderState, dupwnd: i64) -> i64 {
+    (s.cwnd as i64 + dupwnd).min(s.cfg.window as i64)
+}
+
+/// ns-2 `TcpAgent::output`: a 40-byte SYN as sequence number 0 when modelled, else
+/// payload plus header; the SYN adds one to the sequence space the first time.
+fn output(s: &mut SenderState, log: &mut SendLog, cc: &mut dyn CongestionControl, now: Nanos, seqno: i64) {
+    let syn = seqno == 0 && s.cfg.syn;
+    if syn && s.maxseq == -1 {
+        s.curseq += 1;
+    }
+    let (mut wire, payload) = if syn {
+        (s.cfg.header_bytes, 0)
+    } else {
+        (s.cfg.packet_size + s.cfg.header_bytes, s.cfg.packet_size)
+    };
+    // Router assist (RoVegas): the controller picks the probing packets; the option travels
+    // on the wire.
+    let option = if syn { None } else { cc.tag_segment() };
+    wire += option.unwrap_or(0);
+    let force_timer = s.highest_ack == s.maxseq;
+    let fresh = seqno > s.maxseq;
+    log.record(seqno, secs(now), fresh);
+    s.emit(
+        now,
+        Segment { seqno, wire_bytes: wire, payload_bytes: payload, syn, retransmission: !fresh, probe: option.is_some() },
+        force_timer,
+    );
+}

@@ -1,0 +1,257 @@
+//! The Vegas controller as ns-2's Vegas agent computes it (Brakmo and Peterson's Vegas as
+//! coded in ns-2's `Agent/TCP/Vegas`; `shared/REFERENCE.md`, "ns-2's Vegas agent"): the
+//! machinery every Vegas variant shares in the ns-2 flavour. Each variant composes it with
+//! its own once-per-round rule ([`VegasRule`]: classic Vegas in [`crate::vegas`], Vegas-A,
+//! AdaVegas, Vegas_1/8 and RoVegas in their files).
+//!
+//! The controller ([`Ns2Vegas`]), driven by ns-2's Vegas agent ([`crate::vegas_agent`]):
+//! 1. Each RTT sample (`pkts_acked`: packets sent once) updates baseRTT (all-time minimum)
+//!    and the round's sum and count; the first ACK sets baseRTT to the time since the first
+//!    send (`cwnd_event(FirstAck)`).
+//! 2. A round ends with the first ACK at or beyond the sequence number that was next to
+//!    send when the round began (`cong_avoid`). Then rtt = mean of the round's samples (else
+//!    the round's elapsed time), rttLen = packets sent in the round, actual = rttLen / rtt,
+//!    expected = outstanding / baseRTT, delta = round((expected - actual) x baseRTT).
+//! 3. Slow start acts every other round: delta > gamma ends it (ssthresh 2, cwnd -= cwnd/8);
+//!    else the window doubles over the round. Congestion avoidance asks the [`VegasRule`].
+//! 4. The per-ACK increment is applied only while cwnd - outstanding <= 2.
+//!
+//! Loss cuts (fine-grained retransmission, 3/4; timeout, 2) are the agent's; the rule hears
+//! of them through `set_state` ([`VegasRule::on_loss`]).
+
+use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, QueueingTimes, RttSample, Window};
+
+/// What the sender measured over one round, handed to the window rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Round {
+    /// Mean RTT of the round's samples (or the round's duration), seconds.
+    pub rtt: f64,
+    /// Minimum RTT seen so far, seconds (already updated with this round).
+    pub base_rtt: f64,
+    /// Packets sent during the round.
+    pub rtt_len: i64,
+    /// Packets outstanding now (next to send minus last acknowledged).
+    pub outstanding: i64,
+    /// rtt_len / rtt, packets per second (Th(t) in the Vegas-A paper).
+    pub actual: f64,
+    /// outstanding / base_rtt, packets per second.
+    pub expected: f64,
+    /// round((expected - actual) x base_rtt), packets.
+    pub delta: i64,
+    pub cwnd: f64,
+    /// Mean backward queueing time of the round's probing ACKs (RoVegas; 0 otherwise).
+    pub backward_qt: f64,
+}
+
+/// The congestion-avoidance outcome of one round.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CaAction {
+    /// cwnd -= 1 now (at least 2) and no growth this round.
+    Decrease,
+    /// cwnd -= this many packets now (at least 2) and no growth this round (AdaVegas' lastInc).
+    DecreaseBy(f64),
+    /// Grow by this much per ACK during the next round (1/cwnd ~ +1 per round).
+    Increase(f64),
+    Hold,
+}
+
+/// A once-per-round congestion-avoidance rule of the ns-2 Vegas controller. Each variant
+/// (Vegas-A, AdaVegas, Vegas_1/8, RoVegas) implements it in its own file.
+pub trait VegasRule: Clone + std::fmt::Debug + Send + 'static {
+    /// The `cc` name in results.
+    fn name(&self) -> &'static str;
+
+    /// One congestion-avoidance round.
+    fn congestion_avoidance(&mut self, r: &Round) -> CaAction;
+
+    /// A slow-start round ended (rules that track every round's measurements, e.g. Vegas-A's
+    /// Th(t-rtt), see them here).
+    fn observe_slow_start(&mut self, _r: &Round) {}
+
+    /// The agent cut the window for a loss (fine-grained/third-duplicate retransmission cut,
+    /// or coarse timeout).
+    fn on_loss(&mut self) {}
+
+    /// The rule's variables for the time series.
+    fn variables(&self, out: &mut Vec<(&'static str, f64)>);
+
+    /// Router assist (RoVegas): a segment is about to be sent; `Some(bytes)` makes it a probe.
+    fn tag_segment(&mut self) -> Option<u32> {
+        None
+    }
+
+    /// Router assist: the baseRTT candidate of one RTT sample (> 0 s), given the queueing
+    /// times its ACK carried. Plain Vegas: the sample itself.
+    fn sample_base_rtt(&mut self, rtt: f64, _queueing: Option<QueueingTimes>) -> f64 {
+        rtt
+    }
+
+    /// Router assist: the round's mean (backward, forward) queueing times, and reset them.
+    /// Plain Vegas: none.
+    fn round_queueing(&mut self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+}
+
+/// The ns-2 Vegas controller with a once-per-round rule (names follow ns-2's `v_*` variables).
+#[derive(Clone, Debug)]
+pub struct Ns2Vegas<R> {
+    pub rule: R,
+    pub gamma: f64,
+    v_begseq: i64,
+    v_begtime: f64,
+    v_cnt_rtt: i64,
+    v_sum_rtt: f64,
+    pub v_base_rtt: f64,
+    v_incr: f64,
+    v_inc_flag: bool,
+    pub v_rtt: f64,
+    pub v_actual: f64,
+    /// Last round's measurements, for monitoring.
+    pub last_round: Option<Round>,
+}
+
+impl<R: VegasRule> Ns2Vegas<R> {
+    pub fn new(rule: R, gamma: f64) -> Self {
+        Ns2Vegas {
+            rule,
+            gamma,
+            v_begseq: 0,
+            v_begtime: 0.0,
+            v_cnt_rtt: 0,
+            v_sum_rtt: 0.0,
+            v_base_rtt: 1e9,
+            v_incr: 0.0,
+            v_inc_flag: true,
+            v_rtt: 0.0,
+            v_actual: 0.0,
+            last_round: None,
+        }
+    }
+
+    /// The once-per-round computation (ns-2's "begin of once per-rtt actions").
+    fn end_round(&mut self, s: &mut Window, t: f64) {
+        let rtt = if self.v_cnt_rtt > 0 {
+            self.v_sum_rtt / self.v_cnt_rtt as f64
+        } else {
+            t - self.v_begtime
+        };
+        self.v_sum_rtt = 0.0;
+        self.v_cnt_rtt = 0;
+        let (backward_qt, forward_qt) = self.rule.round_queueing();
+        let rtt_len = s.next_seq - self.v_begseq;
+        if rtt > 0.0 {
+            // RoVegas: the round's RTT without queueing (rovegas.txt, baseRTT pseudo-code).
+            let base_candidate = rtt - (backward_qt + forward_qt);
+            if base_candidate < self.v_base_rtt || rtt_len <= 1 {
+                self.v_base_rtt = base_candidate;
+            }
+            // RoVegas eq. (2): actual' excludes the backward queueing time.
+            let forward_rtt = if rtt - backward_qt > 0.0 { rtt - backward_qt } else { rtt };
+            self.v_actual = rtt_len as f64 / forward_rtt;
+            let outstanding = s.next_seq - s.last_ack;
+            let expected = outstanding as f64 / self.v_base_rtt;
+            let delta = ((expected - self.v_actual) * self.v_base_rtt + 0.5) as i64;
+            let round = Round {
+                rtt,
+                base_rtt: self.v_base_rtt,
+                rtt_len,
+                outstanding,
+                actual: self.v_actual,
+                expected,
+                delta,
+                cwnd: s.cwnd,
+                backward_qt,
+            };
+            self.last_round = Some(round);
+            if s.cwnd < s.ssthresh as f64 {
+                self.rule.observe_slow_start(&round);
+                // Slow start: act only every other round.
+                self.v_inc_flag = !self.v_inc_flag;
+                if !self.v_inc_flag {
+                    self.v_incr = 0.0;
+                } else if delta as f64 > self.gamma {
+                    s.ssthresh = 2;
+                    s.cwnd -= s.cwnd / 8.0;
+                    if s.cwnd < 2.0 {
+                        s.cwnd = 2.0;
+                    }
+                    self.v_incr = 0.0;
+                } else {
+                    self.v_incr = 1.0;
+                }
+            } else {
+                match self.rule.congestion_avoidance(&round) {
+                    a @ (CaAction::Decrease | CaAction::DecreaseBy(_)) => {
+                        s.cwnd -= if let CaAction::DecreaseBy(n) = a { n } else { 1.0 };
+                        if s.cwnd < 2.0 {
+                            s.cwnd = 2.0;
+                        }
+                        self.v_incr = 0.0;
+                    }
+                    CaAction::Increase(incr) => self.v_incr = incr,
+                    CaAction::Hold => self.v_incr = 0.0,
+                }
+            }
+        }
+        self.v_begseq = s.next_seq;
+        self.v_begtime = t;
+    }
+
+}
+
+impl<R: VegasRule> CongestionControl for Ns2Vegas<R> {
+    fn name(&self) -> &'static str {
+        self.rule.name()
+    }
+
+    fn cwnd_event(&mut self, _w: &mut Window, event: CwndEvent) {
+        if let CwndEvent::FirstAck { elapsed } = event {
+            self.v_base_rtt = elapsed;
+            self.v_rtt = elapsed;
+        }
+    }
+
+    fn cong_avoid(&mut self, w: &mut Window, ack: &Ack) {
+        if ack.seqno >= self.v_begseq {
+            self.end_round(w, ack.elapsed);
+        }
+        // A slow-start increment stops once cwnd reaches ssthresh within the round.
+        if self.v_incr == 1.0 && w.cwnd >= w.ssthresh as f64 {
+            self.v_incr = 0.0;
+        }
+        // Grow only while the sender keeps up with the window.
+        if self.v_incr > 0.0 && (w.cwnd - (w.next_seq - w.last_ack) as f64) <= 2.0 {
+            w.cwnd += self.v_incr;
+        }
+    }
+
+    fn pkts_acked(&mut self, _w: &mut Window, sample: &RttSample) {
+        let rtt = sample.rtt;
+        self.v_sum_rtt += rtt;
+        self.v_cnt_rtt += 1;
+        if rtt > 0.0 {
+            self.v_rtt = rtt;
+            let base_candidate = self.rule.sample_base_rtt(rtt, sample.queueing);
+            if base_candidate < self.v_base_rtt {
+                self.v_base_rtt = base_candidate;
+            }
+        }
+    }
+
+    fn set_state(&mut self, _w: &Window, state: CaState) {
+        if state != CaState::Open {
+            self.rule.on_loss();
+        }
+    }
+
+    fn tag_segment(&mut self) -> Option<u32> {
+        self.rule.tag_segment()
+    }
+
+    fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
+        self.rule.variables(out);
+        out.push(("base_rtt", if self.v_base_rtt < 1e8 { self.v_base_rtt } else { f64::NAN }));
+    }
+}
+
