@@ -14,12 +14,13 @@
 //!
 //! Each module uses only those on the lines below it (arrows name them); there is no cycle
 //! (`tests/module_graph.rs` checks it from the sources). The algorithms are leaves that only
-//! the registry names: no sender names an algorithm and no algorithm names a sender, so a new
-//! algorithm is one file, one registry line and its tests.
+//! the registry list ([`ALGORITHMS`], in this file) names: no sender names an algorithm and
+//! no algorithm names a sender, so a new algorithm is one file, two lines here and its tests.
 //!
 //! ```text
 //! sender                          -> registry, tcp_agent, vegas_agent, state
-//! registry                        -> reno, vegas, vegas_a, adavegas, rovegas, cubic   (algorithms)
+//! registry                        -> ALGORITHMS (lib.rs) -> reno, vegas, vegas_a, adavegas,
+//!                                                           rovegas, cubic   (algorithms)
 //!   vegas_a, adavegas, rovegas    -> vegas, vegas_ns2, vegas_linux, heuristics
 //!   vegas                         -> vegas_ns2, vegas_linux, vegas_ns3, heuristics
 //!   vegas_ns3                     -> reno
@@ -42,27 +43,47 @@
 //!   [`rovegas`] (RoVegas), [`cubic`] (CUBIC with HyStart); the Vegas machinery they share
 //!   per flavour: [`vegas_ns2`], [`vegas_linux`], [`vegas_ns3`]; [`heuristics`]:
 //!   Weigle-Feng alpha/beta settings and reading alpha/beta from params.
-//! - [`registry`]: scenario names to algorithms.
+//! - [`registry`]: scenario names to algorithms ([`AlgorithmSpec`]); the list itself is
+//!   [`ALGORITHMS`], here.
 
-pub mod adavegas;
+// The interface, the senders and the Vegas machinery.
 pub mod config;
 pub mod controller;
-pub mod cubic;
 pub mod heuristics;
 pub mod params;
 pub mod registry;
-pub mod reno;
-pub mod rovegas;
 pub mod rto;
 pub mod sender;
 pub mod state;
 pub mod tcp_agent;
-pub mod vegas;
-pub mod vegas_a;
 pub mod vegas_agent;
 pub mod vegas_linux;
 pub mod vegas_ns2;
 pub mod vegas_ns3;
+
+// The algorithms, one file each, and the registry's list of them: adding an algorithm is its
+// file, its `pub mod` line and its entry below, and its tests.
+pub mod adavegas;
+pub mod cubic;
+pub mod reno;
+pub mod rovegas;
+pub mod vegas;
+pub mod vegas_a;
+
+use registry::Entry;
+
+/// Every algorithm a scenario may name, in the order error messages list them.
+pub static ALGORITHMS: &[Entry] = &[
+    Entry { name: "reno", tag: "Reno", unit: true, read: reno::read_reno },
+    Entry { name: "newreno", tag: "NewReno", unit: true, read: reno::read_newreno },
+    Entry { name: "vegas", tag: "Vegas", unit: false, read: vegas::read },
+    Entry { name: "rovegas", tag: "RoVegas", unit: false, read: rovegas::read },
+    Entry { name: "vegas-a", tag: "VegasA", unit: false, read: vegas_a::read },
+    Entry { name: "adavegas", tag: "AdaVegas", unit: false, read: adavegas::read },
+    Entry { name: "vegas_1", tag: "VegasInc", unit: false, read: adavegas::read_vegas_1 },
+    Entry { name: "vegas_8", tag: "VegasInc", unit: false, read: adavegas::read_vegas_8 },
+    Entry { name: "cubic", tag: "Cubic", unit: false, read: cubic::read },
+];
 
 pub use config::{Flavour, TcpConfig};
 pub use registry::{spec, AlgorithmSpec};

@@ -1,9 +1,9 @@
 //! The registry: scenario `cc` names to parameter readers and controller constructors.
 //!
 //! Each algorithm's file owns its parameters (one struct with one `Default`), how a scenario's
-//! `params` table is read into them ([`ParamSource`]), and the controller they build. This
-//! file only lists the algorithms ([`ALGORITHMS`]): adding one is its own file, one line
-//! here, and its tests.
+//! `params` table is read into them ([`ParamSource`]), and the controller they build. The
+//! list of algorithms is [`crate::ALGORITHMS`], next to their `pub mod` lines in `lib.rs`:
+//! adding one is its own file, its two lines there, and its tests.
 //!
 //! A flow's algorithm travels as an [`AlgorithmSpec`]: the registry entry plus its parameters.
 //! It serialises (in the normalised scenario, and so in the results cache key) as the entry's
@@ -13,7 +13,7 @@
 use crate::config::TcpConfig;
 use crate::controller::CongestionControl;
 pub use crate::params::{AlgorithmParams, ParamError, ParamSource, ReadParams, SenderKind};
-use crate::{adavegas, cubic, reno, rovegas, vegas, vegas_a};
+use crate::ALGORITHMS;
 use serde::ser::{SerializeMap, Serializer};
 use std::fmt;
 
@@ -28,19 +28,6 @@ pub struct Entry {
     /// Read `params` (an empty source when the table is absent).
     pub read: ReadParams,
 }
-
-/// Every algorithm a scenario may name, in the order error messages list them.
-pub static ALGORITHMS: &[Entry] = &[
-    Entry { name: "reno", tag: "Reno", unit: true, read: reno::read_reno },
-    Entry { name: "newreno", tag: "NewReno", unit: true, read: reno::read_newreno },
-    Entry { name: "vegas", tag: "Vegas", unit: false, read: vegas::read },
-    Entry { name: "rovegas", tag: "RoVegas", unit: false, read: rovegas::read },
-    Entry { name: "vegas-a", tag: "VegasA", unit: false, read: vegas_a::read },
-    Entry { name: "adavegas", tag: "AdaVegas", unit: false, read: adavegas::read },
-    Entry { name: "vegas_1", tag: "VegasInc", unit: false, read: adavegas::read_vegas_1 },
-    Entry { name: "vegas_8", tag: "VegasInc", unit: false, read: adavegas::read_vegas_8 },
-    Entry { name: "cubic", tag: "Cubic", unit: false, read: cubic::read },
-];
 
 /// The entry for a `cc` name.
 pub fn lookup(name: &str) -> Option<&'static Entry> {
