@@ -9,8 +9,9 @@ REPORT  ?= report
 # `make test` installs ns-2 and Chromium first, so their tests must run, not skip.
 REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
+REQUIRE_BPF ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bench bench-sweep fuzz docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bpf bench bench-sweep fuzz docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -33,13 +34,13 @@ reproduce-all: setup
 	$(VENV)/bin/vegaslab reproduce --all --out $(REPORT)
 
 ## test: every test, Rust and Python, including the differential tests against ns-2
-test: setup ns2 chromium test-rust test-python
+test: setup ns2 chromium bpf test-rust test-python
 
 test-rust:
 	cargo test --workspace --exclude vegaslab-py
 
 test-python: setup
-	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) VEGASLAB_REQUIRE_CHROMIUM=$(REQUIRE_CHROMIUM) $(PY) -m pytest
+	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) VEGASLAB_REQUIRE_CHROMIUM=$(REQUIRE_CHROMIUM) VEGASLAB_REQUIRE_BPF=$(REQUIRE_BPF) $(PY) -m pytest
 
 ## ns2: install ns-2.35 from Debian if missing (the reference for the differential tests)
 ns2:
@@ -48,6 +49,11 @@ ns2:
 ## chromium: install Debian's Chromium if missing (the report's headless-browser test)
 chromium:
 	bash scripts/install-chromium.sh
+
+## bpf: the BPF congestion controls, their loader and the decision-vector replay (kernel/; installs clang, libbpf-dev, bpftool if missing)
+bpf:
+	bash scripts/install-bpf.sh
+	$(MAKE) -s -C kernel
 
 ## bench: the issue's benchmark, side by side with ns-2 when installed
 bench: setup ns2

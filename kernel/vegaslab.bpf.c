@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vegaslab's congestion controls as BPF struct_ops: the kernel twin of the simulator's Linux
+ * flavour (crates/vegaslab-cc/src/vegas_linux.rs and the variants). Every decision is made by
+ * the shared header vegaslab_cc.h, which the userspace replay test (kernel/replay.c) runs on
+ * the Rust controllers' decision vectors; this file only maps the socket to the header's
+ * window and back.
+ *
+ * One object per algorithm, built from this file with -DVL_NAME and -DVL_RULE (see
+ * kernel/Makefile): vl_vegas, vl_vegas_a, vl_adavegas, vl_vegas_1, vl_vegas_8. Parameters are
+ * read-only globals (.rodata) that the loader sets before loading (kernel/loader.c), in the
+ * units of the scenario files (packets; the loader applies the integer thresholds).
+ *
+ * Units: cwnd and ssthresh in packets (snd_cwnd, snd_ssthresh), sequence numbers in bytes
+ * (snd_nxt and the ACK point); the header only compares and subtracts them, so bytes and the
+ * vectors' packets decide alike. RTT samples in µs (ack_sample.rtt_us).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "vegaslab_cc.h"
+
+char _license[] SEC("license") = "GPL";
+
+#ifndef VL_NAME
+#error "build with -DVL_NAME=<name> -DVL_RULE=<rule> (kernel/Makefile)"
+#endif
+#define VL_STR2(x) #x
+#define VL_STR(x) VL_STR2(x)
+#define VL_OP(op) VL_OP2(VL_NAME, op)
+#define VL_OP2(n, op) VL_OP3(n, op)
+#define VL_OP3(n, op) n##_##op
+/* BPF_PROG pastes its name: expand VL_OP first. */
+#define VL_PROG(op, args...) VL_PROG2(VL_OP(op), args)
+#define VL_PROG2(name, args...) BPF_PROG(name, args)
+
+/* Parameters, set by the loader before the object is loaded. */
+const volatile __u32 vl_alpha = VL_ALPHA;
+const volatile __u32 vl_beta = VL_BETA;
+const volatile __u32 vl_gamma = VL_GAMMA;
+const volatile __u32 vl_inc = VL_INC;
+const volatile __u32 vl_equal_throughput = 0; /* 0: "increase" (line 02), 1: "hold" (line 06) */
+const volatile __u32 vl_at_beta = 0;          /* 0: "between" (lines 01-09), 1: "hold" (24-25) */
+
+static __always_inline struct tcp_sock *vl_tcp_sk(struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline struct vl_state *vl_priv(struct sock *sk)
+{
+	return (struct vl_state *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
+}
+
+static __always_inline void vl_params_of(struct vl_params *p)
+{
+	p->rule = VL_RULE;
+	p->alpha = vl_alpha;
+	p->beta = vl_beta;
+	p->gamma = vl_gamma;
+	p->inc = vl_inc;
+	p->equal_throughput = vl_equal_throughput;
+	p->at_beta = vl_at_beta;
+}
+
+static __always_inline void vl_win_of(struct sock *sk, struct vl_win *w)
+{
+	struct tcp_sock *tp = vl_tcp_sk(sk);
+
+	w->cwnd = tp->snd_cwnd;
+	w->ssthresh = tp->snd_ssthresh;
+	w->clamp = tp->snd_cwnd_clamp;
+	w->snd_nxt = tp->snd_nxt;
+}
+
+/* What every hook starts from: the parameters and the socket's window. */
+static __always_inline void vl_begin(struct sock *sk, struct vl_params *p, struct vl_win *w)
+{
+	vl_params_of(p);
+	vl_win_of(sk, w);
+}
+
+static __always_inline void vl_win_back(struct sock *sk, const struct vl_win *w)
+{
+	struct tcp_sock *tp = vl_tcp_sk(sk);
+
+	tp->snd_cwnd = w->cwnd;
+	tp->snd_ssthresh = w->ssthresh;
+}
+
+SEC("struct_ops")
+void VL_PROG(init, struct sock *sk)
+{
+	struct vl_params p;
+	struct vl_win w;
+
+	vl_begin(sk, &p, &w);
+	vl_init(vl_priv(sk), &p, &w);
+	vl_win_back(sk, &w);
+}
+
+SEC("struct_ops")
+void VL_PROG(pkts_acked, struct sock *sk, const struct ack_sample *sample)
+{
+	struct vl_params p;
+	struct vl_win w;
+
+	vl_begin(sk, &p, &w);
+	vl_pkts_acked(vl_priv(sk), &p, &w, sample->rtt_us);
+	vl_win_back(sk, &w);
+}
+
+SEC("struct_ops")
+void VL_PROG(cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct vl_params p;
+	struct vl_win w;
+
+	vl_begin(sk, &p, &w);
+	vl_cong_avoid(vl_priv(sk), &p, &w, ack, acked);
+	vl_win_back(sk, &w);
+}
+
+SEC("struct_ops")
+__u32 VL_PROG(ssthresh, struct sock *sk)
+{
+	struct vl_params p;
+	struct vl_win w;
+
+	vl_begin(sk, &p, &w);
+	return vl_ssthresh(vl_priv(sk), &p, &w);
+}
+
+SEC("struct_ops")
+void VL_PROG(set_state, struct sock *sk, __u8 new_state)
+{
+	struct vl_params p;
+	struct vl_win w;
+
+	vl_begin(sk, &p, &w);
+	vl_set_state(vl_priv(sk), &p, &w, new_state == TCP_CA_Open);
+	vl_win_back(sk, &w);
+}
+
+SEC("struct_ops")
+void VL_PROG(cwnd_event, struct sock *sk, enum tcp_ca_event ev)
+{
+	struct vl_params p;
+	struct vl_win w;
+
+	if (ev != CA_EVENT_TX_START && ev != CA_EVENT_CWND_RESTART)
+		return;
+	vl_begin(sk, &p, &w);
+	vl_tx_start(vl_priv(sk), &p, &w);
+	vl_win_back(sk, &w);
+}
+
+/* tcp_reno_undo_cwnd: the window before the (spurious) reduction, if larger. */
+SEC("struct_ops")
+__u32 VL_PROG(undo_cwnd, struct sock *sk)
+{
+	struct tcp_sock *tp = vl_tcp_sk(sk);
+
+	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops VL_NAME = {
+	.init = (void *)VL_OP(init),
+	.pkts_acked = (void *)VL_OP(pkts_acked),
+	.cong_avoid = (void *)VL_OP(cong_avoid),
+	.ssthresh = (void *)VL_OP(ssthresh),
+	.set_state = (void *)VL_OP(set_state),
+	.cwnd_event = (void *)VL_OP(cwnd_event),
+	.undo_cwnd = (void *)VL_OP(undo_cwnd),
+	.name = VL_STR(VL_NAME),
+};

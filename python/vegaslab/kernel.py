@@ -1,0 +1,180 @@
+"""vegaslab's congestion controls in the Linux kernel, as BPF struct_ops (issue 10).
+
+The same algorithms as the simulator's Linux flavour (``flavour = "linux"``): Vegas, Vegas-A,
+AdaVegas and the Vegas_1 / Vegas_8 presets. Their decisions live in one C header,
+``kernel/vegaslab_cc.h``, that the BPF programs include and that ``kernel/replay.c`` checks
+against the Rust controllers' decision vectors, so a kernel run and a simulated run decide
+alike on the same inputs.
+
+>>> from vegaslab import kernel
+>>> kernel.register("vegas-a", alpha=2, beta=4)   # doctest: +SKIP
+'vl_vegas_a'
+>>> kernel.registered()                            # doctest: +SKIP
+['vl_vegas_a']
+>>> kernel.unregister("vl_vegas_a")                # doctest: +SKIP
+
+Parameters have the names, units and ranges of a scenario file's ``params`` table, and the
+simulator's own reader checks them (one owner of every default and range), then the integer
+thresholds of the Linux form are passed to the program: ``ceil(alpha)``, ``floor(beta)``,
+``floor(gamma)``. Registering a name that is registered replaces it (the kernel refuses a
+second registration; sockets already using the old one keep it until they close).
+
+Everything needs root, the kernel's BTF (``/sys/kernel/btf/vmlinux``), ``bpftool`` and
+``clang``; without them :func:`check` raises :class:`KernelError` with one sentence saying what
+is missing (``make test`` installs the tools with ``scripts/install-bpf.sh``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from . import VegaslabError, _core
+
+__all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregister", "registered",
+           "parameters", "program_parameters", "kernel_name"]
+
+#: Scenario ``cc`` name -> the kernel's congestion-control name (at most 15 characters, all
+#: with the ``vl_`` prefix).
+ALGORITHMS = {
+    "vegas": "vl_vegas",
+    "vegas-a": "vl_vegas_a",
+    "adavegas": "vl_adavegas",
+    "vegas_1": "vl_vegas_1",
+    "vegas_8": "vl_vegas_8",
+}
+
+#: Where the C sources and the Makefile are (the repository's ``kernel/``).
+KERNEL_DIR = Path(__file__).resolve().parents[2] / "kernel"
+BUILD_DIR = KERNEL_DIR / "build"
+
+
+class KernelError(VegaslabError, RuntimeError):
+    """The kernel side cannot be used here, or refused an operation; the message says why."""
+
+
+def check() -> None:
+    """Raise :class:`KernelError` (one sentence) unless BPF congestion control can work here."""
+    if not (KERNEL_DIR / "Makefile").is_file():
+        raise KernelError(f"the kernel sources are not here ({KERNEL_DIR}): use a checkout of the repository")
+    if os.geteuid() != 0:
+        raise KernelError("registering BPF congestion controls needs root")
+    if not Path("/sys/kernel/btf/vmlinux").exists():
+        raise KernelError("this kernel has no BTF (/sys/kernel/btf/vmlinux), which BPF struct_ops needs")
+    for tool in ("bpftool", "clang", "make"):
+        if shutil.which(tool) is None:
+            raise KernelError(f"{tool} is not installed (scripts/install-bpf.sh installs it)")
+
+
+def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        detail = (p.stderr.strip() or p.stdout.strip()).splitlines()
+        raise KernelError(f"{what}: {detail[-1] if detail else f'exit status {p.returncode}'}")
+    return p
+
+
+def build() -> Path:
+    """Build the BPF objects, the loader and the replay test (``make -C kernel``); returns the
+    build directory."""
+    check()
+    _run(["make", "-s", "-C", str(KERNEL_DIR)], "building the BPF congestion controls failed")
+    return BUILD_DIR
+
+
+def kernel_name(cc: str) -> str:
+    """The kernel name of the scenario algorithm ``cc``."""
+    try:
+        return ALGORITHMS[cc]
+    except KeyError:
+        raise KernelError(f"no kernel version of {cc!r} (allowed: {', '.join(ALGORITHMS)})") from None
+
+
+def _params_toml(params: dict) -> str:
+    def value(v):
+        if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+            raise KernelError(f"parameter values must be numbers or strings, got {v!r}")
+        return json.dumps(v)
+    return ", ".join(f"{k} = {value(v)}" for k, v in params.items())
+
+
+def program_parameters(cc: str, **params) -> dict[str, int]:
+    """The program's read-only globals for ``cc`` with scenario-style ``params``, checked by the
+    simulator's own scenario reader (errors name ``flows[0].params.<key>``)."""
+    kernel_name(cc)
+    if "flavour" in params:
+        raise KernelError("flavour: the kernel versions are the Linux flavour; leave it out")
+    text = (
+        '[run]\nduration = "1s"\n[[links]]\nendpoints = ["S", "D"]\nbandwidth = "1Mbps"\ndelay = "1ms"\n'
+        f'[[flows]]\nfrom = "S"\nto = "D"\ncc = "{cc}"\n'
+        f'params = {{ {_params_toml({**params, "flavour": "linux"})} }}\n'
+    )
+    try:
+        doc = json.loads(_core.normalize_scenario(text, "params"))
+    except ValueError as e:
+        raise KernelError(str(e).replace("params: ", "", 1)) from None
+    (p,) = doc["flows"][0]["algorithm"].values()
+    out = {
+        "vl_alpha": math.ceil(p.get("alpha", 0)),
+        "vl_beta": math.floor(p.get("beta", 0)),
+        "vl_gamma": math.floor(p.get("gamma", 1)),
+        "vl_inc": int(p.get("inc", 1)),
+        "vl_equal_throughput": 1 if p.get("equal_throughput") == "hold" else 0,
+        "vl_at_beta": 1 if p.get("at_beta") == "hold" else 0,
+    }
+    return out
+
+
+def registered() -> list[str]:
+    """Names of the struct_ops congestion controls registered now (vegaslab's and others)."""
+    check()
+    p = _run(["bpftool", "-j", "struct_ops", "list"], "listing struct_ops failed")
+    items = json.loads(p.stdout or "[]")
+    return sorted(i["name"] for i in items if i.get("kernel_struct_ops") == "tcp_congestion_ops")
+
+
+def _bpftool_json(*args: str, what: str):
+    return json.loads(_run(["bpftool", "-j", *args], what).stdout or "null")
+
+
+def parameters(name: str) -> dict[str, int]:
+    """The parameters the registered congestion control ``name`` runs with, read back from the
+    kernel (its programs' read-only globals)."""
+    check()
+    if name not in registered():
+        raise KernelError(f"{name} is not registered")
+    dump = _bpftool_json("struct_ops", "dump", "name", name, what=f"reading {name} failed")
+    ops = next(d["bpf_struct_ops_tcp_congestion_ops"] for d in dump if "bpf_struct_ops_tcp_congestion_ops" in d)
+    prog_id = ops["data"]["init"].rsplit("prog_id:", 1)[1]
+    prog = _bpftool_json("prog", "show", "id", prog_id, what=f"reading {name}'s program failed")
+    for map_id in prog.get("map_ids", []):
+        info = _bpftool_json("map", "show", "id", str(map_id), what="reading a map failed")
+        if info.get("name", "").endswith(".rodata"):
+            (entry,) = _bpftool_json("map", "dump", "id", str(map_id), what="reading the parameters failed")
+            return {k: v for item in entry["formatted"]["value"][".rodata"] for k, v in item.items()}
+    raise KernelError(f"{name} has no parameters")
+
+
+def unregister(name: str) -> None:
+    """Unregister the congestion control ``name`` (a kernel name such as ``vl_vegas``)."""
+    check()
+    if name not in registered():
+        raise KernelError(f"{name} is not registered")
+    _run(["bpftool", "struct_ops", "unregister", "name", name], f"unregistering {name} failed")
+
+
+def register(cc: str, **params) -> str:
+    """Register the kernel version of ``cc`` with ``params`` (as in a scenario's ``params``
+    table); replaces a registration of the same name. Returns the kernel name."""
+    name = kernel_name(cc)
+    values = program_parameters(cc, **params)
+    build()
+    if name in registered():
+        unregister(name)
+    sets = [f"{k}={v}" for k, v in values.items()]
+    _run([str(BUILD_DIR / "vl-loader"), "register", str(BUILD_DIR / f"{name}.bpf.o"), *sets],
+         f"registering {name} failed")
+    return name

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Install what vegaslab's BPF congestion controls need (kernel/): clang and llvm (BPF
+# compiler), libbpf-dev (loader library and BPF headers), bpftool (vmlinux.h, struct_ops
+# listing and unregistering), zlib1g-dev (the decision-vector replay reads .csv.gz).
+# Idempotent: installs only what is missing; runs `apt-get update` only when a package is not
+# known to apt yet. Needs root (or sudo) when it has to install.
+set -euo pipefail
+
+packages=()
+command -v clang >/dev/null 2>&1 || packages+=(clang)
+command -v llvm-strip >/dev/null 2>&1 || command -v llvm-strip-14 >/dev/null 2>&1 || packages+=(llvm)
+command -v bpftool >/dev/null 2>&1 || packages+=(bpftool)
+[ -f /usr/include/bpf/libbpf.h ] || packages+=(libbpf-dev)
+[ -f /usr/include/zlib.h ] || packages+=(zlib1g-dev)
+
+if [ ${#packages[@]} -eq 0 ]; then
+    echo "BPF toolchain already installed: $(command -v clang), $(command -v bpftool)"
+    exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+        echo "install-bpf.sh: need root or sudo to install ${packages[*]}" >&2; exit 1
+    fi
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+for p in "${packages[@]}"; do
+    if ! apt-cache show "$p" >/dev/null 2>&1; then $SUDO apt-get update; break; fi
+done
+$SUDO apt-get install -y "${packages[@]}"
+echo "installed: ${packages[*]}"
