@@ -246,7 +246,41 @@ is written); a claim that fails is a finding, not an error.""",
     k = ksub.add_parser("unregister", help="unregister one by its kernel name (vl_...)")
     k.add_argument("name")
     k.set_defaults(func=cmd_kernel_unregister)
+
+    p = sub.add_parser(
+        "testbed", formatter_class=_FORMATTER,
+        help="run a scenario with real TCP between network namespaces (root)",
+        description=_wrap("Build the scenario's network from namespaces (sender, router, receiver), "
+                    "shape its one shared bottleneck with htb + pfifo, delay every path with a TUN "
+                    "delay line, run its TCP flows with the kernel's congestion controls (reno, "
+                    "cubic, and vegaslab's BPF Vegas family in the Linux flavour), sample them every "
+                    "10 ms and write the same tables as `vegaslab run`. Dumbbells and chains; other "
+                    "shapes are refused with the reason."),
+        epilog="""examples:
+  sudo vegaslab testbed run va-reroute --set run.duration=30s --out out/tb-reroute""",
+    )
+    tsub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    t = tsub.add_parser("run", help="run one scenario on the testbed")
+    t.add_argument("scenario", metavar="FILE.toml|ID")
+    _add_set(t)
+    t.add_argument("--out", metavar="DIR", help="output directory (default: out/testbed-<scenario stem>)")
+    t.set_defaults(func=cmd_testbed_run)
     return parser
+
+
+def cmd_testbed_run(args) -> int:
+    from vegaslab.results import check_output_dir, output_dir
+    from vegaslab.testbed.run import run as testbed_run
+
+    path = _resolve_scenario(args.scenario)
+    out = Path(args.out) if args.out else Path("out") / f"testbed-{path.stem}"
+    check_output_dir(out)
+    res = testbed_run(path, overrides=list(args.overrides))
+    print(res.format_table())
+    with output_dir(out) as tmp:
+        written = res.write_files(tmp)
+    print(f"\nwrote {len(written)} files to {out}/")
+    return 0
 
 
 def _kernel_algorithms():

@@ -1,0 +1,160 @@
+"""TCP flows on a testbed :class:`~vegaslab.testbed.network.Network`, sampled every 10 ms.
+
+One source process in the sender namespace opens every flow at its start time (bound to its
+host's address, ``TCP_CONGESTION`` set on the socket before connecting), sends until its stop
+time (or its file size), and samples ``TCP_INFO`` of every open socket each sample interval:
+cwnd, ssthresh, smoothed RTT, retransmissions, bytes acknowledged. One sink process in the
+receiver namespace counts the bytes of each flow. Both run on ``CLOCK_MONOTONIC``, which the
+namespaces share, from one start time ``t0_ns`` the caller picks.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from dataclasses import asdict, dataclass
+
+PORT_BASE = 5200
+
+
+@dataclass(frozen=True)
+class FlowSpec:
+    """One TCP flow: hosts as the Network names them, the kernel congestion control's name."""
+    name: str
+    src: str
+    dst: str
+    cc: str
+    start_s: float
+    stop_s: float | None = None
+    size_bytes: int | None = None  # None: bulk (FTP-like) until stop or the end
+
+
+# struct tcp_info offsets (include/uapi/linux/tcp.h): u32 unless noted.
+_TCP_INFO_FIELDS = {
+    "rtt_us": 68, "snd_ssthresh": 76, "snd_cwnd": 80, "total_retrans": 100,
+    "bytes_acked": 120,  # u64
+    "data_segs_out": 156,
+    "bytes_sent": 200,   # u64
+}
+
+SOURCE = textwrap.dedent("""
+    import json, socket, struct, sys, threading, time
+    flows = json.loads(sys.argv[1]); t0 = int(sys.argv[2]); end = int(sys.argv[3]); step = int(sys.argv[4])
+    U32 = {"rtt_us": 68, "snd_ssthresh": 76, "snd_cwnd": 80, "total_retrans": 100, "data_segs_out": 156}
+    U64 = {"bytes_acked": 120, "bytes_sent": 200}
+    socks, errors, done = {}, [], {}
+    chunk = b"x" * 65536
+    def wait(ns):
+        while True:
+            d = ns - time.monotonic_ns()
+            if d <= 0: return
+            time.sleep(min(d / 1e9, 0.05))
+    def send(f, port):
+        try:
+            wait(t0 + int(f["start_s"] * 1e9))
+            s = socket.socket()
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
+            s.bind((f["src_ip"], 0)); s.connect((f["dst_ip"], port)); socks[f["name"]] = s
+            stop = t0 + int(f["stop_s"] * 1e9) if f["stop_s"] is not None else end
+            left = f["size_bytes"]
+            while time.monotonic_ns() < min(stop, end) and (left is None or left > 0):
+                n = s.send(chunk if left is None else chunk[:min(left, len(chunk))])
+                if left is not None: left -= n
+            done[f["name"]] = time.monotonic_ns()
+            s.shutdown(socket.SHUT_WR)
+        except Exception as e:
+            errors.append(f"{f['name']}: {type(e).__name__}: {e}")
+    threads = [threading.Thread(target=send, args=(f, p), daemon=True) for f, p in flows]
+    for t in threads: t.start()
+    samples = []
+    tick = t0
+    while tick <= end:
+        wait(tick)
+        now = time.monotonic_ns()
+        for name, s in list(socks.items()):
+            try: raw = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+            except OSError: continue
+            row = {"t": now - t0, "flow": name}
+            row.update({k: struct.unpack_from("I", raw, o)[0] for k, o in U32.items()})
+            row.update({k: struct.unpack_from("Q", raw, o)[0] for k, o in U64.items()})
+            samples.append(row)
+        tick += step
+    for t in threads: t.join(timeout=2)
+    print(json.dumps({"samples": samples, "errors": errors, "done": {k: v - t0 for k, v in done.items()}}))
+""")
+
+SINK = textwrap.dedent("""
+    import json, selectors, socket, sys, time
+    ports = json.loads(sys.argv[1]); end = int(sys.argv[2])
+    sel = selectors.DefaultSelector(); got = {}; first = {}; last = {}
+    for name, ip, port in ports:
+        l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        l.bind((ip, port)); l.listen(4); l.setblocking(False); sel.register(l, selectors.EVENT_READ, ("listen", name))
+        got[name] = 0
+    print("ready", flush=True)
+    while time.monotonic_ns() < end + 2_000_000_000:
+        for key, _ in sel.select(timeout=0.05):
+            kind, name = key.data
+            if kind == "listen":
+                c, _ = key.fileobj.accept(); c.setblocking(False); sel.register(c, selectors.EVENT_READ, ("data", name))
+                continue
+            try: b = key.fileobj.recv(1 << 18)
+            except BlockingIOError: continue
+            if not b:
+                sel.unregister(key.fileobj); key.fileobj.close(); continue
+            now = time.monotonic_ns(); first.setdefault(name, now); last[name] = now; got[name] += len(b)
+    print(json.dumps({"bytes": got, "first": first, "last": last}))
+""")
+
+
+def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
+              sample_interval_s: float = 0.01) -> dict:
+    """Run ``flows`` on ``net`` from ``t0_ns`` (``CLOCK_MONOTONIC``) for ``duration_s``; returns
+    the raw samples: ``tcp_info`` rows, ``queues`` rows, per-flow sink bytes and times."""
+    end = t0_ns + int(duration_s * 1e9)
+    step = int(sample_interval_s * 1e9)
+    ports = [(f.name, net.ip(f.dst), PORT_BASE + i) for i, f in enumerate(flows)]
+    sink = subprocess.Popen(["ip", "netns", "exec", net.receiver_ns, sys.executable, "-c", SINK,
+                             json.dumps(ports), str(end)], stdout=subprocess.PIPE, text=True)
+    try:
+        if sink.stdout.readline().strip() != "ready":
+            raise RuntimeError("the testbed's sink did not start")
+        spec = [({**asdict(f), "src_ip": net.ip(f.src), "dst_ip": net.ip(f.dst)}, PORT_BASE + i)
+                for i, f in enumerate(flows)]
+        source = subprocess.Popen(["ip", "netns", "exec", net.sender_ns, sys.executable, "-c", SOURCE,
+                                   json.dumps(spec), str(t0_ns), str(end), str(step)],
+                                  stdout=subprocess.PIPE, text=True)
+        queues: list[dict] = []
+        stop = threading.Event()
+
+        def sample_queues():
+            tick = t0_ns
+            while tick <= end and not stop.is_set():
+                ahead = (tick - time.monotonic_ns()) / 1e9
+                if ahead > 0:
+                    time.sleep(ahead)
+                forward, reverse = net.queue_packets()
+                queues.append({"t": time.monotonic_ns() - t0_ns, "forward": forward, "reverse": reverse})
+                tick += step
+
+        sampler = threading.Thread(target=sample_queues, daemon=True)
+        sampler.start()
+        out, _ = source.communicate(timeout=duration_s + 60)
+        stop.set()
+        sampler.join(timeout=5)
+        sink_out, _ = sink.communicate(timeout=30)
+    finally:
+        for p in (sink,):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    src = json.loads(out)
+    if src["errors"]:
+        raise RuntimeError("testbed flows failed: " + "; ".join(src["errors"]))
+    snk = json.loads(sink_out)
+    return {"tcp_info": src["samples"], "done": src["done"], "queues": queues,
+            "sink": {k: {"bytes": snk["bytes"].get(k, 0), "first": snk["first"].get(k), "last": snk["last"].get(k)}
+                     for k in snk["bytes"]}, "t0_ns": t0_ns}

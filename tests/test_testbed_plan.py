@@ -1,0 +1,61 @@
+"""What the namespace testbed builds from a scenario (no root needed): one shared bottleneck,
+the summed propagation delay of every pair, delay changes, kernel congestion controls; and the
+scenarios it refuses, with the reason."""
+from __future__ import annotations
+
+import pytest
+
+from vegaslab import normalize
+from vegaslab.catalog import builtin_dir
+from vegaslab.testbed.plan import PlanError, plan
+
+CATALOG = builtin_dir()
+
+
+def _doc(name: str, *overrides: str) -> dict:
+    return normalize(CATALOG / name, overrides=list(overrides))
+
+
+def test_the_rerouting_chain_has_one_bottleneck_and_a_delay_change_at_20_s():
+    p = plan(_doc("va-reroute.toml"))
+    assert p.senders == ["S1"] and p.receivers == ["D1"]
+    assert p.forward == (1e6, 50) and p.bottleneck_name == "S1->R1"
+    # 10 + 5 + 5 ms one way in each direction.
+    assert p.pair_delays_ns == {("S1", "D1"): 20_000_000, ("D1", "S1"): 20_000_000}
+    # At 20 s the first link's forward delay becomes 100 ms: S1->D1 is 110 ms from then on.
+    # The scenario changes both directions of that link.
+    assert p.delay_changes == [(20_000_000_000, "D1", "S1", 110_000_000), (20_000_000_000, "S1", "D1", 110_000_000)]
+    assert [(f.name, f.cc) for f in p.flows] == [("f1", "vl_vegas")]
+    assert p.kernel_algorithms == {"f1": ("vegas", {"alpha": 1.0, "beta": 3.0, "gamma": 1.0})}
+
+
+def test_reno_and_newreno_run_as_the_kernels_reno_and_cubic_as_its_cubic():
+    p = plan(_doc("va-reroute.toml", "flows[0].cc=newreno"))
+    assert p.flows[0].cc == "reno" and p.kernel_algorithms == {}
+    assert plan(_doc("va-reroute.toml", "flows[0].cc=cubic")).flows[0].cc == "cubic"
+
+
+def test_a_dumbbell_gives_every_pair_its_own_path_delay():
+    p = plan(_doc("va-newreno-share.toml"))
+    assert len(p.flows) >= 2
+    assert set(p.senders).isdisjoint(p.receivers)
+    for f in p.flows:
+        assert (f.src, f.dst) in p.pair_delays_ns and (f.dst, f.src) in p.pair_delays_ns
+
+
+def test_a_file_transfer_keeps_its_size():
+    p = plan(_doc("va-file.toml"))
+    assert p.flows[0].size_bytes == 5_000_000
+
+
+@pytest.mark.parametrize("name, overrides, message", [
+    ("wf-net1-red.toml", (), r"D1 both sends and receives \(two-way traffic\)"),
+    ("va-reroute.toml", ('links[0].queue={ kind = "red", limit = 50, min = 5, max = 15 }',),
+     r"DropTail bottlenecks only"),
+    ("rv-single.toml", (), r"udp: the testbed runs TCP flows only"),
+    ("va-reroute.toml", ("flows[0].cc=rovegas", "aqt.routers=[\"R1\"]"), r"no kernel version of 'rovegas'"),
+    ("va-reroute.toml", ("links[0].error_rate=0.01",), r"error_rate: the testbed has no packet errors"),
+])
+def test_scenarios_the_testbed_cannot_build_are_refused_with_the_reason(name, overrides, message):
+    with pytest.raises(PlanError, match=message):
+        plan(_doc(name, *overrides))
