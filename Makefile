@@ -11,7 +11,7 @@ REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bpf testbed-accuracy bench bench-sweep fuzz docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bpf testbed-accuracy compare-kernel bench bench-sweep fuzz docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -58,6 +58,10 @@ bpf:
 ## testbed-accuracy: the delay line's RTT jitter at 40 ms, idle and under a bulk transfer (issue 10; root)
 testbed-accuracy: setup bpf
 	VEGASLAB_MEASURE_ACCURACY=1 $(PY) -m pytest -s -q tests/test_testbed_network.py -k "ping_rtt"
+
+## compare-kernel: issue 10's four comparisons, simulator against kernel (root; ~3 min): reports in out/compare/
+compare-kernel: setup bpf
+	$(PY) scripts/compare_kernel.py --out out/compare
 
 ## bench: the issue's benchmark, side by side with ns-2 when installed
 bench: setup ns2

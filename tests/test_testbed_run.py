@@ -4,6 +4,7 @@ the same Results tables as the simulator. Needs root and the BPF tools (see test
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -53,3 +54,18 @@ def test_a_scheduled_delay_change_reaches_the_kernels_rtt():
     before, after = rtt[(rtt.index > 1.5) & (rtt.index < 2.0)], rtt[rtt.index > 3.5]
     # 10 + 5 + 5 ms each way (40 ms) before; the first link's 50 ms each way after (120 ms).
     assert 0.039 < before.min() < 0.1 and after.min() > 0.115, (before.describe(), after.describe())
+
+
+def test_compare_writes_the_side_by_side_report_with_ratios(tmp_path):
+    from vegaslab.cli import main
+    from vegaslab.results import Results
+
+    scenario = Path(__file__).resolve().parents[1] / "examples" / "kernel" / "b-vegas-reno.toml"
+    assert main(["compare", str(scenario), "--kernel", "--set", "run.duration=4s", "--out", str(tmp_path)]) == 0
+    page = (tmp_path / "index.html").read_text()
+    assert "throughput_ratio" in page and "rtt_ratio" in page and "cwnd.png" in page
+    for side in ("sim", "kernel"):
+        r = Results.from_dir(tmp_path / side)
+        assert list(r.flows.flow) == ["vegas1", "reno2"]
+    for png in ("cwnd.png", "rtt.png", "throughput.png"):
+        assert (tmp_path / png).stat().st_size > 1000

@@ -265,7 +265,35 @@ is written); a claim that fails is a finding, not an error.""",
     _add_set(t)
     t.add_argument("--out", metavar="DIR", help="output directory (default: out/testbed-<scenario stem>)")
     t.set_defaults(func=cmd_testbed_run)
+
+    p = sub.add_parser(
+        "compare", formatter_class=_FORMATTER,
+        help="run a scenario in the simulator and in the kernel, side by side (root)",
+        description=_wrap("Run the scenario in the simulator and on the namespace testbed (`vegaslab "
+                    "testbed run`) and write an HTML report: cwnd, RTT and throughput overlaid per flow, "
+                    "and a table of throughput, mean RTT and retransmissions with kernel / simulator "
+                    "ratios. Give the Vegas-family flows flavour = \"linux\" (the kernel versions' twin)."),
+        epilog="""examples:
+  sudo vegaslab compare examples/kernel/b-vegas-reno.toml --kernel --out out/compare-b""",
+    )
+    p.add_argument("scenario", metavar="FILE.toml|ID")
+    p.add_argument("--kernel", action="store_true", required=True,
+                   help="compare with the kernel (the only comparison so far; required)")
+    _add_set(p)
+    p.add_argument("--out", metavar="DIR", help="report directory (default: out/compare-<scenario stem>)")
+    p.set_defaults(func=cmd_compare)
     return parser
+
+
+def cmd_compare(args) -> int:
+    from vegaslab.compare import compare
+
+    path = _resolve_scenario(args.scenario)
+    out = Path(args.out) if args.out else Path("out") / f"compare-{path.stem}"
+    c = compare(path, overrides=list(args.overrides), out=out)
+    print(c.table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    print(f"\nwrote {c.report}")
+    return 0
 
 
 def cmd_testbed_run(args) -> int:

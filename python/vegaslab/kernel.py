@@ -30,6 +30,7 @@ import math
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from . import VegaslabError, _core
@@ -158,12 +159,28 @@ def parameters(name: str) -> dict[str, int]:
     raise KernelError(f"{name} has no parameters")
 
 
-def unregister(name: str) -> None:
-    """Unregister the congestion control ``name`` (a kernel name such as ``vl_vegas``)."""
+#: How long :func:`unregister` waits for sockets still using the algorithm to go away.
+UNREGISTER_WAIT_S = 15.0
+
+
+def unregister(name: str, *, wait_s: float = UNREGISTER_WAIT_S) -> None:
+    """Unregister the congestion control ``name`` (a kernel name such as ``vl_vegas``).
+
+    The kernel refuses while sockets still use it ("Operation now in progress"): closing
+    connections and namespaces being removed release theirs a little later, so this retries
+    for up to ``wait_s`` seconds before giving up."""
     check()
     if name not in registered():
         raise KernelError(f"{name} is not registered")
-    _run(["bpftool", "struct_ops", "unregister", "name", name], f"unregistering {name} failed")
+    deadline = time.monotonic() + wait_s
+    while True:
+        p = subprocess.run(["bpftool", "struct_ops", "unregister", "name", name], capture_output=True, text=True)
+        if p.returncode == 0 or "no struct_ops found" in (p.stderr + p.stdout):
+            return  # (gone meanwhile: the kernel freed it once its last socket closed)
+        message = (p.stderr.strip() or p.stdout.strip()).splitlines()[-1:] or [f"exit status {p.returncode}"]
+        if "in progress" not in message[0] or time.monotonic() > deadline:
+            raise KernelError(f"unregistering {name} failed: {message[0]}")
+        time.sleep(0.1)
 
 
 def register(cc: str, **params) -> str:

@@ -58,12 +58,14 @@ SOURCE = textwrap.dedent("""
             s = socket.socket()
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
             s.bind((f["src_ip"], 0)); s.connect((f["dst_ip"], port)); socks[f["name"]] = s
+            s.settimeout(0.05)  # a full send buffer must not keep us past the stop time
             stop = t0 + int(f["stop_s"] * 1e9) if f["stop_s"] is not None else end
             left = f["size_bytes"]
             while time.monotonic_ns() < min(stop, end) and (left is None or left > 0):
-                n = s.send(chunk if left is None else chunk[:min(left, len(chunk))])
+                try: n = s.send(chunk if left is None else chunk[:min(left, len(chunk))])
+                except TimeoutError: continue
                 if left is not None: left -= n
-            done[f["name"]] = time.monotonic_ns()
+            if left == 0: done[f["name"]] = time.monotonic_ns()
             s.shutdown(socket.SHUT_WR)
         except Exception as e:
             errors.append(f"{f['name']}: {type(e).__name__}: {e}")
@@ -83,6 +85,13 @@ SOURCE = textwrap.dedent("""
             samples.append(row)
         tick += step
     for t in threads: t.join(timeout=2)
+    # Abort what is still open (RST): a socket left to drain its send buffer into a network that
+    # is about to be removed would linger for minutes, holding its congestion control, which
+    # then cannot be unregistered.
+    for s in socks.values():
+        try:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); s.close()
+        except OSError: pass
     print(json.dumps({"samples": samples, "errors": errors, "done": {k: v - t0 for k, v in done.items()}}))
 """)
 
@@ -103,6 +112,7 @@ SINK = textwrap.dedent("""
                 continue
             try: b = key.fileobj.recv(1 << 18)
             except BlockingIOError: continue
+            except OSError: b = b""  # reset: the source aborts what is open at the end
             if not b:
                 sel.unregister(key.fileobj); key.fileobj.close(); continue
             now = time.monotonic_ns(); first.setdefault(name, now); last[name] = now; got[name] += len(b)

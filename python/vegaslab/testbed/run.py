@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import platform
+import sys
 import time
 
 import numpy as np
@@ -56,8 +57,8 @@ def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float =
         for name in registered:
             try:
                 kernel.unregister(name)
-            except kernel.KernelError:
-                pass
+            except kernel.KernelError as e:  # never hide a registration left behind
+                print(f"vegaslab: warning: {e}", file=sys.stderr)
     return results_of(doc, source, p, raw, sample_interval_s, time.monotonic() - started)
 
 
