@@ -9,7 +9,6 @@ sets VEGASLAB_REQUIRE_BPF=1 (and installs the tools), so there a missing piece i
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import textwrap

@@ -5,19 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from vegaslab import normalize
+from vegaslab import normalize, validate
 from vegaslab.catalog import builtin_dir
 from vegaslab.testbed.plan import PlanError, plan
 
 CATALOG = builtin_dir()
 
 
-def _doc(name: str, *overrides: str) -> dict:
-    return normalize(CATALOG / name, overrides=list(overrides))
+def _plan(name: str, *overrides: str):
+    path, overrides = CATALOG / name, list(overrides)
+    ccs = {f["name"]: f["cc"] for f in validate(path, overrides=overrides)["flows"]}
+    return plan(normalize(path, overrides=overrides), ccs)
 
 
 def test_the_rerouting_chain_has_one_bottleneck_and_a_delay_change_at_20_s():
-    p = plan(_doc("va-reroute.toml"))
+    p = _plan("va-reroute.toml")
     assert p.senders == ["S1"] and p.receivers == ["D1"]
     assert p.forward == (1e6, 50) and p.bottleneck_name == "S1->R1"
     # 10 + 5 + 5 ms one way in each direction.
@@ -30,13 +32,13 @@ def test_the_rerouting_chain_has_one_bottleneck_and_a_delay_change_at_20_s():
 
 
 def test_reno_and_newreno_run_as_the_kernels_reno_and_cubic_as_its_cubic():
-    p = plan(_doc("va-reroute.toml", "flows[0].cc=newreno"))
+    p = _plan("va-reroute.toml", "flows[0].cc=newreno")
     assert p.flows[0].cc == "reno" and p.kernel_algorithms == {}
-    assert plan(_doc("va-reroute.toml", "flows[0].cc=cubic")).flows[0].cc == "cubic"
+    assert _plan("va-reroute.toml", "flows[0].cc=cubic").flows[0].cc == "cubic"
 
 
 def test_a_dumbbell_gives_every_pair_its_own_path_delay():
-    p = plan(_doc("va-newreno-share.toml"))
+    p = _plan("va-newreno-share.toml")
     assert len(p.flows) >= 2
     assert set(p.senders).isdisjoint(p.receivers)
     for f in p.flows:
@@ -44,7 +46,7 @@ def test_a_dumbbell_gives_every_pair_its_own_path_delay():
 
 
 def test_a_file_transfer_keeps_its_size():
-    p = plan(_doc("va-file.toml"))
+    p = _plan("va-file.toml")
     assert p.flows[0].size_bytes == 5_000_000
 
 
@@ -58,4 +60,4 @@ def test_a_file_transfer_keeps_its_size():
 ])
 def test_scenarios_the_testbed_cannot_build_are_refused_with_the_reason(name, overrides, message):
     with pytest.raises(PlanError, match=message):
-        plan(_doc(name, *overrides))
+        _plan(name, *overrides)

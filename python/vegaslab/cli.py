@@ -297,17 +297,13 @@ def cmd_compare(args) -> int:
 
 
 def cmd_testbed_run(args) -> int:
-    from vegaslab.results import check_output_dir, output_dir
+    from vegaslab.results import check_output_dir
     from vegaslab.testbed.run import run as testbed_run
 
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / f"testbed-{path.stem}"
     check_output_dir(out)
-    res = testbed_run(path, overrides=list(args.overrides))
-    print(res.format_table())
-    with output_dir(out) as tmp:
-        written = res.write_files(tmp)
-    print(f"\nwrote {len(written)} files to {out}/")
+    _show_and_write(testbed_run(path, overrides=list(args.overrides)), out, plots=False)
     return 0
 
 
@@ -390,24 +386,30 @@ def _resolve_scenario(name: str) -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from vegaslab.results import check_output_dir, output_dir
+    from vegaslab.results import check_output_dir
 
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / path.stem
     check_output_dir(out)  # before the simulation, not after it
     overrides = list(args.overrides) if args.no_plots else [*PLOT_MONITORS, *args.overrides]
     res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=True)
+    _show_and_write(res, out, plots=not args.no_plots)
+    return 0
+
+
+def _show_and_write(res, out: Path, *, plots: bool) -> None:
+    """Print a run's summary; write its tables, meta.json (with provenance) and optionally
+    plots into a temporary directory that replaces ``out`` only once all are written."""
+    from vegaslab.results import output_dir
+
     print(res.format_table())
-    # Tables, meta.json (with provenance) and plots go into a temporary directory that
-    # replaces `out` only once all of them are written.
     with output_dir(out) as tmp:
         written = res.write_files(tmp)
-        if not args.no_plots:
+        if plots:
             from vegaslab.plots import plot_all
 
             written += plot_all(res, tmp)
     print(f"\nwrote {len(written)} files to {out}/")
-    return 0
 
 
 # ---------------------------------------------------------------------- sweep

@@ -87,22 +87,6 @@ pub enum Flavour {
     Ns3,
 }
 
-impl Flavour {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Flavour::Ns2 => "ns2",
-            Flavour::Linux => "linux",
-            Flavour::Ns3 => "ns3",
-        }
-    }
-
-    /// ns-2 is the default flavour, left out of the normalised scenario for algorithms that
-    /// gained a flavour later (so their cache keys did not move).
-    pub fn is_ns2(&self) -> bool {
-        *self == Flavour::Ns2
-    }
-}
-
 /// The flavours of the Vegas variants (Vegas-A, AdaVegas, Vegas_1/8, RoVegas): ns-2's Vegas
 /// agent (the papers' form) or Linux's Vegas machinery; ns-3 has none of the variants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -96,11 +96,6 @@ impl TcpAgent {
         self.log = None;
     }
 
-    /// Reno's window: cwnd inflated by the duplicate ACKs, capped by the receiver window.
-    pub fn window(&self, s: &SenderState) -> i64 {
-        inflated_window(s, self.dupwnd)
-    }
-
     fn windowd(&self, s: &SenderState) -> f64 {
         (s.cwnd + self.dupwnd as f64).min(s.cfg.window)
     }

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import errno
 import fcntl
 import ipaddress
 import itertools

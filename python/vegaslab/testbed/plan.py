@@ -44,17 +44,9 @@ class Plan:
     duration_s: float
 
 
-def _tag_to_cc(algorithm) -> tuple[str, dict]:
-    """(cc name, params) of a normalised ``algorithm`` entry."""
-    if isinstance(algorithm, str):
-        return algorithm.lower(), {}
-    (tag, params), = algorithm.items()
-    cc = {"Vegas": "vegas", "VegasA": "vegas-a", "AdaVegas": "adavegas", "RoVegas": "rovegas",
-          "Cubic": "cubic"}.get(tag)
-    if tag == "VegasInc":
-        cc = {(1.0, 3.0, 1.0): "vegas_1", (4.0, 8.0, 8.0): "vegas_8"}.get(
-            (params.get("alpha"), params.get("beta"), params.get("inc")), "vegas_inc")
-    return cc or tag, dict(params)
+def _params(algorithm) -> dict:
+    """The parameters of a normalised ``algorithm`` entry (``"Reno"`` or ``{"<tag>": params}``)."""
+    return {} if isinstance(algorithm, str) else dict(next(iter(algorithm.values())))
 
 
 def _path(links: list[dict], a: int, b: int) -> list[tuple[int, str]]:
@@ -85,8 +77,10 @@ def _flip(d: str) -> str:
     return "reverse" if d == "forward" else "forward"
 
 
-def plan(doc: dict) -> Plan:
-    """The testbed plan of a normalised scenario (``vegaslab.normalize``'s document)."""
+def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
+    """The testbed plan of a normalised scenario (``vegaslab.normalize``'s document);
+    ``cc_names`` maps each flow to its ``cc`` name as the core reports it (``vegaslab.validate``'s
+    ``flows``), so this module restates no algorithm names."""
     if doc.get("udp"):
         raise PlanError("udp: the testbed runs TCP flows only")
     nodes, links = doc["nodes"], doc["links"]
@@ -152,7 +146,7 @@ def plan(doc: dict) -> Plan:
         if app.get("kind") not in ("ftp", "file"):
             raise PlanError(f"flows ({f['name']}).app: the testbed runs bulk (ftp) and file transfers, "
                             f"got {app.get('kind')!r}")
-        cc, params = _tag_to_cc(f["algorithm"])
+        cc, params = cc_names[f["name"]], _params(f["algorithm"])
         if cc in BUILT_IN:
             kernel = BUILT_IN[cc]
         elif cc in KERNEL_ALGORITHMS:

@@ -25,10 +25,13 @@ SETUP_MARGIN_S = 1.0
 SAMPLE_INTERVAL_S = 0.01
 
 
-def _scenario_doc(scenario, overrides) -> tuple[dict, str]:
-    from .. import normalize
+def _scenario_doc(scenario, overrides) -> tuple[dict, dict[str, str], str]:
+    """The normalised scenario, each flow's ``cc`` name (the core's), and the source."""
+    from .. import normalize, validate
 
-    return normalize(scenario, overrides=list(overrides)), str(scenario)
+    overrides = list(overrides)
+    ccs = {f["name"]: f["cc"] for f in validate(scenario, overrides=overrides)["flows"]}
+    return normalize(scenario, overrides=overrides), ccs, str(scenario)
 
 
 def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float = SAMPLE_INTERVAL_S) -> Results:
@@ -37,8 +40,8 @@ def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float =
     the results. Needs root, BTF, clang and bpftool (:func:`vegaslab.kernel.check`)."""
     from .network import Bottleneck, Host, Network
 
-    doc, source = _scenario_doc(scenario, overrides)
-    p = plan(doc)
+    doc, ccs, source = _scenario_doc(scenario, overrides)
+    p = plan(doc, ccs)
     kernel.check()
     started = time.monotonic()
     registered = []
@@ -59,12 +62,12 @@ def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float =
                 kernel.unregister(name)
             except kernel.KernelError as e:  # never hide a registration left behind
                 print(f"vegaslab: warning: {e}", file=sys.stderr)
-    return results_of(doc, source, p, raw, sample_interval_s, time.monotonic() - started)
+    return results_of(doc, ccs, source, p, raw, sample_interval_s, time.monotonic() - started)
 
 
-def results_of(doc: dict, source: str, p: Plan, raw: dict, interval: float, wall: float) -> Results:
+def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict, interval: float,
+               wall: float) -> Results:
     """The Results document of a testbed run (docs/results-format.md's tables)."""
-    cc_of = {f["name"]: _cc_name(f["algorithm"]) for f in doc["flows"]}
     by_flow: dict[str, list[dict]] = {}
     for row in raw["tcp_info"]:
         by_flow.setdefault(row["flow"], []).append(row)
@@ -126,8 +129,3 @@ def results_of(doc: dict, source: str, p: Plan, raw: dict, interval: float, wall
     return Results.from_dict({"meta": meta, "flows": flows, "queues": queues, "links": [],
                               "series": {"flows": series, "queues": queue_series}})
 
-
-def _cc_name(algorithm) -> str:
-    from .plan import _tag_to_cc
-
-    return _tag_to_cc(algorithm)[0]
