@@ -352,6 +352,9 @@ def tables() -> dict[str, list[Table]]:
             Row("initial_rto", f"{_FLOW0}.tcp.initial_rto", "time"),
             Row("limited_transmit", f"{_FLOW0}.tcp.limited_transmit", "bool"),
             Row("vegas_headers", f"{_FLOW0}.tcp.vegas_headers", "bool"),
+            # "first" is the default and is left out of the document.
+            Row("partial_ack_timer", lambda doc: doc["flows"][0]["tcp"].get("partial_ack_timer", "first"), "enum",
+                probe="every"),
         ], shown_as="flows[].tcp")],
         "app": [
             Table('app = { kind = "file" }', "flows[0].app", _app_scenario({"kind": "file", "size": "1MB"}), [

@@ -45,6 +45,40 @@ pub struct TcpConfig {
     /// Offset of the sender's tick clock in seconds (ns-2 `boot_time_`, drawn uniformly in
     /// [0, tick) at reset). The simulator draws it from the run seed.
     pub boot_time: f64,
+    /// Which NewReno partial ACKs restart the retransmission timer: the first of a recovery
+    /// only (ns-2's default, `newreno_changes1_ 1`; RFC 2582's "Impatient" variant), or
+    /// every one (Linux, which re-arms the RTO whenever `snd_una` advances; RFC 6582's
+    /// "Slow-but-Steady"). Left out of the normalised scenario at its default.
+    #[serde(skip_serializing_if = "PartialAckTimer::is_first")]
+    pub partial_ack_timer: PartialAckTimer,
+}
+
+/// [`TcpConfig::partial_ack_timer`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PartialAckTimer {
+    /// The first partial ACK of a recovery restarts the timer (ns-2.35's default).
+    #[default]
+    First,
+    /// Every partial ACK restarts it (Linux).
+    Every,
+}
+
+impl PartialAckTimer {
+    pub fn is_first(&self) -> bool {
+        *self == PartialAckTimer::First
+    }
+
+    /// The scenario names, in the order the docs list them.
+    pub const NAMES: [&'static str; 2] = ["first", "every"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "first" => Some(PartialAckTimer::First),
+            "every" => Some(PartialAckTimer::Every),
+            _ => None,
+        }
+    }
 }
 
 impl Default for TcpConfig {
@@ -66,6 +100,7 @@ impl Default for TcpConfig {
             limited_transmit: true,
             vegas_headers: false,
             boot_time: 0.0,
+            partial_ack_timer: PartialAckTimer::First,
         }
     }
 }

@@ -85,7 +85,7 @@ pub static ALGORITHMS: &[Entry] = &[
     Entry { name: "cubic", tag: "Cubic", unit: false, read: cubic::read },
 ];
 
-pub use config::{Flavour, TcpConfig};
+pub use config::{Flavour, PartialAckTimer, TcpConfig};
 pub use registry::{spec, AlgorithmSpec};
 pub use sender::{AckInfo, QueueingTimes, Segment, Sender, SenderStats};
 

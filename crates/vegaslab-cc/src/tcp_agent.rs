@@ -9,7 +9,8 @@
 //!   DupAck or the ACK point has passed `recover` (ns-2 `bugFix_`).
 //! - NewReno (RFC 2582, "careful" variant) stays in recovery across partial ACKs,
 //!   retransmitting the next hole at once, resetting the timer only on the first partial
-//!   ACK (`newreno_changes1_`), and deflating the window by the amount acknowledged minus
+//!   ACK (`newreno_changes1_`; `tcp.partial_ack_timer = "every"` resets it on each, as Linux
+//!   does), and deflating the window by the amount acknowledged minus
 //!   one (`partial_window_deflation_`).
 //! - A coarse timeout sets cwnd to 1 and ssthresh to half the window (at least 2), backs off
 //!   the timer and resends from the first unacknowledged packet.
@@ -24,9 +25,12 @@
 //! **The Linux-like sender.** The `linux` and `ns3` flavours run on this machine in NewReno
 //! mode: NewReno recovery stands in for Linux's SACK/PRR recovery and ns-3's, and RTT samples
 //! come from a per-packet send-time log (Karn's rule), as `tcp_ack` takes them. What Linux has
-//! and this sender does not: SACK, PRR, undo (DSACK/Eifel), pacing, TSO. A named
+//! and this sender does not: SACK, PRR, undo (DSACK/Eifel), pacing, TSO; and Linux re-arms
+//! the RTO on every partial ACK, which this sender does only with
+//! `tcp.partial_ack_timer = "every"` (its default is ns-2's). A named
 //! simplification kept from the first Linux flavour, so that its results did not move.
 
+use crate::config::PartialAckTimer;
 use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, Loss, LossKind, RttSample};
 use crate::state::{send_much_with, slowdown, AckInfo, CwndAction, Segment, SenderState};
 use crate::{secs, Nanos};
@@ -208,7 +212,7 @@ impl TcpAgent {
 
     /// NewReno partial ACK: stay in recovery and retransmit the next hole.
     fn partial_ack(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, seqno: i64) {
-        if !self.firstpartial {
+        if !self.firstpartial || s.cfg.partial_ack_timer == PartialAckTimer::Every {
             self.firstpartial = true;
             s.newtimer(now, seqno);
         }

@@ -253,7 +253,11 @@ _TCP_FIELDS = {
     "initial_rto": ("rtxcur_init_", "secs"),
     "limited_transmit": ("singledup_", "int01"),
 }
-_TCP_KEYS = set(_TCP_FIELDS) | {"ack_size", "vegas_headers", "boot_time"}
+_TCP_KEYS = set(_TCP_FIELDS) | {"ack_size", "vegas_headers", "boot_time", "partial_ack_timer"}
+# ``partial_ack_timer`` (left out of the normalised scenario at its default, "first") is
+# Agent/TCP/Newreno's ``newreno_changes1_``: 1 restarts the timer on a recovery's first
+# partial ACK only, 0 on every one. Other agents have no partial ACKs.
+_PARTIAL_ACK_TIMER = {"first": "1", "every": "0"}
 
 
 def _queue(q, where: str) -> tuple[int, dict | None]:
@@ -368,6 +372,11 @@ def _flow(i: int, f, nodes: list, duration_ns: int) -> Flow:
             agent_vars[var] = "1" if _bool(v, w) else "0"
         else:
             agent_vars[var] = _tcl_num(_float(v, w), w)
+    timer = tcp.get("partial_ack_timer", "first")
+    if timer not in _PARTIAL_ACK_TIMER:
+        raise ValueError(f"{where}.tcp.partial_ack_timer: must be one of first, every, got {timer!r}")
+    if cc == "newreno":
+        agent_vars["newreno_changes1_"] = _PARTIAL_ACK_TIMER[timer]
     packet_size = _int(tcp.get("packet_size"), f"{where}.tcp.packet_size", 1)
 
     start_ns = _int(f.get("start_ns"), f"{where}.start_ns", 0, 2**63 - 1)
@@ -479,7 +488,7 @@ proc vl_done {i} {
 """
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
-_AGENT_VARS = {var for var, _ in _TCP_FIELDS.values()} | set(_VEGAS_PARAMS.values())
+_AGENT_VARS = {var for var, _ in _TCP_FIELDS.values()} | set(_VEGAS_PARAMS.values()) | {"newreno_changes1_"}
 
 
 def _check_model(model: Model) -> None:

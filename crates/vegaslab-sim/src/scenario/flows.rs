@@ -5,7 +5,7 @@ use super::build::{NetBuilder, FOREVER};
 use super::limits::{self, MAX_FLOWS};
 use super::reader::{describe, Obj};
 use super::{ErrorKind, FlowSpec, ScenarioError};
-use vegaslab_cc::TcpConfig;
+use vegaslab_cc::{PartialAckTimer, TcpConfig};
 
 pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
     f.deny_unknown(&["name", "from", "to", "cc", "start", "stop", "app", "file_size", "params", "tcp", "pairs", "range"])?;
@@ -136,7 +136,7 @@ fn too_many_flows(f: &Obj, key: &str, existing: usize, adding: usize) -> Result<
 fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
     t.deny_unknown(&[
         "window", "window_init", "packet_size", "header_bytes", "ack_size", "syn", "delay_growth", "max_burst", "dupacks",
-        "tick", "min_rto", "max_rto", "initial_rto", "limited_transmit", "vegas_headers",
+        "tick", "min_rto", "max_rto", "initial_rto", "limited_transmit", "vegas_headers", "partial_ack_timer",
     ])?;
     let d = TcpConfig::default();
     let secs = |key: &str, lo: i128, default: f64| -> Result<f64, ScenarioError> {
@@ -159,6 +159,12 @@ fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
         limited_transmit: t.bool("limited_transmit", d.limited_transmit)?,
         vegas_headers: t.bool("vegas_headers", d.vegas_headers)?,
         boot_time: 0.0,
+        partial_ack_timer: match t.string("partial_ack_timer")? {
+            None => d.partial_ack_timer,
+            Some(name) => PartialAckTimer::from_name(name).ok_or_else(|| {
+                t.err("partial_ack_timer", format!("must be one of {}, got {name:?}", PartialAckTimer::NAMES.join(", ")))
+            })?,
+        },
     };
     if cfg.max_rto < cfg.min_rto {
         return Err(t.err("max_rto", format!("must be >= min_rto ({} s)", cfg.min_rto)));
