@@ -3,6 +3,7 @@
  * vl-loader: register one of vegaslab's BPF congestion controls with its parameters.
  *
  *   vl-loader register OBJ [VAR=VALUE ...]
+ *   vl-loader sockops OBJ CGROUP_DIR
  *
  * Opens OBJ (kernel/build/<name>.bpf.o), sets the named read-only globals (vl_alpha, vl_beta,
  * vl_gamma, vl_inc, vl_equal_throughput, vl_at_beta: unsigned 32-bit) before loading, loads
@@ -13,6 +14,16 @@
  * the parameters with the simulator's own reader first; this program only checks that each
  * VAR exists and is 32 bits wide.
  *
+ * `sockops` loads the sock_ops program in OBJ (kernel/build/vl_aqt_sockops.bpf.o, RoVegas'
+ * AQT option ends) and attaches it to the cgroup v2 directory CGROUP_DIR
+ * (BPF_CGROUP_SOCK_OPS, multi-attach); it prints the program id. The attachment outlives this
+ * process: `bpftool cgroup detach CGROUP_DIR sock_ops id ID` (or removing the cgroup) ends it.
+ *
+ * Both commands open objects with libbpf's pin root at /sys/fs/bpf/vegaslab (aqt.h): a map
+ * declared LIBBPF_PIN_BY_NAME there (vl_aqt_stamps) is reused when pinned and pinned when
+ * new, so the sock_ops program and every vl_rovegas share one socket-storage map. The
+ * directory must be on a bpf filesystem (vegaslab.kernel mounts one on /sys/fs/bpf if needed).
+ *
  * Exit status 0 on success; 1 with one line on stderr saying what failed.
  */
 #include <errno.h>
@@ -22,6 +33,24 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+#include "aqt.h"
+
+static struct bpf_object *open_obj(const char *path)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, opts, .pin_root_path = VL_AQT_PIN_DIR);
+	struct bpf_object *obj;
+
+	mkdir(VL_AQT_PIN_DIR, 0700); /* fails harmlessly if present; libbpf names the real error */
+	obj = bpf_object__open_file(path, &opts);
+	if (!obj)
+		fprintf(stderr, "vl-loader: cannot open %s: %s\n", path, strerror(errno));
+	return obj;
+}
 
 static int quiet_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
@@ -86,11 +115,9 @@ static int cmd_register(const char *path, int nsets, char **sets)
 	size_t size = 0;
 	int i, err, registered = 0;
 
-	obj = bpf_object__open_file(path, NULL);
-	if (!obj) {
-		fprintf(stderr, "vl-loader: cannot open %s: %s\n", path, strerror(errno));
+	obj = open_obj(path);
+	if (!obj)
 		return 1;
-	}
 	ro = rodata_map(obj);
 	if (nsets > 0) {
 		if (!ro || !(initial = bpf_map__initial_value(ro, &size))) {
@@ -159,11 +186,58 @@ fail:
 	return 1;
 }
 
+static int cmd_sockops(const char *path, const char *cgroup)
+{
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int err, cg, fd;
+
+	cg = open(cgroup, O_RDONLY | O_DIRECTORY);
+	if (cg < 0) {
+		fprintf(stderr, "vl-loader: cannot open the cgroup %s: %s\n", cgroup, strerror(errno));
+		return 1;
+	}
+	obj = open_obj(path);
+	if (!obj) {
+		close(cg);
+		return 1;
+	}
+	err = bpf_object__load(obj);
+	if (err) {
+		fprintf(stderr, "vl-loader: the kernel refused %s: %s\n", path, strerror(-err));
+		goto fail;
+	}
+	prog = bpf_object__next_program(obj, NULL);
+	if (!prog || bpf_program__type(prog) != BPF_PROG_TYPE_SOCK_OPS) {
+		fprintf(stderr, "vl-loader: %s holds no sock_ops program\n", path);
+		goto fail;
+	}
+	fd = bpf_program__fd(prog);
+	if (bpf_prog_attach(fd, cg, BPF_CGROUP_SOCK_OPS, BPF_F_ALLOW_MULTI)) {
+		fprintf(stderr, "vl-loader: cannot attach %s to %s: %s\n", path, cgroup, strerror(errno));
+		goto fail;
+	}
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+		printf("%u\n", info.id);
+	bpf_object__close(obj);
+	close(cg);
+	return 0;
+fail:
+	bpf_object__close(obj);
+	close(cg);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	libbpf_set_print(quiet_print);
 	if (argc >= 3 && strcmp(argv[1], "register") == 0)
 		return cmd_register(argv[2], argc - 3, argv + 3);
-	fprintf(stderr, "usage: vl-loader register OBJ [VAR=VALUE ...]\n");
+	if (argc == 4 && strcmp(argv[1], "sockops") == 0)
+		return cmd_sockops(argv[2], argv[3]);
+	fprintf(stderr, "usage: vl-loader register OBJ [VAR=VALUE ...]\n       vl-loader sockops OBJ CGROUP_DIR\n");
 	return 2;
 }

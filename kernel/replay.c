@@ -3,7 +3,7 @@
  * replay: run a Rust controller's decision vectors through vegaslab_cc.h and check that the C
  * twin decides the same cwnd and ssthresh on every row.
  *
- *   replay RULE FILE      RULE: vegas, vegas-a, adavegas, vegas_1, vegas_8
+ *   replay RULE FILE      RULE: vegas, vegas-a, adavegas, vegas_1, vegas_8, rovegas
  *                         FILE: crates/vegaslab-cc/tests/vectors/<RULE>-linux.csv.gz
  *
  * Exit 0 and "N rows, all equal"; exit 1 naming the first row (file line) whose cwnd or
@@ -18,8 +18,11 @@
  *
  * Parameters are those tests/decision_vectors.rs `algorithms()` generates the files with: the
  * Linux defaults of each algorithm (vegas 2/4/1, Vegas-A 1/3/1 with equal_throughput
- * "increase" and at_beta "between", AdaVegas gamma 1, Vegas_1 1/3/1 inc 1, Vegas_8 4/8/1 inc 8).
- * RoVegas and CUBIC are out of scope (vegaslab_cc.h does not implement them).
+ * "increase" and at_beta "between", AdaVegas gamma 1, Vegas_1 1/3/1 inc 1, Vegas_8 4/8/1 inc 8,
+ * RoVegas 1/3/1). A pkts_acked row's qb_us / qf_us (RoVegas' AQT and AQT-echo, µs) are both
+ * empty (the ACK carried no queueing times) or both integers in [0, 2^32 - 1]; they go to
+ * vl_pkts_acked_q, which only the RoVegas rule reads them in. CUBIC is out of scope
+ * (vegaslab_cc.h does not implement it).
  */
 #include <linux/types.h>
 #include <errno.h>
@@ -51,6 +54,7 @@ static const struct rule_def rules[] = {
 	{ "adavegas", { VL_RULE_ADAVEGAS, 1, 3, 1, 1, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
 	{ "vegas_1", { VL_RULE_FIXED_INC, 1, 3, 1, 1, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
 	{ "vegas_8", { VL_RULE_FIXED_INC, 4, 8, 1, 8, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
+	{ "rovegas", { VL_RULE_ROVEGAS, 1, 3, 1, 1, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
 };
 
 static const char *file;
@@ -58,7 +62,7 @@ static long line;
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: replay RULE FILE\n  RULE: vegas, vegas-a, adavegas, vegas_1, vegas_8\n"
+	fprintf(stderr, "usage: replay RULE FILE\n  RULE: vegas, vegas-a, adavegas, vegas_1, vegas_8, rovegas\n"
 			"  FILE: a decision-vector file, e.g. crates/vegaslab-cc/tests/vectors/vegas-linux.csv.gz\n");
 	exit(2);
 }
@@ -174,7 +178,16 @@ int main(int argc, char **argv)
 		} else if (!have_init) {
 			bad(C_HOOK, "\"%s\" before the first init row", hook);
 		} else if (!strcmp(hook, "pkts_acked")) {
-			vl_pkts_acked(&s, p, &w, (__s32)num(f, C_RTT, -0x80000000LL, 0x7ffffffeLL));
+			__s32 rtt = (__s32)num(f, C_RTT, -0x80000000LL, 0x7ffffffeLL);
+			int has_q = *f[C_QB] || *f[C_QF];
+			__u32 qb = 0, qf = 0;
+
+			if (has_q) {
+				/* Both or neither: num() names the empty one. */
+				qb = (__u32)num(f, C_QB, 0, 0xffffffffLL);
+				qf = (__u32)num(f, C_QF, 0, 0xffffffffLL);
+			}
+			vl_pkts_acked_q(&s, p, &w, rtt, has_q, qb, qf);
 		} else if (!strcmp(hook, "cong_avoid")) {
 			__u32 snd_una = (__u32)(num(f, C_SEQNO, -1, 0xfffffffeLL) + 1);
 

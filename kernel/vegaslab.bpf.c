@@ -7,18 +7,27 @@
  * window and back.
  *
  * One object per algorithm, built from this file with -DVL_NAME and -DVL_RULE (see
- * kernel/Makefile): vl_vegas, vl_vegas_a, vl_adavegas, vl_vegas_1, vl_vegas_8. Parameters are
+ * kernel/Makefile): vl_vegas, vl_vegas_a, vl_adavegas, vl_vegas_1, vl_vegas_8, vl_rovegas. Parameters are
  * read-only globals (.rodata) that the loader sets before loading (kernel/loader.c), in the
  * units of the scenario files (packets; the loader applies the integer thresholds).
  *
  * Units: cwnd and ssthresh in packets (snd_cwnd, snd_ssthresh), sequence numbers in bytes
  * (snd_nxt and the ACK point); the header only compares and subtracts them, so bytes and the
  * vectors' packets decide alike. RTT samples in µs (ack_sample.rtt_us).
+ *
+ * vl_rovegas (VL_RULE_ROVEGAS) also reads RoVegas' router-reported queueing times: the
+ * sock_ops program kernel/aqt_sockops.bpf.c parses the AQT option of every incoming segment
+ * into the socket-storage map vl_aqt_stamps (pinned, shared with this object: aqt.h) before
+ * tcp_ack() runs, so pkts_acked finds the stamp of the ACK it is called for. A stamp is used
+ * once: the map's counter must have moved since the last pkts_acked (vl_state.ro_stamp_seen);
+ * otherwise, and when the socket has no storage (the sock_ops program is not attached to its
+ * cgroup), the sample has no queueing times and RoVegas decides as classic Vegas.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "vegaslab_cc.h"
+#include "aqt.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -41,6 +50,16 @@ const volatile __u32 vl_gamma = VL_GAMMA;
 const volatile __u32 vl_inc = VL_INC;
 const volatile __u32 vl_equal_throughput = 0; /* 0: "increase" (line 02), 1: "hold" (line 06) */
 const volatile __u32 vl_at_beta = 0;          /* 0: "between" (lines 01-09), 1: "hold" (24-25) */
+
+#if VL_RULE == VL_RULE_ROVEGAS
+/* The AQT stamps, shared with aqt_sockops.bpf.c (same definition, pinned by name). */
+VL_AQT_STAMPS_MAP;
+
+/* Observability (read by vegaslab.kernel.rovegas_counters): RTT samples taken, and how many
+ * of them came with a fresh AQT stamp, over every socket since registration. */
+__u64 vl_ro_samples = 0;
+__u64 vl_ro_stamped = 0;
+#endif
 
 static __always_inline struct tcp_sock *vl_tcp_sk(struct sock *sk)
 {
@@ -96,6 +115,14 @@ void VL_PROG(init, struct sock *sk)
 
 	vl_begin(sk, &p, &w);
 	vl_init(vl_priv(sk), &p, &w);
+#if VL_RULE == VL_RULE_ROVEGAS
+	{
+		/* Stamps parsed before this point (the handshake) are not this controller's. */
+		struct vl_aqt_stamp *st = bpf_sk_storage_get(&VL_AQT_MAP_NAME, sk, 0, 0);
+
+		vl_priv(sk)->ro_stamp_seen = st ? st->count : 0;
+	}
+#endif
 	vl_win_back(sk, &w);
 }
 
@@ -106,7 +133,30 @@ void VL_PROG(pkts_acked, struct sock *sk, const struct ack_sample *sample)
 	struct vl_win w;
 
 	vl_begin(sk, &p, &w);
+#if VL_RULE == VL_RULE_ROVEGAS
+	{
+		struct vl_state *s = vl_priv(sk);
+		struct vl_aqt_stamp *st = bpf_sk_storage_get(&VL_AQT_MAP_NAME, sk, 0, 0);
+		__u32 qb = 0, qf = 0, count;
+		int fresh = 0;
+
+		if (st) {
+			count = st->count;
+			qb = st->rx_aqt;  /* AQT: the ACK's own (backward) queueing */
+			qf = st->rx_echo; /* AQT-echo: the data's (forward) queueing */
+			fresh = count != s->ro_stamp_seen;
+			s->ro_stamp_seen = count;
+		}
+		if (sample->rtt_us >= 0) {
+			__sync_fetch_and_add(&vl_ro_samples, 1);
+			if (fresh)
+				__sync_fetch_and_add(&vl_ro_stamped, 1);
+		}
+		vl_pkts_acked_q(s, &p, &w, sample->rtt_us, fresh, qb, qf);
+	}
+#else
 	vl_pkts_acked(vl_priv(sk), &p, &w, sample->rtt_us);
+#endif
 	vl_win_back(sk, &w);
 }
 

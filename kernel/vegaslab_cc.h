@@ -19,15 +19,30 @@
  *                          Table I): the increment grows with the run of increase rounds;
  *       VL_RULE_FIXED_INC  src/adavegas.rs `FixedIncrement`: Vegas with +inc packets per
  *                          increase round (the paper's Vegas_1 = alpha 1, beta 3, inc 1 and
- *                          Vegas_8 = alpha 4, beta 8, inc 8).
+ *                          Vegas_8 = alpha 4, beta 8, inc 8);
+ *       VL_RULE_ROVEGAS    src/rovegas.rs `RoVegasLinuxRule` (Chan, Chan, Chen, section 3):
+ *                          classic Vegas whose samples and rounds discount router-reported
+ *                          queueing times (AQT, AQT-echo; "RoVegas" below).
  *
  * The decisions must equal the Rust controllers' exactly: `make -C kernel check-vectors` replays
  * the checked-in decision vectors (crates/vegaslab-cc/tests/vectors/<name>-linux.csv.gz) through
  * this header and compares cwnd and ssthresh on every row. Any change here or in the Rust
  * controllers that is not mirrored on the other side fails that check.
  *
- * Out of scope: RoVegas (needs router-stamped queueing times in every sample; see issue 10,
- * item 6) and CUBIC (the kernel has its own); their vectors are not replayed here.
+ * Out of scope: CUBIC (the kernel has its own); its vectors are not replayed here.
+ *
+ * RoVegas
+ * -------
+ * Classic Linux Vegas with the two changes of rovegas.rs's "Linux flavour" docs, fed by
+ * vl_pkts_acked_q(), which takes a sample's optional queueing times (whole µs: AQT = backward,
+ * AQT-echo = forward; kernel/aqt.bpf.c says how they reach the kernel):
+ *   (1) the sample's baseRTT candidate is rtt_us + 1 - (AQT + AQT-echo), at least 1 µs; a
+ *       sample without queueing times is its own candidate (plain Vegas);
+ *   (2) the round's diff (and target) use minRTT - QT_b, QT_b = sum of the round's probing
+ *       samples' AQT / their count (truncated); minRTT itself when there were no probing
+ *       samples or QT_b >= minRTT (inconsistent stamps).
+ * The sums restart with every round (vl_reset_round: a round ended, Vegas re-enabled). Other
+ * rules ignore queueing times, so vl_pkts_acked() is vl_pkts_acked_q() without them.
  *
  * Constraints (why the code looks the way it does)
  * ------------------------------------------------
@@ -76,6 +91,7 @@
 #define VL_RULE_VEGAS_A 1
 #define VL_RULE_ADAVEGAS 2
 #define VL_RULE_FIXED_INC 3
+#define VL_RULE_ROVEGAS 4
 
 /* Vegas-A: who takes Th(t) == Th(t-rtt) with alpha < diff < beta (vegas_a.rs, point 1). */
 #define VL_EQUAL_INCREASE 0 /* line 02, "increase" (default) */
@@ -122,6 +138,12 @@ struct vl_state {
 	__u32 ada_inc;       /* packets added per increase round */
 	__u32 ada_last_inc;  /* size of the next congestion decrease, before halving */
 	__u32 ada_steady;    /* consecutive steady rounds */
+	/* RoVegasLinuxRule (rovegas.rs) */
+	__u32 ro_probes;     /* probing samples (with queueing times) in this round */
+	__u64 ro_backward_sum_us; /* sum of their AQT (backward queueing), µs */
+	/* Not a decision input: the BPF program's last consumed AQT stamp counter (aqt.bpf.c),
+	 * so that one stamp feeds one sample only. The replay leaves it alone. */
+	__u32 ro_stamp_seen;
 };
 
 _Static_assert(sizeof(struct vl_state) <= 104, "struct vl_state must fit Linux's icsk_ca_priv (104 bytes)");
@@ -171,6 +193,9 @@ static __always_inline void vl_reset_round(struct vl_state *s)
 {
 	s->cnt_rtt = 0;
 	s->min_rtt_us = VL_NO_RTT;
+	/* RoVegas' round_reset (all rules: the other rules never read these). */
+	s->ro_probes = 0;
+	s->ro_backward_sum_us = 0;
 }
 
 /* Vegas on, a new round from snd_nxt (vegas_linux.rs `enable`, Linux's vegas_enable). */
@@ -209,24 +234,61 @@ static __always_inline void vl_init(struct vl_state *s, const struct vl_params *
 }
 
 /*
- * One RTT sample (vegas_linux.rs `pkts_acked`, Linux's tcp_vegas_pkts_acked). rtt_us < 0 is
- * "no sample". Stored as rtt_us + 1; baseRTT is the all-time minimum, minRTT the round's.
+ * One RTT sample (vegas_linux.rs `pkts_acked`, Linux's tcp_vegas_pkts_acked) with the
+ * queueing times its ACK carried, if any (has_q; qb_us = AQT, backward; qf_us = AQT-echo,
+ * forward; whole µs). rtt_us < 0 is "no sample". Stored as rtt_us + 1; baseRTT is the
+ * all-time minimum of the baseRTT candidates, minRTT the round's minimum of the samples.
+ * RoVegas (point (1) of the module docs): a probing sample's candidate is
+ * rtt_us + 1 - (qb + qf), at least 1, and its qb joins the round's sum; every other rule (and
+ * a sample without queueing times) takes the sample itself.
  */
-static __always_inline void vl_pkts_acked(struct vl_state *s, const struct vl_params *p, struct vl_win *w,
-					  __s32 rtt_us)
+static __always_inline void vl_pkts_acked_q(struct vl_state *s, const struct vl_params *p, struct vl_win *w,
+					    __s32 rtt_us, int has_q, __u32 qb_us, __u32 qf_us)
 {
-	__u32 vrtt;
+	__u32 vrtt, cand;
 
-	(void)p;
 	(void)w;
 	if (rtt_us < 0)
 		return;
 	vrtt = (__u32)rtt_us + 1;
-	if (vrtt < s->base_rtt_us)
-		s->base_rtt_us = vrtt;
+	cand = vrtt;
+	if (p->rule == VL_RULE_ROVEGAS && has_q) {
+		__u64 q = (__u64)qb_us + qf_us;
+
+		s->ro_backward_sum_us += qb_us;
+		s->ro_probes = vl_inc_sat(s->ro_probes);
+		cand = q < vrtt ? (__u32)(vrtt - q) : 1; /* saturating at 1 µs (vrtt - q >= 1 here) */
+	}
+	if (cand < s->base_rtt_us)
+		s->base_rtt_us = cand;
 	if (vrtt < s->min_rtt_us)
 		s->min_rtt_us = vrtt;
 	s->cnt_rtt++;
+}
+
+/* One RTT sample without queueing times: every rule but RoVegas takes only these. */
+static __always_inline void vl_pkts_acked(struct vl_state *s, const struct vl_params *p, struct vl_win *w,
+					  __s32 rtt_us)
+{
+	vl_pkts_acked_q(s, p, w, rtt_us, 0, 0, 0);
+}
+
+/*
+ * The RTT a round's diff uses (vegas_linux.rs `LinuxRule::round_rtt_us`): the round's minimum;
+ * RoVegas (point (2)): minus QT_b, the truncated mean AQT of the round's probing samples, when
+ * there were any and QT_b is below the minimum.
+ */
+static __always_inline __u64 vl_round_rtt(const struct vl_state *s, const struct vl_params *p)
+{
+	__u64 min_rtt = s->min_rtt_us;
+
+	if (p->rule == VL_RULE_ROVEGAS && s->ro_probes > 0) {
+		__u64 qt_b = s->ro_backward_sum_us / s->ro_probes;
+
+		if (qt_b < min_rtt)
+			return min_rtt - qt_b;
+	}
+	return min_rtt;
 }
 
 /*
@@ -411,8 +473,8 @@ static __always_inline int vl_adavegas_round(struct vl_state *s, __u64 diff, __u
 }
 
 /*
- * The rule's congestion-avoidance decision for one round with diff (packets). Classic and
- * fixed-increment Vegas compare with the integer thresholds in the order tcp_vegas.c does:
+ * The rule's congestion-avoidance decision for one round with diff (packets). Classic,
+ * RoVegas (its rule is Classic's) and fixed-increment Vegas compare with the integer thresholds in the order tcp_vegas.c does:
  * diff > beta first (-1), then diff < alpha (+1, or +inc), else hold.
  */
 static __always_inline int vl_rule_round(struct vl_state *s, const struct vl_params *p, __u64 diff, __u32 sent,
@@ -424,7 +486,7 @@ static __always_inline int vl_rule_round(struct vl_state *s, const struct vl_par
 	}
 	if (p->rule == VL_RULE_ADAVEGAS)
 		return vl_adavegas_round(s, diff, n);
-	/* VL_RULE_CLASSIC and VL_RULE_FIXED_INC */
+	/* VL_RULE_CLASSIC, VL_RULE_ROVEGAS and VL_RULE_FIXED_INC */
 	if (diff > p->beta) {
 		*n = 1;
 		return VL_DECREASE;
@@ -450,7 +512,8 @@ static __always_inline void vl_round(struct vl_state *s, const struct vl_params 
 				     __u32 acked)
 {
 	/* rtt >= 1 always; base >= 1 once a sample was taken (a round has >= 3), guarded anyway. */
-	__u64 rtt = s->min_rtt_us > 1 ? s->min_rtt_us : 1;
+	__u64 round_rtt = vl_round_rtt(s, p);
+	__u64 rtt = round_rtt > 1 ? round_rtt : 1;
 	__u64 base = s->base_rtt_us > 1 ? s->base_rtt_us : 1;
 	__s64 cwnd = w->cwnd;
 	__s64 ssthresh = w->ssthresh;

@@ -7,6 +7,7 @@ import pytest
 
 from vegaslab import normalize, validate
 from vegaslab.catalog import builtin_dir
+from vegaslab.testbed.network import Route
 from vegaslab.testbed.plan import PlanError, plan
 
 CATALOG = builtin_dir()
@@ -45,6 +46,29 @@ def test_a_dumbbell_gives_every_pair_its_own_path_delay():
         assert (f.src, f.dst) in p.pair_delays_ns and (f.dst, f.src) in p.pair_delays_ns
 
 
+def test_each_receiver_gets_a_route_with_the_flows_packet_size_and_initial_window():
+    p = _plan("va-reroute.toml", "flows[0].tcp.window_init=4")
+    # 1000-byte payloads + 52 bytes of kernel headers (IPv4, TCP, timestamps).
+    assert p.routes == {"D1": Route(mtu=1052, initcwnd=4)}
+
+
+def test_flows_to_one_receiver_must_agree_on_packet_size_and_initial_window():
+    both_to_d1 = ("flows[1].to=D1", "flows[0].tcp.window=100000", "flows[1].tcp.window=100000")
+    assert _plan("va-newreno-share.toml", *both_to_d1).routes.keys() == {"D1"}
+    with pytest.raises(PlanError, match=r"flows \(nr\).tcp: every flow to D1 must have the same packet_size and window_init"):
+        _plan("va-newreno-share.toml", *both_to_d1, "flows[1].tcp.window_init=4")
+
+
+def test_rovegas_gets_router_stamps_in_each_direction_whose_router_is_aqt_enabled():
+    assert _plan("va-reroute.toml").aqt is None  # no RoVegas flow: no AQT option at all
+    rovegas = ("flows[0].cc=rovegas", "flows[0].params.flavour=linux")
+    # The bottleneck is S1 -> R1: its forward queue is S1's, its reverse queue R1's.
+    assert _plan("va-reroute.toml", *rovegas, 'aqt.routers=["S1"]').aqt == (True, False)
+    assert _plan("va-reroute.toml", *rovegas, 'aqt.routers=["S1", "R1"]').aqt == (True, True)
+    assert _plan("va-reroute.toml", *rovegas, 'aqt.routers=["R2"]').aqt == (False, False)
+    assert _plan("va-reroute.toml", *rovegas).kernel_algorithms["f1"][0] == "rovegas"
+
+
 def test_a_file_transfer_keeps_its_size():
     p = _plan("va-file.toml")
     assert p.flows[0].size_bytes == 5_000_000
@@ -55,8 +79,16 @@ def test_a_file_transfer_keeps_its_size():
     ("va-reroute.toml", ('links[0].queue={ kind = "red", limit = 50, min = 5, max = 15 }',),
      r"DropTail bottlenecks only"),
     ("rv-single.toml", (), r"udp: the testbed runs TCP flows only"),
-    ("va-reroute.toml", ("flows[0].cc=rovegas", "aqt.routers=[\"R1\"]"), r"no kernel version of 'rovegas'"),
+    ("va-reroute.toml", ("flows[0].cc=rovegas", "flows[0].params.probe_every=2"), r"probe_every"),
     ("va-reroute.toml", ("links[0].error_rate=0.01",), r"error_rate: the testbed has no packet errors"),
+    # At 20 Mbit/s, after the reroute to a 220 ms RTT, the path holds 579 packets (529 of 1040
+    # bytes in flight, 50 queued): a window of 100 binds in the simulator, and the kernel's
+    # cannot be capped.
+    ("va-reroute.toml", ("links[0].bandwidth=20Mbps", "links[1].bandwidth=20Mbps", "links[2].bandwidth=20Mbps"),
+     r"flows \(f1\).tcp.window: 100 packets would limit this flow below what the path holds \(579 packets: "
+     r"20 Mbit/s x 220 ms plus a 50-packet buffer\)"),
+    ("va-reroute.toml", ("flows[0].tcp.packet_size=3000",), r"packet_size: the testbed sends whole payloads of 40 to 1996"),
+    ("va-reroute.toml", ("flows[0].tcp.window_init=1.5",), r"window_init: the kernel's initial window is a whole number"),
 ])
 def test_scenarios_the_testbed_cannot_build_are_refused_with_the_reason(name, overrides, message):
     with pytest.raises(PlanError, match=message):

@@ -3,35 +3,28 @@ vegaslab's BPF Vegas and the kernel's reno through the scenario's bottleneck and
 the same Results tables as the simulator. Needs root and the BPF tools (see test_kernel.py)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
-
-import pytest
 
 from vegaslab import kernel
 from vegaslab.catalog import builtin_dir
+from vegaslab.testbed.network import check as network_check
+from kernel_requirements import skip_unless, unavailable
 
-try:
-    kernel.check()
-    from vegaslab.testbed.network import check as network_check
-
-    network_check()
-    REASON = None
-except Exception as e:  # noqa: BLE001 - the reason to skip, whatever is missing
-    REASON = str(e)
-if REASON and os.environ.get("VEGASLAB_REQUIRE_BPF") == "1":
-    raise RuntimeError(f"VEGASLAB_REQUIRE_BPF=1 but {REASON}")
-pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
+REASON = unavailable(kernel.check, network_check)
+pytestmark = skip_unless(REASON)
 
 REROUTE = builtin_dir() / "va-reroute.toml"
-# The rerouting chain at 20 Mbit/s (the issue's scenario (c) shape), 4 s, 50-packet buffers.
-FAST = ["run.duration=4s", "links[0].bandwidth=20Mbps", "links[1].bandwidth=20Mbps", "links[2].bandwidth=20Mbps"]
+# The rerouting chain at 20 Mbit/s (the issue's scenario (c) shape), 4 s, 50-packet buffers; a
+# window that never binds (the testbed refuses one that would).
+FAST = ["run.duration=4s", "links[0].bandwidth=20Mbps", "links[1].bandwidth=20Mbps", "links[2].bandwidth=20Mbps",
+        "flows[0].tcp.window=100000"]
 
 
-def _run(*overrides):
+def _run(*overrides, stack=None):
     from vegaslab.testbed.run import run
+    from vegaslab.testbed.stack import Stack
 
-    return run(REROUTE, overrides=[*FAST, *overrides])
+    return run(REROUTE, overrides=[*FAST, *overrides], stack=stack or Stack())
 
 
 def test_kernel_vegas_keeps_a_small_queue_where_reno_fills_the_buffer():
@@ -54,6 +47,33 @@ def test_a_scheduled_delay_change_reaches_the_kernels_rtt():
     before, after = rtt[(rtt.index > 1.5) & (rtt.index < 2.0)], rtt[rtt.index > 3.5]
     # 10 + 5 + 5 ms each way (40 ms) before; the first link's 50 ms each way after (120 ms).
     assert 0.039 < before.min() < 0.1 and after.min() > 0.115, (before.describe(), after.describe())
+
+
+def test_the_stack_switches_turn_off_sack_and_delayed_acks_and_the_run_shows_it():
+    from vegaslab.testbed.stack import Stack
+
+    linux = _run("flows[0].cc=cubic")
+    plain = _run("flows[0].cc=cubic", stack=Stack(sack=False, delayed_ack=False))
+    tb, tb_plain = linux.meta["testbed"], plain.meta["testbed"]
+    # Linux's receiver ACKs about every second segment; with quick ACKs re-armed, every one.
+    assert tb["acks_per_data_segment"]["f1"] < 0.7, tb
+    assert tb_plain["acks_per_data_segment"]["f1"] > 0.9, tb_plain
+    assert tb["sack_negotiated"]["f1"] is True and tb_plain["sack_negotiated"]["f1"] is False
+    assert tb_plain["stack"] == {"sack": False, "delayed_ack": False}
+
+
+def test_rovegas_runs_with_the_bottlenecks_queueing_stamps_reaching_its_controller():
+    r = _run("flows[0].cc=rovegas", "flows[0].params.flavour=linux", 'aqt.routers=["S1", "R1"]')
+    tb = r.meta["testbed"]
+    assert tb["aqt_stamping"] == {"forward": True, "reverse": True}
+    counters = tb["rovegas_counters"]
+    # Nearly every RTT sample carries a fresh stamp (not those of ACKs whose SACK blocks fill
+    # the option space).
+    assert counters["samples"] > 500 and counters["stamped"] > 0.8 * counters["samples"], counters
+    assert r.flows.throughput_bps.iloc[0] > 15e6
+    steady = r.series_queues[r.series_queues.time > 2].length
+    assert steady.mean() < 10, steady.describe()  # Vegas-like: a few packets queued
+    assert "vl_rovegas" not in kernel.registered()
 
 
 def test_compare_writes_the_side_by_side_report_with_ratios(tmp_path):

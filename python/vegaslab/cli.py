@@ -264,6 +264,7 @@ is written); a claim that fails is a finding, not an error.""",
     t.add_argument("scenario", metavar="FILE.toml|ID")
     _add_set(t)
     t.add_argument("--out", metavar="DIR", help="output directory (default: out/testbed-<scenario stem>)")
+    _add_stack(t)
     t.set_defaults(func=cmd_testbed_run)
 
     p = sub.add_parser(
@@ -281,6 +282,7 @@ is written); a claim that fails is a finding, not an error.""",
                    help="compare with the kernel (the only comparison so far; required)")
     _add_set(p)
     p.add_argument("--out", metavar="DIR", help="report directory (default: out/compare-<scenario stem>)")
+    _add_stack(p)
     p.set_defaults(func=cmd_compare)
     return parser
 
@@ -290,7 +292,7 @@ def cmd_compare(args) -> int:
 
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / f"compare-{path.stem}"
-    c = compare(path, overrides=list(args.overrides), out=out)
+    c = compare(path, overrides=list(args.overrides), out=out, stack=_stack(args))
     print(c.table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
     print(f"\nwrote {c.report}")
     return 0
@@ -303,7 +305,7 @@ def cmd_testbed_run(args) -> int:
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / f"testbed-{path.stem}"
     check_output_dir(out)
-    _show_and_write(testbed_run(path, overrides=list(args.overrides)), out, plots=False)
+    _show_and_write(testbed_run(path, overrides=list(args.overrides), stack=_stack(args)), out, plots=False)
     return 0
 
 
@@ -349,6 +351,19 @@ def cmd_kernel_unregister(args) -> int:
 
     kernel.unregister(args.name)
     return 0
+
+
+def _add_stack(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--stack", dest="stack", action="append", default=[], metavar="NAME=on|off",
+                   help="switch a kernel TCP behaviour for the testbed run (repeatable): sack, delayed_ack "
+                        "(default: on, as Linux); e.g. --stack delayed_ack=off makes the receiver ACK every "
+                        "segment, as the simulator's sink does")
+
+
+def _stack(args):
+    from vegaslab.testbed.stack import Stack
+
+    return Stack.parse(args.stack)
 
 
 def _add_set(p: argparse.ArgumentParser) -> None:

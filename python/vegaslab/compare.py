@@ -19,6 +19,7 @@ import pandas as pd
 
 from . import run as simulate
 from .results import Results
+from .testbed.stack import Stack
 
 
 @dataclass
@@ -35,9 +36,15 @@ def _mean_rtt(r: Results, flow: str) -> float:
     return float(rtt.mean()) if len(rtt) else math.nan
 
 
+def _acks_per_segment(kern: Results, flow: str) -> float:
+    value = kern.meta.get("testbed", {}).get("acks_per_data_segment", {}).get(flow)
+    return math.nan if value is None else float(value)
+
+
 def summary_table(sim: Results, kern: Results) -> pd.DataFrame:
     """One row per flow: goodput (application bytes, Mbit/s), mean RTT (ms) and retransmissions
-    on each side, with kernel / simulator ratios. Goodput on both sides: the simulator's
+    on each side, with kernel / simulator ratios, and the ACKs the kernel's receiver sent per
+    data segment (the simulator's sink: 1). Goodput on both sides: the simulator's
     ``throughput_bps`` counts wire bytes (headers included), the kernel's sink sees payload."""
     rows = []
     for _, f in sim.flows.iterrows():
@@ -51,6 +58,7 @@ def summary_table(sim: Results, kern: Results) -> pd.DataFrame:
             "sim_mbps": st / 1e6, "kernel_mbps": kt / 1e6, "throughput_ratio": kt / st if st else math.nan,
             "sim_rtt_ms": sr * 1e3, "kernel_rtt_ms": krtt * 1e3, "rtt_ratio": krtt / sr if sr else math.nan,
             "sim_retx": float(f.retransmitted_pkts), "kernel_retx": kr,
+            "kernel_acks_per_seg": _acks_per_segment(kern, f.flow),
         })
     return pd.DataFrame(rows)
 
@@ -76,7 +84,8 @@ def _overlay(sim: Results, kern: Results, column: str, ylabel: str, path: Path, 
     return path
 
 
-def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern: Results) -> Path:
+def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern: Results,
+                 stack: Stack = Stack()) -> Path:
     figures = [
         _overlay(sim, kern, "cwnd", "cwnd (packets)", out / "cwnd.png"),
         _overlay(sim, kern, "rtt", "RTT (ms)", out / "rtt.png", 1e3),
@@ -85,6 +94,7 @@ def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern:
     fmt = {c: "{:.3f}" for c in ("throughput_ratio", "rtt_ratio")}
     fmt.update({c: "{:.2f}" for c in ("sim_mbps", "kernel_mbps", "sim_rtt_ms", "kernel_rtt_ms")})
     fmt.update({c: "{:.0f}" for c in ("sim_retx", "kernel_retx")})
+    fmt["kernel_acks_per_seg"] = "{:.2f}"
     shown = table.copy()
     for c, f in fmt.items():
         shown[c] = shown[c].map(lambda x, f=f: "" if pd.isna(x) else f.format(x))
@@ -95,25 +105,27 @@ def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern:
         "<h1>{t}</h1><p>Simulator (Linux flavour) against the kernel on the namespace testbed. "
         "Ratios are kernel / simulator; the table compares goodput (application bytes). Solid lines: "
         "simulator; dashed: kernel. The throughput plot shows the simulator's delivered wire bytes "
-        "(headers included) and the kernel's acknowledged payload.</p>{table}{imgs}"
+        "(headers included) and the kernel's acknowledged payload. Kernel TCP: {stack}.</p>{table}{imgs}"
     ).format(t=html.escape(title), table=shown.to_html(index=False, escape=True),
+             stack=html.escape(", ".join(stack.changes()) or "Linux's defaults (SACK, delayed ACKs)"),
              imgs="".join(f'<p><img src="{p.name}" alt="{p.stem}"></p>' for p in figures))
     path = out / "index.html"
     path.write_text(page, encoding="utf-8")
     return path
 
 
-def compare(scenario: str | os.PathLike, *, overrides=(), out: str | os.PathLike) -> Comparison:
-    """Run ``scenario`` in the simulator and on the testbed; write the report into ``out``."""
+def compare(scenario: str | os.PathLike, *, overrides=(), out: str | os.PathLike, stack: Stack = Stack()) -> Comparison:
+    """Run ``scenario`` in the simulator and on the testbed (with the kernel TCP behaviours
+    ``stack`` switches); write the report into ``out``."""
     from .testbed.run import run as on_testbed
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     monitors = ["monitor.cwnd=true", "monitor.throughput=true", "run.sample_interval=10ms"]
     sim = simulate(scenario, overrides=[*monitors, *overrides])
-    kern = on_testbed(scenario, overrides=list(overrides))
+    kern = on_testbed(scenario, overrides=list(overrides), stack=stack)
     table = summary_table(sim, kern)
     for name, r in (("sim", sim), ("kernel", kern)):
         r.to_dir(out / name)
-    report = write_report(out, f"{Path(scenario).stem}: simulator and kernel", table, sim, kern)
+    report = write_report(out, f"{Path(scenario).stem}: simulator and kernel", table, sim, kern, stack)
     return Comparison(sim, kern, table, report)

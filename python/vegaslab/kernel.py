@@ -1,7 +1,7 @@
 """vegaslab's congestion controls in the Linux kernel, as BPF struct_ops (issue 10).
 
 The same algorithms as the simulator's Linux flavour (``flavour = "linux"``): Vegas, Vegas-A,
-AdaVegas and the Vegas_1 / Vegas_8 presets. Their decisions live in one C header,
+AdaVegas, the Vegas_1 / Vegas_8 presets and RoVegas. Their decisions live in one C header,
 ``kernel/vegaslab_cc.h``, that the BPF programs include and that ``kernel/replay.c`` checks
 against the Rust controllers' decision vectors, so a kernel run and a simulated run decide
 alike on the same inputs.
@@ -18,6 +18,12 @@ simulator's own reader checks them (one owner of every default and range), then 
 thresholds of the Linux form are passed to the program: ``ceil(alpha)``, ``floor(beta)``,
 ``floor(gamma)``. Registering a name that is registered replaces it (the kernel refuses a
 second registration; sockets already using the old one keep it until they close).
+
+RoVegas (``vl_rovegas``) also needs router-stamped queueing times: its sockets must be in the
+cgroup of a :class:`vegaslab.testbed.aqt.AqtPath`, whose sock_ops program writes and parses the
+AQT option, and the router hops must carry that path's tc programs; without stamps it decides
+as classic Vegas. The kernel stamps every segment, so ``probe_every`` must be 1 and
+``option_bytes`` 12 (the option's size, ``kernel/aqt.h``); other values are refused.
 
 Everything needs root, the kernel's BTF (``/sys/kernel/btf/vmlinux``), ``bpftool`` and
 ``clang``; without them :func:`check` raises :class:`KernelError` with one sentence saying what
@@ -36,7 +42,7 @@ from pathlib import Path
 from . import VegaslabError, _core
 
 __all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregister", "registered",
-           "parameters", "program_parameters", "kernel_name"]
+           "parameters", "program_parameters", "kernel_name", "rovegas_counters"]
 
 #: Scenario ``cc`` name -> the kernel's congestion-control name (at most 15 characters, all
 #: with the ``vl_`` prefix).
@@ -46,7 +52,13 @@ ALGORITHMS = {
     "adavegas": "vl_adavegas",
     "vegas_1": "vl_vegas_1",
     "vegas_8": "vl_vegas_8",
+    "rovegas": "vl_rovegas",
 }
+
+#: RoVegas parameters the kernel version cannot vary: every segment carries the 12-byte AQT
+#: option (kernel/aqt.h; the TCP stack's GSO copies a segment's options into every packet cut
+#: from it, so "every n-th packet" cannot be honoured exactly).
+_ROVEGAS_FIXED = {"probe_every": 1, "option_bytes": 12}
 
 #: Where the C sources and the Makefile are (the repository's ``kernel/``).
 KERNEL_DIR = Path(__file__).resolve().parents[2] / "kernel"
@@ -118,6 +130,11 @@ def program_parameters(cc: str, **params) -> dict[str, int]:
     except ValueError as e:
         raise KernelError(str(e).replace("params: ", "", 1)) from None
     (p,) = doc["flows"][0]["algorithm"].values()
+    if cc == "rovegas":
+        for key, fixed in _ROVEGAS_FIXED.items():
+            if p.get(key, fixed) != fixed:
+                raise KernelError(f"flows[0].params.{key}: the kernel version of rovegas stamps every segment "
+                                  f"with the 12-byte AQT option, so {key} must be {fixed}, got {p[key]!r}")
     out = {
         "vl_alpha": math.ceil(p.get("alpha", 0)),
         "vl_beta": math.floor(p.get("beta", 0)),
@@ -130,33 +147,57 @@ def program_parameters(cc: str, **params) -> dict[str, int]:
 
 
 def registered() -> list[str]:
-    """Names of the struct_ops congestion controls registered now (vegaslab's and others)."""
+    """Names of the struct_ops congestion controls registered now (vegaslab's and others).
+
+    bpftool also lists an unregistered one that sockets still hold (state TOBEFREE, until
+    its last socket closes); only names the kernel offers
+    (``tcp_available_congestion_control``) count, so a new registration of that name is not
+    blocked by the old one draining."""
     check()
     p = _run(["bpftool", "-j", "struct_ops", "list"], "listing struct_ops failed")
     items = json.loads(p.stdout or "[]")
-    return sorted(i["name"] for i in items if i.get("kernel_struct_ops") == "tcp_congestion_ops")
+    available = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
+    return sorted({i["name"] for i in items
+                   if i.get("kernel_struct_ops") == "tcp_congestion_ops" and i["name"] in available})
 
 
 def _bpftool_json(*args: str, what: str):
     return json.loads(_run(["bpftool", "-j", *args], what).stdout or "null")
 
 
-def parameters(name: str) -> dict[str, int]:
-    """The parameters the registered congestion control ``name`` runs with, read back from the
-    kernel (its programs' read-only globals)."""
+def _globals(name: str, section: str) -> dict[str, int]:
+    """The registered congestion control ``name``'s globals in ``section`` (".rodata", ".bss")."""
     check()
     if name not in registered():
         raise KernelError(f"{name} is not registered")
     dump = _bpftool_json("struct_ops", "dump", "name", name, what=f"reading {name} failed")
-    ops = next(d["bpf_struct_ops_tcp_congestion_ops"] for d in dump if "bpf_struct_ops_tcp_congestion_ops" in d)
-    prog_id = ops["data"]["init"].rsplit("prog_id:", 1)[1]
-    prog = _bpftool_json("prog", "show", "id", prog_id, what=f"reading {name}'s program failed")
-    for map_id in prog.get("map_ids", []):
-        info = _bpftool_json("map", "show", "id", str(map_id), what="reading a map failed")
-        if info.get("name", "").endswith(".rodata"):
-            (entry,) = _bpftool_json("map", "dump", "id", str(map_id), what="reading the parameters failed")
-            return {k: v for item in entry["formatted"]["value"][".rodata"] for k, v in item.items()}
-    raise KernelError(f"{name} has no parameters")
+    # The registered one (INUSE), not an older one of the same name still draining (TOBEFREE).
+    ops = next(d["bpf_struct_ops_tcp_congestion_ops"] for d in dump if "bpf_struct_ops_tcp_congestion_ops" in d
+               and d["bpf_struct_ops_tcp_congestion_ops"]["common"]["state"] != "BPF_STRUCT_OPS_STATE_TOBEFREE")
+    # The hooks that use the section reference its map: init the parameters, pkts_acked all.
+    for hook in ("init", "pkts_acked"):
+        prog_id = ops["data"][hook].rsplit("prog_id:", 1)[1]
+        prog = _bpftool_json("prog", "show", "id", prog_id, what=f"reading {name}'s program failed")
+        for map_id in prog.get("map_ids", []):
+            info = _bpftool_json("map", "show", "id", str(map_id), what="reading a map failed")
+            if info.get("name", "").endswith(section):
+                (entry,) = _bpftool_json("map", "dump", "id", str(map_id), what=f"reading {name}'s {section} failed")
+                return {k: v for item in entry["formatted"]["value"][section] for k, v in item.items()}
+    raise KernelError(f"{name} has no {section} globals")
+
+
+def parameters(name: str) -> dict[str, int]:
+    """The parameters the registered congestion control ``name`` runs with, read back from the
+    kernel (its programs' read-only globals)."""
+    return _globals(name, ".rodata")
+
+
+def rovegas_counters() -> dict[str, int]:
+    """Since ``vl_rovegas`` was registered: ``samples`` (RTT samples, all its sockets) and
+    ``stamped`` (those whose ACK carried a fresh AQT stamp, i.e. reached the rule with
+    queueing times)."""
+    g = _globals(ALGORITHMS["rovegas"], ".bss")
+    return {"samples": int(g["vl_ro_samples"]), "stamped": int(g["vl_ro_stamped"])}
 
 
 #: How long :func:`unregister` waits for sockets still using the algorithm to go away.
@@ -177,10 +218,23 @@ def unregister(name: str, *, wait_s: float = UNREGISTER_WAIT_S) -> None:
         p = subprocess.run(["bpftool", "struct_ops", "unregister", "name", name], capture_output=True, text=True)
         if p.returncode == 0 or "no struct_ops found" in (p.stderr + p.stdout):
             return  # (gone meanwhile: the kernel freed it once its last socket closed)
-        message = (p.stderr.strip() or p.stdout.strip()).splitlines()[-1:] or [f"exit status {p.returncode}"]
+        if name not in registered():
+            # bpftool tries every map of that name: the registered one went; an older one,
+            # unregistered before and still held by closing sockets, answers "in progress".
+            return
+        lines = (p.stderr.strip() or p.stdout.strip()).splitlines()
+        # Several registrations of one name (an old one still draining): report the refusal.
+        message = [ln for ln in lines if ln.startswith("Error")][-1:] or lines[-1:] or [f"exit status {p.returncode}"]
         if "in progress" not in message[0] or time.monotonic() > deadline:
             raise KernelError(f"unregistering {name} failed: {message[0]}")
         time.sleep(0.1)
+
+
+def ensure_bpffs() -> None:
+    """A bpf filesystem on /sys/fs/bpf (libbpf pins vl_rovegas' shared AQT map under
+    /sys/fs/bpf/vegaslab): mount one if there is none."""
+    if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0:
+        _run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"], "mounting the bpf filesystem on /sys/fs/bpf failed")
 
 
 def register(cc: str, **params) -> str:
@@ -189,6 +243,8 @@ def register(cc: str, **params) -> str:
     name = kernel_name(cc)
     values = program_parameters(cc, **params)
     build()
+    if cc == "rovegas":
+        ensure_bpffs()
     if name in registered():
         unregister(name)
     sets = [f"{k}={v}" for k, v in values.items()]

@@ -8,6 +8,7 @@ missing.
 """
 from __future__ import annotations
 
-from .network import Bottleneck, Host, Network, TestbedError
+from .network import Bottleneck, Host, Network, Route, TestbedError
+from .stack import Stack
 
-__all__ = ["Host", "Bottleneck", "Network", "TestbedError"]
+__all__ = ["Host", "Bottleneck", "Route", "Network", "TestbedError", "Stack"]

@@ -82,6 +82,7 @@ SOURCE = textwrap.dedent("""
             row = {"t": now - t0, "flow": name}
             row.update({k: struct.unpack_from("I", raw, o)[0] for k, o in U32.items()})
             row.update({k: struct.unpack_from("Q", raw, o)[0] for k, o in U64.items()})
+            row["options"] = raw[5]  # tcpi_options: TCPI_OPT_SACK = 2 when SACK was negotiated
             samples.append(row)
         tick += step
     for t in threads: t.join(timeout=2)
@@ -96,9 +97,15 @@ SOURCE = textwrap.dedent("""
 """)
 
 SINK = textwrap.dedent("""
-    import json, selectors, socket, sys, time
-    ports = json.loads(sys.argv[1]); end = int(sys.argv[2])
-    sel = selectors.DefaultSelector(); got = {}; first = {}; last = {}
+    import json, selectors, socket, struct, sys, time
+    ports = json.loads(sys.argv[1]); end = int(sys.argv[2]); quickack = sys.argv[3] == "1"
+    sel = selectors.DefaultSelector(); got = {}; first = {}; last = {}; acks = {}
+    def count_acks(c, name):
+        # tcp_info: segs_out (u32 at 136) = the ACKs this end sent; data_segs_in (u32 at 152).
+        try: raw = c.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+        except OSError: return
+        a = acks.setdefault(name, [0, 0])
+        a[0] += struct.unpack_from("I", raw, 136)[0]; a[1] += struct.unpack_from("I", raw, 152)[0]
     for name, ip, port in ports:
         l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         l.bind((ip, port)); l.listen(4); l.setblocking(False); sel.register(l, selectors.EVENT_READ, ("listen", name))
@@ -109,26 +116,36 @@ SINK = textwrap.dedent("""
             kind, name = key.data
             if kind == "listen":
                 c, _ = key.fileobj.accept(); c.setblocking(False); sel.register(c, selectors.EVENT_READ, ("data", name))
+                if quickack: c.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
                 continue
             try: b = key.fileobj.recv(1 << 18)
             except BlockingIOError: continue
             except OSError: b = b""  # reset: the source aborts what is open at the end
             if not b:
-                sel.unregister(key.fileobj); key.fileobj.close(); continue
+                count_acks(key.fileobj, name); sel.unregister(key.fileobj); key.fileobj.close(); continue
+            # The kernel leaves quick-ACK mode on its own; re-armed after every read, it stays.
+            if quickack: key.fileobj.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
             now = time.monotonic_ns(); first.setdefault(name, now); last[name] = now; got[name] += len(b)
-    print(json.dumps({"bytes": got, "first": first, "last": last}))
+    for key in list(sel.get_map().values()):
+        if key.data[0] == "data": count_acks(key.fileobj, key.data[1])
+    print(json.dumps({"bytes": got, "first": first, "last": last, "acks": acks}))
 """)
 
 
 def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
-              sample_interval_s: float = 0.01) -> dict:
+              sample_interval_s: float = 0.01, delayed_ack: bool = True, preexec_fn=None) -> dict:
     """Run ``flows`` on ``net`` from ``t0_ns`` (``CLOCK_MONOTONIC``) for ``duration_s``; returns
-    the raw samples: ``tcp_info`` rows, ``queues`` rows, per-flow sink bytes and times."""
+    the raw samples: ``tcp_info`` rows, ``queues`` rows, per-flow sink bytes and times, and the
+    ACKs the sink sent per data segment it received. ``delayed_ack=False``: the sink re-arms
+    ``TCP_QUICKACK`` after every read, so every segment is ACKed at once (as the simulator's
+    sink does). ``preexec_fn`` runs in the sink and source processes before they start (e.g.
+    :meth:`~vegaslab.testbed.aqt.AqtPath.enter`, which puts them in the AQT cgroup)."""
     end = t0_ns + int(duration_s * 1e9)
     step = int(sample_interval_s * 1e9)
     ports = [(f.name, net.ip(f.dst), PORT_BASE + i) for i, f in enumerate(flows)]
     sink = subprocess.Popen(["ip", "netns", "exec", net.receiver_ns, sys.executable, "-c", SINK,
-                             json.dumps(ports), str(end)], stdout=subprocess.PIPE, text=True)
+                             json.dumps(ports), str(end), "0" if delayed_ack else "1"],
+                            stdout=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
     try:
         if sink.stdout.readline().strip() != "ready":
             raise RuntimeError("the testbed's sink did not start")
@@ -136,7 +153,7 @@ def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
                 for i, f in enumerate(flows)]
         source = subprocess.Popen(["ip", "netns", "exec", net.sender_ns, sys.executable, "-c", SOURCE,
                                    json.dumps(spec), str(t0_ns), str(end), str(step)],
-                                  stdout=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
         queues: list[dict] = []
         stop = threading.Event()
 
@@ -166,5 +183,7 @@ def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
         raise RuntimeError("testbed flows failed: " + "; ".join(src["errors"]))
     snk = json.loads(sink_out)
     return {"tcp_info": src["samples"], "done": src["done"], "queues": queues,
-            "sink": {k: {"bytes": snk["bytes"].get(k, 0), "first": snk["first"].get(k), "last": snk["last"].get(k)}
+            "sink": {k: {"bytes": snk["bytes"].get(k, 0), "first": snk["first"].get(k), "last": snk["last"].get(k),
+                         "acks_per_data_segment": (snk["acks"][k][0] / snk["acks"][k][1]
+                                                   if snk["acks"].get(k, [0, 0])[1] else None)}
                      for k in snk["bytes"]}, "t0_ns": t0_ns}

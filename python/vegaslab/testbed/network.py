@@ -14,9 +14,10 @@ Topology and why:
   host is an address on the sender namespace's veth, every receiver host one on the receiver
   namespace's veth; a flow binds its host's address as its source.
 - The bottleneck is on the router's egress (forward: toward the receivers; reverse: toward the
-  senders), ``htb`` at the rate with a ``pfifo limit N`` child, N the buffer in packets. On the
-  router, not on the sender's own interface, so that the sender's stack sees a remote queue
-  (local back-pressure and TCP small queues would otherwise throttle it early).
+  senders), ``htb`` at the rate with a ``pfifo limit N`` child, N the buffer in packets; htb
+  counts IP bytes (a size table takes the Ethernet header off), as the simulator's links do.
+  On the router, not on the sender's own interface, so that the sender's stack sees a remote
+  queue (local back-pressure and TCP small queues would otherwise throttle it early).
 - This kernel has no netem, so propagation delay is a user-space delay line: policy routing
   sends every packet arriving on either router veth into a TUN device, ``vl-delayline``
   (``kernel/delayline.c``) holds it for its (source, destination) pair's delay and writes it
@@ -61,7 +62,7 @@ from typing import Literal
 
 from .. import VegaslabError
 
-__all__ = ["Host", "Bottleneck", "Network", "TestbedError", "check", "build_delayline",
+__all__ = ["Host", "Bottleneck", "Route", "Network", "TestbedError", "check", "build_delayline",
            "STATE_DIR", "DELAYLINE"]
 
 #: The repository's ``kernel/`` and the delay line built there (``make -C kernel delayline``).
@@ -74,6 +75,13 @@ STATE_DIR = Path("/run/vegaslab-testbed")
 _DELAY_TABLE = 100
 _MAX_HOSTS_PER_SIDE = 253
 _READY_TIMEOUT_S = 5.0
+#: Socket buffer limits in the sender and receiver namespaces (per namespace sysctls): 64 MiB,
+#: so that neither end's buffer, but the scenario, limits a flow (Linux's default 6 MiB / 4 MiB
+#: would cap a 622 Mbit/s x 100 ms path).
+ENDPOINT_BUFFERS = {"net.ipv4.tcp_rmem": "4096 131072 67108864", "net.ipv4.tcp_wmem": "4096 16384 67108864"}
+#: Route MTUs the testbed accepts: room for the kernel's 52 bytes of headers and some payload,
+#: up to the largest packet the delay line holds (its slot, kernel/delayline.c SLOT_BYTES).
+ROUTE_MTU = (92, 2048)
 _CANDIDATE_PREFIXES = ["10.251.0.0/16", "10.252.0.0/16", "10.253.0.0/16", "10.254.0.0/16",
                        "172.30.0.0/16", "172.29.0.0/16"]
 
@@ -144,7 +152,7 @@ def _quiet(cmd: list[str]) -> None:
     subprocess.run(cmd, capture_output=True)
 
 
-def _b36(n: int) -> str:
+def b36(n: int) -> str:
     digits = "0123456789abcdefghijklmnopqrstuvwxyz"
     out = ""
     while True:
@@ -154,7 +162,7 @@ def _b36(n: int) -> str:
             return out
 
 
-def _process_start(pid: int) -> int | None:
+def process_start(pid: int) -> int | None:
     """The process's start time in clock ticks since boot (tells a reused pid apart), or None
     when there is no such process or it has ended (a zombie nobody has reaped yet)."""
     try:
@@ -168,7 +176,7 @@ def _process_start(pid: int) -> int | None:
 
 
 def _alive(pid: int, start: int | None) -> bool:
-    return start is not None and _process_start(pid) == start
+    return start is not None and process_start(pid) == start
 
 
 def _kill(pid: int, start: int | None, timeout: float = 2.0) -> None:
@@ -210,8 +218,13 @@ def _write_state(path: Path, state: dict) -> None:
 
 def _destroy(state: dict) -> list[str]:
     """Remove everything a state file names: the delay line, any other process left in the
-    namespaces (they were started there by the testbed's user), the links and the namespaces.
+    namespaces (they were started there by the testbed's user), the links and the namespaces;
+    for a kernel session's file (:mod:`.session`), its registrations and allowed-list entries.
     Returns what could not be removed."""
+    if "registrations" in state or "allowed_added" in state:
+        from .session import undo
+
+        return undo(state)
     dl = state.get("delayline")
     if dl:
         _kill(dl["pid"], dl["start"])
@@ -219,7 +232,7 @@ def _destroy(state: dict) -> list[str]:
     for ns in namespaces:
         p = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
         for pid in (int(x) for x in p.stdout.split() if x.isdigit()):
-            _kill(pid, _process_start(pid))
+            _kill(pid, process_start(pid))
     for ns, dev in state.get("links", []):
         _quiet(["ip", "-n", ns, "link", "del", dev])
     for ns in namespaces:
@@ -228,10 +241,11 @@ def _destroy(state: dict) -> list[str]:
     return [ns for ns in namespaces if ns in listed]
 
 
-def _remove_stale() -> None:
+def remove_stale() -> None:
     """Remove the networks whose owner died without cleaning up (SIGKILL, power cut of the
     process): every state file whose pid is dead or reused."""
     with _state_lock():
+        dead = []
         for path in sorted(STATE_DIR.glob("*.json")):
             try:
                 state = json.loads(path.read_text())
@@ -239,11 +253,53 @@ def _remove_stale() -> None:
             except (OSError, ValueError, KeyError, TypeError):
                 path.unlink(missing_ok=True)  # not ours or unreadable: nothing to act on
                 continue
-            if owner_alive:
-                continue
+            if not owner_alive:
+                dead.append((path, state))
+        # Networks first: their sockets hold the algorithms a kernel session registered.
+        dead.sort(key=lambda item: "registrations" in item[1])
+        for path, state in dead:
             _destroy(state)
             path.unlink(missing_ok=True)
             (STATE_DIR / f"{state.get('tag', path.stem)}.log").unlink(missing_ok=True)
+
+
+def live_states() -> list[dict]:
+    """The state files whose owner still runs (read without the lock: files are replaced
+    atomically, so a reader sees a whole one)."""
+    states = []
+    for path in sorted(STATE_DIR.glob("*.json")):
+        try:
+            state = json.loads(path.read_text())
+            if _alive(state["pid"], state["start"]):
+                states.append(state)
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return states
+
+
+def save_state(path: Path, state: dict) -> None:
+    """Write a state file under the lock."""
+    with _state_lock():
+        _write_state(path, state)
+
+
+def adopt(owner, path: Path, state: dict) -> None:
+    """Record ``owner``'s state file and tear it down on SIGINT/SIGTERM and at exit, like a
+    network (``owner`` has ``tag`` and ``_teardown()``); used by :mod:`.session`."""
+    save_state(path, state)
+    with _registry_lock:
+        _install_handlers()
+        _live[owner.tag] = owner
+
+
+def release(owner, path: Path) -> None:
+    """The opposite of :func:`adopt`, once ``owner`` is undone."""
+    with _state_lock():
+        path.unlink(missing_ok=True)
+    with _registry_lock:
+        _live.pop(owner.tag, None)
+        if not _live:
+            _restore_handlers()
 
 
 # ---- reading queue lengths through rtnetlink (cheap: no process per call) ----
@@ -329,15 +385,16 @@ def _qdisc_qlens(sock: socket.socket, seq: int) -> dict[tuple[int, int], int]:
 
 # ---- signals and interpreter exit ----
 
-_live: dict[str, "Network"] = {}
+#: What SIGINT/SIGTERM and exit tear down: live networks and kernel sessions, by tag.
+_live: dict[str, object] = {}
 _previous_handlers: dict[int, object] = {}
-_counter = itertools.count()
+counter = itertools.count()
 _registry_lock = threading.RLock()
 
 
 def _on_signal(signum, frame):
-    for net in list(_live.values()):
-        net._teardown()
+    for owner in reversed(list(_live.values())):  # newest first: networks before kernel sessions
+        owner._teardown()
     previous = _previous_handlers.get(signum, signal.SIG_DFL)
     _restore_handlers()
     if callable(previous):
@@ -365,8 +422,8 @@ def _restore_handlers() -> None:
 
 @atexit.register
 def _teardown_all() -> None:
-    for net in list(_live.values()):
-        net._teardown()
+    for owner in reversed(list(_live.values())):
+        owner._teardown()
 
 
 def _used_prefixes() -> list[ipaddress.IPv4Network]:
@@ -379,19 +436,40 @@ def _used_prefixes() -> list[ipaddress.IPv4Network]:
     return nets
 
 
+@dataclass(frozen=True)
+class Route:
+    """The sender namespace's route to one receiver host: the path MTU (bytes) and the initial
+    congestion window (packets).
+
+    (A locked ``cwnd`` route metric would set Linux's ``snd_cwnd_clamp``, but only for
+    connections to a destination already in the kernel's TCP metrics cache, i.e. not the first
+    one: it is not used. A flow's window limit is the receiver's advertised window instead;
+    see :mod:`.flows`.)"""
+
+    mtu: int
+    initcwnd: int
+
+
 class Network:
     """A sender/router/receiver path with a bottleneck and per-pair propagation delays; use it
     as a context manager (see the module docstring)."""
 
     def __init__(self, hosts: list[Host], bottleneck: Bottleneck, pair_delays_ns: dict[tuple[str, str], int],
-                 delay_changes: list[tuple[int, str, str, int]] = (), tag: str | None = None):
+                 delay_changes: list[tuple[int, str, str, int]] = (), tag: str | None = None,
+                 endpoint_sysctls: dict[str, str] | None = None, routes: dict[str, Route] | None = None):
         self.hosts = list(hosts)
+        #: Receiver host -> the sender's route to it; receivers not named get the defaults
+        #: (MTU 1500, Linux's initial window of 10).
+        self.routes = dict(routes or {})
+        #: Set in the sender and receiver namespaces after they are made (e.g. the
+        #: ``net.ipv4.tcp_sack`` switch of :class:`~vegaslab.testbed.stack.Stack`).
+        self.endpoint_sysctls = dict(endpoint_sysctls or {})
         self.bottleneck = bottleneck
         self.pair_delays_ns = dict(pair_delays_ns)
         self.delay_changes = [tuple(c) for c in delay_changes]
         self._validate()
         if tag is None:
-            tag = f"vl{_b36(os.getpid())}-{_b36(next(_counter))}"
+            tag = f"vl{b36(os.getpid())}-{b36(next(counter))}"
         elif not (isinstance(tag, str) and 3 <= len(tag) <= 13 and tag.startswith("vl")
                   and all(c.isascii() and (c.isalnum() or c == "-") for c in tag)):
             raise TestbedError(f"tag: must be 3 to 13 letters, digits or '-' starting with 'vl', got {tag!r}")
@@ -463,6 +541,15 @@ class Network:
             delay(f"delay_changes[{i}].at_ns", at)
             pair(f"delay_changes[{i}]", src, dst)
             delay(f"delay_changes[{i}].delay_ns", d)
+        limits = {"mtu": ROUTE_MTU, "initcwnd": (1, 2**31 - 1)}
+        for host, r in self.routes.items():
+            if names.get(host) != "receiver":
+                raise TestbedError(f"routes[{host!r}]: not a receiver host (receivers: "
+                                   f"{', '.join(n for n, side in names.items() if side == 'receiver')})")
+            for field, (lo, hi) in limits.items():
+                v = getattr(r, field)
+                if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
+                    raise TestbedError(f"routes[{host!r}].{field}: must be an integer between {lo} and {hi}, got {v!r}")
 
     # ---- the public view ----
 
@@ -472,6 +559,12 @@ class Network:
             return self._addresses[host]
         except KeyError:
             raise TestbedError(f"unknown host {host!r} (or the network is not built yet)") from None
+
+    def aqt_hops(self) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+        """The router's two egress interfaces, each with the next hop's interface: where an
+        AQT-enabled router stamps queueing time (:class:`~vegaslab.testbed.aqt.AqtPath`)."""
+        return [((self.router_ns, self._rtr_rcv_if), (self.receiver_ns, self._rcv_if)),
+                ((self.router_ns, self._rtr_snd_if), (self.sender_ns, self._snd_if))]
 
     def start_time_ns(self) -> int:
         """CLOCK_MONOTONIC nanoseconds at which the delay line's schedule started (time 0 of
@@ -512,7 +605,7 @@ class Network:
             raise TestbedError("a Network can be entered once; make a new one")
         self._entered = True
         check()
-        _remove_stale()
+        remove_stale()
         with _registry_lock:
             _install_handlers()
             _live[self.tag] = self
@@ -547,7 +640,7 @@ class Network:
                 raise TestbedError(f"tag {tag!r} is in use (namespace {clash[0] if clash else tag} exists)")
             # Recorded before anything exists, so a SIGKILL at any point leaves a recipe for removal.
             self._state = {
-                "tag": tag, "pid": os.getpid(), "start": _process_start(os.getpid()),
+                "tag": tag, "pid": os.getpid(), "start": process_start(os.getpid()),
                 "namespaces": [self.sender_ns, self.router_ns, self.receiver_ns],
                 "links": [[self.router_ns, self._tun], [self.router_ns, self._rtr_snd_if],
                           [self.router_ns, self._rtr_rcv_if]],
@@ -574,6 +667,10 @@ class Network:
             # Quiet namespaces: no IPv6 chatter crossing the path.
             _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1",
                   "net.ipv6.conf.default.disable_ipv6=1"], f"configuring {ns} failed")
+        for ns in (S, D):
+            for key, value in {**ENDPOINT_BUFFERS, **self.endpoint_sysctls}.items():
+                _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", f"{key}={value}"],
+                     f"setting {key}={value} in {ns} failed")
         _run(["ip", "link", "add", self._snd_if, "netns", S, "type", "veth", "peer", "name", self._rtr_snd_if,
               "netns", R], "creating the sender-side veth pair failed")
         _run(["ip", "link", "add", self._rcv_if, "netns", D, "type", "veth", "peer", "name", self._rtr_rcv_if,
@@ -597,6 +694,10 @@ class Network:
             _run(["ip", "-n", ns, "link", "set", dev, "up"], f"bringing {dev} up failed")
         _run(["ip", "-n", R, "link", "set", self._tun, "txqueuelen", "10000"], "sizing the TUN queue failed")
         _run(["ip", "-n", S, "route", "add", "default", "via", snd_gw], "routing the sender failed")
+        for host, r in sorted(self.routes.items()):
+            _run(["ip", "-n", S, "route", "add", f"{self._addresses[host]}/32", "via", snd_gw, "mtu", "lock",
+                  str(r.mtu), "initcwnd", str(r.initcwnd)],
+                 f"routing the sender to {host} failed")
         _run(["ip", "-n", D, "route", "add", "default", "via", rcv_gw], "routing the receiver failed")
         self._static_neighbours(snd_gw, rcv_gw)
 
@@ -648,8 +749,11 @@ class Network:
     def _shape(self, dev: str, rate_bps: float, buffer_pkts: int) -> None:
         R = self.router_ns
         rate = f"{int(round(rate_bps))}bit"
-        _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "htb",
-              "default", "1"], f"adding the bottleneck on {dev} failed")
+        # stab overhead -14: htb charges each packet's IP length, not the 14-byte Ethernet
+        # header on top, so the rate is the scenario's IP-level rate as the simulator's (without
+        # it, 1448-byte segments get 50 x 1448/1514 = 47.8 of 50 Mbit/s instead of 48.3).
+        _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "stab",
+              "overhead", "-14", "htb", "default", "1"], f"adding the bottleneck on {dev} failed")
         _run(["ip", "netns", "exec", R, "tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1",
               "htb", "rate", rate, "quantum", "1514"], f"setting the bottleneck rate on {dev} failed")
         _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:",
@@ -665,7 +769,7 @@ class Network:
             self._proc = subprocess.Popen(["ip", "netns", "exec", self.router_ns, *args], stdin=subprocess.DEVNULL,
                                           stdout=subprocess.PIPE, stderr=log, close_fds=True)
         # `ip netns exec` execs the program: this pid is the delay line's.
-        self._state["delayline"] = {"pid": self._proc.pid, "start": _process_start(self._proc.pid)}
+        self._state["delayline"] = {"pid": self._proc.pid, "start": process_start(self._proc.pid)}
         self._save_state()
         line = b""
         with selectors.DefaultSelector() as sel:

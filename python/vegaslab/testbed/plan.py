@@ -5,10 +5,19 @@ The testbed emulates scenarios whose flows all cross one shared bottleneck: a du
 chain (and anything else where that holds). The bottleneck's rate and packet buffer become
 ``htb`` + ``pfifo`` in the router namespace (both directions); every other link contributes
 only its propagation delay, summed along each flow's path by the delay line (its rate must be
-at least the bottleneck's, so it never queues). What is refused, with the reason: flows with no
-common bottleneck, RED or other non-DropTail bottleneck queues (no ``red`` qdisc on these
-machines), packet errors, UDP sources, applications other than bulk and file transfers, a host
-that both sends and receives, and algorithms without a kernel version.
+at least the bottleneck's, so it never queues). A flow's ``packet_size`` and ``window_init``
+become the sender's route to its receiver (MTU = packet_size + 52, so the kernel's segments
+carry packet_size bytes of payload with IPv4, TCP and timestamp headers; ``initcwnd``), so
+flows to one receiver must agree on them. A ``window`` small enough to limit a flow is
+refused (:func:`_check_window` says why). ``partial_ack_timer`` is not the testbed's to set:
+Linux re-arms the RTO on every partial ACK (``"every"``). RoVegas flows run with the AQT
+option (:mod:`.aqt`); the bottleneck queue stamps queueing time in each direction whose router
+the scenario's ``[aqt] routers`` names (the other links have no queue).
+
+What is refused, with the reason: flows with no common bottleneck, RED or other non-DropTail
+bottleneck queues (no ``red`` qdisc on these machines), packet errors, UDP sources,
+applications other than bulk and file transfers, a host that both sends and receives, and
+algorithms without a kernel version.
 """
 from __future__ import annotations
 
@@ -17,11 +26,17 @@ from dataclasses import dataclass
 
 from .. import VegaslabError
 from ..kernel import ALGORITHMS as KERNEL_ALGORITHMS
+from ..kernel import KernelError, program_parameters
 from .flows import FlowSpec
+from .network import ROUTE_MTU, Route
 
 #: Simulator ``cc`` -> kernel congestion control. Linux's ``reno`` is NewReno with SACK, the
 #: baseline for both; ``cubic`` is built in; the Vegas family is vegaslab's BPF (Linux flavour).
 BUILT_IN = {"reno": "reno", "newreno": "reno", "cubic": "cubic"}
+
+
+#: Bytes of header on each of the kernel's data segments: IPv4 20 + TCP 20 + timestamps 12.
+KERNEL_HEADER_BYTES = 52
 
 
 class PlanError(VegaslabError, ValueError):
@@ -42,11 +57,47 @@ class Plan:
     #: flow name -> (simulator cc, params) of the Vegas-family flows, to register in the kernel.
     kernel_algorithms: dict[str, tuple[str, dict]]
     duration_s: float
+    #: receiver host -> the sender's route to it (packet size, initial window).
+    routes: dict[str, Route]
+    #: None unless a flow runs RoVegas; then whether the bottleneck's forward and reverse
+    #: queues stamp queueing time (AQT): their routers are in the scenario's ``[aqt] routers``.
+    aqt: tuple[bool, bool] | None = None
 
 
 def _params(algorithm) -> dict:
     """The parameters of a normalised ``algorithm`` entry (``"Reno"`` or ``{"<tag>": params}``)."""
     return {} if isinstance(algorithm, str) else dict(next(iter(algorithm.values())))
+
+
+def _route(flow: dict) -> Route:
+    """The sender's route to the flow's receiver: its MTU makes the kernel's segments carry
+    ``packet_size`` bytes of payload, its initial window is the flow's ``window_init``."""
+    tcp, where = flow["tcp"], f"flows ({flow['name']}).tcp"
+    lo, hi = (m - KERNEL_HEADER_BYTES for m in ROUTE_MTU)
+    if tcp["packet_size"] != int(tcp["packet_size"]) or not lo <= tcp["packet_size"] <= hi:
+        raise PlanError(f"{where}.packet_size: the testbed sends whole payloads of {lo} to {hi} bytes, "
+                        f"got {tcp['packet_size']}")
+    if tcp["window_init"] != int(tcp["window_init"]) or tcp["window_init"] < 1:
+        raise PlanError(f"{where}.window_init: the kernel's initial window is a whole number of packets "
+                        f"(at least 1), got {tcp['window_init']}")
+    return Route(mtu=int(tcp["packet_size"]) + KERNEL_HEADER_BYTES, initcwnd=int(tcp["window_init"]))
+
+
+def _check_window(flow: dict, rtts_ns: list[int], rate_bps: float, buffer_pkts: int) -> None:
+    """Refuse a flow whose ``window`` could limit it: the testbed cannot cap a kernel flow's
+    window as the simulator does (a locked ``cwnd`` route metric reaches only connections to a
+    destination already in the kernel's TCP metrics cache, and the receiver's window clamp is
+    raised again by buffer autotuning), so a binding window would make the two runs differ
+    silently. A window of at least what the path holds (the bottleneck's rate times the
+    longest round-trip propagation delay, plus its buffer) never binds."""
+    tcp = flow["tcp"]
+    holds = rate_bps * max(rtts_ns) / 1e9 / (8 * (tcp["packet_size"] + tcp["header_bytes"])) + buffer_pkts
+    if tcp["window"] < holds:
+        raise PlanError(f"flows ({flow['name']}).tcp.window: {tcp['window']:g} packets would limit this flow "
+                        f"below what the path holds ({holds:.0f} packets: {rate_bps / 1e6:g} Mbit/s x "
+                        f"{max(rtts_ns) / 1e6:g} ms plus a {buffer_pkts}-packet buffer), and the testbed cannot "
+                        f"cap a kernel flow's window; set it to at least {holds:.0f} (e.g. --set "
+                        f"'flows[...].tcp.window=100000')")
 
 
 def _path(links: list[dict], a: int, b: int) -> list[tuple[int, str]]:
@@ -134,14 +185,21 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
     change_times = sorted({at for hops in paths.values() for j, dd in hops
                            for direction in (dd, _flip(dd))
                            for at, _ in links[j][direction].get("delay_schedule_ns", [])})
-    specs, kernel_algs = [], {}
+    specs, kernel_algs, routes = [], {}, {}
     for f in flows:
         src, dst, hops = nodes[f["from"]], nodes[f["to"]], paths[f["name"]]
+        route = _route(f)
+        if routes.setdefault(dst, route) != route:
+            raise PlanError(f"flows ({f['name']}).tcp: every flow to {dst} must have the same packet_size "
+                            f"and window_init on the testbed (the kernel takes them from the route to "
+                            f"{dst}), got {route} and {routes[dst]}")
         pair_delays[(src, dst)] = delay_at(hops, 0, False)
         pair_delays[(dst, src)] = delay_at(hops, 0, True)
         for t in change_times:
             for key, rev_ in (((src, dst), False), ((dst, src), True)):
                 changes.append((t, key[0], key[1], delay_at(hops, t, rev_)))
+        _check_window(f, [delay_at(hops, t, False) + delay_at(hops, t, True) for t in [0, *change_times]],
+                      fwd["bandwidth_bps"], fwd["queue"]["limit"])
         app = f["app"]
         if app.get("kind") not in ("ftp", "file"):
             raise PlanError(f"flows ({f['name']}).app: the testbed runs bulk (ftp) and file transfers, "
@@ -152,6 +210,10 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
         elif cc in KERNEL_ALGORITHMS:
             kernel = KERNEL_ALGORITHMS[cc]
             params = {k: v for k, v in params.items() if k != "flavour"}
+            try:  # the kernel version's own limits (e.g. RoVegas stamps every segment)
+                program_parameters(cc, **params)
+            except KernelError as e:
+                raise PlanError(f"flows ({f['name']}): {e}") from None
             kernel_algs[f["name"]] = (cc, params)
         else:
             raise PlanError(f"flows ({f['name']}).cc: no kernel version of {cc!r} (the testbed runs "
@@ -178,5 +240,7 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
         reverse=(rev["bandwidth_bps"], rev["queue"]["limit"]),
         bottleneck_name=f"{nodes[a]}->{nodes[b]}",
         pair_delays_ns=pair_delays, delay_changes=changes, flows=specs,
-        kernel_algorithms=kernel_algs, duration_s=doc["duration_ns"] / 1e9,
+        kernel_algorithms=kernel_algs, duration_s=doc["duration_ns"] / 1e9, routes=routes,
+        aqt=((a in doc.get("aqt_routers", []), b in doc.get("aqt_routers", []))
+             if any(cc == "rovegas" for cc, _ in kernel_algs.values()) else None),
     )

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import platform
-import sys
 import time
+from contextlib import contextmanager
+from dataclasses import asdict
 
 import numpy as np
 
@@ -19,10 +20,13 @@ from ..results import Results
 from .. import kernel
 from .flows import run_flows
 from .plan import Plan, plan
+from .session import KernelSession
+from .stack import Stack
 
 #: Time between building the network and the flows' time zero (processes start, sockets bind).
 SETUP_MARGIN_S = 1.0
 SAMPLE_INTERVAL_S = 0.01
+_TCPI_OPT_SACK = 2  # include/uapi/linux/tcp.h
 
 
 def _scenario_doc(scenario, overrides) -> tuple[dict, dict[str, str], str]:
@@ -34,39 +38,52 @@ def _scenario_doc(scenario, overrides) -> tuple[dict, dict[str, str], str]:
     return normalize(scenario, overrides=overrides), ccs, str(scenario)
 
 
-def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float = SAMPLE_INTERVAL_S) -> Results:
+def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float = SAMPLE_INTERVAL_S,
+        stack: Stack = Stack()) -> Results:
     """Build the scenario's network from namespaces, run its flows with the kernel's congestion
-    controls (vegaslab's as BPF, registered for the run and unregistered after), and return
-    the results. Needs root, BTF, clang and bpftool (:func:`vegaslab.kernel.check`)."""
+    controls (vegaslab's as BPF, registered for the run and unregistered after) and the kernel
+    TCP behaviours ``stack`` switches, and return the results. Needs root, BTF, clang and
+    bpftool (:func:`vegaslab.kernel.check`)."""
     from .network import Bottleneck, Host, Network
 
     doc, ccs, source = _scenario_doc(scenario, overrides)
     p = plan(doc, ccs)
     kernel.check()
     started = time.monotonic()
-    registered = []
-    try:
-        for cc, params in {cc: params for cc, params in p.kernel_algorithms.values()}.items():
-            registered.append(kernel.register(cc, **params))
-        margin = int(SETUP_MARGIN_S * 1e9)
-        hosts = [Host(h, "sender") for h in p.senders] + [Host(h, "receiver") for h in p.receivers]
-        bottleneck = Bottleneck(rate_bps=p.forward[0], buffer_pkts=p.forward[1],
-                                reverse_rate_bps=p.reverse[0], reverse_buffer_pkts=p.reverse[1])
-        changes = [(at + margin, x, y, d) for at, x, y, d in p.delay_changes]
-        with Network(hosts, bottleneck, p.pair_delays_ns, changes) as net:
-            raw = run_flows(net, p.flows, t0_ns=net.start_time_ns() + margin, duration_s=p.duration_s,
-                            sample_interval_s=sample_interval_s)
-    finally:
-        for name in registered:
-            try:
-                kernel.unregister(name)
-            except kernel.KernelError as e:  # never hide a registration left behind
-                print(f"vegaslab: warning: {e}", file=sys.stderr)
-    return results_of(doc, ccs, source, p, raw, sample_interval_s, time.monotonic() - started)
+    margin = int(SETUP_MARGIN_S * 1e9)
+    hosts = [Host(h, "sender") for h in p.senders] + [Host(h, "receiver") for h in p.receivers]
+    bottleneck = Bottleneck(rate_bps=p.forward[0], buffer_pkts=p.forward[1],
+                            reverse_rate_bps=p.reverse[0], reverse_buffer_pkts=p.reverse[1])
+    changes = [(at + margin, x, y, d) for at, x, y, d in p.delay_changes]
+    with KernelSession(p.kernel_algorithms, [f.cc for f in p.flows]):
+        with Network(hosts, bottleneck, p.pair_delays_ns, changes,
+                     endpoint_sysctls=stack.endpoint_sysctls(), routes=p.routes) as net:
+            with _aqt_path(net, p) as aqt:
+                raw = run_flows(net, p.flows, t0_ns=net.start_time_ns() + margin, duration_s=p.duration_s,
+                                sample_interval_s=sample_interval_s, delayed_ack=stack.delayed_ack,
+                                preexec_fn=aqt.enter if aqt else None)
+            if p.aqt is not None:  # how many of RoVegas' RTT samples carried router stamps
+                raw["rovegas_counters"] = kernel.rovegas_counters()
+    return results_of(doc, ccs, source, p, raw, sample_interval_s, time.monotonic() - started, stack)
+
+
+@contextmanager
+def _aqt_path(net, p: Plan):
+    """RoVegas needs AQT-enabled routers (:mod:`.aqt`): when a flow runs it, every flow's
+    processes join the AQT cgroup and the bottleneck queues the plan names stamp queueing
+    time (other algorithms ignore the option, which takes 12 bytes of each segment's payload).
+    Otherwise nothing."""
+    if p.aqt is None:
+        yield None
+        return
+    from .aqt import AqtPath
+
+    with AqtPath([hop for hop, stamps in zip(net.aqt_hops(), p.aqt) if stamps]) as aqt:
+        yield aqt
 
 
 def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict, interval: float,
-               wall: float) -> Results:
+               wall: float, stack: Stack = Stack()) -> Results:
     """The Results document of a testbed run (docs/results-format.md's tables)."""
     by_flow: dict[str, list[dict]] = {}
     for row in raw["tcp_info"]:
@@ -124,6 +141,14 @@ def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict
             "kernel": platform.release(), "sample_interval_s": interval,
             "congestion_controls": sorted({f.cc for f in p.flows}),
             "bottleneck": {"queue": p.bottleneck_name, "rate_bps": p.forward[0], "buffer_pkts": p.forward[1]},
+            "stack": asdict(stack),
+            "aqt_stamping": None if p.aqt is None else {"forward": p.aqt[0], "reverse": p.aqt[1]},
+            "rovegas_counters": raw.get("rovegas_counters"),
+            "routes": {host: asdict(r) for host, r in p.routes.items()},
+            "sack_negotiated": {f.name: bool(by_flow[f.name][-1]["options"] & _TCPI_OPT_SACK) if by_flow.get(f.name)
+                                else None for f in p.flows},
+            "acks_per_data_segment": {f.name: raw["sink"].get(f.name, {}).get("acks_per_data_segment")
+                                      for f in p.flows},
         },
     }
     return Results.from_dict({"meta": meta, "flows": flows, "queues": queues, "links": [],

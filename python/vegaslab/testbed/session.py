@@ -1,0 +1,148 @@
+"""The kernel side of one testbed run: register the run's BPF congestion controls, list every
+algorithm the run uses in ``net.ipv4.tcp_allowed_congestion_control``, and undo both.
+
+Why the allowed list: the kernel lets a process pick a congestion control that is not in that
+list only with ``CAP_NET_ADMIN``. The testbed's own flows run as root and would not need it,
+but a program a user runs inside the testbed's namespaces without privileges (an ``iperf3 -C
+vl_vegas`` under ``sudo -u``), or a per-namespace default, does. The list is global (one for
+the machine, written from the initial namespace) and the kernel drops a name from it at every
+(re)registration (``../shared/KERNEL.md``), so the run adds its names after registering and
+removes exactly the names it added (never one that was listed before, nor one another live run
+also added) when it ends.
+
+Two runs at once may share an algorithm registered with the same parameters (the second uses
+the first's registration; it stays until neither needs it); with different parameters the
+second run is refused with the reason.
+
+Undone like the network (:mod:`.network`): on leaving the ``with`` block (also on an
+exception), on SIGINT/SIGTERM (after the run's networks, whose sockets hold the algorithms), at
+interpreter exit, and after a SIGKILL by the next testbed start, from the state file this
+session keeps in ``/run/vegaslab-testbed/`` (``registrations`` and ``allowed_added``).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from .. import kernel
+from . import network
+from .network import STATE_DIR, TestbedError
+
+__all__ = ["KernelSession", "ALLOWED_SYSCTL", "allowed", "undo"]
+
+#: The machine's list of congestion controls any process may select.
+ALLOWED_SYSCTL = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def allowed() -> list[str]:
+    """The congestion controls in the allowed list now."""
+    return ALLOWED_SYSCTL.read_text().split()
+
+
+def _write_allowed(names: list[str]) -> None:
+    try:
+        ALLOWED_SYSCTL.write_text(" ".join(names))
+    except OSError as e:
+        raise TestbedError(f"writing {ALLOWED_SYSCTL} failed: {e.strerror}") from None
+
+
+def _claimed_by_live_sessions(key: str, except_tag: str) -> set[str]:
+    """The names under ``key`` in the state files of other sessions whose owner still runs."""
+    claimed: set[str] = set()
+    for state in network.live_states():
+        if state.get("tag") != except_tag:
+            claimed.update(state.get(key, []))
+    return claimed
+
+
+def undo(state: dict) -> list[str]:
+    """Undo what a session's state records: take its additions out of the allowed list, then
+    unregister its algorithms (each skipped while another live run still uses it). Returns
+    what could not be undone, as sentences."""
+    failed = []
+    added = set(state.get("allowed_added", [])) - _claimed_by_live_sessions("allowed_added", state.get("tag"))
+    if added:
+        try:
+            _write_allowed([n for n in allowed() if n not in added])
+        except TestbedError as e:
+            failed.append(str(e))
+    in_use = _claimed_by_live_sessions("registrations", state.get("tag"))
+    for name in state.get("registrations", []):
+        if name in in_use:
+            continue
+        try:
+            if name in kernel.registered():
+                kernel.unregister(name)
+        except kernel.KernelError as e:
+            failed.append(str(e))
+    return failed
+
+
+class KernelSession:
+    """Registers ``algorithms`` (flow -> (cc, params) of the flows that run vegaslab's BPF
+    algorithms; one registration per cc) for a run and allows ``names`` (every congestion
+    control the run's flows use); a context manager."""
+
+    def __init__(self, algorithms: dict[str, tuple[str, dict]], names: list[str]):
+        self.algorithms = {cc: params for cc, params in algorithms.values()}
+        self.names = sorted(set(names))
+        self.tag = f"vl{network.b36(os.getpid())}-k{network.b36(next(network.counter))}"
+        self._state_path = STATE_DIR / f"{self.tag}.json"
+        self._state: dict | None = None
+
+    def __enter__(self) -> "KernelSession":
+        kernel.check()
+        network.remove_stale()
+        self._state = {"tag": self.tag, "pid": os.getpid(), "start": network.process_start(os.getpid()),
+                       "registrations": [], "allowed_added": []}
+        network.adopt(self, self._state_path, self._state)
+        try:
+            for cc, params in self.algorithms.items():
+                name, values = kernel.kernel_name(cc), kernel.program_parameters(cc, **params)
+                shared = self._shared_registration(name, values)
+                if not shared:
+                    kernel.register(cc, **params)
+                self._state["registrations"].append(name)
+                self._state.setdefault("parameters", {})[name] = values
+                network.save_state(self._state_path, self._state)
+            before = allowed()
+            added = [n for n in self.names if n not in before]
+            if added:
+                # Recorded first: a SIGKILL between the two steps still leaves the recipe.
+                self._state["allowed_added"] = added
+                network.save_state(self._state_path, self._state)
+                _write_allowed(before + added)
+        except BaseException:
+            self._teardown()
+            raise
+        return self
+
+    def _shared_registration(self, name: str, values: dict[str, int]) -> bool:
+        """True when another live run registered ``name`` with the same parameters (this run
+        then uses it as it is); an error when it did with others (re-registering would change
+        that run's algorithm under it, and the kernel refuses while its sockets use it)."""
+        for state in network.live_states():
+            if state.get("tag") == self.tag or name not in state.get("registrations", []):
+                continue
+            theirs = state.get("parameters", {}).get(name)
+            if theirs == values and name in kernel.registered():
+                return True
+            raise TestbedError(f"{name} is registered by another testbed run (pid {state['pid']}) with "
+                               f"parameters {theirs}; this run needs {values}: wait for it to end")
+        return False
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        failed = self._teardown()
+        for sentence in failed:  # never hide a registration left behind, never mask the error
+            print(f"vegaslab: warning: {sentence}", file=sys.stderr)
+
+    def _teardown(self) -> list[str]:
+        """Undo the session; safe to call again. Returns what could not be undone."""
+        if self._state is None:
+            return []
+        failed = undo(self._state)
+        if not failed:
+            network.release(self, self._state_path)
+            self._state = None
+        return failed
