@@ -290,7 +290,7 @@ def _scenario_source(scenario: Scenario) -> tuple[str, str]:
 # --------------------------------------------------------------------------- calling the core
 
 
-def _call_core(fn: Callable[..., str], *args: Any) -> str:
+def _call_core(fn: Callable[..., Any], *args: Any) -> Any:
     """Call into the core, translating every failure into a vegaslab exception."""
     core = _load_core()
     try:
@@ -469,12 +469,12 @@ def run(
     callback = bar if bar is not None else (progress if callable(progress) else None)
     core = _load_core()
     try:
-        doc = _call_core(core.run_scenario, text, source, seed, ovr, callback)
+        doc, series = _call_core(core.run_scenario_columns, text, source, seed, ovr, callback)
     finally:
         if bar is not None:
             bar.close()
     try:
-        res = Results.from_json(doc)
+        res = Results.from_columns(doc, series)
     except (ValueError, KeyError, TypeError) as exc:
         raise SimulationError(f"the core returned a malformed results document: {exc}") from exc
     # Provenance is normalised from the same text the core just ran (referenced files are read

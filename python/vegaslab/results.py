@@ -38,6 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
+import numpy as np
 import pandas as pd
 
 from . import VegaslabError, _sha256_file
@@ -163,6 +164,16 @@ def _swap_into_place(tmp: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _f64(column: bytes) -> np.ndarray:
+    """A little-endian f64 column from the core (a writable copy)."""
+    return np.frombuffer(column, dtype="<f8").astype(np.float64)
+
+
+def _names(codes: bytes, names: list[str]) -> np.ndarray:
+    """An interned column from the core: u32 indices into ``names``, as the names."""
+    return np.asarray(names, dtype=object)[np.frombuffer(codes, dtype="<u4")]
+
+
 # Columns that may hold JSON null and must stay numeric (NaN) even when every value is null.
 _NULLABLE_FLOAT = {"completion_time_s", "cwnd", "ssthresh", "rtt", "throughput_bps", "length", "time"}
 
@@ -219,6 +230,33 @@ class Results:
             links=_frame(doc.get("links"), LINK_COLUMNS),
             series_flows=_frame(series.get("flows"), SERIES_FLOW_COLUMNS),
             series_queues=_frame(series.get("queues"), SERIES_QUEUE_COLUMNS),
+            udp=_frame(doc.get("udp"), UDP_COLUMNS),
+        )
+
+    @classmethod
+    def from_columns(cls, text: str | bytes, series: dict) -> "Results":
+        """From what ``vegaslab._core.run_scenario_columns`` returns: the JSON document without
+        its time series, and the series as typed columns of little-endian bytes, which become
+        numpy arrays without a parsing step (480,000 rows in about 0.1 s instead of 1.2 s
+        through JSON). The frames equal :meth:`from_json`'s for the same run."""
+        doc = json.loads(text)
+        if not isinstance(doc, dict) or "meta" not in doc:
+            raise ValueError("a results document is a JSON object with a 'meta' field")
+        f, q = series["flows"], series["queues"]
+        flows = {
+            "time": _f64(f["time"]), "flow": _names(f["flow"], f["names"]),
+            **{c: _f64(f[c]) for c in ("cwnd", "ssthresh", "rtt", "throughput_bps")},
+            "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
+            **{name: _f64(column) for name, column in f["extra"].items()},
+        }
+        queues = {"time": _f64(q["time"]), "queue": _names(q["queue"], q["names"]), "length": _f64(q["length"])}
+        return cls(
+            meta=doc["meta"],
+            flows=_frame(doc.get("flows"), FLOW_COLUMNS),
+            queues=_frame(doc.get("queues"), QUEUE_COLUMNS),
+            links=_frame(doc.get("links"), LINK_COLUMNS),
+            series_flows=_frame(flows if len(flows["time"]) else None, SERIES_FLOW_COLUMNS),
+            series_queues=_frame(queues if len(queues["time"]) else None, SERIES_QUEUE_COLUMNS),
             udp=_frame(doc.get("udp"), UDP_COLUMNS),
         )
 

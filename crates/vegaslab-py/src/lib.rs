@@ -1,10 +1,13 @@
 //! `vegaslab._core`: the thin bridge between Python and the Rust simulator. It converts a
-//! scenario in (TOML text + overrides) and results out (JSON), and nothing else. A Rust
+//! scenario in (TOML text + overrides) and results out (JSON, and the time series as typed
+//! columns of bytes), and nothing else. A Rust
 //! panic never reaches Python as such: it becomes `SimulationError`.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use vegaslab_sim::{RunResults, Series};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -36,17 +39,16 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-/// Run a scenario; returns the results as JSON (`docs/results-format.md`).
-#[pyfunction]
-#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None))]
-fn run_scenario(
+/// Run a scenario, releasing the GIL; Ctrl-C and the progress callback are served every
+/// `PROGRESS_EVERY` of wall time.
+fn run_results(
     py: Python<'_>,
     toml_text: &str,
     source_name: &str,
     seed: Option<u64>,
     overrides: Vec<String>,
     progress: Option<PyObject>,
-) -> PyResult<String> {
+) -> PyResult<RunResults> {
     let mut callback_error: Option<PyErr> = None;
     let mut last = Instant::now();
     let outcome = py.allow_threads(|| {
@@ -80,9 +82,92 @@ fn run_scenario(
         Ok(Err(e)) => Err(scenario_error(py, &e)),
         Ok(Ok(results)) => match callback_error {
             Some(e) => Err(e),
-            None => Ok(results.to_json()),
+            None => Ok(results),
         },
     }
+}
+
+/// Run a scenario; returns the results as JSON (`docs/results-format.md`).
+#[pyfunction]
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None))]
+fn run_scenario(
+    py: Python<'_>,
+    toml_text: &str,
+    source_name: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    Ok(run_results(py, toml_text, source_name, seed, overrides, progress)?.to_json())
+}
+
+/// Run a scenario; returns `(json, series)`: the results as JSON without the time series (its
+/// `series` holds empty columns), and the time series as columns of little-endian bytes
+/// (`series_columns`), which Python wraps with numpy without parsing anything.
+#[pyfunction]
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None))]
+fn run_scenario_columns(
+    py: Python<'_>,
+    toml_text: &str,
+    source_name: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    progress: Option<PyObject>,
+) -> PyResult<(String, PyObject)> {
+    let mut results = run_results(py, toml_text, source_name, seed, overrides, progress)?;
+    let series = std::mem::take(&mut results.series);
+    Ok((results.to_json(), series_columns(py, &series)?))
+}
+
+fn f64_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = f64>) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * 8);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    PyBytes::new_bound(py, &out)
+}
+
+fn u32_bytes<'py>(py: Python<'py>, values: &[u32]) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * 4);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    PyBytes::new_bound(py, &out)
+}
+
+fn nullable<'py>(py: Python<'py>, column: &[Option<f64>]) -> Bound<'py, PyBytes> {
+    f64_bytes(py, column.iter().map(|v| v.unwrap_or(f64::NAN)))
+}
+
+/// The time series as `{"flows": {...}, "queues": {...}}`, each column `bytes`: `time` and the
+/// value columns little-endian f64 (NaN where the JSON form has null), `active` u8, `length`
+/// f64, the interned `flow` / `queue` column u32 indices into the `names` list.
+fn series_columns(py: Python<'_>, s: &Series) -> PyResult<PyObject> {
+    let f = &s.flows;
+    let flows = PyDict::new_bound(py);
+    flows.set_item("time", f64_bytes(py, f.time.iter().copied()))?;
+    flows.set_item("flow", u32_bytes(py, &f.flow))?;
+    flows.set_item("names", f.names.clone())?;
+    flows.set_item("cwnd", nullable(py, &f.cwnd))?;
+    flows.set_item("ssthresh", nullable(py, &f.ssthresh))?;
+    flows.set_item("rtt", nullable(py, &f.rtt))?;
+    flows.set_item("throughput_bps", nullable(py, &f.throughput_bps))?;
+    flows.set_item("active", PyBytes::new_bound(py, &f.active))?;
+    let extra = PyDict::new_bound(py);
+    for (name, column) in &f.extra {
+        extra.set_item(name, nullable(py, column))?;
+    }
+    flows.set_item("extra", extra)?;
+    let q = &s.queues;
+    let queues = PyDict::new_bound(py);
+    queues.set_item("time", f64_bytes(py, q.time.iter().copied()))?;
+    queues.set_item("queue", u32_bytes(py, &q.queue))?;
+    queues.set_item("names", q.names.clone())?;
+    queues.set_item("length", f64_bytes(py, q.length.iter().map(|&n| n as f64)))?;
+    let out = PyDict::new_bound(py);
+    out.set_item("flows", flows)?;
+    out.set_item("queues", queues)?;
+    Ok(out.into_any().unbind())
 }
 
 /// Validate a scenario without running it; returns a JSON summary of what it describes.
@@ -182,6 +267,7 @@ fn source_revision() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(run_scenario_columns, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;

@@ -23,7 +23,7 @@ pub mod sim;
 pub mod udp;
 pub mod units;
 
-pub use results::RunResults;
+pub use results::{RunResults, Series};
 pub use scenario::{ErrorKind, Scenario, ScenarioError};
 pub use sim::Simulator;
 

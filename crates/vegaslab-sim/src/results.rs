@@ -1,5 +1,6 @@
 //! What a run reports (`docs/results-format.md`), serialisable to JSON.
 
+use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
 #[derive(Clone, Debug, Serialize)]
@@ -95,11 +96,15 @@ pub struct LinkResult {
     pub utilisation: f64,
 }
 
-/// Long-format per-flow samples: one row per (time, flow).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+/// Long-format per-flow samples: one row per (time, flow). Rows name their flow by index into
+/// `names` (interned: no string per row); the JSON form writes the name itself, as before.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSeries {
     pub time: Vec<f64>,
-    pub flow: Vec<String>,
+    /// Index into `names`, per row.
+    pub flow: Vec<u32>,
+    /// The flow entries' names, in scenario order.
+    pub names: Vec<String>,
     pub cwnd: Vec<Option<f64>>,
     pub ssthresh: Vec<Option<f64>>,
     pub rtt: Vec<Option<f64>>,
@@ -109,15 +114,53 @@ pub struct FlowSeries {
     pub active: Vec<u8>,
     /// Algorithm variables worth plotting (e.g. Vegas-A's alpha and beta), one column each;
     /// null where a flow's algorithm has no such variable.
-    #[serde(flatten)]
     pub extra: std::collections::BTreeMap<String, Vec<Option<f64>>>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+/// Per-queue samples: one row per (time, queue), the queue by index into `names`.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct QueueSeries {
     pub time: Vec<f64>,
-    pub queue: Vec<String>,
+    pub queue: Vec<u32>,
+    /// The monitored queues' names ("A->B"), in the order they are sampled.
+    pub names: Vec<String>,
     pub length: Vec<u64>,
+}
+
+/// A column of names written from indices (the JSON form of an interned column).
+struct Named<'a>(&'a [u32], &'a [String]);
+
+impl Serialize for Named<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(|&i| self.1[i as usize].as_str()))
+    }
+}
+
+impl Serialize for FlowSeries {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(7 + self.extra.len()))?;
+        m.serialize_entry("time", &self.time)?;
+        m.serialize_entry("flow", &Named(&self.flow, &self.names))?;
+        m.serialize_entry("cwnd", &self.cwnd)?;
+        m.serialize_entry("ssthresh", &self.ssthresh)?;
+        m.serialize_entry("rtt", &self.rtt)?;
+        m.serialize_entry("throughput_bps", &self.throughput_bps)?;
+        m.serialize_entry("active", &self.active)?;
+        for (name, column) in &self.extra {
+            m.serialize_entry(name, column)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for QueueSeries {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(Some(3))?;
+        m.serialize_entry("time", &self.time)?;
+        m.serialize_entry("queue", &Named(&self.queue, &self.names))?;
+        m.serialize_entry("length", &self.length)?;
+        m.end()
+    }
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]

@@ -145,6 +145,10 @@ impl Simulator {
             connection_limit: MAX_INDEX as usize + 1,
             aborted: None,
         };
+        // The series' interned names: rows store indices.
+        sim.flow_series.names = sim.flows[..sim.entries].iter().map(|f| f.name.clone()).collect();
+        sim.queue_series.names =
+            sim.monitored_queues.iter().map(|&c| channel_name(&sim.scenario, &sim.channels[c])).collect();
         // `run_text` refuses these counts before building; a direct user gets a clean stop.
         let too_many = sim.channels.len() > MAX_INDEX as usize + 1
             || sim.flows.len() * 2 > MAX_INDEX as usize + 1
@@ -663,7 +667,7 @@ impl Simulator {
                     let newest = open.last().map(|&c| &self.flows[c as usize].sender);
                     s.active.push((!open.is_empty()) as u8);
                     s.time.push(t);
-                    s.flow.push(f.name.clone());
+                    s.flow.push(i as u32);
                     s.cwnd.push(m.cwnd.then(|| open.iter().map(|&c| self.flows[c as usize].sender.cwnd()).sum()));
                     s.ssthresh.push(if m.cwnd { newest.map(|n| n.ssthresh() as f64) } else { None });
                     s.rtt.push(if m.cwnd { newest.and_then(|n| n.state.last_rtt_sample) } else { None });
@@ -685,7 +689,7 @@ impl Simulator {
                 };
                 s.active.push(active as u8);
                 s.time.push(t);
-                s.flow.push(f.name.clone());
+                s.flow.push(i as u32);
                 let st = &f.sender.state;
                 s.cwnd.push(m.cwnd.then_some(st.cwnd));
                 s.ssthresh.push(m.cwnd.then_some(st.ssthresh as f64));
@@ -703,11 +707,11 @@ impl Simulator {
                 }
             }
         }
-        for &c in &self.monitored_queues {
+        for (j, &c) in self.monitored_queues.iter().enumerate() {
             let ch = &mut self.channels[c];
             ch.advance(self.now);
             self.queue_series.time.push(t);
-            self.queue_series.queue.push(channel_name(&self.scenario, ch));
+            self.queue_series.queue.push(j as u32);
             self.queue_series.length.push(ch.queue_len() as u64);
         }
         let next = self.now.saturating_add(self.scenario.sample_interval);

@@ -1,0 +1,53 @@
+"""The columnar results boundary (issue 11): the time series cross from Rust to Python as typed
+columns (bytes wrapped by numpy), not JSON; the frames equal the JSON path's exactly."""
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from vegaslab import _core, run
+from vegaslab.catalog import builtin_dir
+from vegaslab.results import Results
+
+TABLES = ("flows", "queues", "links", "udp", "series_flows", "series_queues")
+
+
+def _both(name: str, overrides: list[str]) -> tuple[Results, Results]:
+    text = (builtin_dir() / name).read_text()
+    by_json = Results.from_json(_core.run_scenario(text, name, 1, overrides, None))
+    doc, series = _core.run_scenario_columns(text, name, 1, overrides, None)
+    return by_json, Results.from_columns(doc, series)
+
+
+@pytest.mark.parametrize("name, overrides", [
+    # Vegas-A's algorithm columns (alpha, beta, ...) null for the NewReno flow.
+    ("va-newreno-share.toml", ["run.duration=20s", "monitor.all_queues=true"]),
+    # Per-flow connections (cwnd summed, newest connection's variables).
+    ("av-two-users.toml", ["run.duration=20s"]),
+    # No monitors at all: empty series.
+    ("va-reroute.toml", ["run.duration=5s", "monitor.cwnd=false", "monitor.throughput=false", "monitor.queues=[]"]),
+])
+def test_the_columnar_series_equal_the_json_series(name, overrides):
+    a, b = _both(name, overrides)
+    for table in TABLES:
+        pd.testing.assert_frame_equal(getattr(a, table), getattr(b, table), check_exact=True)
+    assert {k: v for k, v in a.meta.items() if k != "wall_time_s"} == \
+        {k: v for k, v in b.meta.items() if k != "wall_time_s"}
+
+
+def test_the_json_document_keeps_its_series_with_names_per_row():
+    text = (builtin_dir() / "va-newreno-share.toml").read_text()
+    doc = json.loads(_core.run_scenario(text, "x", 1, ["run.duration=12s"], None))
+    flows = doc["series"]["flows"]
+    assert set(flows["flow"]) == {"f1", "nr"} and len(flows["flow"]) == len(flows["time"])
+    doc2, _ = _core.run_scenario_columns(text, "x", 1, ["run.duration=12s"], None)
+    assert json.loads(doc2)["series"]["flows"]["time"] == []  # the series travel as columns
+
+
+def test_vegaslab_run_returns_writable_series_frames():
+    r = run("va-reroute", overrides=["run.duration=2s"])
+    r.series_flows.loc[0, "cwnd"] = -1.0  # numpy buffers from bytes are read-only unless copied
+    assert r.series_flows.loc[0, "cwnd"] == -1.0
+    assert r.series_flows.flow.iloc[0] == "f1"
