@@ -282,6 +282,9 @@ class _StubCore:
     def run_scenario(self, *args):
         raise self.exc
 
+    def run_scenario_columns(self, *args):
+        raise self.exc
+
 
 @pytest.mark.parametrize(
     "raised, expected",
