@@ -11,7 +11,7 @@ REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bpf testbed-accuracy compare-kernel bench bench-sweep fuzz docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bpf testbed-accuracy compare-kernel bench bench-scale bench-sweep fuzz docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -66,6 +66,10 @@ compare-kernel: setup bpf
 ## bench: the issue's benchmark, side by side with ns-2 when installed
 bench: setup ns2
 	$(VENV)/bin/vegaslab bench --out out/bench
+
+## bench-scale: ns per packet-hop, set-up time and peak memory from 50 to 100,000 flows (issue 11; BENCH_SCALE_ARGS="--sizes 50,500,5000")
+bench-scale: setup
+	$(PY) scripts/bench_scale.py --out out/bench-scale.json $(BENCH_SCALE_ARGS)
 
 ## bench-sweep: the sweep engine's scale benchmark (issue 8): 2 workers vs 1, overhead per run, a 10,000-run sweep and reading it into pandas (~13 min; BENCH_SWEEP_ARGS=--quick for ~20 s)
 bench-sweep: setup

@@ -298,6 +298,11 @@ def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, t
     assert ours["wall_s"] > 0 and ours["events_per_s"] > 0 and ours["peak_rss_bytes"] > 0
     assert ours["bottleneck_departures"] > 0
     assert set(ours["goodput_bps"]) == {"reno", "vegas"}
+    # Packet-hops: every link's packets, so more than the bottleneck's (each data packet
+    # crosses three links, each ACK three more), and ns per packet-hop from the same count.
+    assert ours["packet_hops"] > 3 * ours["bottleneck_departures"]
+    assert ours["ns_per_packet_hop"] == pytest.approx(ours["wall_s"] * 1e9 / ours["packet_hops"])
+    assert "ns per packet-hop" in printed
 
 
 # ---------------------------------------------------------------------- bad input and outputs (issue 7)

@@ -653,6 +653,8 @@ def _bench_numbers(child: dict, cc_of: dict[str, str], wall_from_meta: bool) -> 
     if meta.get("events") is not None:
         out["events"] = int(meta["events"])
         out["events_per_s"] = meta["events"] / wall
+    if meta.get("packet_hops") is not None:
+        out["packet_hops"] = int(meta["packet_hops"])
     for q in doc.get("queues", []):
         if q.get("queue") == BOTTLENECK:
             out["bottleneck_departures"] = q["departures"]
@@ -668,8 +670,18 @@ def _fmt_rate(v: float, unit: str) -> str:
     return f"{v:.3g} {unit}"
 
 
+def _per_packet_hop(n: dict[str, Any], hops: int | None) -> None:
+    """Packet-hops per second and ns per packet-hop from ``hops`` (comparable across
+    simulators, unlike events)."""
+    if hops:
+        n["packet_hops_per_s"] = hops / n["wall_s"]
+        n["ns_per_packet_hop"] = n["wall_s"] * 1e9 / hops
+
+
 def _bench_lines(label: str, n: dict[str, Any]) -> list[str]:
     parts = [f"wall {n['wall_s']:.3f} s"]
+    if "ns_per_packet_hop" in n:
+        parts.append(f"{_fmt_rate(n['packet_hops_per_s'], 'packet-hops/s')} ({n['ns_per_packet_hop']:.0f} ns per packet-hop)")
     if "events_per_s" in n:
         parts.append(f"{_fmt_rate(n['events_per_s'], 'events/s')}")
     if "bottleneck_pkts_per_s" in n:
@@ -693,6 +705,7 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, echo=print)
     if "error" in child:
         raise VegaslabError(f"vegaslab benchmark run failed: {child['error']}")
     ours = _bench_numbers(child, cc_of, wall_from_meta=False)
+    _per_packet_hop(ours, ours.get("packet_hops"))
     report["vegaslab"] = ours
     for line in _bench_lines("vegaslab", ours):
         echo(line)
@@ -708,6 +721,10 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, echo=print)
             report["ns2_skipped"] = theirs["error"]
         else:
             report["ns2"] = _bench_numbers(theirs, cc_of, wall_from_meta=True)
+            # ns-2 counts no packet-hops without queue monitors on every link, which would slow
+            # it; it runs the same scenario, so its work is taken as ours (the Reno/Vegas split
+            # printed below shows whether the two runs did the same).
+            _per_packet_hop(report["ns2"], ours.get("packet_hops"))
             report["ns2_over_vegaslab_wall"] = report["ns2"]["wall_s"] / ours["wall_s"]
             for line in _bench_lines("ns-2", report["ns2"]):
                 echo(line)

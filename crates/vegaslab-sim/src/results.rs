@@ -12,6 +12,10 @@ pub struct RunMeta {
     pub duration_s: f64,
     pub wall_time_s: f64,
     pub events: u64,
+    /// Packets accepted onto a link, summed over every link direction: the packet-hops, the
+    /// work any packet-level simulator does for the scenario (comparable across simulators,
+    /// unlike events).
+    pub packet_hops: u64,
     /// Set when the run stopped before its end because the scenario exceeded a limit the
     /// simulator found only while running (see `Simulator::run`); absent otherwise, so the
     /// results of every complete run are unchanged. `run_text` turns it into a scenario error

@@ -868,6 +868,7 @@ impl Simulator {
                 duration_s: dur_s,
                 wall_time_s,
                 events: self.events_processed,
+                packet_hops: self.channels.iter().map(|c| c.stats.departures).sum(),
                 aborted: self.aborted.clone(),
             },
             flows,
