@@ -451,3 +451,10 @@ def test_core_run_out_records_provenance_that_reruns_to_the_same_numbers(core, t
     again = tmp_path / "again"
     assert cli.main(argv[1:] + ["--out", str(again)]) == 0
     pd.testing.assert_frame_equal(vegaslab.Results.from_dir(out).flows, vegaslab.Results.from_dir(again).flows)
+
+
+def test_building_the_command_line_does_not_import_pandas():
+    # `vegaslab --help` and every command pay for what the parser imports (pandas: ~0.35 s).
+    code = "import sys; from vegaslab.cli import build_parser; build_parser(); print('pandas' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -377,7 +377,7 @@ class _DefaultIds(list):
 
 
 def _default_ids() -> Sequence[str]:
-    from vegaslab.catalog import DEFAULT_IDS
+    from vegaslab.catalog_defaults import DEFAULT_IDS  # not vegaslab.catalog: that imports pandas
 
     return DEFAULT_IDS
 
