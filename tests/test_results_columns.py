@@ -51,3 +51,20 @@ def test_vegaslab_run_returns_writable_series_frames():
     r.series_flows.loc[0, "cwnd"] = -1.0  # numpy buffers from bytes are read-only unless copied
     assert r.series_flows.loc[0, "cwnd"] == -1.0
     assert r.series_flows.flow.iloc[0] == "f1"
+
+
+@pytest.mark.parametrize("name, overrides", [
+    ("va-newreno-share.toml", ["run.duration=20s", "monitor.all_queues=true"]),
+    ("av-two-users.toml", ["run.duration=20s", "monitor.cwnd=false"]),  # cwnd, rtt columns all null
+    ("va-reroute.toml", ["run.duration=5s", "monitor.cwnd=false", "monitor.throughput=false", "monitor.queues=[]"]),
+])
+def test_a_sweep_workers_store_tables_from_columns_equal_those_from_json(name, overrides):
+    from vegaslab.store import tables_from_document
+
+    text = (builtin_dir() / name).read_text()
+    by_json = tables_from_document(json.loads(_core.run_scenario(text, name, 1, overrides, None)), "k", 1, {}, {})
+    doc, series = _core.run_scenario_columns(text, name, 1, overrides, None)
+    by_columns = tables_from_document(json.loads(doc), "k", 1, {}, {}, series_columns=series)
+    assert by_json.keys() == by_columns.keys()
+    for table in by_json:
+        assert by_json[table].equals(by_columns[table], check_metadata=True), table

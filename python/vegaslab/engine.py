@@ -259,8 +259,9 @@ def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> W
                                   "(another core build, or a referenced file changed); not run, so that no result is "
                                   "stored under a key it does not match")
             prepared = dataclasses.replace(prepared, normalized=normalized)
-            doc = json.loads(_call_core(core.run_scenario, spec.text, source, spec.seed, list(spec.overrides), None))
-        tables = tables_from_document(doc, prepared.key, prepared.seed, spec.params, types)
+            text, series = _call_core(core.run_scenario_columns, spec.text, source, spec.seed, list(spec.overrides), None)
+            doc = json.loads(text)
+        tables = tables_from_document(doc, prepared.key, prepared.seed, spec.params, types, series_columns=series)
         versions = {"core_version": version, "vegaslab_version": __version__,
                     "source_revision": str(core.source_revision())}
         wall = time.perf_counter() - t0

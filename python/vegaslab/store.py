@@ -442,13 +442,40 @@ def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
     }
 
 
+def series_from_columns(columns: Mapping[str, Any]) -> dict[str, dict[str, "pa.Array"]]:
+    """A results document's ``series`` from the core's typed columns
+    (``_core.run_scenario_columns``), as the Arrow columns the JSON form gives: null where
+    JSON has null (the core's NaN: JSON has no NaN), names for the interned indices, int64
+    counts, the algorithm columns in the core's (sorted) order."""
+    import numpy as np
+    import pyarrow as pa
+
+    def f64(column: bytes) -> "pa.Array":
+        return pa.array(np.frombuffer(column, dtype="<f8"), from_pandas=True)
+
+    def names(codes: bytes, names_: list[str]) -> "pa.Array":
+        return pa.array(np.asarray(names_, dtype=object)[np.frombuffer(codes, dtype="<u4")], type=pa.string())
+
+    f, q = columns["flows"], columns["queues"]
+    flows = {"time": f64(f["time"]), "flow": names(f["flow"], f["names"]),
+             **{c: f64(f[c]) for c in ("cwnd", "ssthresh", "rtt", "throughput_bps")},
+             "active": pa.array(np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64)),
+             **{name: f64(column) for name, column in f["extra"].items()}}
+    queues = {"time": f64(q["time"]), "queue": names(q["queue"], q["names"]),
+              "length": pa.array(np.frombuffer(q["length"], dtype="<f8").astype(np.int64))}
+    return {"flows": flows, "queues": queues}
+
+
 def tables_from_document(doc: Mapping[str, Any], key: str, seed: int, params: Mapping[str, Any],
-                         types: Mapping[str, str]) -> dict[str, "pa.Table"]:
+                         types: Mapping[str, str], series_columns: Mapping[str, Any] | None = None
+                         ) -> dict[str, "pa.Table"]:
     """The non-``runs`` tables of one run's results document (docs/results-format.md), each
-    with ``run_key``, the parameters and ``seed`` in front. Empty tables are left out."""
+    with ``run_key``, the parameters and ``seed`` in front. Empty tables are left out. With
+    ``series_columns`` (the core's typed columns), the time series come from them instead of
+    the document: the same tables without a JSON step."""
     from .results import TABLES as RESULT_TABLES
 
-    series = doc.get("series") or {}
+    series = series_from_columns(series_columns) if series_columns is not None else (doc.get("series") or {})
     sources = {"flows": doc.get("flows"), "queues": doc.get("queues"), "links": doc.get("links"),
                "udp": doc.get("udp"), "series_flows": series.get("flows"), "series_queues": series.get("queues")}
     out = {}
