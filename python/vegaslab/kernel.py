@@ -82,19 +82,22 @@ def check() -> None:
             raise KernelError(f"{tool} is not installed (scripts/install-bpf.sh installs it)")
 
 
-def _run(cmd: list[str], what: str) -> subprocess.CompletedProcess:
+def run_command(cmd: list[str], what: str, error: type[Exception] = KernelError) -> subprocess.CompletedProcess:
+    """Run a tool (make, bpftool, tc, ip, ...); on failure raise ``error`` with one sentence:
+    ``what`` and the tool's last line of output. Shared by the kernel and testbed modules."""
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         detail = (p.stderr.strip() or p.stdout.strip()).splitlines()
-        raise KernelError(f"{what}: {detail[-1] if detail else f'exit status {p.returncode}'}")
+        raise error(f"{what}: {detail[-1] if detail else f'exit status {p.returncode}'}")
     return p
+
 
 
 def build() -> Path:
     """Build the BPF objects, the loader and the replay test (``make -C kernel``); returns the
     build directory."""
     check()
-    _run(["make", "-s", "-C", str(KERNEL_DIR)], "building the BPF congestion controls failed")
+    run_command(["make", "-s", "-C", str(KERNEL_DIR)], "building the BPF congestion controls failed")
     return BUILD_DIR
 
 
@@ -154,7 +157,7 @@ def registered() -> list[str]:
     (``tcp_available_congestion_control``) count, so a new registration of that name is not
     blocked by the old one draining."""
     check()
-    p = _run(["bpftool", "-j", "struct_ops", "list"], "listing struct_ops failed")
+    p = run_command(["bpftool", "-j", "struct_ops", "list"], "listing struct_ops failed")
     items = json.loads(p.stdout or "[]")
     available = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
     return sorted({i["name"] for i in items
@@ -162,7 +165,7 @@ def registered() -> list[str]:
 
 
 def _bpftool_json(*args: str, what: str):
-    return json.loads(_run(["bpftool", "-j", *args], what).stdout or "null")
+    return json.loads(run_command(["bpftool", "-j", *args], what).stdout or "null")
 
 
 def _globals(name: str, section: str) -> dict[str, int]:
@@ -234,7 +237,7 @@ def ensure_bpffs() -> None:
     """A bpf filesystem on /sys/fs/bpf (libbpf pins vl_rovegas' shared AQT map under
     /sys/fs/bpf/vegaslab): mount one if there is none."""
     if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0:
-        _run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"], "mounting the bpf filesystem on /sys/fs/bpf failed")
+        run_command(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"], "mounting the bpf filesystem on /sys/fs/bpf failed")
 
 
 def register(cc: str, **params) -> str:
@@ -248,6 +251,6 @@ def register(cc: str, **params) -> str:
     if name in registered():
         unregister(name)
     sets = [f"{k}={v}" for k, v in values.items()]
-    _run([str(BUILD_DIR / "vl-loader"), "register", str(BUILD_DIR / f"{name}.bpf.o"), *sets],
+    run_command([str(BUILD_DIR / "vl-loader"), "register", str(BUILD_DIR / f"{name}.bpf.o"), *sets],
          f"registering {name} failed")
     return name

@@ -164,12 +164,13 @@ def _swap_into_place(tmp: Path, target: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _f64(column: bytes) -> np.ndarray:
-    """A little-endian f64 column from the core (a writable copy)."""
+def column_f64(column: bytes) -> np.ndarray:
+    """A little-endian f64 column from ``_core.run_scenario_columns`` (a writable copy; NaN
+    where the JSON form has null). Also what the results store decodes the columns with."""
     return np.frombuffer(column, dtype="<f8").astype(np.float64)
 
 
-def _names(codes: bytes, names: list[str]) -> np.ndarray:
+def column_names(codes: bytes, names: list[str]) -> np.ndarray:
     """An interned column from the core: u32 indices into ``names``, as the names."""
     return np.asarray(names, dtype=object)[np.frombuffer(codes, dtype="<u4")]
 
@@ -244,12 +245,13 @@ class Results:
             raise ValueError("a results document is a JSON object with a 'meta' field")
         f, q = series["flows"], series["queues"]
         flows = {
-            "time": _f64(f["time"]), "flow": _names(f["flow"], f["names"]),
-            **{c: _f64(f[c]) for c in ("cwnd", "ssthresh", "rtt", "throughput_bps")},
+            "time": column_f64(f["time"]), "flow": column_names(f["flow"], f["names"]),
+            **{c: column_f64(f[c]) for c in ("cwnd", "ssthresh", "rtt", "throughput_bps")},
             "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
-            **{name: _f64(column) for name, column in f["extra"].items()},
+            **{name: column_f64(column) for name, column in f["extra"].items()},
         }
-        queues = {"time": _f64(q["time"]), "queue": _names(q["queue"], q["names"]), "length": _f64(q["length"])}
+        queues = {"time": column_f64(q["time"]), "queue": column_names(q["queue"], q["names"]),
+                  "length": column_f64(q["length"])}
         return cls(
             meta=doc["meta"],
             flows=_frame(doc.get("flows"), FLOW_COLUMNS),

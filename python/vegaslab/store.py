@@ -450,11 +450,13 @@ def series_from_columns(columns: Mapping[str, Any]) -> dict[str, dict[str, "pa.A
     import numpy as np
     import pyarrow as pa
 
+    from .results import column_f64, column_names
+
     def f64(column: bytes) -> "pa.Array":
-        return pa.array(np.frombuffer(column, dtype="<f8"), from_pandas=True)
+        return pa.array(column_f64(column), from_pandas=True)
 
     def names(codes: bytes, names_: list[str]) -> "pa.Array":
-        return pa.array(np.asarray(names_, dtype=object)[np.frombuffer(codes, dtype="<u4")], type=pa.string())
+        return pa.array(column_names(codes, names_), type=pa.string())
 
     f, q = columns["flows"], columns["queues"]
     flows = {"time": f64(f["time"]), "flow": names(f["flow"], f["names"]),
@@ -462,7 +464,7 @@ def series_from_columns(columns: Mapping[str, Any]) -> dict[str, dict[str, "pa.A
              "active": pa.array(np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64)),
              **{name: f64(column) for name, column in f["extra"].items()}}
     queues = {"time": f64(q["time"]), "queue": names(q["queue"], q["names"]),
-              "length": pa.array(np.frombuffer(q["length"], dtype="<f8").astype(np.int64))}
+              "length": pa.array(column_f64(q["length"]).astype(np.int64))}
     return {"flows": flows, "queues": queues}
 
 

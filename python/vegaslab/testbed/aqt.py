@@ -39,7 +39,7 @@ import struct
 import subprocess
 from pathlib import Path
 
-from ..kernel import BUILD_DIR, KERNEL_DIR, KernelError, check, ensure_bpffs
+from ..kernel import BUILD_DIR, KERNEL_DIR, KernelError, check, ensure_bpffs, run_command
 from .network import b36
 
 __all__ = ["AqtPath", "Stamp", "read_stamp", "map_id", "remove_stale", "cgroup2_root", "PIN_DIR", "MAP_PIN"]
@@ -55,11 +55,7 @@ _counter = itertools.count()
 
 
 def _run(cmd: list[str], what: str) -> str:
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        lines = (p.stderr.strip() or p.stdout.strip()).splitlines()
-        raise KernelError(f"{what}: {lines[-1] if lines else f'exit status {p.returncode}'}")
-    return p.stdout
+    return run_command(cmd, what).stdout
 
 
 def cgroup2_root() -> Path:

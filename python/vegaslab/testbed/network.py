@@ -140,11 +140,9 @@ def build_delayline() -> Path:
 # ---- small helpers ----
 
 def _run(cmd: list[str], what: str) -> str:
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        lines = (p.stderr.strip() or p.stdout.strip()).splitlines()
-        raise TestbedError(f"{what}: {lines[-1] if lines else f'exit status {p.returncode}'}")
-    return p.stdout
+    from ..kernel import run_command
+
+    return run_command(cmd, what, TestbedError).stdout
 
 
 def _quiet(cmd: list[str]) -> None:
