@@ -93,6 +93,12 @@ pub struct Channel {
     /// The sending node is an AQT-enabled router: probing packets get their queueing time
     /// added to the AQT option (RoVegas).
     pub aqt_enabled: bool,
+    /// A monitored queue's next sample time (`Nanos::MAX`: not monitored) and sampling period;
+    /// see `start_sampling`.
+    next_sample: Nanos,
+    sample_interval: Nanos,
+    /// The waiting-queue length at each sample time taken so far.
+    samples: Vec<u64>,
 }
 
 impl Channel {
@@ -116,7 +122,51 @@ impl Channel {
             stats: QueueStats::default(),
             tx_memo: (0, 0),
             aqt_enabled: false,
+            next_sample: Nanos::MAX,
+            sample_interval: 0,
+            samples: Vec::new(),
         }
+    }
+
+    /// Monitor this queue: record its waiting length at every multiple of `interval` (from
+    /// `interval` on).
+    ///
+    /// Decided: a queue samples itself as its own clock passes each sample time, instead of
+    /// being read by a sampling event. A channel's clock is the time of the latest packet it
+    /// accepted; on an express hop (`express`) that lies ahead of the simulation's clock, so
+    /// an event reading the queue at the current time would see packets that have not arrived
+    /// yet. Arrivals at one channel come in time order (a channel fed by an express hop has a
+    /// single order-keeping feeder; any other is fed at the current time), so when an arrival
+    /// later than a sample time comes, every packet the queue holds arrived at or before that
+    /// time: the sample is the length then. A sample at time T therefore counts every packet
+    /// that arrived at or before T and whose transmission starts after T. Monitoring costs a
+    /// comparison per arrival and keeps express hops on monitored links, and nothing a
+    /// monitor does can change a result (`monitors_change_no_result` in the tests).
+    pub fn start_sampling(&mut self, interval: Nanos) {
+        self.sample_interval = interval.max(1);
+        self.next_sample = self.sample_interval;
+    }
+
+    /// Record every sample due strictly before `t`.
+    #[cold]
+    fn sample_before(&mut self, t: Nanos) {
+        while self.next_sample < t {
+            self.advance(self.next_sample);
+            self.samples.push(self.waiting.len() as u64);
+            self.next_sample = self.next_sample.saturating_add(self.sample_interval);
+        }
+    }
+
+    /// The run stopped at `stop`: the samples at every sample time up to and including `stop`
+    /// (a channel whose clock ran ahead of `stop` may have taken later ones; they are cut).
+    pub fn finish_sampling(&mut self, stop: Nanos) -> Vec<u64> {
+        if self.next_sample == Nanos::MAX && self.samples.is_empty() {
+            return Vec::new();
+        }
+        self.sample_before(stop.saturating_add(1));
+        let mut samples = std::mem::take(&mut self.samples);
+        samples.truncate((stop / self.sample_interval) as usize);
+        samples
     }
 
     pub fn queue_spec(&self) -> &QueueSpec {
@@ -196,6 +246,9 @@ impl Channel {
     /// Decide a packet's fate and account for it, without putting it in the pipe: the
     /// caller hands an accepted packet straight to the far node (see `express`).
     pub fn accept(&mut self, now: Nanos, bytes: u32) -> Admission {
+        if self.next_sample < now {
+            self.sample_before(now);
+        }
         self.advance(now);
         self.stats.arrivals += 1;
         let len = self.waiting.len() as u64;
@@ -349,6 +402,33 @@ mod tests {
         let Admission::Accepted { arrives_at, .. } = z.admit(1, pkt(1000)) else { panic!("accepted") };
         assert_eq!(arrives_at, Nanos::MAX);
         assert!(matches!(z.admit(2, pkt(1000)), Admission::Accepted { arrives_at: Nanos::MAX, .. }));
+    }
+
+    #[test]
+    fn a_monitored_queue_samples_its_length_as_its_clock_passes_each_sample_time() {
+        let mut c = chan(50);
+        c.start_sampling(5_000_000);
+        // 1000 bytes take 8 ms: four at 0 ms transmit 0-8, 8-16, 16-24 and 24-32 ms.
+        for _ in 0..4 {
+            c.admit(0, pkt(1000));
+        }
+        // Nothing is sampled until an arrival later than a sample time comes.
+        assert!(c.samples.is_empty());
+        // At 30 ms: the samples at 5-25 ms are taken first, without this packet.
+        c.admit(30_000_000, pkt(1000));
+        assert_eq!(c.samples, vec![3, 2, 2, 1, 0]);
+        // The sample at 30 ms counts the packet that arrived then (it waits until 32 ms).
+        assert_eq!(c.finish_sampling(30_000_000), vec![3, 2, 2, 1, 0, 1]);
+    }
+
+    #[test]
+    fn samples_taken_ahead_of_where_the_run_stopped_are_cut() {
+        let mut c = chan(50);
+        c.start_sampling(5_000_000);
+        c.admit(0, pkt(1000));
+        c.admit(0, pkt(1000));
+        c.admit(23_000_000, pkt(1000)); // an express hop, ahead of the run's clock
+        assert_eq!(c.finish_sampling(12_000_000), vec![1, 0]);
     }
 
     #[test]

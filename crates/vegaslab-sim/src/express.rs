@@ -2,8 +2,7 @@
 //!
 //! A packet normally waits in a channel's pipe for a delivery event at its arrival time. That
 //! event is needed when something else may happen at the far node in between: packets from
-//! other channels merging into the same next channel, a sender's timers, a monitor sampling a
-//! queue. But when every packet that can ever enter the next step comes through this one
+//! other channels merging into the same next channel, or a sender's timers. But when every packet that can ever enter the next step comes through this one
 //! channel, whose delay never changes (so packets leave in arrival order), the next step sees
 //! the same packets in the same order at the same simulated times whenever it is processed.
 //! Then the packet is handed on at its arrival time straight away, with no event.
@@ -12,7 +11,8 @@
 //! For each channel we collect its *feeders*: the channel each of its packets came from, or
 //! "local" for packets a sender injects. A sink's ACKs count as coming from the channel that
 //! delivered the data (the sink is driven only by that channel). A channel is *expressable*
-//! when its only feeder is one order-keeping channel and no monitor samples it. A channel
+//! when its only feeder is one order-keeping channel. A monitored queue is no exception: it
+//! samples itself as its own clock passes each sample time (`Channel::start_sampling`). A channel
 //! `c` hands packets on directly (`express_from[c]`) when every packet leaving it goes either
 //! into an expressable channel fed by `c`, or to a sink whose ACK channel is expressable and
 //! fed by `c`. Packets to senders always take an event (the sender has timers).
@@ -50,7 +50,7 @@ pub struct Route {
 /// Linear in the total length of the routes: only whether a channel has exactly one feeder
 /// (and which) matters, so feeders are not listed (a list checked for duplicates made a
 /// 10,000-pair dumbbell's bottleneck quadratic).
-pub fn express_channels(channels: &[Channel], routes: &[Route], monitored: &[usize]) -> Vec<bool> {
+pub fn express_channels(channels: &[Channel], routes: &[Route]) -> Vec<bool> {
     let n = channels.len();
     let mut feeders: Vec<Feeders> = vec![Feeders::None; n];
     let mut add = |c: u32, f: Feeder| {
@@ -73,15 +73,8 @@ pub fn express_channels(channels: &[Channel], routes: &[Route], monitored: &[usi
             add(c, if i == 0 { Feeder::Channel(last_data) } else { Feeder::Channel(r.ack[i - 1]) });
         }
     }
-    let monitored = {
-        let mut m = vec![false; n];
-        monitored.iter().for_each(|&c| m[c] = true);
-        m
-    };
     let expressable_from = |next: u32, from: u32| -> bool {
-        feeders[next as usize] == Feeders::One(Feeder::Channel(from))
-            && channels[from as usize].keeps_order()
-            && !monitored[next as usize]
+        feeders[next as usize] == Feeders::One(Feeder::Channel(from)) && channels[from as usize].keeps_order()
     };
     // Every "next step" of each channel, per flow path.
     let mut ok = vec![true; n];

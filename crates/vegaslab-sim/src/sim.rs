@@ -170,7 +170,7 @@ impl Simulator {
         if sim.unroutable_flows().is_empty() && sim.unroutable_udp().is_empty() {
             let mut routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
             routes.extend((0..sim.scenario.udp.len()).map(|i| sim.udp_route(i)));
-            sim.express_from = express_channels(&sim.channels, &routes, &sim.monitored_queues);
+            sim.express_from = express_channels(&sim.channels, &routes);
         } else {
             sim.express_from = vec![false; sim.channels.len()];
         }
@@ -309,8 +309,11 @@ impl Simulator {
                 }
             }
         }
+        for &c in &self.monitored_queues {
+            self.channels[c].start_sampling(self.scenario.sample_interval);
+        }
         let m = &self.scenario.monitor;
-        if m.cwnd || m.throughput || !self.monitored_queues.is_empty() {
+        if m.cwnd || m.throughput {
             if m.throughput {
                 let bins = (duration / self.scenario.sample_interval).saturating_add(1) as usize;
                 for f in &mut self.flows {
@@ -321,6 +324,8 @@ impl Simulator {
         }
         let dur_s = secs(duration);
         let mut last_progress = wall;
+        // Where the run stopped: its end, or the event at which it was stopped.
+        let mut stop = duration;
         while let Some((t, ev)) = self.events.pop() {
             if t > duration {
                 break; // the rest lies beyond the run
@@ -337,16 +342,19 @@ impl Simulator {
                 Event::App(i) => self.on_app(i),
             }
             if self.aborted.is_some() {
+                stop = t;
                 break;
             }
             let n = self.events_processed;
             if n & 0x3fff == 0 || (n.is_multiple_of(WALL_CHECK_EVERY) && last_progress.elapsed() >= PROGRESS_WALL) {
                 last_progress = Instant::now();
                 if !progress(secs(t), dur_s) {
+                    stop = t;
                     break;
                 }
             }
         }
+        self.collect_queue_samples(stop);
         self.now = duration;
         for c in &mut self.channels {
             c.advance(duration);
@@ -707,16 +715,26 @@ impl Simulator {
                 }
             }
         }
-        for (j, &c) in self.monitored_queues.iter().enumerate() {
-            let ch = &mut self.channels[c];
-            ch.advance(self.now);
-            self.queue_series.time.push(t);
-            self.queue_series.queue.push(j as u32);
-            self.queue_series.length.push(ch.queue_len() as u64);
-        }
         let next = self.now.saturating_add(self.scenario.sample_interval);
         if next <= self.scenario.duration {
             self.events.schedule(next, Event::Sample);
+        }
+    }
+
+    /// The monitored queues' samples (each queue takes its own, see `Channel::start_sampling`)
+    /// as rows by time, then queue, up to the time the run stopped.
+    fn collect_queue_samples(&mut self, stop: Nanos) {
+        let per_queue: Vec<Vec<u64>> = self.monitored_queues.iter().map(|&c| self.channels[c].finish_sampling(stop)).collect();
+        let count = per_queue.iter().map(Vec::len).min().unwrap_or(0);
+        let interval = self.scenario.sample_interval;
+        let s = &mut self.queue_series;
+        for k in 0..count {
+            let t = secs(interval * (k as Nanos + 1));
+            for (j, lengths) in per_queue.iter().enumerate() {
+                s.time.push(t);
+                s.queue.push(j as u32);
+                s.length.push(lengths[k]);
+            }
         }
     }
 
