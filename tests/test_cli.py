@@ -69,10 +69,10 @@ def test_top_level_help_lists_the_subcommands_and_examples(capsys):
     assert "examples:" in text
 
 
-def test_run_help_documents_set_seed_out_and_no_plots(capsys):
+def test_run_help_documents_set_seed_out_no_plots_and_csv(capsys):
     _exit_code(["run", "--help"])
     text = capsys.readouterr().out
-    for option in ("--set KEY=VALUE", "--seed N", "--out DIR", "--no-plots"):
+    for option in ("--set KEY=VALUE", "--seed N", "--out DIR", "--no-plots", "--csv"):
         assert option in text
 
 
@@ -244,10 +244,96 @@ def test_core_run_prints_the_summary_and_writes_tables_and_plots(core, tiny, tmp
     printed = capsys.readouterr().out
     assert "f1" in printed and "Mbit/s" in printed
     for table in ("flows", "queues", "links", "series_flows", "series_queues"):
-        assert (out / f"{table}.parquet").is_file() and (out / f"{table}.csv").is_file()
+        assert (out / f"{table}.parquet").is_file()
     assert json.loads((out / "meta.json").read_text())["duration_s"] == pytest.approx(3.0)
     for png in ("cwnd.png", "throughput.png", "queue.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_core_run_writes_csv_copies_only_with_csv_and_they_equal_the_parquet_tables(core, tiny, tmp_path):
+    import pandas as pd
+
+    from vegaslab.results import TABLES
+
+    assert cli.main(["run", str(tiny), "--out", str(tmp_path / "plain"), "--seed", "3"]) == 0
+    assert not list((tmp_path / "plain").glob("*.csv"))
+    assert cli.main(["run", str(tiny), "--out", str(tmp_path / "csv"), "--seed", "3", "--csv"]) == 0
+    with_csv = tmp_path / "csv"
+    assert sorted(p.name for p in with_csv.glob("*.csv")) == sorted(f"{t}.csv" for t in TABLES)
+    for table in TABLES:
+        parquet = pd.read_parquet(with_csv / f"{table}.parquet")
+        # the same run with and without --csv: the same Parquet tables
+        pd.testing.assert_frame_equal(parquet, pd.read_parquet(tmp_path / "plain" / f"{table}.parquet"))
+        csv = pd.read_csv(with_csv / f"{table}.csv")
+        assert list(csv.columns) == list(parquet.columns) and len(csv) == len(parquet)
+        if len(parquet):
+            pd.testing.assert_frame_equal(csv, parquet, check_dtype=False)
+    assert vegaslab.Results.from_dir(with_csv).meta["seed"] == 3  # the copies are checksummed in meta.json
+
+
+def test_core_run_with_no_plots_never_imports_matplotlib(core, tiny, tmp_path):
+    code = ("import sys; from vegaslab import cli; "
+            f"assert cli.main(['run', {str(tiny)!r}, '--out', {str(tmp_path / 'out')!r}, '--no-plots']) == 0; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'PIL')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_core_run_needs_no_pandas_before_the_core_simulates(core, tiny, tmp_path):
+    # With the background import switched off, pandas is still unloaded when the core starts
+    # simulating: so the import the background thread makes overlaps the simulation.
+    code = ("import sys, vegaslab; from vegaslab import cli\n"
+            "class NoImportAhead(cli._ImportAhead):\n"
+            "    def _load(self): pass\n"
+            "cli._ImportAhead = NoImportAhead\n"
+            "seen = []\n"
+            "real = vegaslab._call_core\n"
+            "def spy(fn, *a, **k):\n"
+            "    seen.append('pandas' in sys.modules)\n"
+            "    return real(fn, *a, **k)\n"
+            "vegaslab._call_core = spy\n"
+            f"assert cli.main(['run', {str(tiny)!r}, '--out', {str(tmp_path / 'out')!r}, '--no-plots']) == 0\n"
+            "print(seen[0], 'pandas' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "False True"
+
+
+def test_resolving_a_catalog_id_does_not_import_pandas():
+    code = ("import sys; from vegaslab import cli; p = cli._resolve_scenario('bench/grids-net2'); "
+            "print(p.name, 'pandas' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["grids-net2.toml", "False"]
+
+
+def test_core_run_imports_plots_during_the_simulation_and_reports_its_failure_in_one_line(
+        core, tiny, tmp_path, capsys, monkeypatch):
+    import threading
+
+    importers = []
+
+    class BrokenPlots:  # a finder that fails the import of vegaslab.plots, as a broken matplotlib would
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name == "vegaslab.plots":
+                importers.append(threading.current_thread().name)
+                raise RuntimeError("the plotting backend is broken")
+            return None
+
+    monkeypatch.delitem(sys.modules, "vegaslab.plots", raising=False)
+    monkeypatch.setattr(sys, "meta_path", [BrokenPlots, *sys.meta_path])
+    out = tmp_path / "out"
+    assert cli.main(["run", str(tiny), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err == ("vegaslab: internal error: RuntimeError: the plotting backend is broken "
+                   "(set VEGASLAB_DEBUG=1 for a traceback, and please report it)\n")
+    # first on the background thread (overlapping the simulation), then again on the main
+    # thread, which raises what the background import swallowed
+    assert importers == ["vegaslab: import vegaslab.results, vegaslab.plots", threading.main_thread().name]
+    assert not out.exists() and not list(tmp_path.glob(".out*"))
+    assert not [t for t in threading.enumerate() if t.name.startswith("vegaslab: import")]
 
 
 def test_core_run_with_no_plots_writes_tables_only(core, tiny, tmp_path):
@@ -269,7 +355,7 @@ def test_core_run_set_applies_overrides(core, tiny, tmp_path):
                      "--set", "flows[0].cc=newreno", "--set", "run.duration=2s"]) == 0
     meta = json.loads((out / "meta.json").read_text())
     assert meta["duration_s"] == pytest.approx(2.0)
-    assert "newreno" in (out / "flows.csv").read_text()
+    assert "newreno" in set(vegaslab.Results.from_dir(out).flows["cc"])
 
 
 def test_core_run_invalid_override_exits_2_naming_the_field(core, tiny, tmp_path, capsys):
@@ -408,7 +494,7 @@ def test_core_a_failed_run_out_leaves_the_previous_output_whole(core, tiny, tmp_
     assert cli.main(["run", str(tiny), "--out", str(out), "--no-plots", "--seed", "1"]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     calls = {"n": 0}
-    real = pd.DataFrame.to_csv
+    real = pd.DataFrame.to_parquet
 
     def interrupted(self, *a, **k):  # Ctrl-C after the first tables of the new run are written
         calls["n"] += 1
@@ -416,7 +502,7 @@ def test_core_a_failed_run_out_leaves_the_previous_output_whole(core, tiny, tmp_
             raise KeyboardInterrupt
         return real(self, *a, **k)
 
-    monkeypatch.setattr(pd.DataFrame, "to_csv", interrupted)
+    monkeypatch.setattr(pd.DataFrame, "to_parquet", interrupted)
     assert cli.main(["run", str(tiny), "--out", str(out), "--no-plots", "--seed", "2",
                      "--set", "run.duration=2s"]) == 130
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

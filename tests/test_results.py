@@ -134,15 +134,30 @@ def test_repr_is_the_formatted_summary(res):
 # ---------------------------------------------------------------------- files
 
 
-def test_to_dir_writes_parquet_and_csv_for_every_table(res, tmp_path):
+def test_to_dir_writes_parquet_for_every_table_and_no_csv_unless_asked(res, tmp_path):
     written = res.to_dir(tmp_path / "out")
     names = {p.name for p in written}
-    for table in ("flows", "queues", "links", "series_flows", "series_queues"):
-        assert f"{table}.parquet" in names and f"{table}.csv" in names
+    for table in ("flows", "queues", "links", "udp", "series_flows", "series_queues"):
+        assert f"{table}.parquet" in names
         assert (tmp_path / "out" / f"{table}.parquet").stat().st_size > 0
+    assert not list((tmp_path / "out").glob("*.csv"))
     assert json.loads((tmp_path / "out" / "meta.json").read_text())["scenario"] == "tiny"
-    csv = pd.read_csv(tmp_path / "out" / "flows.csv")
-    assert list(csv["flow"]) == ["vegas", "reno"]
+    assert list(pd.read_parquet(tmp_path / "out" / "flows.parquet")["flow"]) == ["vegas", "reno"]
+
+
+def test_to_dir_with_csv_writes_copies_equal_to_the_parquet_tables_and_checksums_them(res, tmp_path):
+    from vegaslab.results import INTEGRITY_KEY, TABLES
+
+    written = {p.name for p in res.to_dir(tmp_path / "out", csv=True)}
+    recorded = json.loads((tmp_path / "out" / "meta.json").read_text())[INTEGRITY_KEY]
+    for table in TABLES:
+        assert {f"{table}.parquet", f"{table}.csv"} <= written and f"{table}.csv" in recorded
+        parquet = pd.read_parquet(tmp_path / "out" / f"{table}.parquet")
+        csv = pd.read_csv(tmp_path / "out" / f"{table}.csv")
+        assert list(csv.columns) == list(parquet.columns) and len(csv) == len(parquet)
+        if len(parquet):
+            pd.testing.assert_frame_equal(csv, parquet, check_dtype=False)
+    Results.from_dir(tmp_path / "out")  # the CSV copies belong with meta.json
 
 
 def test_to_dir_round_trips_through_from_dir(res, tmp_path):
@@ -192,7 +207,7 @@ def test_to_dir_replaces_an_earlier_run_whole_and_leaves_no_temporary_directory(
 
 
 def test_to_dir_never_replaces_a_directory_with_other_files(res, tmp_path):
-    from vegaslab.results import OutputDirError
+    from vegaslab.outdir import OutputDirError
 
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(OutputDirError, match="notes.txt"):

@@ -7,7 +7,7 @@ The public API in one screen::
     res = vegaslab.run("va-reroute", overrides=["flows[0].cc=newreno"])
     print(res)                      # fixed-width summary table
     res.flows, res.queues           # pandas DataFrames (see docs/results-format.md)
-    res.to_dir("out/va-reroute")    # Parquet + CSV + meta.json
+    res.to_dir("out/va-reroute")    # Parquet + meta.json
 
 A scenario is a path to a ``.toml`` file, a TOML text, or a ``dict`` with the same structure
 (docs/scenario-format.md). The compiled core (``vegaslab._core``) is imported on first use, so
@@ -460,8 +460,6 @@ def run(
     progress:  True for a tqdm bar on runs longer than ~2 s, or a callable
                ``progress(sim_time_s, duration_s)`` called every ~0.2 s of wall time.
     """
-    from .results import Results
-
     text, source = _scenario_source(scenario)
     _check_seed(seed, source)
     ovr = _normalise_overrides(overrides)
@@ -473,6 +471,9 @@ def run(
     finally:
         if bar is not None:
             bar.close()
+    # Imported only now (pandas, ~0.3 s): `vegaslab run` loads it on another thread meanwhile.
+    from .results import Results
+
     try:
         res = Results.from_columns(doc, series)
     except (ValueError, KeyError, TypeError) as exc:

@@ -55,9 +55,10 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
-import pandas as pd
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd  # imported where used: `vegaslab run CATALOG-ID` resolves ids without it
 
 from . import ScenarioError, format_override, load_scenario, to_toml
 
@@ -568,6 +569,8 @@ def ratio(ours: Any, published: Any) -> float:
 def compare(results, published: Mapping[str, float]) -> pd.DataFrame:
     """One row per published metric: metric, published, ours, ratio (ours / published).
     Raises KeyError naming the metric when the results have no such flow/queue/link/column."""
+    import pandas as pd
+
     rows = []
     for key, pub in published.items():
         ours = results.value(key)
@@ -626,13 +629,13 @@ def reproduce(
     stops the engine, keeps the finished runs in the store, writes the report of what
     finished and re-raises.
 
-    ``out`` and ``seed`` are checked before anything runs (:class:`vegaslab.results.OutputDirError`,
+    ``out`` and ``seed`` are checked before anything runs (:class:`vegaslab.outdir.OutputDirError`,
     :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.engine.run_payload` in the
     workers (for tests that simulate crashing runs)."""
     from . import _check_seed
     from . import report as report_mod
     from . import runner
-    from .results import check_output_dir
+    from .outdir import check_output_dir
 
     t0 = time.perf_counter()
     out = Path(out)
@@ -675,6 +678,8 @@ def reproduce(
 
 
 def _ours_cell(ours: Any, std: Any, n: Any) -> str:
+    import pandas as pd
+
     from .results import _num
 
     txt = _num(ours, 7)
@@ -687,6 +692,8 @@ def _ours_cell(ours: Any, std: Any, n: Any) -> str:
 
 
 def _cells(r) -> list[str]:
+    import pandas as pd
+
     from .results import _num
 
     ratio_txt = "-" if pd.isna(r.ratio) else ("inf" if math.isinf(r.ratio) else f"{r.ratio:.3f}")

@@ -6,17 +6,19 @@ Every subcommand has ``--help`` with examples. Exit status: 0 ok, 1 simulation f
 Errors are one line on stderr, ``vegaslab: <file or option>: <what is wrong>``, never a Python
 traceback (set ``VEGASLAB_DEBUG=1`` to get one for an unexpected error). Output directories
 are checked before anything is simulated, and written all or nothing
-(:func:`vegaslab.results.output_dir`).
+(:func:`vegaslab.outdir.output_dir`).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -101,12 +103,14 @@ Run `vegaslab COMMAND --help` for each command's options.""",
         "run", formatter_class=_FORMATTER,
         help="run one scenario, print its summary, write tables and plots",
         description=_wrap("Run one scenario file, print the per-flow summary, and write every results "
-                    "table (Parquet and CSV), meta.json and PNG plots (cwnd, throughput, queue) to DIR."),
+                    "table as Parquet (plus CSV copies with --csv), meta.json and PNG plots (cwnd, "
+                    "throughput, queue) to DIR."),
         epilog="""examples:
   vegaslab run va-reroute                      # a catalog id (vegaslab reproduce --list)
   vegaslab run my.toml                         # or a scenario file
   vegaslab run my.toml --set run.duration=50s --set flows[1].params.alpha=2
   vegaslab run my.toml --seed 7 --out out/seed7 --no-plots
+  vegaslab run my.toml --csv                   # also <table>.csv beside each <table>.parquet
 
 --set uses the override syntax of docs/scenario-format.md: dotted paths with list indices,
 values parsed as TOML when possible (numbers, booleans, arrays), otherwise strings.
@@ -118,6 +122,8 @@ Without --no-plots the cwnd, throughput and queue monitors are switched on.""",
     p.add_argument("--seed", type=_seed, metavar="N", help="random seed (overrides run.seed), 0 .. 2**63-1")
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<scenario stem>)")
     p.add_argument("--no-plots", action="store_true", help="write tables only; leave the monitors off")
+    p.add_argument("--csv", action="store_true",
+                   help="also write each table as CSV (the same rows and columns as its Parquet file)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -299,7 +305,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_testbed_run(args) -> int:
-    from vegaslab.results import check_output_dir
+    from vegaslab.outdir import check_output_dir
     from vegaslab.testbed.run import run as testbed_run
 
     path = _resolve_scenario(args.scenario)
@@ -401,29 +407,65 @@ def _resolve_scenario(name: str) -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from vegaslab.results import check_output_dir
+    from vegaslab.outdir import check_output_dir
 
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / path.stem
     check_output_dir(out)  # before the simulation, not after it
     overrides = list(args.overrides) if args.no_plots else [*PLOT_MONITORS, *args.overrides]
-    res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=True)
-    _show_and_write(res, out, plots=not args.no_plots)
+    ahead = _ImportAhead("vegaslab.results", *(() if args.no_plots else ("vegaslab.plots",)))
+    try:
+        res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=True)
+        _show_and_write(res, out, plots=False if args.no_plots else ahead.module("vegaslab.plots"), csv=args.csv)
+    finally:
+        ahead.join()
     return 0
 
 
-def _show_and_write(res, out: Path, *, plots: bool) -> None:
-    """Print a run's summary; write its tables, meta.json (with provenance) and optionally
-    plots into a temporary directory that replaces ``out`` only once all are written."""
-    from vegaslab.results import output_dir
+class _ImportAhead:
+    """Import modules on a background thread, to be used later on the main thread.
+
+    Decided for issue 11: ``vegaslab run`` imports pandas (``vegaslab.results``) and
+    matplotlib (``vegaslab.plots``), about 0.3 s each, while the core simulates, which
+    releases the GIL (``py.allow_threads`` in crates/vegaslab-py), so the imports cost no
+    wall time on a machine with a second core. Nothing the run computes depends on them. The
+    thread swallows every exception; the main thread imports again where it needs a module
+    (:meth:`module`, or a plain import, which waits for the thread's import to finish), and a
+    failed import raises there as it would without the thread (Python does not keep a module
+    that failed to import), so errors surface exactly as before."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+        self._thread = threading.Thread(target=self._load, name=f"vegaslab: import {', '.join(names)}", daemon=True)
+        self._thread.start()
+
+    def _load(self) -> None:
+        for name in self.names:
+            try:
+                importlib.import_module(name)
+            except BaseException:  # noqa: BLE001 - raised again on the main thread
+                pass
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def module(self, name: str):
+        self.join()
+        return importlib.import_module(name)
+
+
+def _show_and_write(res, out: Path, *, plots: Any = False, csv: bool = False) -> None:
+    """Print a run's summary; write its tables (with CSV copies if ``csv``), meta.json (with
+    provenance) and, if ``plots`` (True, or the :mod:`vegaslab.plots` module already imported),
+    its plots into a temporary directory that replaces ``out`` only once all are written."""
+    from vegaslab.outdir import output_dir
 
     print(res.format_table())
     with output_dir(out) as tmp:
-        written = res.write_files(tmp)
+        written = res.write_files(tmp, csv=csv)
         if plots:
-            from vegaslab.plots import plot_all
-
-            written += plot_all(res, tmp)
+            module = importlib.import_module("vegaslab.plots") if plots is True else plots
+            written += module.plot_all(res, tmp)
     print(f"\nwrote {len(written)} files to {out}/")
 
 
@@ -524,7 +566,7 @@ def _bad_scheduler(args: argparse.Namespace) -> bool:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from vegaslab.catalog import reproduce, resolve
-    from vegaslab.results import check_output_dir
+    from vegaslab.outdir import check_output_dir
     from vegaslab.store import StoreError, StoreLockedError
 
     if args.list_entries:
@@ -750,7 +792,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not scenario.is_file():
         raise FileNotFoundError(f"{scenario}: benchmark scenario not found")
     if args.out:
-        from vegaslab.results import check_output_dir
+        from vegaslab.outdir import check_output_dir
 
         check_output_dir(args.out, replace=False)
     overrides = list(args.overrides)
@@ -778,7 +820,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    from vegaslab.results import OutputDirError
+    from vegaslab.outdir import OutputDirError
 
     try:
         return args.func(args)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
@@ -25,8 +26,67 @@ MAX_LEGEND = 12
 MAX_QUEUES = 8
 
 
+def m4_indices(columns: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Indices of the samples to draw so that every pixel column looks as with all of them
+    (M4 decimation, Jugel et al., VLDB 2014): of each run of consecutive samples that fall in
+    the same pixel column, the first, the last, the lowest and the highest. A line through
+    those spans the same rows in every column as the line through all samples (the run's
+    lowest to highest value) and enters and leaves the column at the same samples, so a
+    one-sample spike stays. Exact for a hairline; a wider anti-aliased line can differ by the
+    ink its half-width spills into the neighbouring column, i.e. within a pixel
+    (tests/test_plots.py measures it). Non-finite values (gaps in the line) are all kept and
+    end a run, so a gap never closes. ``columns`` is the pixel column of each sample."""
+    n = len(y)
+    if n == 0:
+        return np.arange(0)
+    columns = np.asarray(columns)
+    y = np.asarray(y, dtype=float)
+    finite = np.isfinite(y)
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    change[1:] = (columns[1:] != columns[:-1]) | ~finite[1:] | ~finite[:-1]
+    starts = np.flatnonzero(change)
+    ends = np.append(starts[1:], n) - 1
+    counts = ends - starts + 1
+    position = np.arange(n)
+    low = np.where(finite, y, np.inf)  # a non-finite sample is a run of its own; kept as first
+    high = np.where(finite, y, -np.inf)
+    at_min = low == np.repeat(np.minimum.reduceat(low, starts), counts)
+    at_max = high == np.repeat(np.maximum.reduceat(high, starts), counts)
+    argmin = np.minimum.reduceat(np.where(at_min, position, n), starts)
+    argmax = np.minimum.reduceat(np.where(at_max, position, n), starts)
+    return np.unique(np.concatenate([starts, ends, argmin, argmax]))
+
+
+def decimate(x: np.ndarray, y: np.ndarray, pixel_x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` reduced to :func:`m4_indices` of the pixel columns ``floor(pixel_x)`` (each
+    sample's x in display pixels); returned as given when there are at most four samples per
+    column spanned (nothing to gain) or a position is not finite."""
+    x, y, pixel_x = (np.asarray(v, dtype=float) for v in (x, y, pixel_x))
+    if len(x) == 0 or not np.isfinite(pixel_x).all():
+        return x, y
+    columns = np.floor(pixel_x).astype(np.int64)
+    if len(x) <= 4 * (int(columns.max()) - int(columns.min()) + 1):
+        return x, y
+    keep = m4_indices(columns, y)
+    return x[keep], y[keep]
+
+
+def _groups(keys) -> list[tuple[object, np.ndarray]]:
+    """``(key, row positions)`` per distinct key, in order of first appearance and with the
+    rows in their order, rows with a missing key left out (what ``groupby(sort=False)``
+    iterates), from one stable sort instead of a sub-frame per group."""
+    import pandas as pd  # already imported with the Results this module plots
+
+    codes, names = pd.factorize(keys)
+    order = np.argsort(codes, kind="stable")
+    order = order[codes[order] >= 0]
+    bounds = np.flatnonzero(np.diff(codes[order])) + 1
+    return list(zip(list(names), np.split(order, bounds))) if len(order) else []
+
+
 def _figure(title: str, ylabel: str) -> tuple[Figure, object]:
-    fig = Figure(figsize=(8, 4), dpi=110, layout="constrained")
+    fig = Figure(figsize=(8, 4), dpi=110, layout="none")  # laid out once, by _save
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.set_title(title)
@@ -36,7 +96,35 @@ def _figure(title: str, ylabel: str) -> tuple[Figure, object]:
     return fig, ax
 
 
+def _decimate_lines(ax) -> None:
+    """Replace each line's data by what :func:`decimate` keeps for the pixel columns of the
+    axes as they will be drawn (the limits and the layout must be final)."""
+    for line in ax.get_lines():
+        x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+        if len(x) <= 4 * ax.bbox.width:  # cannot have more than four samples per column
+            continue
+        pixel_x = line.get_transform().transform(np.column_stack([x, np.ones_like(x)]))[:, 0]
+        x2, y2 = decimate(x, y, pixel_x)
+        if len(x2) < len(x):
+            line.set_data(x2, y2)
+
+
 def _save(fig: Figure, ax, path: str | os.PathLike, n_lines: int) -> Path:
+    """Lay the figure out once, decimate its lines to the pixel columns they land in, add the
+    legend and write the PNG.
+
+    Decided for issue 11 (measured on the 50-flow benchmark and on 1 ms samples): the figure
+    has no layout engine; the constrained layout runs once, here, before the legend and before
+    anything is drawn, so ``savefig`` draws once instead of twice (with an engine it first
+    draws every line in a layout pass). The layout itself costs about 30 ms a figure and keeps
+    every label inside the figure, so it stays. With the axes' pixel box known, lines with more
+    than four samples per pixel column are decimated (:func:`m4_indices`): what Agg
+    rasterises and what ``loc="best"`` scans to place the legend (which took a second on two
+    200,000-sample queue lines) shrinks to at most four points per column, with the same
+    pixels covered in every column."""
+    ax.autoscale_view()
+    ConstrainedLayoutEngine().execute(fig)
+    _decimate_lines(ax)
     if 0 < n_lines <= MAX_LEGEND:
         ax.legend(loc="best", fontsize="small")
     out = Path(path)
@@ -56,15 +144,15 @@ def plot_cwnd(results: "Results", path: str | os.PathLike, *, ssthresh: bool = F
     if s.empty:
         return None
     fig, ax = _figure(_title(results, "congestion window"), "cwnd (packets)")
-    top = 0.0
-    for flow, g in s.groupby("flow", sort=False):
-        (line,) = ax.plot(g["time"], g["cwnd"], lw=1.2, label=str(flow))
-        top = max(top, float(g["cwnd"].max()))
-        if ssthresh and g["ssthresh"].notna().any():
-            ax.plot(g["time"], g["ssthresh"], ls="--", lw=0.8, color=line.get_color(),
-                    label=f"{flow} ssthresh")
+    time, cwnd, sst = (s[c].to_numpy(dtype=float) for c in ("time", "cwnd", "ssthresh"))
+    groups = _groups(s["flow"])
+    for flow, rows in groups:
+        (line,) = ax.plot(time[rows], cwnd[rows], lw=1.2, label=str(flow))
+        if ssthresh and not np.isnan(sst[rows]).all():
+            ax.plot(time[rows], sst[rows], ls="--", lw=0.8, color=line.get_color(), label=f"{flow} ssthresh")
+    top = float(cwnd.max())
     ax.set_ylim(0, top * 1.1 if top > 0 else 1)
-    return _save(fig, ax, path, s["flow"].nunique() * (2 if ssthresh else 1))
+    return _save(fig, ax, path, len(groups) * (2 if ssthresh else 1))
 
 
 def running_mean(values: np.ndarray) -> np.ndarray:
@@ -79,23 +167,26 @@ def plot_throughput(results: "Results", path: str | os.PathLike) -> Path | None:
     s = results.series_flows.dropna(subset=["throughput_bps"])
     if s.empty:
         return None
-    scale, unit = (1e6, "Mbit/s") if s["throughput_bps"].max() >= 1e6 else (1e3, "kbit/s")
+    time, bps = s["time"].to_numpy(dtype=float), s["throughput_bps"].to_numpy(dtype=float)
+    scale, unit = (1e6, "Mbit/s") if bps.max() >= 1e6 else (1e3, "kbit/s")
     fig, ax = _figure(_title(results, "throughput"), f"throughput ({unit})")
     spans = results.flows.set_index("flow")[["start_s", "end_s"]] if len(results.flows) else None
-    for flow, g in s.groupby("flow", sort=False):
-        g = g.sort_values("time")
+    groups = _groups(s["flow"])
+    for flow, rows in groups:
+        rows = rows[np.argsort(time[rows], kind="stable")]
+        t = time[rows]
         if spans is not None and flow in spans.index:
             start, end = spans.loc[flow, "start_s"], spans.loc[flow, "end_s"]
-            active = g["time"] >= start if np.isfinite(start) else g["time"] == g["time"]
+            active = t >= start if np.isfinite(start) else np.ones(len(t), dtype=bool)
             if np.isfinite(end):
-                active &= g["time"] <= end + 1e-9
+                active &= t <= end + 1e-9
             if active.any():
-                g = g[active]
-        y = g["throughput_bps"].to_numpy() / scale
-        (line,) = ax.plot(g["time"], y, lw=0.5, alpha=0.6)
-        ax.plot(g["time"], running_mean(y), lw=2.2, color=line.get_color(), label=f"{flow} (running mean)")
+                rows, t = rows[active], t[active]
+        y = bps[rows] / scale
+        (line,) = ax.plot(t, y, lw=0.5, alpha=0.6)
+        ax.plot(t, running_mean(y), lw=2.2, color=line.get_color(), label=f"{flow} (running mean)")
     ax.set_ylim(bottom=0)
-    return _save(fig, ax, path, s["flow"].nunique())
+    return _save(fig, ax, path, len(groups))
 
 
 def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
@@ -103,14 +194,17 @@ def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
     s = results.series_queues.dropna(subset=["length"])
     if s.empty:
         return None
-    busiest = s.groupby("queue", sort=False)["length"].mean().sort_values(ascending=False, kind="stable")
-    chosen = list(busiest.index[:MAX_QUEUES])
+    time, length = s["time"].to_numpy(dtype=float), s["length"].to_numpy(dtype=float)
+    groups = _groups(s["queue"])
+    means = np.array([length[rows].mean() for _, rows in groups])
+    busiest = np.argsort(-means, kind="stable")[:MAX_QUEUES]  # ties: the first seen first
     fig, ax = _figure(_title(results, "queue length"), "queue length (packets)")
-    for queue in chosen:
-        g = s[s["queue"] == queue].sort_values("time")
-        ax.plot(g["time"], g["length"], drawstyle="steps-post", lw=1.0, label=str(queue))
+    for g in busiest:
+        queue, rows = groups[g]
+        rows = rows[np.argsort(time[rows], kind="stable")]
+        ax.plot(time[rows], length[rows], drawstyle="steps-post", lw=1.0, label=str(queue))
     ax.set_ylim(bottom=0)
-    return _save(fig, ax, path, len(chosen))
+    return _save(fig, ax, path, len(busiest))
 
 
 def plot_all(results: "Results", out_dir: str | os.PathLike) -> list[Path]:

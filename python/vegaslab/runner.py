@@ -269,7 +269,7 @@ def export(results: Mapping[str, "Results"], outcomes: Iterable[Outcome], result
     that run). No CSV copies: for ``reproduce --all`` they were 1.4 GB of the 1.6 GB written
     (``vegaslab run --out`` still writes CSV beside Parquet)."""
     from .catalog import safe_name
-    from .results import output_dir
+    from .outdir import output_dir
 
     for o in outcomes:
         res = results.get(o.job.key)
