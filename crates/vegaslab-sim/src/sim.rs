@@ -1168,32 +1168,53 @@ mod routing {
         }
     }
 
-    /// The routing entries some path uses: per node, (destination, channel) sorted by
-    /// destination (a compressed sparse row table); and, when it is small, the same entries
-    /// as a dense table (`dense[dest_row[d] * nodes + n]`), which is what a hop looks up: as
-    /// fast as the first version for the scenarios it handled well.
+    /// The routing entries some path uses, looked up at every hop. A hop looks up (node,
+    /// destination):
+    ///
+    /// - when nodes x destinations is small: in one dense table (`dense[dest_row[d] * nodes +
+    ///   n]`), as fast as the first version for the scenarios it handled well;
+    /// - otherwise, at a node with many entries (a router): in its own dense row over the
+    ///   destinations (`rows[row_of[n] * dests + dest_row[d]]`);
+    /// - at any other node (a host, a few entries): in its entries sorted by destination.
+    ///
+    /// Decided for issue 11: the large case used to binary-search every node's sorted
+    /// entries, and a router on the path of 20,000 flows searched 40,000 of them at every
+    /// hop, 16 dependent loads that missed the cache (16% of the run time at 20,000 flows); a
+    /// hash map was no better (one random load into a table of megabytes). A router's row is
+    /// one load from an array the size of the destinations, which the router's traffic keeps
+    /// in cache.
     pub struct RouteTable {
-        start: Vec<u32>,
-        rows: Vec<(u32, u32)>,
         nodes: usize,
         dense: Vec<u32>,
+        /// Destination index of each node (`NONE`: no path ends there).
         dest_row: Vec<u32>,
+        /// The large case: each node's row in `rows` (`NONE`: its entries are in `small`).
+        row_of: Vec<u32>,
+        dests: usize,
+        rows: Vec<u32>,
+        /// The large case, other nodes: (destination, channel) sorted by destination, node
+        /// `n`'s from `start[n]` to `start[n + 1]`.
+        start: Vec<u32>,
+        small: Vec<(u32, u32)>,
     }
 
     /// Largest dense table, entries (16 MiB).
     const MAX_DENSE: usize = 1 << 22;
     /// A dense-table slot no path uses.
     const UNUSED: u32 = u32::MAX - 1;
+    /// A node with more entries than this gets a dense row in the large case.
+    const ROW_MIN_ENTRIES: u32 = 32;
 
     impl RouteTable {
         /// Entries for every node on the path of each (source, destination) pair; an
         /// unreachable pair gets a `NO_ROUTE` entry at its source.
         pub fn build(router: &mut Router, nodes: usize, pairs: &[(u32, u32)]) -> Self {
-            Self::build_with(router, nodes, pairs, MAX_DENSE)
+            Self::build_with(router, nodes, pairs, MAX_DENSE, ROW_MIN_ENTRIES)
         }
 
-        /// `build`, with a dense table only up to `max_dense` entries.
-        pub fn build_with(router: &mut Router, nodes: usize, pairs: &[(u32, u32)], max_dense: usize) -> Self {
+        /// `build`, with a dense table or dense rows only up to `max_dense` entries, and rows
+        /// only for nodes with more than `row_min_entries` entries.
+        pub fn build_with(router: &mut Router, nodes: usize, pairs: &[(u32, u32)], max_dense: usize, row_min_entries: u32) -> Self {
             let mut pairs: Vec<(u32, u32)> = pairs.iter().copied().filter(|&(s, d)| s != d).collect();
             // Group by destination, destinations hanging from the same core node together
             // (one breadth-first search each).
@@ -1226,41 +1247,77 @@ mod routing {
                     true
                 });
             }
-            entries.sort_unstable();
-            let mut start = vec![0u32; nodes + 1];
-            for &(n, _, _) in &entries {
-                start[n as usize + 1] += 1;
-            }
-            for i in 0..nodes {
-                start[i + 1] += start[i];
-            }
             let mut dests: Vec<u32> = entries.iter().map(|&(_, d, _)| d).collect();
             dests.sort_unstable();
             dests.dedup();
-            let (mut dense, mut dest_row) = (Vec::new(), Vec::new());
+            let mut dest_row = vec![NONE; nodes];
+            for (i, &d) in dests.iter().enumerate() {
+                dest_row[d as usize] = i as u32;
+            }
+            let mut table = RouteTable {
+                nodes,
+                dense: Vec::new(),
+                dest_row,
+                row_of: Vec::new(),
+                dests: dests.len(),
+                rows: Vec::new(),
+                start: Vec::new(),
+                small: Vec::new(),
+            };
             if dests.len().saturating_mul(nodes) <= max_dense {
-                dense = vec![UNUSED; dests.len() * nodes];
-                dest_row = vec![NONE; nodes];
-                for (i, &d) in dests.iter().enumerate() {
-                    dest_row[d as usize] = i as u32;
-                }
+                table.dense = vec![UNUSED; dests.len() * nodes];
                 for &(n, d, c) in &entries {
-                    dense[dest_row[d as usize] as usize * nodes + n as usize] = c;
+                    table.dense[table.dest_row[d as usize] as usize * nodes + n as usize] = c;
+                }
+                return table;
+            }
+            // Rows for the nodes with the most entries, as many as fit in `max_dense`.
+            let mut count = vec![0u32; nodes];
+            for &(n, _, _) in &entries {
+                count[n as usize] += 1;
+            }
+            let mut big: Vec<u32> = (0..nodes as u32).filter(|&n| count[n as usize] > row_min_entries).collect();
+            big.sort_unstable_by_key(|&n| (std::cmp::Reverse(count[n as usize]), n));
+            big.truncate(max_dense / dests.len().max(1));
+            table.row_of = vec![NONE; nodes];
+            for (i, &n) in big.iter().enumerate() {
+                table.row_of[n as usize] = i as u32;
+            }
+            table.rows = vec![UNUSED; big.len() * dests.len()];
+            entries.sort_unstable();
+            table.start = vec![0u32; nodes + 1];
+            for &(n, d, c) in &entries {
+                match table.row_of[n as usize] {
+                    NONE => {
+                        table.start[n as usize + 1] += 1;
+                        table.small.push((d, c));
+                    }
+                    row => table.rows[row as usize * dests.len() + table.dest_row[d as usize] as usize] = c,
                 }
             }
-            RouteTable { start, rows: entries.into_iter().map(|(_, d, c)| (d, c)).collect(), nodes, dense, dest_row }
+            for i in 0..nodes {
+                table.start[i + 1] += table.start[i];
+            }
+            table
         }
 
         /// The recorded next hop from `n` toward `d`, if recorded.
         #[inline(always)]
         pub fn get(&self, n: u32, d: u32) -> Option<u32> {
-            if !self.dest_row.is_empty() {
+            if self.row_of.is_empty() {
+                // The small case: one dense table.
                 let row = self.dest_row[d as usize];
                 let c = if row == NONE { UNUSED } else { self.dense[row as usize * self.nodes + n as usize] };
                 return (c != UNUSED).then_some(c);
             }
-            let row = &self.rows[self.start[n as usize] as usize..self.start[n as usize + 1] as usize];
-            row.binary_search_by_key(&d, |&(dst, _)| dst).ok().map(|i| row[i].1)
+            let row = self.row_of[n as usize];
+            if row != NONE {
+                let i = self.dest_row[d as usize];
+                let c = if i == NONE { UNUSED } else { self.rows[row as usize * self.dests + i as usize] };
+                return (c != UNUSED).then_some(c);
+            }
+            let entries = &self.small[self.start[n as usize] as usize..self.start[n as usize + 1] as usize];
+            entries.binary_search_by_key(&d, |&(dst, _)| dst).ok().map(|i| entries[i].1)
         }
     }
 }
@@ -1345,11 +1402,14 @@ mod tests {
             let pairs: Vec<(u32, u32)> = all.iter().flat_map(|&s| all.iter().map(move |&d| (s, d))).collect();
             let mut router = Router::new(nodes, &channels);
             let dense = RouteTable::build(&mut router, nodes, &pairs);
-            let sparse = RouteTable::build_with(&mut router, nodes, &pairs, 0);
+            let sparse = RouteTable::build_with(&mut router, nodes, &pairs, 0, 0);
+            // Too large for one table: dense rows for the busiest nodes (as many as fit), the
+            // other nodes' entries searched.
+            let rows_too = RouteTable::build_with(&mut router, nodes, &pairs, nodes * nodes / 2, case as u32 % 3);
             let mut fresh = Router::new(nodes, &channels);
             for &(n, d) in &pairs {
                 let want = table[rows[d as usize] as usize * nodes + n as usize];
-                for table in [&dense, &sparse] {
+                for table in [&dense, &sparse, &rows_too] {
                     let got = if n == d { NO_ROUTE } else { table.get(n, d).expect("every pair recorded") };
                     assert_eq!(got, want, "case {case}: {n} -> {d} in {links:?}");
                 }
