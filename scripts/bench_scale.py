@@ -6,7 +6,7 @@ beta 105, 1500-byte packets) with N pairs, the bottleneck's rate and buffer scal
 Mbit/s and 6,711 packets per 50 flows), run twice in a fresh interpreter: for 1 ms (the set-up)
 and for the measured duration. ns per packet-hop = (wall - set-up) / packet-hops.
 
-    python scripts/bench_scale.py [--sizes 50,500,5000,20000,100000] [--duration 5] [--out FILE.json]
+    python scripts/bench_scale.py [--sizes 50,500,5000,20000,100000] [--duration 2] [--out FILE.json]
 """
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def child(text: str, duration: str, timeout: float) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="50,500,5000,20000,100000")
-    ap.add_argument("--duration", type=float, default=5.0, help="simulated seconds per size")
+    ap.add_argument("--duration", type=float, default=2.0, help="simulated seconds per size (README: 2)")
     ap.add_argument("--timeout", type=float, default=900.0, help="wall seconds per run")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
