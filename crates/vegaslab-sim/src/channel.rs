@@ -38,7 +38,9 @@ pub struct QueueStats {
 impl QueueStats {
     #[inline]
     fn integrate(&mut self, len: u64, t: Nanos) {
-        if t > self.last_change {
+        // An empty queue adds exactly +0.0 to both sums: skip the arithmetic (most links are
+        // empty most of the time).
+        if len > 0 && t > self.last_change {
             // Through i64: the same values (times stay below `limits::MAX_TIME_NS` plus the
             // path's delays, far below 2^63), in one instruction each instead of x86-64's
             // longer unsigned-to-float sequence; this runs at every arrival and start.
@@ -46,8 +48,8 @@ impl QueueStats {
             let l = len as i64 as f64;
             self.area += l * dt;
             self.area_sq += l * l * dt;
-            self.last_change = t;
         }
+        self.last_change = self.last_change.max(t);
     }
 
     /// Time-weighted mean and standard deviation of the waiting-queue length over [0, end].
