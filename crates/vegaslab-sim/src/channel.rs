@@ -166,8 +166,8 @@ impl Channel {
     /// The run stopped at `stop`: the samples at every sample time up to and including `stop`
     /// (a channel whose clock ran ahead of `stop` may have taken later ones; they are cut).
     pub fn finish_sampling(&mut self, stop: Nanos) -> Vec<u64> {
-        if self.next_sample == Nanos::MAX && self.samples.is_empty() {
-            return Vec::new();
+        if self.sample_interval == 0 {
+            return Vec::new(); // not monitored
         }
         self.sample_before(stop.saturating_add(1));
         let mut samples = std::mem::take(&mut self.samples);

@@ -1168,41 +1168,35 @@ mod routing {
         }
     }
 
-    /// The routing entries some path uses, looked up at every hop. A hop looks up (node,
-    /// destination):
+    /// The routing entries some path uses, looked up at every hop as (node, destination):
+    /// a node with a row finds its channel in one load (`rows[row_of[n] * dests +
+    /// dest_row[d]]`); any other node searches its few entries, sorted by destination.
+    /// Every node gets a row when all rows fit in `MAX_DENSE` entries (the whole table is
+    /// then dense); otherwise the nodes with the most entries (routers) do, as many as fit.
     ///
-    /// - when nodes x destinations is small: in one dense table (`dense[dest_row[d] * nodes +
-    ///   n]`), as fast as the first version for the scenarios it handled well;
-    /// - otherwise, at a node with many entries (a router): in its own dense row over the
-    ///   destinations (`rows[row_of[n] * dests + dest_row[d]]`);
-    /// - at any other node (a host, a few entries): in its entries sorted by destination.
-    ///
-    /// Decided for issue 11: the large case used to binary-search every node's sorted
-    /// entries, and a router on the path of 20,000 flows searched 40,000 of them at every
-    /// hop, 16 dependent loads that missed the cache (16% of the run time at 20,000 flows); a
-    /// hash map was no better (one random load into a table of megabytes). A router's row is
-    /// one load from an array the size of the destinations, which the router's traffic keeps
-    /// in cache.
+    /// Decided for issue 11: nodes without a row used to be every node of a large scenario,
+    /// and a router on the path of 20,000 flows binary-searched 40,000 entries at every hop,
+    /// 16 dependent loads that missed the cache (16% of the run time at 20,000 flows); a hash
+    /// map was no better (one random load into a table of megabytes). A router's row is one
+    /// load from an array the size of the destinations, which its traffic keeps in cache.
     pub struct RouteTable {
-        nodes: usize,
-        dense: Vec<u32>,
         /// Destination index of each node (`NONE`: no path ends there).
         dest_row: Vec<u32>,
-        /// The large case: each node's row in `rows` (`NONE`: its entries are in `small`).
+        /// Each node's row in `rows` (`NONE`: its entries are in `small`).
         row_of: Vec<u32>,
         dests: usize,
         rows: Vec<u32>,
-        /// The large case, other nodes: (destination, channel) sorted by destination, node
-        /// `n`'s from `start[n]` to `start[n + 1]`.
+        /// The nodes without a row: (destination, channel) sorted by destination, node `n`'s
+        /// from `start[n]` to `start[n + 1]`.
         start: Vec<u32>,
         small: Vec<(u32, u32)>,
     }
 
-    /// Largest dense table, entries (16 MiB).
+    /// Most row entries, all rows together (16 MiB).
     const MAX_DENSE: usize = 1 << 22;
-    /// A dense-table slot no path uses.
+    /// A row slot no path uses.
     const UNUSED: u32 = u32::MAX - 1;
-    /// A node with more entries than this gets a dense row in the large case.
+    /// When not every node's row fits, only a node with more entries than this gets one.
     const ROW_MIN_ENTRIES: u32 = 32;
 
     impl RouteTable {
@@ -1212,8 +1206,8 @@ mod routing {
             Self::build_with(router, nodes, pairs, MAX_DENSE, ROW_MIN_ENTRIES)
         }
 
-        /// `build`, with a dense table or dense rows only up to `max_dense` entries, and rows
-        /// only for nodes with more than `row_min_entries` entries.
+        /// `build`, with rows of at most `max_dense` entries in all, and (when not every
+        /// node's row fits) rows only for nodes with more than `row_min_entries` entries.
         pub fn build_with(router: &mut Router, nodes: usize, pairs: &[(u32, u32)], max_dense: usize, row_min_entries: u32) -> Self {
             let mut pairs: Vec<(u32, u32)> = pairs.iter().copied().filter(|&(s, d)| s != d).collect();
             // Group by destination, destinations hanging from the same core node together
@@ -1254,24 +1248,9 @@ mod routing {
             for (i, &d) in dests.iter().enumerate() {
                 dest_row[d as usize] = i as u32;
             }
-            let mut table = RouteTable {
-                nodes,
-                dense: Vec::new(),
-                dest_row,
-                row_of: Vec::new(),
-                dests: dests.len(),
-                rows: Vec::new(),
-                start: Vec::new(),
-                small: Vec::new(),
-            };
-            if dests.len().saturating_mul(nodes) <= max_dense {
-                table.dense = vec![UNUSED; dests.len() * nodes];
-                for &(n, d, c) in &entries {
-                    table.dense[table.dest_row[d as usize] as usize * nodes + n as usize] = c;
-                }
-                return table;
-            }
-            // Rows for the nodes with the most entries, as many as fit in `max_dense`.
+            let mut table = RouteTable { dest_row, row_of: Vec::new(), dests: dests.len(), rows: Vec::new(), start: Vec::new(), small: Vec::new() };
+            // Every node gets a row when all fit, else those with the most entries, as many as fit.
+            let row_min_entries = if dests.len().saturating_mul(nodes) <= max_dense { 0 } else { row_min_entries };
             let mut count = vec![0u32; nodes];
             for &(n, _, _) in &entries {
                 count[n as usize] += 1;
@@ -1304,12 +1283,6 @@ mod routing {
         /// The recorded next hop from `n` toward `d`, if recorded.
         #[inline(always)]
         pub fn get(&self, n: u32, d: u32) -> Option<u32> {
-            if self.row_of.is_empty() {
-                // The small case: one dense table.
-                let row = self.dest_row[d as usize];
-                let c = if row == NONE { UNUSED } else { self.dense[row as usize * self.nodes + n as usize] };
-                return (c != UNUSED).then_some(c);
-            }
             let row = self.row_of[n as usize];
             if row != NONE {
                 let i = self.dest_row[d as usize];
