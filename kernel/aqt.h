@@ -57,9 +57,8 @@
 #define VL_AQT_KIND 253
 #define VL_AQT_LEN 12
 #define VL_AQT_EXID 0x564C
-/* Offsets of the two fields inside the option. */
+/* Offset of the AQT field inside the option (the echo follows it at 8). */
 #define VL_AQT_OFF_AQT 4
-#define VL_AQT_OFF_ECHO 8
 
 /* The pinned storage map shared by the sock_ops object and vl_rovegas. */
 #define VL_AQT_PIN_DIR "/sys/fs/bpf/vegaslab"

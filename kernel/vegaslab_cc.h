@@ -35,7 +35,7 @@
  * -------
  * Classic Linux Vegas with the two changes of rovegas.rs's "Linux flavour" docs, fed by
  * vl_pkts_acked_q(), which takes a sample's optional queueing times (whole µs: AQT = backward,
- * AQT-echo = forward; kernel/aqt.bpf.c says how they reach the kernel):
+ * AQT-echo = forward; kernel/aqt.h says how they reach the kernel):
  *   (1) the sample's baseRTT candidate is rtt_us + 1 - (AQT + AQT-echo), at least 1 µs; a
  *       sample without queueing times is its own candidate (plain Vegas);
  *   (2) the round's diff (and target) use minRTT - QT_b, QT_b = sum of the round's probing
@@ -141,7 +141,7 @@ struct vl_state {
 	/* RoVegasLinuxRule (rovegas.rs) */
 	__u32 ro_probes;     /* probing samples (with queueing times) in this round */
 	__u64 ro_backward_sum_us; /* sum of their AQT (backward queueing), µs */
-	/* Not a decision input: the BPF program's last consumed AQT stamp counter (aqt.bpf.c),
+	/* Not a decision input: the BPF program's last consumed AQT stamp counter (vegaslab.bpf.c),
 	 * so that one stamp feeds one sample only. The replay leaves it alone. */
 	__u32 ro_stamp_seen;
 };

@@ -17,18 +17,16 @@ import sys
 import time
 from pathlib import Path
 
-CHILD = r"""
+from vegaslab.cli import _PEAK_RSS  # the benchmark's peak-memory reader
+
+CHILD = _PEAK_RSS + r"""
 import json, sys, time
 from vegaslab import _core
 text, overrides = sys.argv[1], json.loads(sys.argv[2])
 t0 = time.perf_counter()
 doc = json.loads(_core.run_scenario(text, "scale", 1, overrides, None))
 wall = time.perf_counter() - t0
-peak = 0
-for line in open("/proc/self/status"):
-    if line.startswith("VmHWM:"):
-        peak = int(line.split()[1]) * 1024
-print(json.dumps({"wall_s": wall, "peak_rss_bytes": peak, "packet_hops": doc["meta"]["packet_hops"],
+print(json.dumps({"wall_s": wall, "peak_rss_bytes": peak_rss_bytes(), "packet_hops": doc["meta"]["packet_hops"],
                   "events": doc["meta"]["events"]}))
 """
 

@@ -62,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from . import ScenarioError, format_override, load_scenario, to_toml
 
-# The entries ``vegaslab reproduce`` runs when given none: owned by the pandas-free
+# The entries ``vegaslab reproduce`` runs when given none: owned by the import-free
 # catalog_defaults (the command line reads them while building its parser), re-exported here.
 from .catalog_defaults import DEFAULT_IDS  # noqa: E402
 

@@ -259,8 +259,8 @@ def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> W
                                   "(another core build, or a referenced file changed); not run, so that no result is "
                                   "stored under a key it does not match")
             prepared = dataclasses.replace(prepared, normalized=normalized)
-            text, series = _call_core(core.run_scenario_columns, spec.text, source, spec.seed, list(spec.overrides), None)
-            doc = json.loads(text)
+            doc_text, series = _call_core(core.run_scenario_columns, spec.text, source, spec.seed, list(spec.overrides), None)
+            doc = json.loads(doc_text)
         tables = tables_from_document(doc, prepared.key, prepared.seed, spec.params, types, series_columns=series)
         versions = {"core_version": version, "vegaslab_version": __version__,
                     "source_revision": str(core.source_revision())}

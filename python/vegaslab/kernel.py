@@ -92,7 +92,6 @@ def run_command(cmd: list[str], what: str, error: type[Exception] = KernelError)
     return p
 
 
-
 def build() -> Path:
     """Build the BPF objects, the loader and the replay test (``make -C kernel``); returns the
     build directory."""

@@ -154,8 +154,6 @@ class Results:
         numpy arrays without a parsing step (480,000 rows in about 0.1 s instead of 1.2 s
         through JSON). The frames equal :meth:`from_json`'s for the same run."""
         doc = json.loads(text)
-        if not isinstance(doc, dict) or "meta" not in doc:
-            raise ValueError("a results document is a JSON object with a 'meta' field")
         f, q = series["flows"], series["queues"]
         flows = {
             "time": column_f64(f["time"]), "flow": column_names(f["flow"], f["names"]),
@@ -165,15 +163,10 @@ class Results:
         }
         queues = {"time": column_f64(q["time"]), "queue": column_names(q["queue"], q["names"]),
                   "length": column_f64(q["length"])}
-        return cls(
-            meta=doc["meta"],
-            flows=_frame(doc.get("flows"), FLOW_COLUMNS),
-            queues=_frame(doc.get("queues"), QUEUE_COLUMNS),
-            links=_frame(doc.get("links"), LINK_COLUMNS),
-            series_flows=_frame(flows if len(flows["time"]) else None, SERIES_FLOW_COLUMNS),
-            series_queues=_frame(queues if len(queues["time"]) else None, SERIES_QUEUE_COLUMNS),
-            udp=_frame(doc.get("udp"), UDP_COLUMNS),
-        )
+        if isinstance(doc, dict):
+            doc["series"] = {"flows": flows if len(flows["time"]) else None,
+                             "queues": queues if len(queues["time"]) else None}
+        return cls.from_dict(doc)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Results":

@@ -266,8 +266,8 @@ def export(results: Mapping[str, "Results"], outcomes: Iterable[Outcome], result
     """Write each finished job's tables (Parquet), meta.json (with the run's provenance and
     the tables' SHA-256) and job.json to ``<results_dir>/<entry>/<variant>/seed<k>/``. A
     directory whose job.json already names the same run is left as it is (its files came from
-    that run). No CSV copies: for ``reproduce --all`` they were 1.4 GB of the 1.6 GB written
-    (``vegaslab run --out`` still writes CSV beside Parquet)."""
+    that run). No CSV copies (the default): for ``reproduce --all`` they were 1.4 GB of the
+    1.6 GB written."""
     from .catalog import safe_name
     from .outdir import output_dir
 
@@ -286,5 +286,5 @@ def export(results: Mapping[str, "Results"], outcomes: Iterable[Outcome], result
                 "wall_s": o.wall_s}
         # Replaced whole (never file by file), so its tables always match its meta.json.
         with output_dir(dst) as tmp:
-            res.write_files(tmp, csv=False)
+            res.write_files(tmp)
             (tmp / "job.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")

@@ -38,6 +38,7 @@ import socket
 import struct
 import subprocess
 from pathlib import Path
+from typing import NamedTuple
 
 from ..kernel import BUILD_DIR, KERNEL_DIR, KernelError, check, ensure_bpffs, run_command
 from .network import b36
@@ -139,12 +140,6 @@ class AqtPath:
             raise KernelError("the AQT path is not set up: use it inside a with block")
         (self.cgroup / "cgroup.procs").write_text("0")
 
-    def add_pid(self, pid: int) -> None:
-        """Move process ``pid`` into the cgroup (sockets it opens from now on carry the option)."""
-        if self.cgroup is None:
-            raise KernelError("the AQT path is not set up: use it inside a with block")
-        (self.cgroup / "cgroup.procs").write_text(str(pid))
-
     @staticmethod
     def _tc(ns: str | None, *args: str) -> list[str]:
         return (["ip", "netns", "exec", ns] if ns else []) + ["tc", *args]
@@ -191,22 +186,16 @@ class AqtPath:
 
 # ---- reading a socket's stamp from user space (observability and tests) ----
 
-class Stamp(tuple):
-    """The last AQT option a socket received: ``(rx_aqt_us, rx_echo_us, count, written)``. On
-    a data sender, ``rx_aqt_us`` is the backward (ACK path) queueing time and ``rx_echo_us``
-    the forward (data path) one."""
-    __slots__ = ()
-
-    def __new__(cls, rx_aqt_us: int, rx_echo_us: int, count: int, written: int):
-        return super().__new__(cls, (rx_aqt_us, rx_echo_us, count, written))
-
-    rx_aqt_us = property(lambda self: self[0])
-    rx_echo_us = property(lambda self: self[1])
-    count = property(lambda self: self[2])
-    written = property(lambda self: self[3])
+class Stamp(NamedTuple):
+    """The last AQT option a socket received. On a data sender, ``rx_aqt_us`` is the backward
+    (ACK path) queueing time and ``rx_echo_us`` the forward (data path) one."""
+    rx_aqt_us: int
+    rx_echo_us: int
+    count: int
+    written: int
 
 
-_BPF_MAP_LOOKUP_ELEM, _BPF_OBJ_GET, _BPF_MAP_GET_FD_BY_ID = 1, 7, 14
+_BPF_MAP_LOOKUP_ELEM, _BPF_OBJ_GET, _BPF_MAP_GET_FD_BY_ID, _BPF_OBJ_GET_INFO_BY_FD = 1, 7, 14, 15
 _SYS_BPF = {"x86_64": 321, "aarch64": 280}.get(os.uname().machine)
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
@@ -228,7 +217,7 @@ def map_id() -> int:
     fd = _open_map(None)
     try:
         info = ctypes.create_string_buffer(80)
-        _bpf(15, struct.pack("=IIQ", fd, 80, ctypes.addressof(info)))  # BPF_OBJ_GET_INFO_BY_FD
+        _bpf(_BPF_OBJ_GET_INFO_BY_FD, struct.pack("=IIQ", fd, 80, ctypes.addressof(info)))
         return struct.unpack_from("=I", info.raw, 4)[0]  # struct bpf_map_info: type, id, ...
     finally:
         os.close(fd)
