@@ -347,6 +347,9 @@ def tables() -> dict[str, list[Table]]:
             Row("max_burst", f"{_FLOW0}.tcp.max_burst", "packets"),
             Row("dupacks", f"{_FLOW0}.tcp.dupacks", "count"),
             Row("tick", f"{_FLOW0}.tcp.tick", "time"),
+            # "seeded" is the default and is left out of the document.
+            Row("tick_phase", lambda doc: doc["flows"][0]["tcp"].get("tick_phase", "seeded"), "time",
+                probe="3ms", shown='`"seeded"`'),
             Row("min_rto", f"{_FLOW0}.tcp.min_rto", "time"),
             Row("max_rto", f"{_FLOW0}.tcp.max_rto", "time"),
             Row("initial_rto", f"{_FLOW0}.tcp.initial_rto", "time"),

@@ -98,8 +98,10 @@ def test_packets_are_conserved_in_every_catalog_run(spec, short):
         assert f.data_pkts_sent == f.received_pkts + f.dropped_pkts + f.in_flight_pkts, f.flow
         assert f.delivered_pkts <= f.received_pkts
     q = r.queues
-    # Every arrival at a queue is either accepted (and transmitted) or dropped.
-    assert (q.arrivals == q.departures + q.drops).all()
+    # Every arrival at a queue is dropped, transmitted (its transmission started by the end of
+    # the run) or still waiting at the end.
+    assert (q.arrivals == q.departures + q.drops + q.backlog).all()
+    assert (q.backlog <= q.max_len).all()
 
 
 def test_packets_are_conserved_on_the_congested_benchmark_slice():
@@ -107,6 +109,42 @@ def test_packets_are_conserved_on_the_congested_benchmark_slice():
     assert int(r.flows.dropped_pkts.sum()) > 0, "the slice should already be congested"
     for _, f in r.flows.iterrows():
         assert f.data_pkts_sent == f.received_pkts + f.dropped_pkts + f.in_flight_pkts, f.flow
+
+
+# A 2 Mbit/s CBR source into a 1 Mbit/s link with a 100-packet queue (shared with the Rust tests).
+OVERLOADED_LINK = (Path(__file__).parent / "data" / "overloaded-link.toml").read_text(encoding="utf-8")
+
+
+def test_a_congested_link_departs_no_more_packets_and_bytes_than_its_bandwidth_carries():
+    """Twice the bottleneck's rate into a 100-packet queue: the link transmits back to back
+    from the start, and about 100 accepted packets still wait when the run ends. Over a run of
+    D seconds it can start at most one transmission per packet time, the last at most at D."""
+    r = vegaslab.run(OVERLOADED_LINK)
+    q = r.queues.set_index("queue").loc["R->D"]
+    link = r.links.set_index("link").loc["R->D"]
+    u = r.udp.iloc[0]
+    size = u.sent_bytes / u.sent_pkts  # one packet's wire size
+    packet_s = size * 8 / link.bandwidth_bps
+    duration = r.meta["duration_s"]
+    assert q.departures * packet_s <= duration + packet_s
+    assert link.bytes_sent * 8 / link.bandwidth_bps <= duration + packet_s
+    assert q.departures * packet_s > duration - 10 * packet_s, "the link should be busy throughout"
+    assert link.utilisation == pytest.approx(1.0, abs=packet_s / duration)
+    assert 90 < q.backlog <= q.max_len
+    assert q.arrivals == q.departures + q.drops + q.backlog
+    assert int(r.meta["packet_hops"]) == int(r.queues.departures.sum())
+
+
+def test_the_benchmark_bottleneck_sends_no_more_bytes_than_155_mbit_s_carry_in_10_s():
+    """issue 12: the benchmark's bottleneck once reported more bytes and departures than 10 s
+    at 155 Mbit/s allow (packets still waiting in its 6711-packet queue at the end were counted)."""
+    r = vegaslab.run(CATALOG / "bench" / "grids-net2.toml", overrides=["run.duration=10s"])
+    link = r.links.set_index("link").loc["R1->R2"]
+    q = r.queues.set_index("queue").loc["R1->R2"]
+    largest = 1500 + 40  # the scenario's 1500-byte packets plus Reno's 40-byte TCP/IP header
+    packet_s = largest * 8 / link.bandwidth_bps
+    assert link.bytes_sent * 8 / link.bandwidth_bps <= r.meta["duration_s"] + packet_s
+    assert q.arrivals == q.departures + q.drops + q.backlog
 
 
 def _golden_cases() -> dict[str, dict]:

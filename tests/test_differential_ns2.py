@@ -8,6 +8,11 @@ benchmarks and reports), runs it through ``vegaslab.run`` and through
 * completion_time_s within 1 % (file transfers)
 * retransmitted_pkts within 20 % or 3 packets, whichever is larger
 
+and, since both simulators run every sender with the same tick-clock phase (ns-2's
+``boot_time_``: the bridge hands ns-2 the phase vegaslab draws from the seed, or the one the
+scenario sets with ``tcp.tick_phase``), one run against one run to the packet: per flow the
+data packets sent, dropped and retransmitted must be equal.  Cases ``*-phase-*`` set the phase.
+
 It also checks conservation on our side: data_pkts_sent == received_pkts + dropped_pkts +
 in_flight_pkts.  Skipped when ``ns`` is not on PATH or when ``vegaslab.run`` does not exist yet.
 """
@@ -32,6 +37,8 @@ pytestmark = pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("V
                                 reason="ns-2 ('ns') not on PATH; run scripts/install-ns2.sh")
 
 THROUGHPUT_RTOL = 0.02
+#: Per-flow counts that must be equal in both simulators (one run against one run).
+PACKET_COUNTS = ("data_pkts_sent", "dropped_pkts", "retransmitted_pkts")
 COMPLETION_RTOL = 0.01
 RETX_RTOL, RETX_ATOL = 0.20, 3
 
@@ -122,6 +129,58 @@ def stopped_file(cc: str) -> dict:
     return scn
 
 
+def congested_phase(phase, cc: str = "reno") -> dict:
+    """``congested`` with the sender's tick-clock phase set and no lower bound on the RTO
+    (``min_rto = 0``), so that the phase, through the RTT samples counted in whole ticks, moves
+    the retransmission timer: phase 0 and a phase late in the tick give different runs (Reno:
+    7,279 and 7,300 packets sent), each the same in both simulators."""
+    scn = congested(cc)
+    scn["meta"]["id"] = f"congested-{cc}-phase"
+    scn["flows"][0]["tcp"].update(tick_phase=phase, min_rto=0)
+    return scn
+
+
+def two_flows_phases(phase_newreno, phase_reno) -> dict:
+    """NewReno and Reno (starting 0.5 s later) through one 15-packet 1 Mbps bottleneck, each
+    with its own tick-clock phase on ns-2's old 100 ms tick (dumbbell, access 10 Mbps 1 ms,
+    bottleneck 10 ms, window 100, 60 s)."""
+    return {"meta": {"id": "two-flows-phases"}, "run": {"duration": "60s"},
+            "dumbbell": {"pairs": 2,
+                         "access": {"bandwidth": "10Mbps", "delay": "1ms"},
+                         "bottleneck": {"bandwidth": "1Mbps", "delay": "10ms",
+                                        "queue": {"kind": "droptail", "limit": 15}}},
+            "flows": [_flow("newreno", tcp={"window": WINDOW, "packet_size": PACKET_SIZE,
+                                            "tick": "100ms", "tick_phase": phase_newreno}),
+                      _flow("reno", start="0.5s", to="D2", **{"from": "S2"},
+                            tcp={"window": WINDOW, "packet_size": PACKET_SIZE,
+                                 "tick": "100ms", "tick_phase": phase_reno})]}
+
+
+def simultaneous(cc: str, delays, starts, buffer: int) -> dict:
+    """Flows on a dumbbell whose packets reach the router at the same instant: whole-millisecond
+    access delays and start times (access 10 Mbps, so 1000-byte packets take 0.8 ms), a
+    1.5 Mbps 10 ms bottleneck with a ``buffer``-packet DropTail queue, 10 s. The order in which
+    simultaneous arrivals are served (ns-2's: by the instant each arrival was scheduled, then
+    first in, first out) decides who is queued first and who is dropped."""
+    n = len(delays)
+    return {"meta": {"id": f"simultaneous-{cc}"}, "run": {"duration": "10s"},
+            "dumbbell": {"pairs": n, "access": [{"bandwidth": "10Mbps", "delay": d} for d in delays],
+                         "egress": {"bandwidth": "10Mbps", "delay": "1ms"},
+                         "bottleneck": {"bandwidth": "1.5Mbps", "delay": "10ms",
+                                        "queue": {"kind": "droptail", "limit": buffer}}},
+            "flows": [_flow(cc, start=starts[k], **{"from": f"S{k + 1}", "to": f"D{k + 1}"}) | {"name": f"{cc}{k + 1}"}
+                      for k in range(n)]}
+
+
+#: Cases built with deliberate same-instant arrivals (found by a random search over such
+#: dumbbells; `test_the_simultaneous_cases_have_simultaneous_arrivals` checks they still do).
+SIMULTANEOUS = {
+    "simultaneous-reno-5": ("reno", ["3ms", "4ms", "1ms", "1ms", "1ms"], ["1ms", "0ms", "2ms", "2ms", "3ms"], 9),
+    "simultaneous-newreno-5": ("newreno", ["2ms", "2ms", "2ms", "4ms", "4ms"], ["0ms", "3ms", "0ms", "0ms", "0ms"], 15),
+    "simultaneous-newreno-4": ("newreno", ["1ms", "1ms", "1ms", "1ms"], ["3ms", "2ms", "3ms", "3ms"], 10),
+}
+
+
 def _cases() -> dict:
     cases = {}
     for cc in ("vegas", "newreno"):
@@ -147,6 +206,14 @@ def _cases() -> dict:
         every = copy.deepcopy(cases[case_id])
         every["flows"][0]["tcp"]["partial_ack_timer"] = "every"
         cases[case_id + "-every-partial-ack"] = every
+    # Set tick phases: 0 (ns-2 gets exactly 0.0, see vegaslab.ns2.translate.phase_reset), a
+    # phase given to the last bit, and two flows with different phases each.
+    cases["congested-reno-phase-0"] = congested_phase(0)
+    cases["congested-reno-phase-late"] = congested_phase(0.0098765432101234567)
+    cases["two-flows-phase-0-70ms"] = two_flows_phases(0, "70ms")
+    cases["two-flows-phase-70ms-0"] = two_flows_phases("70ms", 0)
+    for case_id, args in SIMULTANEOUS.items():
+        cases[case_id] = simultaneous(*args)
     return cases
 
 
@@ -220,4 +287,44 @@ def test_against_ns2(case_id, vegaslab_run):
         if abs(int(o["retransmitted_pkts"]) - r["retransmitted_pkts"]) > tol:
             problems.append(f"{name}: retransmissions {int(o['retransmitted_pkts'])} vs ns-2 "
                             f"{r['retransmitted_pkts']} (tolerance {tol:.1f})")
+        # One run against one run: the same phases give the same packets.
+        packets = {k: (int(o[k]), r[k]) for k in PACKET_COUNTS}
+        if any(a != b for a, b in packets.values()):
+            problems.append(f"{name}: not the same packets (ours, ns-2): {packets}")
     assert not problems, "; ".join(problems)
+
+
+def test_simultaneous_arrivals_are_served_in_ns2s_order(tmp_path):
+    """An exact tie at a router (tests/data/simultaneous-arrivals.*: every time a binary
+    fraction of a second and a whole number of nanoseconds): ns-2.35 serves the arrival whose
+    transmission started first and drops the other; so do we. Our scheduling order alone would
+    drop the other packet. (UDP sources are not in the bridge, so the OTcl is written by hand.)"""
+    import subprocess
+
+    data = ROOT / "tests" / "data"
+    trace = tmp_path / "out.tr"
+    subprocess.run(["ns", str(data / "simultaneous-arrivals.tcl"), str(trace)], check=True, timeout=60,
+                   capture_output=True)
+    drops = [line.split() for line in trace.read_text().splitlines() if line.startswith("d ")]
+    assert [(d[2], d[3], d[7]) for d in drops] == [("2", "3", "2")]  # R -> D, flow 2 (B)
+    import vegaslab
+
+    r = vegaslab.run(data / "simultaneous-arrivals.toml")
+    assert r.udp.set_index("source")["dropped_pkts"].to_dict() == {"a": 0, "b": 1}
+    assert r.meta["tie_reorders"] == 1
+
+
+@pytest.mark.parametrize("case_id", sorted(SIMULTANEOUS))
+def test_the_simultaneous_cases_have_simultaneous_arrivals(case_id, vegaslab_run):
+    assert vegaslab_run(scenario(case_id), seed=1, overrides=[]).meta["same_instant_arrivals"] >= 2
+
+
+def test_the_phase_cases_are_not_the_same_run_twice():
+    """The set phases matter: each pair of phase cases gives two different runs (so matching
+    ns-2 on both is evidence that the phase reaches ns-2, not a phase-blind coincidence)."""
+    vegaslab = pytest.importorskip("vegaslab")
+    for a, b in (("congested-reno-phase-0", "congested-reno-phase-late"),
+                 ("two-flows-phase-0-70ms", "two-flows-phase-70ms-0")):
+        ra = vegaslab.run(scenario(a), seed=1).flows[list(PACKET_COUNTS)]
+        rb = vegaslab.run(scenario(b), seed=1).flows[list(PACKET_COUNTS)]
+        assert not ra.equals(rb), (a, b)

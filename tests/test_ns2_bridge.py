@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import math
 import pathlib
 import os
 import re
@@ -25,7 +26,7 @@ if (not (ROOT / "python" / "vegaslab" / "__init__.py").exists()
 pytest.importorskip("vegaslab._core", reason="the compiled core normalises scenarios for the bridge")
 
 from vegaslab.ns2 import (build_model, build_script, normalize, run_normalized,  # noqa: E402
-                          run_scenario)
+                          run_scenario, translate)
 
 needs_ns = pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("VEGASLAB_REQUIRE_NS2") != "1", reason="ns-2 ('ns') not on PATH")
 
@@ -349,3 +350,110 @@ def test_toml_path(tmp_path):
     f = r["flows"][0]
     assert f["flow"] == "flow0" and f["cc"] == "reno"
     assert f["delivered_pkts"] == 100 and f["completion_time_s"] > 0
+
+
+# ------------------------------------------------------- tick phases and ns-2's seeds
+
+def _ns_lines(tmp_path, body: str) -> list[str]:
+    """Run a Tcl ``body`` in ns-2 and return what it printed, line by line."""
+    import subprocess
+
+    script = tmp_path / "probe.tcl"
+    script.write_text(body + "\nexit 0\n")
+    out = subprocess.run(["ns", script.name], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=60, check=True)
+    return out.stdout.split()
+
+
+def test_a_set_phase_goes_to_ns2_and_a_seeded_one_is_the_cores_own_draw():
+    from vegaslab import _core
+
+    scn = dumbbell(("reno", "vegas"))
+    scn["flows"][0]["tcp"]["tick_phase"] = "3ms"
+    m = model_of(scn, seed=5)
+    assert (m.flows[0].tick_phase, m.flows[0].tick_phase_seeded) == (0.003, False)
+    assert m.flows[1].tick_phase == _core.seeded_tick_phase(5, 1, 0.01)
+    assert m.flows[1].tick_phase_seeded and 0 <= m.flows[1].tick_phase < 0.01
+    # Another seed, another draw; the set phase stays.
+    m7 = model_of(scn, seed=7)
+    assert m7.flows[0].tick_phase == 0.003 and m7.flows[1].tick_phase != m.flows[1].tick_phase
+    text = build_script(m)
+    for i, f in enumerate(m.flows):
+        seed, tick = translate.phase_reset(f.tick_phase)
+        assert f'$tcp({i}) proc reset {{}} "vl_phase_reset {i} {seed} {tick!r}"' in text
+
+
+def test_a_phase_outside_the_tick_in_a_hand_made_document_is_refused_naming_the_field():
+    doc = normalize(chain())
+    doc["flows"][0]["tcp"]["tick_phase"] = 0.01
+    with pytest.raises(ValueError, match=r"flows\[0\].*\.tcp\.tick_phase: must be < tick"):
+        build_model(doc)
+    doc["flows"][0]["tcp"]["tick_phase"] = "[exec ls]"
+    with pytest.raises(ValueError, match=r"tcp\.tick_phase: expected a finite number"):
+        build_model(doc)
+
+
+_PHASES = [0.0, 5e-324, 1e-15, 1e-9, 0.003, 0.0098765432101234567, 0.01 - 2**-60, 0.0999999]
+
+
+def test_phase_reset_gives_a_tick_whose_product_with_ns2s_draw_is_exactly_the_phase():
+    import random
+
+    rng = random.Random(12)
+    phases = _PHASES + [rng.random() * 0.01 for _ in range(300)] + [rng.random() * 0.5 for _ in range(100)]
+    for p in phases:
+        seed, tick = translate.phase_reset(p)
+        assert 1 <= seed <= 2**31 - 2 and tick > 0 and math.isfinite(tick)
+        assert tick * translate._mrg_first_draw(seed) == p, p
+
+
+@needs_ns
+def test_the_bridges_copy_of_ns2s_first_draw_agrees_with_ns2(tmp_path):
+    """phase_reset relies on knowing ns-2's first draw after ``$rng seed s`` exactly; ns-2
+    prints its top 31 bits (``next-random``), and the rest follows from exact arithmetic."""
+    seeds = sorted({translate.phase_reset(p)[0] for p in _PHASES} | {1, 2, 3, 29, 12345, 2**31 - 2})
+    body = "\n".join(f"set r [new RNG]; $r seed {s}; puts [$r next-random]" for s in seeds)
+    printed = [int(x) for x in _ns_lines(tmp_path, body)]
+    assert printed == [int(2**31 * translate._mrg_first_draw(s)) for s in seeds]
+
+
+@needs_ns
+def test_seeds_1_to_20_start_ns2s_default_rng_anywhere_in_0_1(tmp_path):
+    """Issue 12: ``$defaultRNG seed s`` with the scenario seed made the first draw about
+    0.00034 * s, so every small seed began with a draw below 0.007 (a 1 % loss draw lost)."""
+    lines = []
+    for s in range(1, 21):
+        script = build_script(model_of(dumbbell(), seed=s))
+        (ns2_seed,) = re.findall(r"\$defaultRNG seed (\d+)", script)
+        lines.append(f"$defaultRNG seed {ns2_seed}; puts [$defaultRNG next-random]")
+    first = [int(x) / 2**31 for x in _ns_lines(tmp_path, "global defaultRNG\n" + "\n".join(lines))]
+    assert len(first) == 20 and len(set(first)) == 20
+    assert sum(u < 0.05 for u in first) <= 3, first
+    assert max(first) > 0.5 and min(first) < 0.5, first
+
+
+def _phase_sensitive(phase):
+    """A congested Reno flow whose RTO has no floor: its run depends on the tick phase."""
+    scn = dumbbell(("reno",), duration="20s")
+    scn["flows"][0]["tcp"].update(min_rto=0, tick_phase=phase)
+    return scn
+
+
+@needs_ns
+def test_ns2_runs_with_the_phase_it_is_given():
+    """In ns-2 alone: a run with the phase the core draws for seed 3, set explicitly, is the
+    seeded run of seed 3 (only the phase is random here); a phase late in the tick is another
+    run."""
+    from vegaslab import _core
+
+    def packets(result):
+        return [(f["data_pkts_sent"], f["dropped_pkts"], f["retransmitted_pkts"], f["ns2_ack"])
+                for f in result["flows"]]
+
+    drawn = _core.seeded_tick_phase(3, 0, 0.01)
+    seeded = run_scenario(_phase_sensitive("seeded"), seed=3)
+    assert seeded["meta"]["tick_phases"] == [drawn]
+    assert packets(run_scenario(_phase_sensitive(drawn), seed=3)) == packets(seeded)
+    early = packets(run_scenario(_phase_sensitive(0), seed=3))
+    late = packets(run_scenario(_phase_sensitive(0.0098765432101234567), seed=3))
+    assert early != late

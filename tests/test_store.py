@@ -121,6 +121,32 @@ def test_tables_are_tidy_with_typed_parameter_columns_and_provenance(tmp_path):
         assert mine[col].tolist() == direct.flows[col].tolist()
 
 
+MIXED = """
+[run]
+duration = "5s"
+[dumbbell]
+pairs = 2
+access = { bandwidth = "10Mbps", delay = "1ms" }
+bottleneck = { bandwidth = "1Mbps", delay = "10ms", queue = { limit = 20 } }
+[[flows]]
+pairs = "1-1"
+cc = "reno"
+[[flows]]
+pairs = "2-2"
+cc = "vegas"
+"""
+
+
+def test_an_optional_column_of_a_later_row_is_stored(tmp_path):
+    """The ns-2 Vegas tie counts exist only on Vegas rows; a Reno row first must not drop them."""
+    import vegaslab
+
+    stored = fill(tmp_path / "s", [RunSpec(MIXED, "mixed.toml", (), 1, {})]).read("flows").set_index("flow")
+    direct = vegaslab.run(MIXED, seed=1).flows.set_index("flow")
+    assert direct.loc["vegas2", "vegas_decisions"] > 0
+    assert stored.loc["vegas2", "vegas_decisions"] == direct.loc["vegas2", "vegas_decisions"]
+
+
 def test_parameter_types_are_checked_and_ints_mixed_with_floats_become_floats():
     assert param_types([RunSpec(TEXT, params={"a": 1, "b": "x", "c": True}),
                         RunSpec(TEXT, params={"a": 2.5, "b": "y", "c": False})]) == {

@@ -829,7 +829,8 @@ def check_results(res) -> list[str]:
     and the series' ``ssthresh``/``rtt``/algorithm variables when a flow has none), counts are
     non-negative, and packets are conserved as tests/test_core_properties.py checks them
     (sent = received + dropped + in flight per flow and UDP source; arrivals = departures +
-    drops per queue; delivered <= received). Vectorised: a fuzz case may have 80,000 links."""
+    drops + backlog per queue, the backlog at most the most ever waiting; delivered <=
+    received). Vectorised: a fuzz case may have 80,000 links."""
     import numpy as np
 
     bad: list[str] = []
@@ -879,7 +880,11 @@ def check_results(res) -> list[str]:
 
     flows = res.flows
     if len(flows):
-        numbers("flow", flows, ("flow", "cc", "from", "to"), nullable=("completion_time_s", "final_ssthresh"))
+        # Optional columns are null on the rows they do not apply to (per-flow connection counts,
+        # the ns-2-flavour Vegas tie counts).
+        numbers("flow", flows, ("flow", "cc", "from", "to"),
+                nullable=("completion_time_s", "final_ssthresh", "connections", "open_connections", "late_acks",
+                          "vegas_decisions", "vegas_threshold_ties", "vegas_decisive_ties"))
         sent, rec, drop, infl, deliv = ints(flows, "data_pkts_sent", "received_pkts", "dropped_pkts",
                                             "in_flight_pkts", "delivered_pkts")
         first("flow", flows, sent != rec + drop + infl, "conservation: sent {row[data_pkts_sent]} != received "
@@ -905,10 +910,11 @@ def check_results(res) -> list[str]:
     limits: dict = {}
     if len(queues):
         numbers("queue", queues, ("queue", "kind"), nullable=("errors", "early_drops", "forced_drops"))
-        arr, dep, drops, loss, lim, mx, mean = ints(queues, "arrivals", "departures", "drops", "loss_rate",
-                                                    "limit", "max_len", "mean_len")
-        first("queue", queues, arr != dep + drops,
-              "arrivals {row[arrivals]} != departures {row[departures]} + drops {row[drops]}")
+        arr, dep, drops, backlog, loss, lim, mx, mean = ints(queues, "arrivals", "departures", "drops", "backlog",
+                                                             "loss_rate", "limit", "max_len", "mean_len")
+        first("queue", queues, arr != dep + drops + backlog,
+              "arrivals {row[arrivals]} != departures {row[departures]} + drops {row[drops]} + backlog {row[backlog]}")
+        first("queue", queues, backlog > mx, "backlog {row[backlog]} > max_len {row[max_len]}")
         first("queue", queues, loss > 1, "loss_rate = {row[loss_rate]!r}")
         first("queue", queues, mx > lim, "max_len {row[max_len]} > limit {row[limit]}")
         first("queue", queues, mean > mx * (1 + 1e-9) + 1e-9, "mean_len {row[mean_len]} > max_len {row[max_len]}")

@@ -47,7 +47,7 @@ FLOW_COLUMNS = [
     "final_cwnd", "in_flight_pkts", "dropped_pkts",
 ]
 QUEUE_COLUMNS = [
-    "queue", "kind", "limit", "arrivals", "drops", "departures", "loss_rate",
+    "queue", "kind", "limit", "arrivals", "drops", "departures", "backlog", "loss_rate",
     "mean_len", "std_len", "max_len",
 ]
 LINK_COLUMNS = ["link", "bandwidth_bps", "bytes_sent", "utilisation"]

@@ -366,7 +366,13 @@ def _document_table(rows: Any, columns: Sequence[str]) -> "pa.Table | None":
 
     if not rows:
         return None
-    table = pa.table({k: pa.array(v) for k, v in rows.items()}) if isinstance(rows, Mapping) else pa.Table.from_pylist(rows)
+    if not isinstance(rows, Mapping):
+        # Columns from every row's keys, not only the first's (pyarrow's from_pylist would take
+        # the first row's and silently drop an optional column, e.g. the Vegas tie counts of a
+        # Vegas flow listed after a Reno flow).
+        names = dict.fromkeys(k for row in rows for k in row)
+        rows = {k: [row.get(k) for row in rows] for k in names}
+    table = pa.table({k: pa.array(v) for k, v in rows.items()})
     if table.num_rows == 0:
         return None
     order = [c for c in columns if c in table.column_names] + [c for c in table.column_names if c not in columns]

@@ -43,8 +43,18 @@ pub struct TcpConfig {
     /// ns-2's Vegas agent sends exactly `packetSize_` bytes and no SYN.
     pub vegas_headers: bool,
     /// Offset of the sender's tick clock in seconds (ns-2 `boot_time_`, drawn uniformly in
-    /// [0, tick) at reset). The simulator draws it from the run seed.
+    /// [0, tick) at reset): the value the sender runs with. The simulator fills it in when it
+    /// creates the sender, from [`TcpConfig::tick_phase`]; as a scenario setting it is always 0.
     pub boot_time: f64,
+    /// The scenario's `tcp.tick_phase`: the tick clock's phase in seconds, `0 <= phase < tick`,
+    /// or `None` ("seeded", the default), in which case the simulator draws it uniformly in
+    /// [0, tick) from the run seed, one draw per connection, as ns-2 draws `boot_time_` from
+    /// its RNG. Set, the phase stays fixed whatever the seed and applies to every connection
+    /// of the flow; the ns-2 bridge gives ns-2 the same value, drawn or set. Left out of the
+    /// normalised scenario when seeded, so the results store's keys of earlier runs did not
+    /// move.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick_phase: Option<f64>,
     /// Which NewReno partial ACKs restart the retransmission timer: the first of a recovery
     /// only (ns-2's default, `newreno_changes1_ 1`; RFC 2582's "Impatient" variant), or
     /// every one (Linux, which re-arms the RTO whenever `snd_una` advances; RFC 6582's
@@ -100,6 +110,7 @@ impl Default for TcpConfig {
             limited_transmit: true,
             vegas_headers: false,
             boot_time: 0.0,
+            tick_phase: None,
             partial_ack_timer: PartialAckTimer::First,
         }
     }

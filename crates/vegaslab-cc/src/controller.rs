@@ -234,10 +234,60 @@ pub trait CongestionControl: ControllerBase + fmt::Debug + Send {
 
     /// The algorithm's own variables (name, value) for the time series, appended to `out`.
     fn variables(&self, _out: &mut Vec<(&'static str, f64)>) {}
+
+    /// ns-2-flavour Vegas: how often delta's rounding sat on a decision boundary
+    /// ([`TieStats`]); `None` for every other algorithm.
+    fn threshold_ties(&self) -> Option<TieStats> {
+        None
+    }
 }
 
 impl Clone for Box<dyn CongestionControl> {
     fn clone(&self) -> Self {
         self.clone_box()
+    }
+}
+
+/// How often a once-per-round decision sat exactly on delta's rounding boundary.
+///
+/// ns-2 rounds delta as `int(x + 0.5)` with `x = (expected - actual) x baseRTT`. When the
+/// exact value of `x + 0.5` is a whole number `k` other than 0, the last bit of a double
+/// decides between delta = k and k - 1 (k > 0; k and k + 1 for k < 0: ns-2 truncates toward
+/// zero, so 0 is no boundary), and ns-2 (whose clock accumulates double-precision sums) and this
+/// simulator (integer nanoseconds, converted to seconds) can land on different sides. Such
+/// a round is a *tie*; it is *decisive* when the rule (or slow start's `delta > gamma`)
+/// acts differently for the two values.
+///
+/// Decided: a tie is judged in exact arithmetic on the integer-nanosecond timeline (every
+/// RTT sample is a whole number of nanoseconds, so the round's mean and baseRTT are
+/// rationals and the test is a cross-multiplication in i128), not with a tolerance on the
+/// double: the double carries ~1e-13 of noise from the clock's magnitude, so "== k" in
+/// doubles catches only a few of the ties. The tolerance count (`near`) is kept as a check
+/// of the exact one. RoVegas rounds that subtract router queueing times are not judged exactly
+/// (their baseRTT and actual are not sample means); they count in `near` only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TieStats {
+    /// Rounds whose delta decided something: acting slow-start rounds and every
+    /// congestion-avoidance round (rtt > 0).
+    pub decisions: u64,
+    /// Decisions where `x + 0.5` is exactly a whole number (not 0) on the integer-ns timeline.
+    pub exact: u64,
+    /// Decisions where the double `x + 0.5` is within [`crate::vegas_ns2::TIE_EPSILON`] of a
+    /// whole number (not 0).
+    pub near: u64,
+    /// Exact ties at which delta on the other side of the boundary changes the action.
+    pub decisive: u64,
+}
+
+impl std::ops::Add for TieStats {
+    type Output = TieStats;
+    fn add(self, o: TieStats) -> TieStats {
+        TieStats { decisions: self.decisions + o.decisions, exact: self.exact + o.exact, near: self.near + o.near, decisive: self.decisive + o.decisive }
+    }
+}
+
+impl std::iter::Sum for TieStats {
+    fn sum<I: Iterator<Item = TieStats>>(iter: I) -> TieStats {
+        iter.fold(TieStats::default(), |a, b| a + b)
     }
 }

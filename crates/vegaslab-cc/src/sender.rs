@@ -145,6 +145,11 @@ impl Sender {
         self.state.rtx_deadline
     }
 
+    /// When the retransmission timer was last armed.
+    pub fn rtx_armed_at(&self) -> Nanos {
+        self.state.rtx_armed_at
+    }
+
     /// Take the segments queued for transmission since the last call.
     pub fn drain_segments(&mut self) -> std::vec::Drain<'_, Segment> {
         self.state.outbox.drain(..)

@@ -92,6 +92,9 @@ pub struct SenderState {
     /// Completion: time the whole application data was acknowledged.
     pub done_at: Option<Nanos>,
     pub rtx_deadline: Option<Nanos>,
+    /// When the retransmission timer was last armed (ns-2 schedules the timer's expiry
+    /// then: it decides the order of events at the same time, see vegaslab-sim's `event`).
+    pub rtx_armed_at: Nanos,
     /// When the last segment was queued for transmission (Linux `lsndtime`).
     pub last_send: Nanos,
     /// Last RTT sample of a packet sent once (seconds), for monitoring and the
@@ -135,6 +138,7 @@ impl SenderState {
             closed: false,
             done_at: None,
             rtx_deadline: None,
+            rtx_armed_at: 0,
             last_send: 0,
             last_rtt_sample: None,
             stats: SenderStats::default(),
@@ -174,6 +178,7 @@ impl SenderState {
     /// Arm the retransmission timer with the current RTO (ns-2 `set_rtx_timer`).
     pub fn set_rtx_timer(&mut self, now: Nanos) {
         self.rtx_deadline = Some(now.saturating_add(nanos(self.rto.timeout())));
+        self.rtx_armed_at = now;
     }
 
     /// ns-2 `reset_rtx_timer(mild, backoff)`: optionally back off, re-arm, and unless `mild`

@@ -20,6 +20,7 @@
 //! of them through `set_state` ([`VegasRule::on_loss`]).
 
 use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, QueueingTimes, RttSample, Window};
+pub use crate::controller::TieStats;
 
 /// What the sender measured over one round, handed to the window rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -109,6 +110,27 @@ pub struct Ns2Vegas<R> {
     pub v_actual: f64,
     /// Last round's measurements, for monitoring.
     pub last_round: Option<Round>,
+    /// How often delta's rounding landed on (or next to) a decision threshold.
+    pub ties: TieStats,
+    /// The round's RTT samples summed in whole nanoseconds, and baseRTT as a fraction of
+    /// nanoseconds (`None`: not an exact sample mean, e.g. RoVegas' queue-corrected one),
+    /// for judging ties exactly ([`TieStats`]).
+    exact_sum_ns: i128,
+    exact_base: Option<Ratio>,
+}
+
+/// Distance from a whole number below which the double `x + 0.5` counts as a near tie: far
+/// above the rounding noise of the doubles (~1e-12 here) and far below any real step of
+/// delta (x moves in steps of about 1/rttLen).
+pub const TIE_EPSILON: f64 = 1e-9;
+
+/// A duration in nanoseconds as a fraction `num / den` (a round's mean RTT).
+type Ratio = (i128, i128);
+
+/// Seconds back to whole nanoseconds (every time here is a whole number of nanoseconds; the
+/// double's error is far below half a nanosecond for any run length the clock allows).
+fn ns_of(secs: f64) -> i128 {
+    (secs * 1e9).round() as i128
 }
 
 impl<R: VegasRule> Ns2Vegas<R> {
@@ -126,32 +148,68 @@ impl<R: VegasRule> Ns2Vegas<R> {
             v_rtt: 0.0,
             v_actual: 0.0,
             last_round: None,
+            ties: TieStats::default(),
+            exact_sum_ns: 0,
+            exact_base: None,
+        }
+    }
+
+    /// Count one decision ([`TieStats`]): `x_half` is the double `(expected - actual) x
+    /// baseRTT + 0.5`, `exact` the same round's rtt, baseRTT and the packet counts on the
+    /// integer timeline (`None`: not judged exactly), `acts(delta)` the action for a delta.
+    fn note_tie<A: PartialEq>(&mut self, x_half: f64, delta: i64, exact: Option<(Ratio, Ratio, i64, i64)>, acts: impl Fn(&mut Self, i64) -> A) {
+        self.ties.decisions += 1;
+        // ns-2 truncates toward zero (`int(x + 0.5)`): a whole k > 0 separates k - 1 from k, a
+        // whole k < 0 separates k from k + 1, and 0 (inside (-1, 1), all truncated to 0) is
+        // no boundary.
+        let k = x_half.round();
+        if k == 0.0 {
+            return;
+        }
+        self.ties.near += ((x_half - k).abs() < TIE_EPSILON) as u64;
+        // Judged exactly only on sample means (RoVegas' corrected rounds count in `near` only).
+        let Some(((rn, rd), (bn, bd), out, len)) = exact else { return };
+        // x + 0.5 = out + 1/2 - len * base / rtt = k
+        //   <=>  (2 (out - k) + 1) * base_den * rtt_num = 2 len * base_num * rtt_den.
+        let ki = k as i128;
+        if (2 * (out as i128 - ki) + 1) * bd * rn != 2 * len as i128 * bn * rd {
+            return;
+        }
+        self.ties.exact += 1;
+        let (below, above) = if k > 0.0 { (k as i64 - 1, k as i64) } else { (k as i64, k as i64 + 1) };
+        let other = if delta == below { above } else { below };
+        if acts(self, delta) != acts(self, other) {
+            self.ties.decisive += 1;
         }
     }
 
     /// The once-per-round computation (ns-2's "begin of once per-rtt actions").
     fn end_round(&mut self, s: &mut Window, t: f64) {
-        let rtt = if self.v_cnt_rtt > 0 {
-            self.v_sum_rtt / self.v_cnt_rtt as f64
+        let (rtt, exact_rtt) = if self.v_cnt_rtt > 0 {
+            (self.v_sum_rtt / self.v_cnt_rtt as f64, (self.exact_sum_ns, self.v_cnt_rtt as i128))
         } else {
-            t - self.v_begtime
+            (t - self.v_begtime, (ns_of(t - self.v_begtime), 1))
         };
         self.v_sum_rtt = 0.0;
         self.v_cnt_rtt = 0;
+        self.exact_sum_ns = 0;
         let (backward_qt, forward_qt) = self.rule.round_queueing();
         let rtt_len = s.next_seq - self.v_begseq;
         if rtt > 0.0 {
             // RoVegas: the round's RTT without queueing (rovegas.txt, baseRTT pseudo-code).
             let base_candidate = rtt - (backward_qt + forward_qt);
+            let corrected = backward_qt != 0.0 || forward_qt != 0.0;
             if base_candidate < self.v_base_rtt || rtt_len <= 1 {
                 self.v_base_rtt = base_candidate;
+                self.exact_base = (!corrected).then_some(exact_rtt);
             }
             // RoVegas eq. (2): actual' excludes the backward queueing time.
             let forward_rtt = if rtt - backward_qt > 0.0 { rtt - backward_qt } else { rtt };
             self.v_actual = rtt_len as f64 / forward_rtt;
             let outstanding = s.next_seq - s.last_ack;
             let expected = outstanding as f64 / self.v_base_rtt;
-            let delta = ((expected - self.v_actual) * self.v_base_rtt + 0.5) as i64;
+            let x_half = (expected - self.v_actual) * self.v_base_rtt + 0.5;
+            let delta = x_half as i64;
             let round = Round {
                 rtt,
                 base_rtt: self.v_base_rtt,
@@ -164,7 +222,23 @@ impl<R: VegasRule> Ns2Vegas<R> {
                 backward_qt,
             };
             self.last_round = Some(round);
-            if s.cwnd < s.ssthresh as f64 {
+            let exact = match self.exact_base {
+                Some(base) if !corrected => Some((exact_rtt, base, outstanding, rtt_len)),
+                _ => None,
+            };
+            let slow_start = s.cwnd < s.ssthresh as f64;
+            if slow_start && self.v_inc_flag {
+                // Slow start's off round (the flag flips to 0 below): delta decides nothing.
+            } else if slow_start {
+                let gamma = self.gamma;
+                self.note_tie(x_half, delta, exact, |_, d| d as f64 > gamma);
+            } else {
+                self.note_tie(x_half, delta, exact, |me, d| {
+                    let mut rule = me.rule.clone();
+                    rule.congestion_avoidance(&Round { delta: d, ..round })
+                });
+            }
+            if slow_start {
                 self.rule.observe_slow_start(&round);
                 // Slow start: act only every other round.
                 self.v_inc_flag = !self.v_inc_flag;
@@ -205,10 +279,15 @@ impl<R: VegasRule> CongestionControl for Ns2Vegas<R> {
         self.rule.name()
     }
 
+    fn threshold_ties(&self) -> Option<TieStats> {
+        Some(self.ties)
+    }
+
     fn cwnd_event(&mut self, _w: &mut Window, event: CwndEvent) {
         if let CwndEvent::FirstAck { elapsed } = event {
             self.v_base_rtt = elapsed;
             self.v_rtt = elapsed;
+            self.exact_base = Some((ns_of(elapsed), 1));
         }
     }
 
@@ -230,11 +309,13 @@ impl<R: VegasRule> CongestionControl for Ns2Vegas<R> {
         let rtt = sample.rtt;
         self.v_sum_rtt += rtt;
         self.v_cnt_rtt += 1;
+        self.exact_sum_ns += ns_of(rtt);
         if rtt > 0.0 {
             self.v_rtt = rtt;
             let base_candidate = self.rule.sample_base_rtt(rtt, sample.queueing);
             if base_candidate < self.v_base_rtt {
                 self.v_base_rtt = base_candidate;
+                self.exact_base = (base_candidate == rtt).then_some((ns_of(rtt), 1));
             }
         }
     }
@@ -254,4 +335,3 @@ impl<R: VegasRule> CongestionControl for Ns2Vegas<R> {
         out.push(("base_rtt", if self.v_base_rtt < 1e8 { self.v_base_rtt } else { f64::NAN }));
     }
 }
-

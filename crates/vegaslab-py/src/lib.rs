@@ -252,6 +252,14 @@ fn expand_sweep(py: Python<'_>, toml_text: &str, source_name: &str, overrides: V
     }
 }
 
+/// The tick-clock phase in seconds that connection `index` of a run with `seed` draws when its
+/// flow's `tcp.tick_phase` is "seeded" (`vegaslab_sim::flow::seeded_tick_phase`): the ns-2
+/// bridge hands it to ns-2 so that both simulators run with the same phase.
+#[pyfunction]
+fn seeded_tick_phase(seed: u64, index: usize, tick: f64) -> f64 {
+    vegaslab_sim::flow::seeded_tick_phase(seed, index, tick)
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     vegaslab_sim::VERSION
@@ -273,6 +281,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(source_revision, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic, m)?)?;
+    m.add_function(wrap_pyfunction!(seeded_tick_phase, m)?)?;
     m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;

@@ -1,5 +1,29 @@
-//! The event queue: pending events pop in (time, scheduling order), so simultaneous events run
-//! in the order they were scheduled and every run is reproducible.
+//! The event queue: pending events pop in ns-2's order, so simultaneous events run in the order
+//! ns-2 would run them and every run is reproducible.
+//!
+//! **Order** (issue 12, "Order of same-instant events"). ns-2's scheduler runs events by time,
+//! and events at the same time first-in first-out: in the order they were scheduled. Its
+//! events are scheduled at different moments than ours: a packet's arrival at the far end of
+//! a link is scheduled when its transmission starts (`LinkDelay::recv`), while here a link's
+//! next delivery is scheduled when its packet becomes the head of the link's pipe, and
+//! express hops skip events. So every event carries the instant ns-2 would have scheduled it
+//! (`since`: a delivery's transmission start, a retransmission timer's last reset, otherwise
+//! the time it is scheduled), and events pop by (time, `since`, scheduling order here). Two
+//! events at the same time with the same `since` keep our scheduling order: ns-2's order
+//! among events scheduled at one instant is the order it ran that instant's events, which we
+//! follow only as far as our own order does (a packet that waited in a queue is scheduled
+//! here at admission, in ns-2 at the end of the previous transmission; we do not model that
+//! last step).
+//!
+//! The key stores `ahead = time - since`, saturated at `u32::MAX` ns (4.29 s), so an entry
+//! stays 16 bytes. Saturation keeps the order between a saturated and an unsaturated event
+//! (the saturated one was scheduled earlier either way); two saturated events at one time keep
+//! our scheduling order, which is their `since` order when both were scheduled at their
+//! `since` (flow starts and stops, sources, samples), but not always otherwise: a
+//! retransmission timer backed off beyond 4.29 s, or a delivery whose transmission and
+//! propagation took that long. Same for a timer re-armed lazily (scheduled when its older
+//! deadline pops, not when it was armed): its `since` is right, its place among events with
+//! the same `since` is ours.
 //!
 //! It is a *radix heap* (Ahuja, Mehlhorn, Orlin and Tarjan, 1990), which relies on the
 //! simulation being monotone: nothing is scheduled before the last event popped. Each event
@@ -11,9 +35,12 @@
 //!
 //! Scheduling order comes free: a bucket only ever gets events appended in scheduling order,
 //! or the whole of one higher bucket's events, in their order, while it is empty; so every
-//! bucket is in scheduling order, and bucket 0 (all at the same time) is read front to back.
-//! No sequence number is stored, so there is none to run out (the old heap renumbered its
-//! 40-bit one).
+//! bucket is in scheduling order. Bucket 0 (all at one time) is the exception that keeps the
+//! `since` order: it is stably sorted by `ahead` (largest first) when a refill fills it, and
+//! an event scheduled into it goes after every event with at least its `ahead` (almost
+//! always at the end: an event scheduled at the current time for the current time has
+//! `ahead` 0). No sequence number is stored, so there is none to run out (the old heap
+//! renumbered its 40-bit one).
 //!
 //! Why: the benchmark (`bench/grids-net2`: 50 pairs, 7.6 M events) spent most of
 //! `Simulator::run` in the previous 4-ary heap of `u128` keys (compare chains, branch misses),
@@ -102,8 +129,18 @@ impl Event {
     }
 }
 
-/// One pending event: its time and [`Event::encode`]d code.
-type Entry = (Nanos, u32);
+/// One pending event: its time, how long before it ns-2 would have scheduled it (saturated;
+/// see the module documentation) and its [`Event::encode`]d code.
+type Entry = (Nanos, u32, u32);
+
+/// An early event's key: time, larger `ahead` first, scheduling number, code.
+type EarlyKey = (Nanos, Reverse<u32>, u64, u32);
+
+/// `at - since`, saturated to the entry's field.
+#[inline]
+pub(crate) fn ahead(at: Nanos, since: Nanos) -> u32 {
+    at.saturating_sub(since).min(u32::MAX as u64) as u32
+}
 
 /// Bucket of an event at `time` when the last bucket minimum was `last` (`time >= last`):
 /// 0 if equal, else 1 + the highest bit in which they differ (1..=64).
@@ -123,10 +160,14 @@ pub struct EventQueue {
     /// Bit `k - 1` set when `buckets[k]` (k >= 1) is not empty.
     occupied: u64,
     len: usize,
-    /// Events scheduled before `last` (never, in a correct simulation), with their
-    /// scheduling number for ties; they pop before every bucketed event.
-    early: BinaryHeap<Reverse<(Nanos, u64, u32)>>,
+    /// Events scheduled before `last` (never, in a correct simulation), keyed by (time,
+    /// earlier `since` first, scheduling number); they pop before every bucketed event.
+    early: BinaryHeap<Reverse<EarlyKey>>,
     early_seq: u64,
+    /// Events that ns-2's order put before an event scheduled earlier here (diagnostics).
+    reordered: u64,
+    /// The `ahead` of the event popped last (tells a stale delivery from its replacement).
+    popped_ahead: u32,
 }
 
 impl Default for EventQueue {
@@ -139,29 +180,68 @@ impl Default for EventQueue {
             len: 0,
             early: BinaryHeap::new(),
             early_seq: 0,
+            reordered: 0,
+            popped_ahead: 0,
         }
     }
 }
 
+/// Sort same-time events by `since` (stably: scheduling order among equals); returns how many
+/// moved ahead of an event scheduled before them.
+#[cold]
+fn reorder_ties(zero: &mut [Entry]) -> u64 {
+    let mut moved = 0;
+    let mut latest_ahead = u32::MAX;
+    for e in zero.iter() {
+        // An event with a larger `ahead` than one before it will overtake that one.
+        if e.1 > latest_ahead {
+            moved += 1;
+        }
+        latest_ahead = latest_ahead.min(e.1);
+    }
+    zero.sort_by_key(|e| Reverse(e.1));
+    moved
+}
+
 impl EventQueue {
+    /// Schedule `event` at `at`; `since` is the instant ns-2 would have scheduled it (see the
+    /// module documentation; the current time unless the event stands for one ns-2 schedules
+    /// earlier).
     #[inline]
-    pub fn schedule(&mut self, at: Nanos, event: Event) {
+    pub fn schedule(&mut self, at: Nanos, since: Nanos, event: Event) {
         self.len += 1;
+        let entry = (at, ahead(at, since), event.encode());
         if at < self.last {
-            self.schedule_early(at, event);
+            self.schedule_early(entry);
             return;
         }
         let b = bucket(at, self.last);
-        self.buckets[b].push((at, event.encode()));
-        if b > 0 {
-            self.occupied |= 1 << (b - 1);
+        if b == 0 {
+            self.schedule_now(entry);
+            return;
+        }
+        self.buckets[b].push(entry);
+        self.occupied |= 1 << (b - 1);
+    }
+
+    /// Into bucket 0 (at `last`), after every pending event there with at least its `ahead`.
+    #[inline]
+    fn schedule_now(&mut self, entry: Entry) {
+        let zero = &mut self.buckets[0];
+        match zero.last() {
+            Some(tail) if zero.len() > self.head && tail.1 < entry.1 => {
+                let pos = self.head + zero[self.head..].partition_point(|e| e.1 >= entry.1);
+                zero.insert(pos, entry);
+                self.reordered += 1;
+            }
+            _ => zero.push(entry),
         }
     }
 
     #[cold]
-    fn schedule_early(&mut self, at: Nanos, event: Event) {
+    fn schedule_early(&mut self, (at, ahead, code): Entry) {
         self.early_seq += 1;
-        self.early.push(Reverse((at, self.early_seq, event.encode())));
+        self.early.push(Reverse((at, Reverse(ahead), self.early_seq, code)));
     }
 
     #[inline]
@@ -176,7 +256,8 @@ impl EventQueue {
             self.refill();
         }
         let zero = &mut self.buckets[0];
-        let (at, code) = zero[self.head];
+        let (at, ahead, code) = zero[self.head];
+        self.popped_ahead = ahead;
         self.head += 1;
         if self.head == zero.len() {
             zero.clear();
@@ -188,32 +269,48 @@ impl EventQueue {
 
     #[cold]
     fn pop_early(&mut self) -> Option<(Nanos, Event)> {
-        let Reverse((at, _, code)) = self.early.pop()?;
+        let Reverse((at, Reverse(ahead), _, code)) = self.early.pop()?;
+        self.popped_ahead = ahead;
         self.len -= 1;
         Some((at, Event::decode(code)))
     }
 
     /// Bucket 0 is empty: the lowest non-empty bucket's earliest time becomes `last`, and its
-    /// events, in order, go to the buckets they now belong in (all lower, all empty).
+    /// events, in order, go to the buckets they now belong in (all lower, all empty); those
+    /// at `last` are then put in `since` order.
     fn refill(&mut self) {
         let k = self.occupied.trailing_zeros() as usize + 1;
         self.occupied &= !(1 << (k - 1));
         let mut from = std::mem::take(&mut self.buckets[k]);
         let last = from.iter().map(|e| e.0).min().expect("occupied bucket");
         self.last = last;
-        for &(at, code) in &from {
-            let b = bucket(at, last);
-            self.buckets[b].push((at, code));
+        for &entry in &from {
+            let b = bucket(entry.0, last);
+            self.buckets[b].push(entry);
             if b > 0 {
                 self.occupied |= 1 << (b - 1);
             }
         }
         from.clear();
         self.buckets[k] = from; // keep its allocation
+        let zero = &mut self.buckets[0];
+        if !zero.is_sorted_by(|a, b| a.1 >= b.1) {
+            self.reordered += reorder_ties(zero);
+        }
     }
 
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// The `at - since` (saturated) of the event popped last.
+    pub fn popped_ahead(&self) -> u32 {
+        self.popped_ahead
+    }
+
+    /// How many events ns-2's order moved ahead of an event scheduled before them here.
+    pub fn reordered(&self) -> u64 {
+        self.reordered
     }
 
     pub fn is_empty(&self) -> bool {
@@ -228,9 +325,9 @@ mod tests {
     #[test]
     fn simultaneous_events_pop_in_scheduling_order() {
         let mut q = EventQueue::default();
-        q.schedule(5, Event::Timer(2));
-        q.schedule(3, Event::Sample);
-        q.schedule(5, Event::Timer(1));
+        q.schedule(5, 0, Event::Timer(2));
+        q.schedule(3, 0, Event::Sample);
+        q.schedule(5, 0, Event::Timer(1));
         assert_eq!(q.pop(), Some((3, Event::Sample)));
         assert_eq!(q.pop(), Some((5, Event::Timer(2))));
         assert_eq!(q.pop(), Some((5, Event::Timer(1))));
@@ -249,7 +346,7 @@ mod tests {
             Event::Source(MAX_INDEX),
             Event::App(5),
         ] {
-            q.schedule(42, ev);
+            q.schedule(42, 0, ev);
             assert_eq!(q.pop(), Some((42, ev)));
         }
     }
@@ -257,12 +354,12 @@ mod tests {
     #[test]
     fn an_event_scheduled_in_the_past_pops_first_as_the_heap_did() {
         let mut q = EventQueue::default();
-        q.schedule(10, Event::Sample);
-        q.schedule(20, Event::Timer(0));
+        q.schedule(10, 0, Event::Sample);
+        q.schedule(20, 0, Event::Timer(0));
         assert_eq!(q.pop(), Some((10, Event::Sample)));
-        q.schedule(7, Event::Timer(1)); // before the last pop: time would run backwards
-        q.schedule(5, Event::Timer(2));
-        q.schedule(7, Event::Timer(3));
+        q.schedule(7, 0, Event::Timer(1)); // before the last pop: time would run backwards
+        q.schedule(5, 0, Event::Timer(2));
+        q.schedule(7, 0, Event::Timer(3));
         assert_eq!(q.len(), 4);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(order, vec![(5, Event::Timer(2)), (7, Event::Timer(1)), (7, Event::Timer(3)), (20, Event::Timer(0))]);
@@ -272,10 +369,10 @@ mod tests {
     #[test]
     fn times_at_the_top_of_the_range_keep_their_order() {
         let mut q = EventQueue::default();
-        q.schedule(Nanos::MAX, Event::Timer(1));
-        q.schedule(Nanos::MAX - 1, Event::Timer(2));
-        q.schedule(1 << 63, Event::Timer(3));
-        q.schedule(Nanos::MAX, Event::Timer(4));
+        q.schedule(Nanos::MAX, 0, Event::Timer(1));
+        q.schedule(Nanos::MAX - 1, 0, Event::Timer(2));
+        q.schedule(1 << 63, 0, Event::Timer(3));
+        q.schedule(Nanos::MAX, 0, Event::Timer(4));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
@@ -283,27 +380,62 @@ mod tests {
         );
     }
 
-    /// The previous design, kept as the reference: a binary heap of (time, scheduling number).
+    #[test]
+    fn simultaneous_events_pop_in_the_order_ns2_scheduled_them() {
+        let mut q = EventQueue::default();
+        q.schedule(100, 90, Event::Delivery(1)); // transmission started at 90
+        q.schedule(100, 40, Event::Delivery(2)); // started at 40: ns-2 scheduled it first
+        q.schedule(100, 90, Event::Delivery(3)); // same instant as 1: scheduling order
+        q.schedule(50, 50, Event::Sample);
+        assert_eq!(q.pop(), Some((50, Event::Sample)));
+        // At the current time: after every event with an earlier or equal `since`.
+        q.schedule(100, 0, Event::Timer(7));
+        assert_eq!(q.pop(), Some((100, Event::Timer(7))));
+        assert_eq!(q.pop(), Some((100, Event::Delivery(2))));
+        q.schedule(100, 60, Event::Delivery(4)); // into bucket 0, before 1 and 3
+        q.schedule(100, 100, Event::Delivery(5)); // scheduled now: last
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, vec![Event::Delivery(4), Event::Delivery(1), Event::Delivery(3), Event::Delivery(5)]);
+    }
+
+    #[test]
+    fn events_scheduled_more_than_the_saturation_ahead_keep_their_order() {
+        let mut q = EventQueue::default();
+        let t = 10_000_000_000; // 10 s
+        q.schedule(t, 0, Event::FlowStart(1)); // ahead saturates
+        q.schedule(t, t - 1_000, Event::Delivery(2));
+        // 2^32 + 5 ns ahead: saturates too (truncating would make it 5 ns, after Delivery(2)),
+        // so scheduling order with FlowStart(1).
+        q.schedule(t, t - ((1 << 32) + 5), Event::FlowStart(3));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, vec![Event::FlowStart(1), Event::FlowStart(3), Event::Delivery(2)]);
+    }
+
+    /// The reference: a binary heap of (time, larger `ahead` first, scheduling number).
     #[derive(Default)]
     struct Reference {
-        heap: BinaryHeap<Reverse<(Nanos, u64, u32)>>,
+        heap: BinaryHeap<Reverse<(Nanos, Reverse<u64>, u64, u32)>>,
         seq: u64,
     }
 
     impl Reference {
-        fn schedule(&mut self, at: Nanos, event: Event) {
+        fn schedule(&mut self, at: Nanos, since: Nanos, event: Event) {
             self.seq += 1;
-            self.heap.push(Reverse((at, self.seq, event.encode())));
+            // Computed here, not with `ahead`, so a bug there shows.
+            let ahead = (at - since).min(u64::from(u32::MAX));
+            self.heap.push(Reverse((at, Reverse(ahead), self.seq, event.encode())));
         }
         fn pop(&mut self) -> Option<(Nanos, Event)> {
-            self.heap.pop().map(|Reverse((at, _, code))| (at, Event::decode(code)))
+            self.heap.pop().map(|Reverse((at, _, _, code))| (at, Event::decode(code)))
         }
     }
 
     /// One step of a random schedule: pop, or schedule at a time picked by `how` from `raw`
     /// relative to `base` (the last time popped when `monotone`, else 0): the same time again
     /// (bursts of ties), a little later, a lot later, saturating at `Nanos::MAX`, or just under
-    /// it. The events carry a running number, so ties are told apart.
+    /// it; scheduled ns-2-wise at that time, at the base, a little or a lot before (bit
+    /// patterns of `raw`), so `since` ties and inversions are common. The events carry a
+    /// running number, so ties are told apart.
     fn drive(ops: &[(u8, u64)], monotone: bool) -> Result<(), proptest::test_runner::TestCaseError> {
         use proptest::prelude::*;
         let (mut q, mut r) = (EventQueue::default(), Reference::default());
@@ -326,8 +458,14 @@ mod tests {
                 };
                 let index = n as u32 & MAX_INDEX;
                 let event = [Event::Delivery(index), Event::Timer(index), Event::App(index)][usize::from(how / 8) % 3];
-                q.schedule(at, event);
-                r.schedule(at, event);
+                let since = match (raw >> 8) % 4 {
+                    0 => at,
+                    1 => base.min(at),
+                    2 => at.saturating_sub((raw >> 12) % 8),
+                    _ => at.saturating_sub(raw >> 20),
+                };
+                q.schedule(at, since, event);
+                r.schedule(at, since, event);
             }
             prop_assert_eq!(q.len(), r.heap.len());
         }
@@ -343,7 +481,7 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn pops_in_the_same_order_as_a_binary_heap_of_time_and_sequence(
+        fn pops_in_the_same_order_as_a_binary_heap_of_time_since_and_sequence(
             ops in proptest::collection::vec((proptest::num::u8::ANY, proptest::num::u64::ANY), 0..600)
         ) {
             drive(&ops, true)?;

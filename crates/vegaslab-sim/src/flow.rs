@@ -1,10 +1,28 @@
 //! A TCP flow: the sender (from `vegaslab-cc`), ns-2's `TCPSink` at the far end, the
 //! application feeding the sender, and the flow's counters.
 
+use crate::rng::stream;
 use crate::scenario::{AppSpec, FlowSpec};
+use crate::sim::STREAM_FLOW_BASE;
+use rand::Rng;
 use std::collections::VecDeque;
 use vegaslab_cc::params::SenderKind;
 use vegaslab_cc::{AlgorithmSpec, Nanos, Sender, TcpConfig};
+
+/// The tick-clock phase (ns-2 `boot_time_`) of TCP connection `index`: a flow entry's index,
+/// or a per-flow connection's index in the simulator's list of connections. The scenario's
+/// `tcp.tick_phase` when set (decided: one set phase applies to every connection of the
+/// flow, as one ns-2 agent reused would keep it), else [`seeded_tick_phase`].
+pub fn tick_phase(tcp: &TcpConfig, seed: u64, index: usize) -> f64 {
+    tcp.tick_phase.unwrap_or_else(|| seeded_tick_phase(seed, index, tcp.tick))
+}
+
+/// The phase a seeded connection draws: uniform in [0, tick) from the run seed's own stream
+/// for connection `index`, as ns-2 draws `boot_time_` at each agent's reset. Public so that
+/// the ns-2 bridge can hand ns-2 exactly the phase a seeded run uses.
+pub fn seeded_tick_phase(seed: u64, index: usize, tick: f64) -> f64 {
+    stream(seed, STREAM_FLOW_BASE + index as u64).gen::<f64>() * tick
+}
 
 /// ns-2 `Agent/TCPSink`: one cumulative ACK per data packet, no delay; the ACK carries the
 /// highest sequence number received in order.

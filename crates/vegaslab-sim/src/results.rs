@@ -12,10 +12,17 @@ pub struct RunMeta {
     pub duration_s: f64,
     pub wall_time_s: f64,
     pub events: u64,
-    /// Packets accepted onto a link, summed over every link direction: the packet-hops, the
-    /// work any packet-level simulator does for the scenario (comparable across simulators,
-    /// unlike events).
+    /// Packets whose transmission started on a link by the end of the run (`departures`),
+    /// summed over every link direction: the packet-hops, the work any packet-level simulator
+    /// does for the scenario (comparable across simulators, unlike events).
     pub packet_hops: u64,
+    /// Packets delivered by an event to a node at the same instant as an earlier one
+    /// (express hops excepted: their next link has no other feeder), i.e. where ns-2's order
+    /// of same-instant events decides who goes first (`event`).
+    pub same_instant_arrivals: u64,
+    /// Events that ran before an event scheduled earlier here because ns-2 would have
+    /// scheduled them earlier (`event`): where the tie rule changed the order.
+    pub tie_reorders: u64,
     /// Set when the run stopped before its end because the scenario exceeded a limit the
     /// simulator found only while running (see `Simulator::run`); absent otherwise, so the
     /// results of every complete run are unchanged. `run_text` turns it into a scenario error
@@ -47,6 +54,16 @@ pub struct FlowResult {
     pub open_connections: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub late_acks: Option<u64>,
+    /// ns-2-flavour Vegas senders only (`vegaslab_cc::vegas_ns2::TieStats`): rounds whose
+    /// delta decided something, those where delta's rounding sat exactly on its boundary
+    /// (ns-2's double clock may decide them the other way), and those of them where the
+    /// other side would have acted differently.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegas_decisions: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegas_threshold_ties: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vegas_decisive_ties: Option<u64>,
     pub data_pkts_sent: u64,
     pub data_bytes_sent: u64,
     pub retransmitted_pkts: u64,
@@ -76,7 +93,12 @@ pub struct QueueResult {
     pub limit: u32,
     pub arrivals: u64,
     pub drops: u64,
+    /// Packets whose transmission started by the end of the run (counted when it starts, as
+    /// ns-2's queue monitor counts at dequeue; a start exactly at the end counts).
     pub departures: u64,
+    /// Packets accepted and still waiting at the end of the run (their transmission had not
+    /// started): arrivals = departures + drops + backlog.
+    pub backlog: u64,
     pub loss_rate: f64,
     pub mean_len: f64,
     pub std_len: f64,
@@ -96,7 +118,10 @@ pub struct QueueResult {
 pub struct LinkResult {
     pub link: String,
     pub bandwidth_bps: f64,
+    /// Bytes of the packets whose transmission started by the end of the run (`departures`;
+    /// one in transmission at the end counts whole).
     pub bytes_sent: u64,
+    /// Transmission time within the run over the run's duration.
     pub utilisation: f64,
 }
 

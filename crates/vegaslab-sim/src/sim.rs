@@ -10,7 +10,6 @@ use crate::results::{Aborted, FlowResult, FlowSeries, LinkResult, QueueResult, Q
 use crate::rng::stream;
 use crate::scenario::Scenario;
 use crate::udp::UdpSource;
-use rand::Rng;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -20,7 +19,7 @@ const NO_ROUTE: u32 = u32::MAX;
 /// Random-stream ids (see `rng`): flows take 1 + index (tick phase); RED and packet errors
 /// of channel c take (1 << 32) + c and (2 << 32) + c (`queue`); UDP source i takes
 /// (3 << 32) | i (`udp`); the application of flow f takes (4 << 32) | f (`apps`).
-const STREAM_FLOW_BASE: u64 = 1;
+pub(crate) const STREAM_FLOW_BASE: u64 = 1;
 const STREAM_UDP_BASE: u64 = 3 << 32;
 const STREAM_APP_BASE: u64 = 4 << 32;
 
@@ -63,6 +62,10 @@ pub struct Simulator {
     flow_series: FlowSeries,
     queue_series: QueueSeries,
     events_processed: u64,
+    /// Time of the latest evented packet arrival at each node, and the count of arrivals at
+    /// a node at the same instant as an earlier one (`RunMeta::same_instant_arrivals`).
+    last_arrival: Vec<Nanos>,
+    same_instant_arrivals: u64,
     /// Most TCP connections (flows and per-flow connections) the run may hold: an event
     /// carries a flow index in `MAX_INDEX` bits.
     connection_limit: usize,
@@ -97,10 +100,7 @@ impl Simulator {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let mut rng = stream(scenario.seed, STREAM_FLOW_BASE + i as u64);
-                // ns-2 draws each sender's tick-clock phase uniformly in [0, tick).
-                let boot_time = rng.gen::<f64>() * f.tcp.tick;
-                let mut flow = Flow::new(f, boot_time);
+                let mut flow = Flow::new(f, crate::flow::tick_phase(&f.tcp, scenario.seed, i));
                 flow.parent = i as u32;
                 flow
             })
@@ -115,8 +115,9 @@ impl Simulator {
         // entry's endpoints), UDP sources one way.
         let mut pairs: Vec<(u32, u32)> = flows.iter().flat_map(|f| [(f.src, f.dst), (f.dst, f.src)]).collect();
         pairs.extend(scenario.udp.iter().map(|u| (u.from as u32, u.to as u32)));
-        let mut router = routing::Router::new(scenario.nodes.len(), &channels);
-        let routes = routing::RouteTable::build(&mut router, scenario.nodes.len(), &pairs);
+        let n_nodes = scenario.nodes.len();
+        let mut router = routing::Router::new(n_nodes, &channels);
+        let routes = routing::RouteTable::build(&mut router, n_nodes, &pairs);
         let monitored_queues = (0..channels.len())
             .filter(|&c| {
                 let ch = &channels[c];
@@ -141,6 +142,8 @@ impl Simulator {
             flow_series: FlowSeries::default(),
             queue_series: QueueSeries::default(),
             events_processed: 0,
+            last_arrival: vec![Nanos::MAX; n_nodes],
+            same_instant_arrivals: 0,
             express_from: Vec::new(),
             connection_limit: MAX_INDEX as usize + 1,
             aborted: None,
@@ -295,17 +298,17 @@ impl Simulator {
         let duration = self.scenario.duration;
         for i in 0..self.flows.len() {
             let f = &self.flows[i];
-            self.events.schedule(f.start, Event::FlowStart(i as u32));
+            self.events.schedule(f.start, 0, Event::FlowStart(i as u32));
             if let Some(stop) = f.stop {
                 if stop < duration {
-                    self.events.schedule(stop, Event::FlowStop(i as u32));
+                    self.events.schedule(stop, 0, Event::FlowStop(i as u32));
                 }
             }
         }
         for i in 0..self.udp.len() {
             if let Some(t) = self.udp[i].first_send() {
                 if self.udp[i].sends_at(t) {
-                    self.events.schedule(t, Event::Source(i as u32));
+                    self.events.schedule(t, 0, Event::Source(i as u32));
                 }
             }
         }
@@ -320,7 +323,7 @@ impl Simulator {
                     f.bins = vec![0; bins];
                 }
             }
-            self.events.schedule(self.scenario.sample_interval, Event::Sample);
+            self.events.schedule(self.scenario.sample_interval, 0, Event::Sample);
         }
         let dur_s = secs(duration);
         let mut last_progress = wall;
@@ -356,30 +359,45 @@ impl Simulator {
         }
         self.collect_queue_samples(stop);
         self.now = duration;
+        // Every queue and link statistic is taken at `duration`, also for a run stopped early
+        // (its packets already accepted keep their fates; `mean_len`, utilisation and the
+        // throughputs are over `duration` too): one end for all, so arrivals = departures +
+        // drops + backlog holds in any case. `run_text` never returns a run stopped on a limit
+        // as results, and the Python layer raises on a stopped callback or Ctrl-C.
         for c in &mut self.channels {
-            c.advance(duration);
+            c.finish(duration);
         }
         self.results(wall.elapsed().as_secs_f64())
     }
 
     fn on_delivery(&mut self, c: usize) {
-        if self.channels[c].scheduled != Some(self.now) {
+        if self.channels[c].scheduled != Some((self.now, self.events.popped_ahead())) {
             return; // superseded by an earlier head
         }
         self.channels[c].scheduled = None;
         let node = self.channels[c].to;
-        while let Some(p) = self.channels[c].pop_arrived(self.now) {
+        let seen = &mut self.last_arrival[node as usize];
+        if *seen == self.now {
+            self.same_instant_arrivals += 1;
+        }
+        *seen = self.now;
+        // One packet per event: a second packet arriving at the same time takes its own
+        // event, ordered by its own transmission start among other links' (`event`).
+        if let Some(p) = self.channels[c].pop_arrived(self.now) {
             self.arrive(p, node, self.now);
         }
         self.schedule_channel(c);
     }
 
+    /// Schedule the delivery of channel `c`'s head packet, unless an event for it or an
+    /// earlier one is pending. ns-2 schedules a packet's arrival when its transmission
+    /// starts: that is the event's `since`.
     fn schedule_channel(&mut self, c: usize) {
         let ch = &mut self.channels[c];
-        if let Some(head) = ch.head_time() {
-            if ch.scheduled.is_none_or(|s| head < s) {
-                ch.scheduled = Some(head);
-                self.events.schedule(head, Event::Delivery(c as u32));
+        if let Some((head, start)) = ch.head_time() {
+            if ch.scheduled.is_none_or(|(s, _)| head < s) {
+                ch.scheduled = Some((head, crate::event::ahead(head, start)));
+                self.events.schedule(head, start, Event::Delivery(c as u32));
             }
         }
     }
@@ -433,7 +451,7 @@ impl Simulator {
                         (node, t) = (self.channels[c].to, arrives_at);
                         continue;
                     }
-                    self.channels[c].push_pipe(arrives_at, p);
+                    self.channels[c].push_pipe(arrives_at, t + queued, p);
                     self.schedule_channel(c);
                 }
                 Admission::Dropped | Admission::Corrupted => match p.kind {
@@ -521,8 +539,7 @@ impl Simulator {
             }
             return;
         }
-        let mut rng = stream(self.scenario.seed, STREAM_FLOW_BASE + c as u64);
-        let boot_time = rng.gen::<f64>() * self.flows[entry].tcp.tick;
+        let boot_time = crate::flow::tick_phase(&self.flows[entry].tcp, self.scenario.seed, c);
         let mut conn = self.flows[entry].connection(entry as u32, self.now, boot_time);
         conn.pending = packets;
         self.flows.push(conn);
@@ -556,7 +573,7 @@ impl Simulator {
     fn on_flow_start(&mut self, f: usize) {
         if self.apps[f].is_some() {
             let (apps, events, now) = (&mut self.apps, &mut self.events, self.now);
-            let hand = apps[f].as_mut().expect("app").start(now, &mut |t, k| events.schedule(t, Event::App(2 * f as u32 + k)));
+            let hand = apps[f].as_mut().expect("app").start(now, &mut |t, k| events.schedule(t, now, Event::App(2 * f as u32 + k)));
             self.hand_over(f, hand);
             return;
         }
@@ -584,7 +601,7 @@ impl Simulator {
         let (f, process) = ((index / 2) as usize, index % 2);
         let (apps, events, now) = (&mut self.apps, &mut self.events, self.now);
         let Some(app) = apps[f].as_mut() else { return };
-        let hand = app.on_event(now, process, &mut |t, k| events.schedule(t, Event::App(2 * f as u32 + k)));
+        let hand = app.on_event(now, process, &mut |t, k| events.schedule(t, now, Event::App(2 * f as u32 + k)));
         self.hand_over(f, hand);
     }
 
@@ -611,7 +628,7 @@ impl Simulator {
         let p = Packet { kind: Kind::Udp, flow: i as u32, seqno, size: s.packet_size, dst: s.dst, probe: false, aqt: 0, aqt_echo: 0 };
         let src = s.src;
         if next <= self.scenario.duration && s.sends_at(next) {
-            self.events.schedule(next, Event::Source(i as u32));
+            self.events.schedule(next, self.now, Event::Source(i as u32));
         }
         self.arrive(p, src, self.now);
     }
@@ -636,7 +653,7 @@ impl Simulator {
         if let Some(d) = flow.sender.rtx_deadline() {
             if flow.timer_pending.is_none_or(|p| d < p) {
                 flow.timer_pending = Some(d);
-                self.events.schedule(d, Event::Timer(f as u32));
+                self.events.schedule(d, flow.sender.rtx_armed_at(), Event::Timer(f as u32));
             }
         }
     }
@@ -717,7 +734,7 @@ impl Simulator {
         }
         let next = self.now.saturating_add(self.scenario.sample_interval);
         if next <= self.scenario.duration {
-            self.events.schedule(next, Event::Sample);
+            self.events.schedule(next, self.now, Event::Sample);
         }
     }
 
@@ -799,6 +816,8 @@ impl Simulator {
                 };
                 let active = secs(end.saturating_sub(f.start));
                 let delivered_bytes = delivered_pkts.saturating_mul(f.tcp.packet_size as u64);
+                // An entry whose algorithm counts ties reports them, 0 if it never opened a connection.
+                let ties = f.sender.controller().threshold_ties().map(|_| group().filter_map(|g| g.sender.controller().threshold_ties()).sum::<vegaslab_cc::controller::TieStats>());
                 FlowResult {
                     flow: f.name.clone(),
                     cc: f.cc.to_string(),
@@ -809,6 +828,9 @@ impl Simulator {
                     connections: per_flow.then_some(self.conns[i].opened),
                     open_connections: per_flow.then_some(self.conns[i].open.len() as u64),
                     late_acks: per_flow.then(|| group().map(|g| g.late_acks).sum()),
+                    vegas_decisions: ties.map(|t| t.decisions),
+                    vegas_threshold_ties: ties.map(|t| t.exact),
+                    vegas_decisive_ties: ties.map(|t| t.decisive),
                     data_pkts_sent: st.pkts_sent,
                     data_bytes_sent: st.bytes_sent,
                     retransmitted_pkts: st.retransmitted_pkts,
@@ -854,6 +876,7 @@ impl Simulator {
                     arrivals: c.stats.arrivals,
                     drops: c.stats.drops,
                     departures: c.stats.departures,
+                    backlog: c.stats.backlog,
                     loss_rate: if c.stats.arrivals > 0 { c.stats.drops as f64 / c.stats.arrivals as f64 } else { 0.0 },
                     mean_len: mean,
                     std_len: std,
@@ -868,12 +891,11 @@ impl Simulator {
             .channels
             .iter()
             .map(|c| {
-                let busy = c.stats.busy_ns.saturating_sub(c.busy_overhang(duration) as u128);
                 LinkResult {
                     link: channel_name(sc, c),
                     bandwidth_bps: c.bandwidth_bps,
                     bytes_sent: c.stats.bytes_sent,
-                    utilisation: busy as f64 / duration as f64,
+                    utilisation: c.stats.busy_ns as f64 / duration as f64,
                 }
             })
             .collect();
@@ -887,6 +909,8 @@ impl Simulator {
                 wall_time_s,
                 events: self.events_processed,
                 packet_hops: self.channels.iter().map(|c| c.stats.departures).sum(),
+                same_instant_arrivals: self.same_instant_arrivals,
+                tie_reorders: self.events.reordered(),
                 aborted: self.aborted.clone(),
             },
             flows,
@@ -1300,7 +1324,7 @@ mod tests {
     use super::routing::{RouteTable, Router};
     use super::*;
     use crate::scenario::{DirectionSpec, QueueSpec};
-    use rand::SeedableRng;
+    use rand::{Rng, SeedableRng};
 
     /// The first version's dense table (one breadth-first search per destination): the
     /// reference the routing must match exactly.

@@ -200,3 +200,34 @@ fn geo_parameters_are_validated() {
     let e = scenario::parse(&GEO.replace("error_rate = 0.005", "error_rate = 1.0"), "geo.toml", &[]).unwrap_err().to_string();
     assert_eq!(e, "geo.toml: geo.error_rate: must be >= 0 and < 1, got 1");
 }
+
+// ------------------------------------------------- what a link reports at the end of a run
+
+/// A 2 Mbit/s CBR source into a 1 Mbit/s bottleneck with a 100-packet queue: the queue is
+/// full from about 0.8 s on, so a packet offered late in the run waits about 0.8 s and many
+/// accepted packets are still waiting when the run ends.
+const OVERLOADED: &str = include_str!("../../../tests/data/overloaded-link.toml");
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
+}
+
+#[test]
+fn a_congested_link_reports_no_more_departures_or_bytes_than_its_bandwidth_can_carry() {
+    let v = run_text(OVERLOADED, "t.toml", 1);
+    let q = v["queues"].as_array().unwrap().iter().find(|q| q["queue"] == "R->D").unwrap();
+    let l = v["links"].as_array().unwrap().iter().find(|l| l["link"] == "R->D").unwrap();
+    let (duration_ns, packet_ns) = (10_000_000_000u64, 8_000_000u64); // 1000 bytes at 1 Mbit/s
+    let departures = u(&q["departures"]);
+    // Transmissions start back to back: at most one per packet time, the last one at most at
+    // the end of the run.
+    assert!(departures * packet_ns <= duration_ns + packet_ns, "{departures} departures in 10 s");
+    assert!(u(&l["bytes_sent"]) * 8 * 1000 <= duration_ns + packet_ns, "{} bytes in 10 s", l["bytes_sent"]);
+    // The link is busy from the first packet on: it sends all it can.
+    assert!(departures * packet_ns > duration_ns - 10 * packet_ns, "{departures}");
+    // Every arrival is dropped, transmitted or still waiting at the end.
+    let backlog = u(&q["backlog"]);
+    assert!(backlog > 90 && backlog <= u(&q["max_len"]), "{q}");
+    assert_eq!(u(&q["arrivals"]), departures + u(&q["drops"]) + backlog, "{q}");
+    assert_eq!(v["udp"][0]["dropped_pkts"], q["drops"]);
+}

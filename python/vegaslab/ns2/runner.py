@@ -86,8 +86,9 @@ def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=
     vegaslab run); see :func:`run_normalized` for the rest.
 
     ``overrides``: ``"dotted.path[0].x=value"`` strings (docs/scenario-format.md).
-    ``seed``: replaces ``run.seed``; it seeds ns-2's default RNG (used by RED), folded into
-    ns-2's range by :func:`vegaslab.ns2.translate.ns2_seed`.
+    ``seed``: replaces ``run.seed``; it seeds ns-2's default RNG (used by RED) through
+    :func:`vegaslab.ns2.translate.ns2_seed`, and the core's draws of the senders' tick phases
+    that ns-2 is given (``tcp.tick_phase = "seeded"``, the default).
     """
     doc = normalize(scenario, overrides=overrides, seed=seed)
     return run_normalized(doc, workdir=workdir, keep_files=keep_files, trace=trace,
@@ -109,7 +110,9 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
     sender's ``ack_`` by the ACKs still in flight at the end), ``ns2_ack`` and ``ns2_nrexmit``
     (raw ``ack_`` / ``nrexmit_``; ns-2's Vegas also counts its fine-grained dup-ACK
     retransmissions in ``nrexmit_``, so for Vegas ``timeouts`` over-counts).
-    ``meta["normalized"]`` is the normalised scenario that ran (provenance).
+    ``meta["normalized"]`` is the normalised scenario that ran (provenance);
+    ``meta["tick_phases"]`` each flow's tick-clock phase in seconds (``boot_time_``), set or
+    drawn, exactly as vegaslab runs it.
 
     ``delivered_pkts`` is the sender's final cumulative ACK (``ack_ + 1``, minus the SYN of
     Reno/NewReno), so ``goodput_bps`` reproduces the usual ns-2 script measurement.
@@ -150,6 +153,7 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
                            drops if trace else None, ack_drops if trace else None)
         result["meta"] = {"scenario": model.name, "simulator": "ns-2", "ns_version": NS_VERSION,
                           "seed": model.seed, "ns2_seed": ns2_seed(model.seed),
+                          "tick_phases": [f.tick_phase for f in model.flows],
                           "duration_s": model.duration, "wall_time_s": wall,
                           "trace": trace, "script": script,
                           "workdir": str(wdir) if keep_files else None,
@@ -210,6 +214,9 @@ def _assemble(model, fvars, done, qvars, recv, drops, ack_drops) -> dict:
         integral = float(s) + float(lasty) * max(0.0, T - float(lastx))
         queues.append({"queue": ld.name, "kind": ld.kind, "limit": ld.limit,
                        "arrivals": arr, "drops": drp, "departures": dep,
+                       # ns-2's queue monitor counts a departure when the packet leaves the
+                       # queue for the link (its transmission starts), as vegaslab does.
+                       "backlog": arr - drp - dep,
                        "loss_rate": drp / arr if arr else 0.0, "mean_len": integral / T})
         bsent = _unwrap32(bdep, ld.bandwidth * T / 8)
         links.append({"link": ld.name, "bandwidth_bps": ld.bandwidth, "bytes_sent": bsent,

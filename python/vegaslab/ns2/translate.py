@@ -8,7 +8,9 @@ nanoseconds, bandwidths in bit/s, nodes by index, delay traces expanded into
 
 What maps: links whose two directions each have DropTail or classic RED (``Queue/RED`` in
 packet mode) queues, no packet errors, and any delay schedule; TCP flows with Reno, NewReno or
-Vegas (flavour ``ns2``) and an FTP or file application, with every ``tcp`` field.  Anything
+Vegas (flavour ``ns2``) and an FTP or file application, with every ``tcp`` field, including
+the tick clock's phase (``tick_phase``, ns-2's ``boot_time_``: see :func:`build_script`, "Tick
+phases").  Anything
 else raises ``ValueError`` naming the field of the normalised scenario (and, for links and
 flows, which link or flow it is).  ``monitor``, ``sample_interval_ns`` and ``files`` are
 ignored: the bridge reports no time series, and a referenced file's content is already in the
@@ -24,13 +26,14 @@ The names themselves stay on the Python side (:class:`Model`) and label the resu
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import pathlib
 import re
 from dataclasses import dataclass, field
 
 __all__ = ["normalize", "build_model", "build_script", "Model", "LinkDir", "Flow", "FORMAT",
-           "ns2_seed"]
+           "ns2_seed", "phase_reset"]
 
 #: The layout version of the normalised scenario this module reads (its ``format`` key).
 FORMAT = 1
@@ -101,6 +104,12 @@ class Flow:
     header_bytes: int
     syn: bool
     ack_size: int = 40
+    #: The phase of the sender's tick clock in seconds (ns-2 ``boot_time_``), 0 <= phase < the
+    #: flow's ``tcpTick_``: the scenario's ``tcp.tick_phase``, or for "seeded" the phase the core
+    #: draws for this flow from the run seed (``vegaslab._core.seeded_tick_phase``).
+    tick_phase: float = 0.0
+    #: Whether ``tick_phase`` was drawn from the seed (the scenario said "seeded").
+    tick_phase_seeded: bool = False
 
     @property
     def agent_class(self) -> str:
@@ -236,8 +245,9 @@ _AGENT_CLASS = {"reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno",
 _VEGAS_PARAMS = {"alpha": "v_alpha_", "beta": "v_beta_", "gamma": "v_gamma_"}
 
 # tcp field -> (ns-2 agent variable, kind).  ``ack_size`` goes to the sink,
-# ``vegas_headers`` is checked, ``boot_time`` is not a setting (the core draws the tick
-# clock's offset at run time, as ns-2 does).
+# ``vegas_headers`` is checked, ``tick_phase`` becomes ns-2's ``boot_time_`` (which is no Tcl
+# variable: see build_script), and ``boot_time`` is not a setting (always 0 in the document:
+# the core fills in the phase when it creates a sender).
 _TCP_FIELDS = {
     "window": ("window_", "int"),
     "window_init": ("windowInit_", "int"),
@@ -253,7 +263,8 @@ _TCP_FIELDS = {
     "initial_rto": ("rtxcur_init_", "secs"),
     "limited_transmit": ("singledup_", "int01"),
 }
-_TCP_KEYS = set(_TCP_FIELDS) | {"ack_size", "vegas_headers", "boot_time", "partial_ack_timer"}
+_TCP_KEYS = set(_TCP_FIELDS) | {"ack_size", "vegas_headers", "boot_time", "tick_phase",
+                                "partial_ack_timer"}
 # ``partial_ack_timer`` (left out of the normalised scenario at its default, "first") is
 # Agent/TCP/Newreno's ``newreno_changes1_``: 1 restarts the timer on a recovery's first
 # partial ACK only, 0 on every one. Other agents have no partial ACKs.
@@ -343,7 +354,24 @@ def _algorithm(alg, where: str) -> tuple[str, dict]:
                      f"\"ns2\"), got {name!r}")
 
 
-def _flow(i: int, f, nodes: list, duration_ns: int) -> Flow:
+def _tick_phase(tcp: dict, seed: int, i: int, where: str) -> tuple[float, bool]:
+    """(phase in seconds, seeded?) of flow ``i``: the document's ``tick_phase`` when set, else
+    the phase the core draws for a seeded flow, asked of the core itself so that both
+    simulators run with the same value."""
+    tick = _float(tcp.get("tick"), f"{where}.tick")
+    if tick <= 0:
+        raise ValueError(f"{where}.tick: must be > 0, got {tick!r}")
+    if "tick_phase" not in tcp:
+        import vegaslab
+
+        return vegaslab._load_core().seeded_tick_phase(seed, i, tick), True
+    phase = _float(tcp["tick_phase"], f"{where}.tick_phase")
+    if not phase < tick:
+        raise ValueError(f"{where}.tick_phase: must be < tick ({tick!r} s), got {phase!r}")
+    return phase, False
+
+
+def _flow(i: int, f, nodes: list, duration_ns: int, seed: int) -> Flow:
     where = f"flows[{i}]"
     _check_keys(f, _FLOW_KEYS, where)
     name = f.get("name")
@@ -378,6 +406,7 @@ def _flow(i: int, f, nodes: list, duration_ns: int) -> Flow:
     if cc == "newreno":
         agent_vars["newreno_changes1_"] = _PARTIAL_ACK_TIMER[timer]
     packet_size = _int(tcp.get("packet_size"), f"{where}.tcp.packet_size", 1)
+    phase, seeded = _tick_phase(tcp, seed, i, f"{where}.tcp")
 
     start_ns = _int(f.get("start_ns"), f"{where}.start_ns", 0, 2**63 - 1)
     stop_ns = f.get("stop_ns")
@@ -401,7 +430,8 @@ def _flow(i: int, f, nodes: list, duration_ns: int) -> Flow:
                 app=kind, file_size=file_size, agent_vars=agent_vars, packet_size=packet_size,
                 header_bytes=_int(tcp.get("header_bytes"), f"{where}.tcp.header_bytes"),
                 syn=_bool(tcp.get("syn"), f"{where}.tcp.syn"),
-                ack_size=_int(tcp.get("ack_size"), f"{where}.tcp.ack_size", 1))
+                ack_size=_int(tcp.get("ack_size"), f"{where}.tcp.ack_size", 1),
+                tick_phase=phase, tick_phase_seeded=seeded)
 
 
 def build_model(doc: dict) -> Model:
@@ -444,7 +474,7 @@ def build_model(doc: dict) -> Model:
     if not links:
         raise ValueError("links: the scenario has no links")
 
-    flows = [_flow(i, f, nodes, duration_ns) for i, f in enumerate(_list(doc.get("flows"), "flows"))]
+    flows = [_flow(i, f, nodes, duration_ns, seed) for i, f in enumerate(_list(doc.get("flows"), "flows"))]
     if not flows:
         raise ValueError("flows: the scenario has no TCP flows")
     name = doc.get("id")
@@ -453,13 +483,80 @@ def build_model(doc: dict) -> Model:
 
 
 def ns2_seed(seed: int) -> int:
-    """The seed given to ns-2's default RNG for a scenario seed.
+    """The seed given to ns-2's default RNG (``$defaultRNG seed``) for a scenario seed: the
+    first 8 bytes of SHA-256 of ``"vegaslab ns-2 seed <seed>"``, spread over 1..2**31-2 (the
+    seeds ns-2 takes; 0 would ask for one from the clock).
 
-    ns-2's MRG32k3a takes 1..2**31-2 (0 asks for a seed from the clock, i.e. a
-    non-deterministic run; larger values are refused or wrap), so seeds are folded into that
-    range: 1..2**31-2 map to themselves.
+    Decided (issue 12) after reading ns-2.35's tools/rng.cc.  The scenario seed itself is a
+    biased choice: ``seed s`` sets all six words of MRG32k3a's state to ``s``, and the
+    generator is linear, so the stream of seed ``s`` is ``s`` times the stream of seed 1
+    word by word: the first draw is about 0.00034 * s (a 1 % loss draw comes out "lose" for
+    every seed up to 29), and the streams of seeds 1 and 2 agree draw after draw as
+    ``u2 = 2 * u1 mod 1`` within 6e-6.  Hashed seeds start anywhere in (0, 1) and relate
+    to each other only through large, unrelated multipliers.  Substreams (``next-substream``
+    k times from one seed, ns-2's own method for replications) would be independent by
+    construction, but each jump is one Tcl call (about 6 us) and scenario seeds are 64-bit,
+    so seed k would cost k calls.
     """
-    return 1 + (int(seed) - 1) % (2**31 - 2)
+    digest = hashlib.sha256(f"vegaslab ns-2 seed {int(seed)}".encode()).digest()
+    return 1 + int.from_bytes(digest[:8], "big") % (2**31 - 2)
+
+
+# ns-2.35's MRG32k3a (tools/rng.cc, ``RNG::U01``), as far as the tick-phase rule needs it:
+# the first draw of a generator whose state ``$rng seed s`` set to six times ``s``.  Every
+# step is exact in doubles (products below 2**53), so this equals ns-2's draw bit for bit.
+_MRG_M1 = 4294967087.0
+_MRG_M2 = 4294944443.0
+_MRG_NORM = 1.0 / (_MRG_M1 + 1.0)
+
+
+def _mrg_first_draw(s: int) -> float:
+    x = float(s)
+    p1 = 1403580.0 * x - 810728.0 * x
+    p1 -= int(p1 / _MRG_M1) * _MRG_M1     # C's static_cast<long> truncates, as int() does
+    if p1 < 0.0:
+        p1 += _MRG_M1
+    p2 = 527612.0 * x - 1370589.0 * x
+    p2 -= int(p2 / _MRG_M2) * _MRG_M2
+    if p2 < 0.0:
+        p2 += _MRG_M2
+    return (p1 - p2) * _MRG_NORM if p1 > p2 else (p1 - p2 + _MRG_M1) * _MRG_NORM
+
+
+#: The smallest positive double: the tick used to make a phase of exactly 0 (see below).
+_TINY = 5e-324
+
+
+def phase_reset(phase: float) -> tuple[int, float]:
+    """(seed of the bridge's phase RNG, ``tcpTick_`` during the phase reset) with which
+    ns-2's ``boot_time_ = Random::uniform(tcp_tick_)``, i.e. ``tcpTick_ * u``, comes out as
+    exactly ``phase``: ``u`` is the first draw after ``$rng seed s`` (:func:`_mrg_first_draw`).
+
+    The tick is ``phase / u`` or one of its neighbouring doubles; for ``phase = 0`` the
+    smallest double, whose product with a draw below 1/2 rounds to 0.  Seeds 1, 2, ... are
+    tried in turn; one of the first few always works (the products of neighbouring ticks
+    are spaced by at most about one unit in the last place of ``phase``).
+    """
+    phase = float(phase)
+    if not (math.isfinite(phase) and phase >= 0.0):
+        raise ValueError(f"tick phase: must be a finite number >= 0, got {phase!r}")
+    for s in range(1, 1000):
+        u = _mrg_first_draw(s)
+        if phase == 0.0:
+            if _TINY * u == 0.0:
+                return s, _TINY
+            continue
+        t = phase / u
+        candidates = [t]
+        for direction in (0.0, math.inf):
+            c = t
+            for _ in range(3):
+                c = math.nextafter(c, direction)
+                candidates.append(c)
+        for c in candidates:
+            if c > 0.0 and math.isfinite(c) and c * u == phase:
+                return s, c
+    raise ValueError(f"tick phase {phase!r}: no ns-2 seed reproduces it")  # pragma: no cover
 
 
 # ----------------------------------------------------------------------- the script
@@ -479,6 +576,32 @@ proc vl_trace_link {link f want_recv} {
         set rcvT_ [$ns create-trace Recv $f $fromNode_ $toNode_ ""]
         $rcvT_ target [$ttl_ target]
         $ttl_ target $rcvT_
+    }
+}
+# The tick clock's phase, ns-2's boot_time_, is no Tcl variable: TcpAgent::reset() draws it as
+# tcpTick_ times a draw of the default RNG (at $ns run, which resets every agent). Each agent's
+# reset runs this instead: ns-2's own reset first (its draw from defaultRNG included, so the
+# generator's later draws are what ns-2 alone would make), then a second reset with the bridge's
+# RNG as the default, seeded so that its first draw is known, and tcpTick_ set so that the
+# product is exactly the phase (vegaslab.ns2.translate.phase_reset); then tcpTick_ and the RTT
+# estimator's starting values (computed from the stand-in tick) are put back.
+proc vl_phase_reset {i seed tick_for_phase} {
+    global tcp defaultRNG vl_phase_rng
+    set t $tcp($i)
+    $t cmd reset
+    set saved {}
+    foreach var {tcpTick_ srtt_ rttvar_ srtt_init_ rttvar_init_} {
+        lappend saved $var [$t set $var]
+    }
+    $t set srtt_init_ 0
+    $t set rttvar_init_ 0
+    $vl_phase_rng seed $seed
+    $vl_phase_rng default
+    $t set tcpTick_ $tick_for_phase
+    $t cmd reset
+    $defaultRNG default
+    foreach {var value} $saved {
+        $t set $var $value
     }
 }
 proc vl_done {i} {
@@ -514,6 +637,10 @@ def _check_model(model: Model) -> None:
             if var not in _AGENT_VARS:
                 raise ValueError(f"flows/{i}.agent_vars: not an agent variable: {var!r}")
             literal(val, f"flows/{i}.agent_vars.{var}")
+        phase = f.tick_phase
+        if (isinstance(phase, bool) or not isinstance(phase, (int, float))
+                or not (math.isfinite(phase) and phase >= 0)):
+            raise ValueError(f"flows/{i}.tick_phase: expected seconds >= 0, got {phase!r}")
 
 
 def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
@@ -527,6 +654,22 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
     directions into flow destinations go to ``trace_file`` (a plain file name, relative to
     ns-2's working directory).  ``<flow>`` and ``<dir>`` are indices into ``model.flows``
     and ``model.links``.
+
+    ``seed`` (default ``model.seed``) seeds ns-2's default RNG through :func:`ns2_seed`; the
+    tick phases are the model's (``Flow.tick_phase``) whatever it is.
+
+    Tick phases: every sender runs with ``Flow.tick_phase`` as its ``boot_time_``, exactly
+    (bit for bit) the phase the core uses, for set and seeded phases alike: decided so that
+    a single run, not only a mean over seeds, can be compared packet for packet.  ns-2 binds
+    no Tcl variable to ``boot_time_`` and draws it in ``TcpAgent::reset()`` as ``tcpTick_``
+    times a draw of the default RNG, so each agent gets a per-object ``reset`` (the Tcl
+    ``vl_phase_reset``): ns-2's own reset, then a second one with the bridge's RNG (seeded so
+    that its first draw ``u`` is known) as the default and ``tcpTick_`` temporarily
+    ``phase / u`` (:func:`phase_reset` picks a seed and tick whose product is exactly the
+    phase), after which ``tcpTick_`` and the RTT estimator's starting values are put back.
+    The default RNG makes the same draws as without this (its ``boot_time_`` draw is made and
+    discarded).  ``$rng seed`` also sets MRG32k3a's package seed, which only an ``RNG``
+    created after ``$ns run`` would start from; the scripts create none.
     """
     if not (isinstance(trace_file, str) and _FILE_NAME.fullmatch(trace_file)):
         raise ValueError(f"trace_file: expected a plain file name ({_FILE_NAME.pattern}), "
@@ -537,6 +680,7 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
          f"# scenario: {_comment_text(model.name)}",
          "set ns [new Simulator]",
          f"global defaultRNG\n$defaultRNG seed {_tcl_num(s, 'seed')}",
+         "set vl_phase_rng [new RNG]",
          _PROCS]
     for i, n in enumerate(model.nodes):
         L.append(f"set n({i}) [$ns node] ;# {_comment_text(n)}")
@@ -570,6 +714,11 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
         L.append(f"$tcp({i}) set fid_ {i}")
         for var, val in f.agent_vars.items():
             L.append(f"$tcp({i}) set {var} {val}")
+        phase_seed, phase_tick = phase_reset(f.tick_phase)
+        L.append(f"# tick phase {_tcl_num(f.tick_phase, 'tick_phase')} s "
+                 f"({'drawn from the seed' if f.tick_phase_seeded else 'set'})")
+        L.append(f'$tcp({i}) proc reset {{}} "vl_phase_reset {i} {_tcl_num(phase_seed, "phase")}'
+                 f' {_tcl_num(phase_tick, "phase")}"')
         L.append(f"$ns attach-agent $n({f.src}) $tcp({i})")
         L.append(f"set sink({i}) [new Agent/TCPSink]")
         L.append(f"$sink({i}) set packetSize_ {_tcl_num(f.ack_size, 'ack_size')}")

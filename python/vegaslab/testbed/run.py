@@ -129,7 +129,7 @@ def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict
         lengths.append(q["forward"])
     queues = [{
         "queue": p.bottleneck_name, "kind": "droptail", "limit": p.forward[1],
-        "arrivals": None, "drops": None, "departures": None, "loss_rate": None,
+        "arrivals": None, "drops": None, "departures": None, "backlog": None, "loss_rate": None,
         "mean_len": float(np.mean(lengths)) if lengths else None,
         "std_len": float(np.std(lengths)) if lengths else None,
         "max_len": int(max(lengths)) if lengths else None,

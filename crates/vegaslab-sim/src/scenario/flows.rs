@@ -5,6 +5,8 @@ use super::build::{NetBuilder, FOREVER};
 use super::limits::{self, MAX_FLOWS};
 use super::reader::{describe, Obj};
 use super::{ErrorKind, FlowSpec, ScenarioError};
+use crate::units;
+use toml::Value;
 use vegaslab_cc::{PartialAckTimer, TcpConfig};
 
 pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
@@ -136,12 +138,14 @@ fn too_many_flows(f: &Obj, key: &str, existing: usize, adding: usize) -> Result<
 fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
     t.deny_unknown(&[
         "window", "window_init", "packet_size", "header_bytes", "ack_size", "syn", "delay_growth", "max_burst", "dupacks",
-        "tick", "min_rto", "max_rto", "initial_rto", "limited_transmit", "vegas_headers", "partial_ack_timer",
+        "tick", "tick_phase", "min_rto", "max_rto", "initial_rto", "limited_transmit", "vegas_headers",
+        "partial_ack_timer",
     ])?;
     let d = TcpConfig::default();
     let secs = |key: &str, lo: i128, default: f64| -> Result<f64, ScenarioError> {
         Ok(t.time(key, lo, FOREVER)?.map(|ns| ns as f64 / 1e9).unwrap_or(default))
     };
+    let tick = secs("tick", 1, d.tick)?;
     let cfg = TcpConfig {
         window: t.number("window", 1.0, 1e8)?.unwrap_or(d.window),
         window_init: t.number("window_init", 1.0, 1e6)?.unwrap_or(d.window_init),
@@ -152,13 +156,14 @@ fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
         delay_growth: t.bool("delay_growth", d.delay_growth)?,
         max_burst: t.integer("max_burst", 0, 1_000_000)?.map(|x| x as u32).unwrap_or(d.max_burst),
         dupacks: t.integer("dupacks", 1, 10_000)?.unwrap_or(d.dupacks),
-        tick: secs("tick", 1, d.tick)?,
+        tick,
         min_rto: secs("min_rto", 0, d.min_rto)?,
         max_rto: secs("max_rto", 1, d.max_rto)?,
         initial_rto: secs("initial_rto", 1, d.initial_rto)?,
         limited_transmit: t.bool("limited_transmit", d.limited_transmit)?,
         vegas_headers: t.bool("vegas_headers", d.vegas_headers)?,
         boot_time: 0.0,
+        tick_phase: read_tick_phase(t, tick)?,
         partial_ack_timer: match t.string("partial_ack_timer")? {
             None => d.partial_ack_timer,
             Some(name) => PartialAckTimer::from_name(name).ok_or_else(|| {
@@ -172,3 +177,28 @@ fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
     Ok(cfg)
 }
 
+/// `tcp.tick_phase`: the phase of the sender's tick clock (ns-2 `boot_time_`), `"seeded"` (the
+/// default: drawn from the run seed, `None`) or a time `>= 0` and `< tick`. Decided: a number
+/// is seconds taken exactly, with full double precision, so that any phase (one a seeded run
+/// drew, say) can be set again bit for bit; a string with a unit (`"3ms"`) is rounded to the
+/// nanosecond like every other time.
+fn read_tick_phase(t: &Obj, tick: f64) -> Result<Option<f64>, ScenarioError> {
+    const KEY: &str = "tick_phase";
+    let Some(v) = t.get(KEY) else { return Ok(None) };
+    let allowed = format!("must be \"seeded\" or a time >= 0 s and < tick ({tick} s)");
+    let phase = match v {
+        Value::String(s) if s == "seeded" => return Ok(None),
+        Value::String(s) => match units::parse_time(s) {
+            Ok(ns) => ns as f64 / 1e9,
+            Err(why) => return Err(t.err_kind(KEY, ErrorKind::WrongType, format!("{allowed} ({why}), got {}", describe(v)))),
+        },
+        Value::Integer(i) => *i as f64,
+        Value::Float(x) => *x,
+        _ => return Err(t.err_kind(KEY, ErrorKind::WrongType, format!("{allowed}, got {}", describe(v)))),
+    };
+    if !(phase >= 0.0 && phase < tick) {
+        return Err(t.err_kind(KEY, ErrorKind::OutOfRange, format!("{allowed}, got {}", describe(v))));
+    }
+    // -0.0 and 0.0 are the same phase: one normalised form.
+    Ok(Some(phase + 0.0))
+}
