@@ -880,11 +880,14 @@ def check_results(res) -> list[str]:
 
     flows = res.flows
     if len(flows):
-        # Optional columns are null on the rows they do not apply to (per-flow connection counts,
-        # the ns-2-flavour Vegas tie counts).
+        # The core's optional columns (those beyond the documented FLOW_COLUMNS: per-flow
+        # connection counts, the ns-2-flavour Vegas tie counts) are null on the rows they do
+        # not apply to.
+        from .results import FLOW_COLUMNS
+
+        optional = tuple(c for c in flows.columns if c not in FLOW_COLUMNS)
         numbers("flow", flows, ("flow", "cc", "from", "to"),
-                nullable=("completion_time_s", "final_ssthresh", "connections", "open_connections", "late_acks",
-                          "vegas_decisions", "vegas_threshold_ties", "vegas_decisive_ties"))
+                nullable=("completion_time_s", "final_ssthresh", *optional))
         sent, rec, drop, infl, deliv = ints(flows, "data_pkts_sent", "received_pkts", "dropped_pkts",
                                             "in_flight_pkts", "delivered_pkts")
         first("flow", flows, sent != rec + drop + infl, "conservation: sent {row[data_pkts_sent]} != received "

@@ -1,9 +1,8 @@
 //! A TCP flow: the sender (from `vegaslab-cc`), ns-2's `TCPSink` at the far end, the
 //! application feeding the sender, and the flow's counters.
 
-use crate::rng::stream;
+use crate::rng::{stream, STREAM_FLOW_BASE};
 use crate::scenario::{AppSpec, FlowSpec};
-use crate::sim::STREAM_FLOW_BASE;
 use rand::Rng;
 use std::collections::VecDeque;
 use vegaslab_cc::params::SenderKind;

@@ -8,17 +8,10 @@
 //!
 //! ## Random streams
 //!
-//! Draws come from [`crate::rng::stream`]`(seed, id)` with fixed stream ids, so a run is
-//! bit-identical for a seed and adding a queue or an error model never shifts other draws:
-//!
-//! | use | stream id |
-//! |---|---|
-//! | flow `i` (sim.rs) | `1 + i` |
-//! | RED early drops of channel `c` | [`STREAM_RED_BASE`]` + c` = `(1 << 32) + c` |
-//! | packet errors of channel `c` | [`STREAM_ERROR_BASE`]` + c` = `(2 << 32) + c` |
-//!
-//! Channel `c` is the index of a link direction: link `l` gives channels `2l` (a -> b) and
-//! `2l + 1` (b -> a).
+//! Draws come from [`crate::rng::stream`]`(seed, id)` with fixed stream ids (listed in
+//! `rng`), so a run is bit-identical for a seed and adding a queue or an error model never
+//! shifts other draws: RED early drops of channel `c` use [`STREAM_RED_BASE`]` + c`, packet
+//! errors [`STREAM_ERROR_BASE`]` + c`.
 //!
 //! ## RED as ns-2 implements it (`queue/red.cc`), packet mode
 //!
@@ -60,15 +53,11 @@
 //! spacing and no `q > 1` guard (the paper's "effective formula"). Drops above `max` and over
 //! the limit are forced, those between the thresholds early.
 
-use crate::rng::stream;
+use crate::rng::{stream, STREAM_ERROR_BASE, STREAM_RED_BASE};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use vegaslab_cc::Nanos;
 
-/// Stream id base for RED early-drop draws (`+ channel index`).
-pub const STREAM_RED_BASE: u64 = 1 << 32;
-/// Stream id base for packet-error draws (`+ channel index`).
-pub const STREAM_ERROR_BASE: u64 = 2 << 32;
 
 /// Which RED drop function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]

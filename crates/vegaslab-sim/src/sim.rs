@@ -7,7 +7,7 @@ use crate::express::{express_channels, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
 use crate::results::{Aborted, FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series, UdpResult};
-use crate::rng::stream;
+use crate::rng::{stream, STREAM_APP_BASE, STREAM_UDP_BASE};
 use crate::scenario::Scenario;
 use crate::udp::UdpSource;
 use std::cell::RefCell;
@@ -16,12 +16,6 @@ use std::time::{Duration, Instant};
 use vegaslab_cc::{secs, AckInfo, Nanos, QueueingTimes};
 
 const NO_ROUTE: u32 = u32::MAX;
-/// Random-stream ids (see `rng`): flows take 1 + index (tick phase); RED and packet errors
-/// of channel c take (1 << 32) + c and (2 << 32) + c (`queue`); UDP source i takes
-/// (3 << 32) | i (`udp`); the application of flow f takes (4 << 32) | f (`apps`).
-pub(crate) const STREAM_FLOW_BASE: u64 = 1;
-const STREAM_UDP_BASE: u64 = 3 << 32;
-const STREAM_APP_BASE: u64 = 4 << 32;
 
 /// The connections of a flow entry with `connection = "per-flow"` (see `open_connection`).
 /// Connections are appended to `Simulator::flows` at run time (after the entries), so packets
