@@ -258,6 +258,7 @@ def tables() -> dict[str, list[Table]]:
             Row("duration", "duration_ns", "time", required=True),
             Row("seed", "seed", "count"),
             Row("sample_interval", "sample_interval_ns", "time"),
+            Row("clock", "clock", "enum", probe="exact"),
         ])],
         "link": [Table("every link table", "links[0]", link, [
             Row("endpoints", None, "", required=True, bad=[["a b", "D"]]),

@@ -181,6 +181,38 @@ SIMULTANEOUS = {
 }
 
 
+def vegas_tie_chain(base_pkts: int, buffer: int, alpha: int, beta: int, starts) -> dict:
+    """Vegas flows (one per start time) on a chain S - R1 - R2 - D whose base RTT is exactly
+    ``base_pkts`` bottleneck packet times (1 Mbps, 1000-byte packets with no header: 8 ms; the
+    8 Mbps edges and the 40-byte ACKs make up the rest of the sums to the microsecond), so
+    RTTs are whole numbers of packet times and Vegas's diff lands exactly on alpha or beta
+    again and again. ns-2 then decides by the rounding of its double clock: matching it
+    needs ``run.clock = "ns2"`` (`test_the_clock_tie_cases_need_ns2s_clock`). 30 s."""
+    fixed_us = 1000 + 8000 + 1000 + 40 + 320 + 40  # transmissions on the round trip
+    delay = f"{(base_pkts * 8000 - fixed_us) / 2}us"
+    return {"meta": {"id": "vegas-tie-chain"}, "run": {"duration": "30s"},
+            "links": [{"endpoints": ["S", "R1"], "bandwidth": "8Mbps", "delay": "0s"},
+                      {"endpoints": ["R1", "R2"], "bandwidth": "1Mbps", "delay": delay,
+                       "queue": {"kind": "droptail", "limit": buffer}},
+                      {"endpoints": ["R2", "D"], "bandwidth": "8Mbps", "delay": "0s"}],
+            "flows": [{"name": f"vegas{k + 1}", "from": "S", "to": "D", "cc": "vegas", "start": start,
+                       "params": {"alpha": alpha, "beta": beta},
+                       "tcp": {"window": 200, "packet_size": PACKET_SIZE, "header_bytes": 0, "syn": False}}
+                      for k, start in enumerate(starts)]}
+
+
+#: Cases whose run depends on the senders' clock (found by a random search over such chains:
+#: of 72, the two clocks gave different runs in 11; ns-2.35 matched the ns2 clock to the
+#: packet in 8 of them and the exact clock in none; the other 3 are in the closing note of
+#: issue 12).  Arguments of :func:`vegas_tie_chain`.
+CLOCK_TIES = {
+    "clock-tie-2-flows-alpha-beta-1": (5, 36, 1, 1, ["37ms", "39ms"]),
+    "clock-tie-2-flows-alpha-beta-3": (3, 30, 3, 3, ["9ms", "29ms"]),
+    "clock-tie-3-flows": (6, 36, 2, 5, ["29ms", "17ms", "32ms"]),
+    "clock-tie-2-flows-short-base": (3, 11, 1, 1, ["24ms", "27ms"]),
+}
+
+
 def _cases() -> dict:
     cases = {}
     for cc in ("vegas", "newreno"):
@@ -214,6 +246,8 @@ def _cases() -> dict:
     cases["two-flows-phase-70ms-0"] = two_flows_phases("70ms", 0)
     for case_id, args in SIMULTANEOUS.items():
         cases[case_id] = simultaneous(*args)
+    for case_id, args in CLOCK_TIES.items():
+        cases[case_id] = vegas_tie_chain(*args)
     return cases
 
 
@@ -317,6 +351,17 @@ def test_simultaneous_arrivals_are_served_in_ns2s_order(tmp_path):
 @pytest.mark.parametrize("case_id", sorted(SIMULTANEOUS))
 def test_the_simultaneous_cases_have_simultaneous_arrivals(case_id, vegaslab_run):
     assert vegaslab_run(scenario(case_id), seed=1, overrides=[]).meta["same_instant_arrivals"] >= 2
+
+
+@pytest.mark.parametrize("case_id", sorted(CLOCK_TIES))
+def test_the_clock_tie_cases_need_ns2s_clock(case_id, vegaslab_run):
+    """With the integer time as the senders' clock the run is a different one, so matching
+    ns-2.35 to the packet on these cases (`test_against_ns2`) is the ns2 clock's doing; and
+    Vegas's diff does sit exactly on its thresholds there."""
+    default = vegaslab_run(scenario(case_id), seed=1, overrides=[]).flows
+    exact = vegaslab_run(scenario(case_id), seed=1, overrides=['run.clock="exact"']).flows
+    assert not default[list(PACKET_COUNTS)].equals(exact[list(PACKET_COUNTS)])
+    assert default["vegas_decisive_ties"].sum() > 0
 
 
 def test_the_phase_cases_are_not_the_same_run_twice():

@@ -95,6 +95,7 @@ cc = "vegas"
 [run]
 duration = "2s"
 sample_interval = "100ms"
+clock = "exact"
 [[links]]
 endpoints = ["A", "B"]
 bandwidth = "2Mbps"
@@ -502,6 +503,7 @@ PLAUSIBLE = {
     "tick": ["1ns", "1s", "1e-300s"], "min_rto": ["0s", "1ns", "1e6s"], "max_rto": ["1ns", "1e9s"],
     "initial_rto": ["1ns", "1e9s"], "interval": ["1ns", "1e-300s"],
     "sample_interval": ["1us", "10us", "1ms", "1e6s"], "at": ["0s", "1ns", "1e-300s", "1.999999999s"],
+    "clock": ["ns2", "exact", "NS2", ""],
     "pairs": [1, 200, 1000], "routers": [2, 1000], "enbs": [1, 100], "ues_per_enb": [1, 100],
 }
 SCALES = [0, 1e-9, 1e-6, 1e-3, 0.01, 0.5, 2, 100, 1e4, 1e6, 1e9, -1]

@@ -11,7 +11,7 @@ use crate::registry::AlgorithmSpec;
 pub use crate::state::{AckInfo, CwndAction, QueueingTimes, Segment, SenderState, SenderStats, MAX_SEQ};
 use crate::tcp_agent::TcpAgent;
 use crate::vegas_agent::VegasAgent;
-use crate::Nanos;
+use crate::{secs, Nanos};
 
 /// The loss-recovery machine of a sender.
 #[derive(Clone, Debug)]
@@ -78,8 +78,18 @@ impl Sender {
         }
     }
 
-    /// The application hands over `packets` more packets (`None`: infinite, an FTP source).
+    /// The application hands over `packets` more packets (`None`: infinite, an FTP source),
+    /// with the sender's clock read as the integer time (see [`Sender::app_send_at`]).
     pub fn app_send(&mut self, now: Nanos, packets: Option<i64>) {
+        self.app_send_at(now, secs(now), packets)
+    }
+
+    /// [`Sender::app_send`] at `now` whose clock in seconds is `clock`
+    /// ([`SenderState::clock`]: the simulator passes ns-2's double-precision time, or the
+    /// integer time in seconds, as its `run.clock` says). The `_at` entry points are the
+    /// simulator's; the plain ones, for tests and tools, read the clock as `secs(now)`.
+    pub fn app_send_at(&mut self, now: Nanos, clock: f64, packets: Option<i64>) {
+        self.state.clock = clock;
         match packets {
             None => {
                 if self.state.curseq <= MAX_SEQ {
@@ -106,8 +116,14 @@ impl Sender {
         }
     }
 
-    /// An ACK arrives.
+    /// An ACK arrives (the clock read as the integer time, see [`Sender::app_send_at`]).
     pub fn on_ack(&mut self, now: Nanos, ack: &AckInfo) {
+        self.on_ack_at(now, secs(now), ack)
+    }
+
+    /// An ACK arrives at `now`, whose clock in seconds is `clock`.
+    pub fn on_ack_at(&mut self, now: Nanos, clock: f64, ack: &AckInfo) {
+        self.state.clock = clock;
         self.state.stats.acks_received += 1;
         let cc = &mut *self.cc;
         match &mut self.recovery {
@@ -117,8 +133,16 @@ impl Sender {
         self.state.track_slow_start();
     }
 
-    /// The retransmission timer fired (the caller checks `now >= rtx_deadline`).
+    /// The retransmission timer fired (the caller checks `now >= rtx_deadline`), the clock
+    /// read as the integer time (see [`Sender::app_send_at`]).
     pub fn on_timer(&mut self, now: Nanos) {
+        self.on_timer_at(now, secs(now))
+    }
+
+    /// The retransmission timer fired at `now`, whose clock in seconds is `clock` (ns-2's:
+    /// [`Sender::rtx_clock`]).
+    pub fn on_timer_at(&mut self, now: Nanos, clock: f64) {
+        self.state.clock = clock;
         self.state.rtx_deadline = None;
         let cc = &mut *self.cc;
         match &mut self.recovery {
@@ -148,6 +172,12 @@ impl Sender {
     /// When the retransmission timer was last armed.
     pub fn rtx_armed_at(&self) -> Nanos {
         self.state.rtx_armed_at
+    }
+
+    /// The clock at which the armed retransmission timer fires (ns-2's double: the clock when
+    /// it was armed plus the timeout).
+    pub fn rtx_clock(&self) -> f64 {
+        self.state.rtx_clock
     }
 
     /// Take the segments queued for transmission since the last call.

@@ -10,7 +10,7 @@ use crate::config::TcpConfig;
 pub use crate::controller::QueueingTimes;
 use crate::controller::Window;
 use crate::rto::RtoEstimator;
-use crate::{nanos, secs, Nanos};
+use crate::{nanos, Nanos};
 
 /// "Infinite" data for an FTP source (ns-2 `TCP_MAXSEQ`).
 pub const MAX_SEQ: i64 = 1 << 40;
@@ -88,6 +88,18 @@ pub struct SenderState {
     pub rtt_ts: f64,
     /// Time the first packet was sent (ns-2 `firstsent_`, reset whenever t_seqno is 0).
     pub firstsent: f64,
+    /// The sender's clock now, in seconds: what ns-2's `Scheduler::clock()` returns during
+    /// the call. The simulator sets it before every call into the sender; every time the
+    /// ns-2 machinery stores or compares in seconds (`firstsent_`, the timed packet's
+    /// `rtt_ts`, Vegas's send times, the RTT samples behind the RTO) is read from it, never
+    /// from the integer `now`. ns-2 accumulates its clock in doubles (each event's time is
+    /// its scheduler's time plus a delay), so near-equal quantities such as Vegas's `diff`
+    /// land on either side of a threshold as its rounding has it (issue 12, item 2); the
+    /// simulator's `run.clock` chooses whether this is that double or the integer time.
+    pub clock: f64,
+    /// The clock at which the retransmission timer will fire: the clock when it was armed
+    /// plus the timeout, as ns-2's `TimerHandler::resched` computes it.
+    pub rtx_clock: f64,
     pub closed: bool,
     /// Completion: time the whole application data was acknowledged.
     pub done_at: Option<Nanos>,
@@ -135,6 +147,8 @@ impl SenderState {
             rtt_seq: -1,
             rtt_ts: 0.0,
             firstsent: 0.0,
+            clock: 0.0,
+            rtx_clock: 0.0,
             closed: false,
             done_at: None,
             rtx_deadline: None,
@@ -171,13 +185,15 @@ impl SenderState {
     }
 
     /// Seconds since the first packet was sent (ns-2's Vegas clock).
-    pub fn elapsed(&self, now: Nanos) -> f64 {
-        secs(now) - self.firstsent
+    pub fn elapsed(&self) -> f64 {
+        self.clock - self.firstsent
     }
 
     /// Arm the retransmission timer with the current RTO (ns-2 `set_rtx_timer`).
     pub fn set_rtx_timer(&mut self, now: Nanos) {
-        self.rtx_deadline = Some(now.saturating_add(nanos(self.rto.timeout())));
+        let timeout = self.rto.timeout();
+        self.rtx_deadline = Some(now.saturating_add(nanos(timeout)));
+        self.rtx_clock = self.clock + timeout;
         self.rtx_armed_at = now;
     }
 
@@ -206,7 +222,7 @@ impl SenderState {
     /// ns-2 `newack` (with `timerfix_`): advance the ACK point, take the timed RTT sample,
     /// then re-arm or cancel the timer.
     pub fn newack(&mut self, now: Nanos, ack: i64) {
-        let t = secs(now);
+        let t = self.clock;
         self.dupacks = 0;
         self.last_ack = ack;
         self.highest_ack = ack;
@@ -258,7 +274,7 @@ impl SenderState {
                 self.rtt_active = true;
                 if seg.seqno > self.rtt_seq {
                     self.rtt_seq = seg.seqno;
-                    self.rtt_ts = secs(now);
+                    self.rtt_ts = self.clock;
                 }
             }
         } else {
@@ -301,7 +317,7 @@ pub fn send_much_with(
 ) {
     let mut win = window(s);
     if s.t_seqno == 0 {
-        s.firstsent = secs(now);
+        s.firstsent = s.clock;
     }
     let mut sent = 0u32;
     while s.t_seqno <= s.highest_ack + win && s.t_seqno < s.curseq {

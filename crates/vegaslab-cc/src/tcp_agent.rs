@@ -33,7 +33,7 @@
 use crate::config::PartialAckTimer;
 use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, Loss, LossKind, RttSample};
 use crate::state::{send_much_with, slowdown, AckInfo, CwndAction, Segment, SenderState};
-use crate::{secs, Nanos};
+use crate::Nanos;
 
 /// Send times of outstanding packets, for RTT samples (Karn: only packets sent once).
 #[derive(Clone, Debug)]
@@ -196,7 +196,7 @@ impl TcpAgent {
 
     /// A new ACK outside recovery: ns-2 `recv_newack_helper`.
     fn recv_newack(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, seqno: i64, ack: &AckInfo) {
-        let t = secs(now);
+        let t = s.clock;
         let sample = self.log.as_ref().and_then(|l| l.sample(seqno, t));
         let acked = seqno - s.last_ack;
         s.newack(now, seqno);
@@ -205,7 +205,7 @@ impl TcpAgent {
             s.note_rtt_sample(rtt);
             cc.pkts_acked(&mut w, &RttSample { now, rtt, queueing: ack.queueing });
         }
-        cc.cong_avoid(&mut w, &Ack { seqno, acked, now, elapsed: s.elapsed(now) });
+        cc.cong_avoid(&mut w, &Ack { seqno, acked, now, elapsed: s.elapsed() });
         s.apply(&w);
         s.check_finished(now);
     }
@@ -330,7 +330,7 @@ fn output(s: &mut SenderState, log: &mut SendLog, cc: &mut dyn CongestionControl
     wire += option.unwrap_or(0);
     let force_timer = s.highest_ack == s.maxseq;
     let fresh = seqno > s.maxseq;
-    log.record(seqno, secs(now), fresh);
+    log.record(seqno, s.clock, fresh);
     s.emit(
         now,
         Segment { seqno, wire_bytes: wire, payload_bytes: payload, syn, retransmission: !fresh, probe: option.is_some() },

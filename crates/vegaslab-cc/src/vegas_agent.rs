@@ -23,7 +23,7 @@
 
 use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, RttSample};
 use crate::state::{send_much_with, slowdown, AckInfo, CwndAction, QueueingTimes, Segment, SenderState};
-use crate::{secs, Nanos};
+use crate::Nanos;
 
 /// The ns-2 Vegas agent's recovery state (names follow ns-2's `v_*` variables).
 #[derive(Clone, Debug)]
@@ -71,9 +71,10 @@ impl VegasAgent {
         self.v_transmits = Vec::new();
     }
 
-    /// ns-2's Vegas clock: seconds since the first packet was sent.
-    fn vegastime(s: &SenderState, now: Nanos) -> f64 {
-        secs(now) - s.firstsent
+    /// ns-2's Vegas clock: seconds since the first packet was sent, on the sender's clock
+    /// (`SenderState::clock`, ns-2's double-precision scheduler time by default).
+    fn vegastime(s: &SenderState) -> f64 {
+        s.elapsed()
     }
 
     fn slot(&self, seq: i64) -> usize {
@@ -129,7 +130,7 @@ impl VegasAgent {
         }
         let i = self.slot(seqno);
         self.touch(i);
-        self.v_sendtime[i] = Self::vegastime(s, now);
+        self.v_sendtime[i] = Self::vegastime(s);
         self.v_transmits[i] += 1;
         let mut wire = s.cfg.packet_size + if s.cfg.vegas_headers { s.cfg.header_bytes } else { 0 };
         // Router assist (RoVegas): the controller picks the probing packets; the option
@@ -152,14 +153,14 @@ impl VegasAgent {
     }
 
     /// The oldest unacknowledged packet (ack + 1) if its fine-grained timer expired.
-    fn expired(&self, s: &SenderState, now: Nanos, ack: i64) -> Option<i64> {
-        let elapsed = Self::vegastime(s, now) - self.sendtime(self.slot(ack + 1));
+    fn expired(&self, s: &SenderState, ack: i64) -> Option<i64> {
+        let elapsed = Self::vegastime(s) - self.sendtime(self.slot(ack + 1));
         (elapsed >= self.v_timeout).then_some(ack + 1)
     }
 
     /// Process one ACK (`VegasTcpAgent::recv`).
     pub fn recv(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, ack: &AckInfo) {
-        let t = Self::vegastime(s, now);
+        let t = Self::vegastime(s);
         let seqno = ack.seqno;
         if self.firstrecv < 0.0 {
             // The first ACK initialises the RTT state with the time since the first send.
@@ -214,7 +215,7 @@ impl VegasAgent {
         // The first two new ACKs after a retransmission: resend if another timer expired.
         if self.v_worried > 0 {
             self.v_worried -= 1;
-            match self.expired(s, now, seqno) {
+            match self.expired(s, seqno) {
                 Some(seq) => {
                     s.dupacks = s.cfg.dupacks;
                     self.output(s, cc, now, seq);
@@ -275,7 +276,7 @@ impl VegasAgent {
 
     fn dup_ack(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, t: f64, seqno: i64) {
         s.dupacks += 1;
-        let expired = self.expired(s, now, seqno);
+        let expired = self.expired(s, seqno);
         if expired.is_some() || s.dupacks == s.cfg.dupacks {
             let slot = self.slot(s.last_ack + 1);
             let send_time = self.sendtime(slot);
@@ -334,7 +335,7 @@ impl VegasAgent {
         s.cwnd = self.v_slowstart;
         cc.set_state(&s.window(), CaState::Loss);
         self.v_newcwnd = 0.0;
-        self.t_cwnd_changed = Self::vegastime(s, now);
+        self.t_cwnd_changed = Self::vegastime(s);
         self.send_much(s, cc, now, 0);
     }
 }

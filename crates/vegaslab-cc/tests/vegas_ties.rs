@@ -68,3 +68,38 @@ fn a_tie_where_both_sides_act_alike_is_not_decisive() {
     let s = startup_to_b3(1000);
     assert_eq!(ties(&s), TieStats { decisions: 2, exact: 1, near: 1, decisive: 0 });
 }
+
+/// `startup_to_b3(360)` and one more batch (12..=19 at 560 ms), with each call's clock
+/// (`SenderState::clock`) given: the integer times' doubles, except that the b2 batch's ACKs
+/// read `b2_clock`.
+fn startup_to_b3_with_b2_clock(b2_clock: f64) -> Sender {
+    let mut s = vegas_nosyn();
+    let at = |s: &mut Sender, t_ms: u64, clock: f64, acks: RangeInclusive<i64>| {
+        for a in acks {
+            s.on_ack_at(ms(t_ms), clock, &vegaslab_cc::AckInfo { seqno: a, ..Default::default() });
+            drain(s);
+        }
+    };
+    s.app_send_at(0, 0.0, None);
+    drain(&mut s);
+    at(&mut s, 100, 0.1, 0..=1);
+    at(&mut s, 200, 0.2, 2..=3);
+    at(&mut s, 360, b2_clock, 4..=7);
+    at(&mut s, 460, 0.46, 8..=11);
+    at(&mut s, 560, 0.56, 12..=19);
+    s
+}
+
+#[test]
+fn the_decision_at_a_tie_follows_the_senders_clock_not_the_integer_time() {
+    // The integer times of `a_slow_start_round_with_x_plus_half_exactly_2_is_a_decisive_tie`
+    // (rtt exactly 0.16 s, x + 0.5 exactly 2), then one more batch. Read on doubles, the RTT
+    // is b2's clock minus 0.2: with b2 read as 0.36 that is 0.15999999999999998, x + 0.5 is
+    // just below 2 and the flow stays in slow start; with b2 one unit in the last place
+    // later (as an accumulated clock can have it) the RTT is 0.16 or above and the flow
+    // leaves slow start, its ssthresh falling to the window.
+    let on_the_double = startup_to_b3_with_b2_clock(0.36);
+    let one_ulp_later = startup_to_b3_with_b2_clock(f64::from_bits(0.36f64.to_bits() + 1));
+    assert_eq!(on_the_double.state.ssthresh, vegas_nosyn().state.ssthresh);
+    assert!(one_ulp_later.state.ssthresh < 10, "{}", one_ulp_later.state.ssthresh);
+}

@@ -84,11 +84,11 @@ impl QueueStats {
 }
 
 /// Where an arriving packet went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Admission {
     /// Accepted; waits `queued` before its transmission starts and reaches the far node at
-    /// `arrives_at`.
-    Accepted { arrives_at: Nanos, queued: Nanos },
+    /// `arrives_at`, which ns-2's double clock reads as `clock` (see `Channel::accept`).
+    Accepted { arrives_at: Nanos, queued: Nanos, clock: f64 },
     /// Dropped by the queue on arrival.
     Dropped,
     /// Transmitted but corrupted on the link (a packet-error model): it occupied the link and
@@ -119,6 +119,10 @@ pub struct Channel {
     /// Accepted packets still waiting, in order of their transmission start.
     waiting: VecDeque<Waiting>,
     busy_until: Nanos,
+    /// `busy_until` on ns-2's double clock: when its queue's resume event fires.
+    busy_clock: f64,
+    /// The propagation delay last used, in nanoseconds and as ns-2's double (`ns / 1e9`).
+    delay_memo: (Nanos, f64),
     /// Packets propagating or waiting, by arrival time at the far node, each with the time
     /// its transmission starts (where ns-2 schedules its arrival: see `event`).
     pipe: VecDeque<(Nanos, Nanos, Packet)>,
@@ -126,8 +130,9 @@ pub struct Channel {
     /// event superseded by an earlier head, popped later, matches neither.
     pub scheduled: Option<(Nanos, u32)>,
     pub stats: QueueStats,
-    /// Transmission time of the last packet size seen (most packets share a size).
-    tx_memo: (u32, Nanos),
+    /// Transmission time of the last packet size seen (most packets share a size), in
+    /// nanoseconds and as ns-2's double (`8.0 * size / bandwidth` seconds).
+    tx_memo: (u32, Nanos, f64),
     /// The sending node is an AQT-enabled router: probing packets get their queueing time
     /// added to the AQT option (RoVegas).
     pub aqt_enabled: bool,
@@ -155,10 +160,12 @@ impl Channel {
             errors: PacketErrors::new(spec.error_rate, seed, index),
             waiting: VecDeque::new(),
             busy_until: 0,
+            busy_clock: 0.0,
+            delay_memo: (0, 0.0),
             pipe: VecDeque::new(),
             scheduled: None,
             stats: QueueStats::default(),
-            tx_memo: (0, 0),
+            tx_memo: (0, 0, 0.0),
             aqt_enabled: false,
             next_sample: Nanos::MAX,
             sample_interval: 0,
@@ -248,11 +255,31 @@ impl Channel {
     /// float-to-integer cast saturates, so a zero or tiny bandwidth gives `Nanos::MAX`, "never".)
     #[inline]
     pub fn tx_time(&mut self, bytes: u32) -> Nanos {
+        self.tx_times(bytes).0
+    }
+
+    /// The transmission time of `bytes` in nanoseconds (`tx_time`) and in ns-2's double
+    /// seconds, `8. * size / bandwidth_` (ns-2's `LinkDelay::txtime`), in that order of
+    /// operations.
+    #[inline]
+    fn tx_times(&mut self, bytes: u32) -> (Nanos, f64) {
         if self.tx_memo.0 != bytes {
             let tx = ((bytes as f64 * 8.0 * 1e9) / self.bandwidth_bps + 0.5) as Nanos;
-            self.tx_memo = (bytes, tx.max(1));
+            self.tx_memo = (bytes, tx.max(1), 8.0 * bytes as f64 / self.bandwidth_bps);
         }
-        self.tx_memo.1
+        (self.tx_memo.1, self.tx_memo.2)
+    }
+
+    /// The propagation delay in force at `t` in nanoseconds and as ns-2's double: the
+    /// bridge writes a delay of `ns` nanoseconds as the shortest text of `ns / 1e9`, which
+    /// Tcl reads back as exactly that double.
+    #[inline]
+    fn delays_at(&mut self, t: Nanos) -> (Nanos, f64) {
+        let d = self.delay.at_mut(t);
+        if self.delay_memo.0 != d {
+            self.delay_memo = (d, d as f64 / 1e9);
+        }
+        (d, self.delay_memo.1)
     }
 
     /// Let the waiting queue drain up to time `t`, integrating its occupancy.
@@ -273,9 +300,10 @@ impl Channel {
     }
 
     /// A packet arrives at time `now`: queue it (and put it in the pipe) or drop it.
-    pub fn admit(&mut self, now: Nanos, packet: Packet) -> Admission {
-        let admission = self.accept(now, packet.size);
-        if let Admission::Accepted { arrives_at, queued } = admission {
+    pub fn admit(&mut self, now: Nanos, mut packet: Packet) -> Admission {
+        let admission = self.accept(now, packet.size, packet.clock);
+        if let Admission::Accepted { arrives_at, queued, clock } = admission {
+            packet.clock = clock;
             self.push_pipe(arrives_at, now + queued, packet);
         }
         admission
@@ -283,7 +311,15 @@ impl Channel {
 
     /// Decide a packet's fate and account for it, without putting it in the pipe: the
     /// caller hands an accepted packet straight to the far node (see `express`).
-    pub fn accept(&mut self, now: Nanos, bytes: u32) -> Admission {
+    ///
+    /// `clock` is ns-2's double time of the packet's arrival here (`scenario::SenderClock`).
+    /// ns-2 starts a transmission at the arrival if the link is free, else when its queue's
+    /// resume event fires at the end of the previous transmission; at an integer tie of the
+    /// two, ns-2 runs whichever has the smaller double first and the transmission starts
+    /// at the later of the two. So the start is `max(clock, busy_clock)` in every case, the
+    /// end `start + txt`, and the arrival at the far node `start + (txt + delay)`, summed as
+    /// `LinkDelay::recv` schedules it.
+    pub fn accept(&mut self, now: Nanos, bytes: u32, clock: f64) -> Admission {
         if self.next_sample < now {
             self.sample_before(now);
         }
@@ -299,10 +335,12 @@ impl Channel {
             return Admission::Dropped;
         }
         let start = now.max(self.busy_until);
-        let tx = self.tx_time(bytes);
+        let (tx, txt) = self.tx_times(bytes);
         // Saturating: an absurd bandwidth or delay means "never", not a wrapped-around
         // "at once" (`Nanos::MAX` lies beyond any run's end).
         self.busy_until = start.saturating_add(tx);
+        let start_clock = clock.max(self.busy_clock);
+        self.busy_clock = start_clock + txt;
         if start > now {
             self.waiting.push_back(Waiting { start, bytes, corrupted: false });
             self.stats.max_len = self.stats.max_len.max(self.waiting.len() as u64);
@@ -321,7 +359,8 @@ impl Channel {
                 return Admission::Corrupted;
             }
         }
-        Admission::Accepted { arrives_at: self.busy_until.saturating_add(self.delay.at_mut(start)), queued: start - now }
+        let (delay, delay_clock) = self.delays_at(start);
+        Admission::Accepted { arrives_at: self.busy_until.saturating_add(delay), queued: start - now, clock: start_clock + (txt + delay_clock) }
     }
 
     /// The propagation delay never changes, so packets leave in the order they arrive.
@@ -401,7 +440,7 @@ mod tests {
     use super::*;
 
     fn pkt(size: u32) -> Packet {
-        Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data, probe: false, aqt: 0, aqt_echo: 0 }
+        Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data, probe: false, aqt: 0, aqt_echo: 0, clock: 0.0 }
     }
 
     fn chan(limit: u32) -> Channel {
@@ -433,16 +472,52 @@ mod tests {
     fn arrival_time_is_start_plus_transmission_plus_delay() {
         let mut c = chan(50);
         // 1000 bytes at 1 Mbps = 8 ms; delay 10 ms.
-        assert_eq!(c.admit(0, pkt(1000)), Admission::Accepted { arrives_at: 18_000_000, queued: 0 });
+        assert_eq!(times(c.admit(0, pkt(1000))), Some((18_000_000, 0)));
         // Second waits for the first: starts at 8 ms.
-        assert_eq!(c.admit(0, pkt(1000)), Admission::Accepted { arrives_at: 26_000_000, queued: 8_000_000 });
+        assert_eq!(times(c.admit(0, pkt(1000))), Some((26_000_000, 8_000_000)));
+    }
+
+    #[test]
+    fn arrival_clock_is_ns2s_double_sum() {
+        // ns-2 (LinkDelay::recv): a transmission starts at the arrival when the link is
+        // free, else at the previous one's end (the queue's resume event, start + txt); the
+        // far node sees it at start + (txt + delay), each step rounded to a double.
+        let mut c = chan(50);
+        let txt = 8.0 * 1000.0 / 1e6;
+        let delay = 10_000_000u64 as f64 / 1e9;
+        // An arrival clock at which the order of the sums matters for both packets.
+        let arrival = 0.159_685_4;
+        let first = c.admit(159_685_400, Packet { clock: arrival, ..pkt(1000) });
+        let second = c.admit(159_685_400, Packet { clock: arrival, ..pkt(1000) });
+        let clock = |a: Admission| match a {
+            Admission::Accepted { clock, .. } => clock,
+            _ => panic!("accepted"),
+        };
+        assert_eq!(clock(first), arrival + (txt + delay));
+        assert_eq!(clock(second), (arrival + txt) + (txt + delay));
+        // Summed in another order the doubles differ: the order is part of the rule.
+        assert_ne!(clock(first), (arrival + txt) + delay);
+        assert_ne!(clock(second), ((arrival + txt) + txt) + delay);
+        // A packet arriving after the link fell idle starts at its own clock, and takes the
+        // delay in force then (100 ms from 1 s on) as its double.
+        let late = 2.000_000_000_000_000_4;
+        let new_delay = 100_000_000u64 as f64 / 1e9;
+        assert_eq!(clock(c.admit(2_000_000_000, Packet { clock: late, ..pkt(1000) })), late + (txt + new_delay));
     }
 
     #[test]
     fn delay_in_force_at_transmission_start_applies() {
         let mut c = chan(50);
         // Starts at 1.5 s, after the change to 100 ms.
-        assert_eq!(c.admit(1_500_000_000, pkt(1000)), Admission::Accepted { arrives_at: 1_608_000_000, queued: 0 });
+        assert_eq!(times(c.admit(1_500_000_000, pkt(1000))), Some((1_608_000_000, 0)));
+    }
+
+    /// An admission's arrival time and queueing delay (None: not accepted).
+    fn times(a: Admission) -> Option<(Nanos, Nanos)> {
+        match a {
+            Admission::Accepted { arrives_at, queued, .. } => Some((arrives_at, queued)),
+            _ => None,
+        }
     }
 
     fn chan_with(bandwidth_bps: f64, delay: Nanos) -> Channel {
@@ -455,8 +530,8 @@ mod tests {
         // 41 bytes at 1 Pbit/s would round to 0 ns.
         let mut c = chan_with(1e15, 0);
         assert_eq!(c.tx_time(41), 1);
-        assert_eq!(c.admit(5, pkt(41)), Admission::Accepted { arrives_at: 6, queued: 0 });
-        assert_eq!(c.admit(5, pkt(41)), Admission::Accepted { arrives_at: 7, queued: 1 });
+        assert_eq!(times(c.admit(5, pkt(41))), Some((6, 0)));
+        assert_eq!(times(c.admit(5, pkt(41))), Some((7, 1)));
         // Rounding to the nearest nanosecond is unchanged above 1 ns: 1040 bytes at 10 Mbit/s.
         assert_eq!(chan_with(10e6, 0).tx_time(1040), 832_000);
     }

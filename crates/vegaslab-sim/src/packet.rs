@@ -1,4 +1,4 @@
-//! Packets are small plain values (32 bytes) that travel by value through each link's FIFO
+//! Packets are small plain values (40 bytes) that travel by value through each link's FIFO
 //! ring buffer. There is no per-packet allocation: a link's ring keeps its capacity, and a
 //! packet's bytes are read sequentially as it moves, which measured faster than a shared
 //! pool indexed by id (the pool's slots were cache misses after a long queueing delay).
@@ -11,7 +11,7 @@ pub enum Kind {
     Udp,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
     pub seqno: i64,
     pub flow: u32,
@@ -26,4 +26,8 @@ pub struct Packet {
     pub aqt_echo: u32,
     pub kind: Kind,
     pub probe: bool,
+    /// ns-2's double-precision clock (seconds) at the packet's current event: when the
+    /// sender sent it, or when it reaches the node it travels to (see `run.clock`,
+    /// `scenario::SenderClock`). Carried whatever the clock setting; only senders read it.
+    pub clock: f64,
 }

@@ -8,7 +8,7 @@ use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
 use crate::results::{Aborted, FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series, UdpResult};
 use crate::rng::{stream, STREAM_APP_BASE, STREAM_UDP_BASE};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, SenderClock};
 use crate::udp::UdpSource;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -421,7 +421,8 @@ impl Simulator {
                         }
                         let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
                         self.flows[f].integrate_cwnd(self.now);
-                        self.flows[f].sender.on_ack(self.now, &AckInfo { seqno: p.seqno, queueing });
+                        let clock = self.sender_clock(p.clock);
+                        self.flows[f].sender.on_ack_at(self.now, clock, &AckInfo { seqno: p.seqno, queueing });
                         self.flush_sender(f);
                         if self.flows[f].child {
                             self.finish_if_done(f);
@@ -436,8 +437,9 @@ impl Simulator {
                 return;
             }
             let c = self.route(node, p.dst) as usize;
-            match self.channels[c].accept(t, p.size) {
-                Admission::Accepted { arrives_at, queued } => {
+            match self.channels[c].accept(t, p.size, p.clock) {
+                Admission::Accepted { arrives_at, queued, clock } => {
+                    p.clock = clock;
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
                     }
@@ -478,7 +480,8 @@ impl Simulator {
         let ack = f.sink.receive(p.seqno);
         // A probing packet is answered by a probing ACK: fresh AQT, the data's AQT echoed.
         let size = f.tcp.ack_size + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
-        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt };
+        // ns-2's TCPSink answers within the data packet's arrival event: the same clock.
+        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt, clock: p.clock };
         if child {
             // A per-flow connection's bytes go to its entry's throughput bins.
             let parent = &mut self.flows[parent];
@@ -559,7 +562,8 @@ impl Simulator {
             if self.flows[c].pending == 0 {
                 self.conns[f].queue.pop_front();
             }
-            self.flows[c].sender.app_send(self.now, Some(m));
+            let clock = self.scripted_clock();
+            self.flows[c].sender.app_send_at(self.now, clock, Some(m));
             self.flush_sender(c);
         }
     }
@@ -572,7 +576,8 @@ impl Simulator {
             return;
         }
         let n = self.flows[f].app_packets();
-        self.flows[f].sender.app_send(self.now, n);
+        let clock = self.scripted_clock();
+        self.flows[f].sender.app_send_at(self.now, clock, n);
         self.flush_sender(f);
     }
 
@@ -603,10 +608,11 @@ impl Simulator {
         if self.apps[f].as_ref().is_some_and(|a| a.per_flow) {
             return self.hand_over_per_flow(f, hand);
         }
+        let clock = self.scripted_clock();
         match hand {
             Hand::Nothing => return,
-            Hand::Greedy => self.flows[f].sender.app_send(self.now, None),
-            Hand::Packets(n) => self.flows[f].sender.app_send(self.now, Some(n)),
+            Hand::Greedy => self.flows[f].sender.app_send_at(self.now, clock, None),
+            Hand::Packets(n) => self.flows[f].sender.app_send_at(self.now, clock, Some(n)),
             Hand::Stop => self.flows[f].sender.app_stop(),
         }
         self.flush_sender(f);
@@ -619,7 +625,10 @@ impl Simulator {
             return;
         }
         let (seqno, next) = s.sent();
-        let p = Packet { kind: Kind::Udp, flow: i as u32, seqno, size: s.packet_size, dst: s.dst, probe: false, aqt: 0, aqt_echo: 0 };
+        // Decided: a UDP source's send clock is its integer time's double. ns-2's CBR
+        // accumulates its own sums (`next_interval`); only TCP senders read clocks here.
+        let clock = self.now as f64 / 1e9;
+        let p = Packet { kind: Kind::Udp, flow: i as u32, seqno, size: s.packet_size, dst: s.dst, probe: false, aqt: 0, aqt_echo: 0, clock };
         let src = s.src;
         if next <= self.scenario.duration && s.sends_at(next) {
             self.events.schedule(next, self.now, Event::Source(i as u32));
@@ -627,12 +636,30 @@ impl Simulator {
         self.arrive(p, src, self.now);
     }
 
+    /// What a sender reads as the time now (`run.clock`, `scenario::SenderClock`), given
+    /// ns-2's double for the current event.
+    fn sender_clock(&self, ns2: f64) -> f64 {
+        match self.scenario.clock {
+            SenderClock::Ns2 => ns2,
+            SenderClock::Exact => secs(self.now),
+        }
+    }
+
+    /// The sender clock of an event at a time the scenario wrote (a flow's start, an
+    /// application's event): ns-2's double for it is the one Tcl reads from the bridge's
+    /// `ns / 1e9`.
+    fn scripted_clock(&self) -> f64 {
+        self.sender_clock(self.now as f64 / 1e9)
+    }
+
     /// Put the sender's queued segments on the wire and keep its timer scheduled.
     fn flush_sender(&mut self, f: usize) {
         let (src, dst) = (self.flows[f].src, self.flows[f].dst);
         let mut out = std::mem::take(&mut self.outgoing);
+        // Sent within the sender's current event: its clock.
+        let clock = self.flows[f].sender.state.clock;
         for seg in self.flows[f].sender.drain_segments() {
-            out.push(Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst, probe: seg.probe, aqt: 0, aqt_echo: 0 });
+            out.push(Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst, probe: seg.probe, aqt: 0, aqt_echo: 0, clock });
         }
         for &p in &out {
             self.arrive(p, src, self.now);
@@ -653,6 +680,7 @@ impl Simulator {
     }
 
     fn on_timer(&mut self, f: usize) {
+        let clock = self.sender_clock(self.flows[f].sender.rtx_clock());
         let flow = &mut self.flows[f];
         if flow.timer_pending == Some(self.now) {
             flow.timer_pending = None;
@@ -663,7 +691,7 @@ impl Simulator {
         match flow.sender.rtx_deadline() {
             Some(d) if d <= self.now => {
                 flow.integrate_cwnd(self.now);
-                flow.sender.on_timer(self.now);
+                flow.sender.on_timer_at(self.now, clock);
                 self.flush_sender(f);
             }
             Some(_) => self.arm_timer(f),

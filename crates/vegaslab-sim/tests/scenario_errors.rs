@@ -141,3 +141,13 @@ fn each_error_says_what_kind_of_mistake_it_is() {
     assert_eq!(kind(&["run.duration"]), ErrorKind::Syntax);
     assert_eq!(parse("[run", "case.toml", &[]).unwrap_err().kind, ErrorKind::Syntax);
 }
+
+#[test]
+fn an_unknown_sender_clock_names_both_choices() {
+    assert_eq!(
+        error_of(&["run.clock=float"]),
+        "case.toml: run.clock: must be \"ns2\" (ns-2's double-precision clock, the default) or \"exact\" (the integer time), got \"float\""
+    );
+    let e = error_of(&["run.clock=3"]);
+    assert!(e.starts_with("case.toml: run.clock: "), "{e}");
+}

@@ -230,9 +230,12 @@ def _list(value, where: str) -> list:
 # ------------------------------------------------------------------- the mapping
 
 # Top-level keys: mapped, or ignored because they do not change what ns-2 simulates.
+# ``clock`` (``run.clock``) is vegaslab's choice of what its senders read as the time; ns-2
+# has one clock, its own double-precision one (``"ns2"`` emulates it), so either value runs
+# ns-2 as it is.
 _TOP_MAPPED = {"format", "id", "duration_ns", "seed", "nodes", "links", "flows", "udp",
                "aqt_routers"}
-_TOP_IGNORED = {"sample_interval_ns", "monitor", "files"}
+_TOP_IGNORED = {"sample_interval_ns", "monitor", "files", "clock"}
 _LINK_KEYS = {"a", "b", "forward", "reverse"}
 _DIR_KEYS = {"bandwidth_bps", "delay_ns", "delay_schedule_ns", "queue", "error_rate"}
 _DROPTAIL_KEYS = {"kind", "limit"}
