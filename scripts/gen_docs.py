@@ -272,7 +272,23 @@ def tables() -> dict[str, list[Table]]:
             Row("error_rate", f"{_LINK0}.error_rate", "probability"),
             Row("error_rate_forward", f"{_LINK0}.error_rate", "probability", follows="error_rate"),
             Row("error_rate_reverse", "links[0].reverse.error_rate", "probability", follows="error_rate"),
-        ], shown_as="[[links]]")],
+            Row("queue_forward", f"{_LINK0}.queue", "", probe={"kind": "droptail", "limit": 7}, follows="queue"),
+            Row("queue_reverse", "links[0].reverse.queue", "", probe={"kind": "droptail", "limit": 7}, follows="queue"),
+            Row("loss", lambda d: d["links"][0]["forward"].get("loss"), "", probe={"every": 5}),
+            Row("loss_forward", lambda d: d["links"][0]["forward"].get("loss"), "", probe={"every": 5}, follows="loss"),
+            Row("loss_reverse", lambda d: d["links"][0]["reverse"].get("loss"), "", probe={"every": 5}, follows="loss"),
+        ], elsewhere={"down": '"Link failures" below ([[links]] only)'}, shown_as="[[links]]")],
+        "loss": [
+            Table("loss = { packets = [...] }", "links[0].loss", _with("links[0].loss", {"packets": [3]}), [
+                Row("packets", f"{_LINK0}.loss.packets", "", required=True, probe=[1, 2], bad=[[-1], [1.5]]),
+            ], elsewhere={k: "the periodic table" for k in ("every", "first", "burst")}, shown_as="loss"),
+            Table("loss = { every = n }", "links[0].loss", _with("links[0].loss", {"every": 10}), [
+                Row("every", f"{_LINK0}.loss.every", "packets", required=True),
+                # shown: the generic "first" row of the flow tables is an on/off flag.
+                Row("first", f"{_LINK0}.loss.first", "packets", shown="`0`"),
+                Row("burst", f"{_LINK0}.loss.burst", "packets", bad=[0, 11]),
+            ], elsewhere={"packets": "the list table"}, shown_as="loss"),
+        ],
         "queue": [
             Table('queue = { kind = "droptail" }', "links[0].queue", _with("links[0].queue", {}), [
                 Row("kind", f"{_LINK0}.queue.kind", "enum", checked=False),
@@ -363,7 +379,11 @@ def tables() -> dict[str, list[Table]]:
         "app": [
             Table('app = { kind = "file" }', "flows[0].app", _app_scenario({"kind": "file", "size": "1MB"}), [
                 Row("size", f"{_FLOW0}.app.bytes", "bytes", required=True),
-            ], elsewhere={"kind": "[[flows]]"}, shown_as="app"),
+            ], elsewhere={"kind": "[[flows]]", "packets": 'app = { kind = "file", packets = N }'}, shown_as="app"),
+            Table('app = { kind = "file", packets = N }', "flows[0].app",
+                  _app_scenario({"kind": "file", "packets": 1000}), [
+                Row("packets", f"{_FLOW0}.app.packets", "packets", required=True, probe=317),
+            ], elsewhere={"kind": "[[flows]]", "size": 'app = { kind = "file" }'}, shown_as="app"),
             Table('app = { kind = "onoff" }', "flows[0].app",
                   _app_scenario({"kind": "onoff", "mean_on": "1s", "mean_off": "2s"}), [
                 Row("mean_on", f"{_FLOW0}.app.mean_on", "time", required=True),

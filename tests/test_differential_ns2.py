@@ -11,7 +11,8 @@ benchmarks and reports), runs it through ``vegaslab.run`` and through
 and, since both simulators run every sender with the same tick-clock phase (ns-2's
 ``boot_time_``: the bridge hands ns-2 the phase vegaslab draws from the seed, or the one the
 scenario sets with ``tcp.tick_phase``), one run against one run to the packet: per flow the
-data packets sent, dropped and retransmitted must be equal.  Cases ``*-phase-*`` set the phase.
+data packets sent, dropped and retransmitted, and those the sender saw acknowledged, must be
+equal.  Cases ``*-phase-*`` set the phase; ``va-file-packets*`` give the file as a packet count.
 
 It also checks conservation on our side: data_pkts_sent == received_pkts + dropped_pkts +
 in_flight_pkts.  Skipped when ``ns`` is not on PATH or when ``vegaslab.run`` does not exist yet.
@@ -38,7 +39,9 @@ pytestmark = pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("V
 
 THROUGHPUT_RTOL = 0.02
 #: Per-flow counts that must be equal in both simulators (one run against one run).
-PACKET_COUNTS = ("data_pkts_sent", "dropped_pkts", "retransmitted_pkts")
+#: ``acked_pkts`` is the sender's cumulative ACK (ns-2: ``ack_ + 1`` less the SYN, from the
+#: agent at the end of the run), so it also checks the ACKs' way back to the sender.
+PACKET_COUNTS = ("data_pkts_sent", "dropped_pkts", "retransmitted_pkts", "acked_pkts")
 COMPLETION_RTOL = 0.01
 RETX_RTOL, RETX_ATOL = 0.20, 3
 
@@ -102,6 +105,23 @@ def va_file(cc: str, size: str) -> dict:
             "run": {"duration": "200s" if size == "5MB" else "400s"},
             "links": _chain(["1Mbps", "250kbps", "1Mbps"], ["2.5ms", "2.5ms", "5ms"]),
             "flows": [_flow(cc, app="file", file_size=size)]}
+
+
+def file_packets(cc: str, packets: int) -> dict:
+    """va-file's network with the transfer given as a packet count, ``app = { kind = "file",
+    packets = N }`` (ns-2: ``$app produce N``). The bottleneck's 50-packet queue overflows in
+    slow start, so losses and retransmissions are part of what must match.  200 s."""
+    scn = va_file(cc, "5MB")
+    scn["meta"]["id"] = "va-file-packets"
+    flow = scn["flows"][0]
+    del flow["file_size"]
+    flow["app"] = {"kind": "file", "packets": packets}
+    return scn
+
+
+def _is_file(flow: dict) -> bool:
+    app = flow.get("app")
+    return app == "file" or (isinstance(app, dict) and app.get("kind") == "file")
 
 
 def congested(cc: str) -> dict:
@@ -213,6 +233,89 @@ CLOCK_TIES = {
 }
 
 
+def link_failure(cc: str, backup: bool) -> dict:
+    """A link failing and repaired (``links[].down``; ns-2 ``$ns rtmodel-at`` under ``$ns
+    rtproto Session``): S1 - R1 = R2 - D1, the 1 Mbps 10 ms link R1 - R2 down from 2 s to 4 s,
+    access links 10 Mbps 1 ms, window 100, 8 s. With ``backup``, R1 - R3 - R2 (two 1 Mbps 10 ms
+    links, one hop longer) takes the traffic during the failure; without, the flow stalls
+    (what it sends is dropped at the down link) and recovers after the repair. Node numbers
+    make no tie between paths of equal length (ns-2 and vegaslab break those differently)."""
+    links = [{"endpoints": ["S1", "R1"], "bandwidth": "10Mbps", "delay": "1ms"},
+             {"endpoints": ["R1", "R2"], "bandwidth": "1Mbps", "delay": "10ms",
+              "down": [["2s", "4s"]]},
+             {"endpoints": ["R2", "D1"], "bandwidth": "10Mbps", "delay": "1ms"}]
+    if backup:
+        links += [{"endpoints": ["R1", "R3"], "bandwidth": "1Mbps", "delay": "10ms"},
+                  {"endpoints": ["R3", "R2"], "bandwidth": "1Mbps", "delay": "10ms"}]
+    return {"meta": {"id": f"link-failure-{'backup' if backup else 'stall'}-{cc}"},
+            "run": {"duration": "8s"}, "links": links, "flows": [_flow(cc)]}
+
+
+def lossy(cc: str, loss: dict, *, direction: str = "forward", file_size: str | None = None) -> dict:
+    """One flow through a bottleneck whose ``loss_<direction>`` (or ``loss`` for "both") pattern
+    loses packets the queue would not: dumbbell, access/egress 10 Mbps 1 ms, bottleneck
+    1 Mbps 10 ms with 50 DropTail slots, window 20 (Vegas never fills the queue; Reno's window
+    of 20 does not overflow it either, so every loss is the pattern's), 20 s.  The pattern
+    counts every packet the bottleneck direction transmits: data packets one way (Reno's SYN
+    is packet 0), ACKs the other (ns-2 ``link-lossmodel``, see
+    ``vegaslab.ns2.translate._loss_lines``).  With ``file_size`` the flow sends a file instead
+    of running FTP for the whole run."""
+    key = "loss" if direction == "both" else f"loss_{direction}"
+    app = {} if file_size is None else {"app": "file", "file_size": file_size}
+    return {"meta": {"id": f"lossy-{cc}"}, "run": {"duration": "20s"},
+            "dumbbell": {"pairs": 1,
+                         "access": {"bandwidth": "10Mbps", "delay": "1ms"},
+                         "bottleneck": {"bandwidth": "1Mbps", "delay": "10ms", key: loss,
+                                        "queue": {"kind": "droptail", "limit": 50}}},
+            "flows": [_flow(cc, tcp={"window": 20, "packet_size": PACKET_SIZE}, **app)]}
+
+
+def two_way_queues(cc_forward: str, cc_reverse: str) -> dict:
+    """A different queue per direction of the bottleneck, with two-way traffic: a flow S1 -> D1
+    whose data crosses RED (R1 -> R2) and whose ACKs share a 5-packet DropTail queue (R2 -> R1)
+    with the data of a flow D2 -> S2 (whose ACKs cross the RED queue).  Dumbbell, access
+    10 Mbps 1 ms, bottleneck 1 Mbps 10 ms, window 100, 30 s.
+
+    The RED queue has weight 1, min 4, max 5: its average is the queue seen by each arrival, a
+    whole number, so RED never draws an early drop that could come out differently (ns-2's RED
+    draws from its default RNG, the core from its own stream): it drops, forced, every arrival
+    that finds 5 or more packets waiting, and its limit of 20 is never reached.  A DropTail
+    queue of limit 5 would hold only 4 waiting packets, so the forward kind changes the run
+    (with these settings it runs as DropTail with limit 6 would).
+
+    Access delays of 1.1 ms: with 1 ms the NewReno/Reno pair differs from ns-2 by 17 of 3,152
+    packets sent (and 1 drop), and by exactly as much with DropTail in both directions, so the
+    difference is not the queues' (it is one of issue 12's simulator-level mechanisms, items 1
+    and 2); 1.1 ms (and 1.3 ms) agree to the packet."""
+    return {"meta": {"id": f"two-way-queues-{cc_forward}-{cc_reverse}"}, "run": {"duration": "30s"},
+            "dumbbell": {"pairs": 2,
+                         "access": {"bandwidth": "10Mbps", "delay": "1.1ms"},
+                         "bottleneck": {"bandwidth": "1Mbps", "delay": "10ms",
+                                        "queue_forward": {"kind": "red", "min": 4, "max": 5,
+                                                          "weight": 1, "limit": 20},
+                                        "queue_reverse": {"kind": "droptail", "limit": 5}}},
+            "flows": [_flow(cc_forward) | {"name": "forward"},
+                      _flow(cc_reverse, start="0.3s", **{"from": "D2", "to": "S2"}) | {"name": "reverse"}]}
+
+
+#: Loss-pattern cases: (cc, pattern, direction, file size).  Packet counts alone barely see
+#: an index shifted by one (losing packet 31 instead of 30 costs the same), so the cases are
+#: built on the edges where a shift changes them: the lists end with the last packet the
+#: 500-packet transfer transmits (Reno: index 504, after its SYN, 500 data packets and four
+#: retransmissions; Vegas: 503), so an index one too late loses nothing there; Reno's list and
+#: periodic pattern start at index 1, the first data packet, so one too early loses the SYN
+#: (index 0) instead.  Between them: a pair back to back in slow start and one later; lost
+#: ACKs; bursts of 2 in both directions.
+LOSSY = {
+    "lossy-list-reno": ("reno", {"packets": [1, 30, 31, 200, 504]}, "forward", "500000B"),
+    "lossy-list-vegas": ("vegas", {"packets": [30, 31, 200, 503]}, "forward", "500000B"),
+    "lossy-list-acks-reno": ("reno", {"packets": [5, 400, 401, 402]}, "reverse", None),
+    "lossy-periodic-reno": ("reno", {"every": 97, "first": 1}, "forward", None),
+    "lossy-periodic-vegas": ("vegas", {"every": 97, "first": 10}, "forward", None),
+    "lossy-periodic-both-vegas": ("vegas", {"every": 150, "first": 40, "burst": 2}, "both", None),
+}
+
+
 def _cases() -> dict:
     cases = {}
     for cc in ("vegas", "newreno"):
@@ -225,6 +328,9 @@ def _cases() -> dict:
         cases[f"congested-{cc}"] = congested(cc)
     for cc in ("vegas", "newreno"):
         cases[f"va-file-stopped-{cc}"] = stopped_file(cc)
+    # A file given in packets, an odd count (not a round number of bytes either way).
+    for cc in ("reno", "vegas"):
+        cases[f"va-file-packets3001-{cc}"] = file_packets(cc, 3001)
     # The Vegas-A paper's NewReno evidently sent 1000-byte packets with no header and no SYN
     # (the catalog's va-file.toml notes); check that configuration too.
     for case_id in ("va-file5MB-newreno", "va-buffer10-newreno", "va-buffer20-newreno"):
@@ -248,6 +354,14 @@ def _cases() -> dict:
         cases[case_id] = simultaneous(*args)
     for case_id, args in CLOCK_TIES.items():
         cases[case_id] = vegas_tie_chain(*args)
+    for cc in ("reno", "vegas"):
+        for backup in (True, False):
+            case = link_failure(cc, backup)
+            cases[case["meta"]["id"]] = case
+    for case_id, (cc, loss, direction, size) in LOSSY.items():
+        cases[case_id] = lossy(cc, loss, direction=direction, file_size=size)
+    cases["two-way-queues-reno-vegas"] = two_way_queues("reno", "vegas")
+    cases["two-way-queues-newreno-reno"] = two_way_queues("newreno", "reno")
     return cases
 
 
@@ -284,7 +398,7 @@ def test_ns2_side(case_id):
     for f in run_scenario(scenario(case_id))["flows"]:
         assert f["data_pkts_sent"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
         assert f["throughput_bps"] > 0
-        if "file_size" in SCENARIOS[case_id]["flows"][0]:
+        if _is_file(SCENARIOS[case_id]["flows"][0]):
             assert f["completion_time_s"] is not None
         if case_id.startswith("congested"):
             assert f["retransmitted_pkts"] > 0
@@ -373,3 +487,29 @@ def test_the_phase_cases_are_not_the_same_run_twice():
         ra = vegaslab.run(scenario(a), seed=1).flows[list(PACKET_COUNTS)]
         rb = vegaslab.run(scenario(b), seed=1).flows[list(PACKET_COUNTS)]
         assert not ra.equals(rb), (a, b)
+
+
+@pytest.mark.parametrize("case_id", sorted(LOSSY))
+def test_the_loss_cases_lose_packets_to_their_pattern_only(case_id, vegaslab_run):
+    """Each loss case loses packets to its pattern, in the direction it names, and none to the
+    queue (so matching ns-2 checks the patterns, not only queue drops)."""
+    _, loss, direction, _ = LOSSY[case_id]
+    q = vegaslab_run(scenario(case_id), seed=1, overrides=[]).queues.set_index("queue")
+    errors = {d: int(q.loc[d, "errors"]) if q.loc[d, "errors"] == q.loc[d, "errors"] else 0
+              for d in ("R1->R2", "R2->R1")}
+    assert int(q["drops"].sum()) == 0
+    want = {"forward": ("R1->R2",), "reverse": ("R2->R1",), "both": ("R1->R2", "R2->R1")}[direction]
+    assert all(errors[d] > 0 for d in want) and all(errors[d] == 0 for d in errors if d not in want)
+
+
+@pytest.mark.parametrize("case_id", ["two-way-queues-reno-vegas", "two-way-queues-newreno-reno"])
+def test_the_two_way_cases_run_a_different_queue_per_direction_in_both_simulators(case_id, vegaslab_run):
+    from vegaslab.ns2 import run_scenario
+
+    ours = vegaslab_run(scenario(case_id), seed=1, overrides=[]).queues.set_index("queue")
+    ref = {q["queue"]: q for q in run_scenario(scenario(case_id), seed=1)["queues"]}
+    for name, kind, limit in (("R1->R2", "red", 20), ("R2->R1", "droptail", 5)):
+        assert (ours.loc[name, "kind"], int(ours.loc[name, "limit"])) == (kind, limit)
+        assert (ref[name]["kind"], ref[name]["limit"]) == (kind, limit)
+    # Both queues drop: the reverse one the ACKs and data sharing it, the forward one (RED) too.
+    assert int(ours.loc["R2->R1", "drops"]) > 0 and int(ours.loc["R1->R2", "drops"]) > 0

@@ -160,6 +160,8 @@ def test_rejects_what_the_core_rejects():
     (lambda s: s["flows"][0]["tcp"].update(vegas_headers=True), r"tcp\.vegas_headers"),
     (lambda s: s["flows"][0]["tcp"].update(window=20.5), r"tcp\.window: ns-2 needs a whole number"),
     (lambda s: s["flows"][0].update(app="file", file_size="3GB"), r"app\.bytes: ns-2 takes 1\.\.2147483647"),
+    (lambda s: s["flows"][0].update(app={"kind": "file", "packets": 2**31}),
+     r"app\.packets: ns-2 takes 1\.\.2147483647"),
     (lambda s: s["flows"][0].update(app={"kind": "onoff", "mean_on": "1s", "mean_off": "1s"}),
      r"flows\[0\].*\.app\.kind"),
 ])
@@ -457,3 +459,54 @@ def test_ns2_runs_with_the_phase_it_is_given():
     early = packets(run_scenario(_phase_sensitive(0), seed=3))
     late = packets(run_scenario(_phase_sensitive(0.0098765432101234567), seed=3))
     assert early != late
+
+
+# ------------------------------------------- file transfers as packet counts, acked_pkts
+
+def test_a_packet_count_file_is_written_as_ns2s_produce():
+    """``app = { kind = "file", packets = N }`` becomes ns-2's packet-count idiom, not a byte
+    count: ``$app produce N`` (Application/FTP -> the agent's ``advance N``)."""
+    scn = chain("newreno", sched=False)
+    scn["flows"][0].update(app={"kind": "file", "packets": 317}, start="1.5s")
+    model = model_of(scn)
+    f = model.flows[0]
+    assert (f.app, f.file_packets, f.file_size) == ("file-packets", 317, None)
+    text = build_script(model)
+    assert '$ns at 1.5 "$app(0) produce 317"' in text
+    assert "$app(0) send" not in text and "$app(0) start" not in text
+
+
+def test_a_hand_made_packet_count_that_is_not_a_count_is_refused_naming_the_field():
+    doc = normalize(chain(app="file", size="1MB"))
+    for bad in (0, -3, 2.5, "10", True):
+        d = copy.deepcopy(doc)
+        d["flows"][0]["app"] = {"kind": "file-packets", "packets": bad}
+        with pytest.raises(ValueError, match=r"flows\[0\].*\.app\.packets"):
+            build_model(d)
+    d = copy.deepcopy(doc)
+    d["flows"][0]["app"] = {"kind": "file-packets", "packets": 5, "bytes": 5000}
+    with pytest.raises(ValueError, match=r"app\.bytes: not supported"):
+        build_model(d)
+
+
+@needs_ns
+@pytest.mark.parametrize("cc, syn", [("newreno", 1), ("vegas", 0)])
+def test_a_packet_count_file_in_ns2_sends_exactly_that_many_data_packets(cc, syn):
+    """ns-2 sends N data packets for ``produce N`` (plus the SYN of Reno/NewReno, which takes
+    seqno 0 and raises curseq_ by one), and its sender ends with ack_ + 1 - SYN = N."""
+    scn = chain(cc, window=20, duration="30s", sched=False)
+    scn["flows"][0]["app"] = {"kind": "file", "packets": 317}
+    f = run_scenario(scn)["flows"][0]
+    assert f["retransmitted_pkts"] == 0
+    assert f["data_pkts_sent"] == 317 + syn and f["syn_pkts"] == syn
+    assert f["acked_pkts"] == 317 and f["ns2_ack"] == 317 - 1 + syn
+    assert f["completion_time_s"] is not None and f["completion_time_s"] < 30
+
+
+@needs_ns
+def test_acked_pkts_is_0_before_any_ack_in_ns2():
+    """ns-2's ack_ is -1 until the first ACK (TcpAgent::reset), so nothing acknowledged is 0,
+    with or without a SYN: a run that ends before the first ACK returns."""
+    for cc in ("newreno", "vegas"):
+        f = run_scenario(chain(cc, duration="0.01s", sched=False))["flows"][0]
+        assert f["data_pkts_sent"] > 0 and f["ns2_ack"] == -1 and f["acked_pkts"] == 0, cc

@@ -123,6 +123,35 @@ cwnd = true
 throughput = true
 queues = ["A->B"]
 """,
+    "min-loss": """
+[run]
+duration = "2s"
+[[links]]
+endpoints = ["A", "B"]
+bandwidth = "2Mbps"
+delay = "5ms"
+queue_forward = { kind = "red", limit = 25, min = 4, max = 8 }
+queue_reverse = { kind = "droptail", limit = 5 }
+loss = { packets = [3, 0, 17, 40] }
+loss_reverse = { every = 7, first = 2, burst = 2 }
+[[flows]]
+name = "f1"
+from = "A"
+to = "B"
+cc = "reno"
+[[flows]]
+name = "f2"
+from = "B"
+to = "A"
+cc = "vegas"
+[[udp]]
+name = "cbr"
+from = "A"
+to = "B"
+packet_size = 500
+model = "cbr"
+rate = "500kbps"
+""",
     "min-dumbbell": """
 [run]
 duration = "2s"
@@ -490,6 +519,7 @@ PLAUSIBLE = {
     "window": [1, 2, 10**6, 2**31],
     "window_init": [0, 1, 10**6],
     "error_rate": [0.0, 1e-300, 0.5, 0.999999, 0.9999999999999999],
+    "every": [1, 2, 10**15, 10**15 + 1], "burst": [1, 7, 10**15],
     "start": ["0s", "1ns", "1.999999999s", "1e-300s"],
     "stop": ["1ns", "0.5s", "1e300s"],
     "file_size": ["1B", "0B", "1e12B", "1e15B", "1"],
@@ -895,6 +925,8 @@ def check_results(res) -> list[str]:
         first("flow", flows, sent != rec + drop + infl, "conservation: sent {row[data_pkts_sent]} != received "
               "{row[received_pkts]} + dropped {row[dropped_pkts]} + in flight {row[in_flight_pkts]}")
         first("flow", flows, deliv > rec, "delivered {row[delivered_pkts]} > received {row[received_pkts]}")
+        (acked,) = ints(flows, "acked_pkts")
+        first("flow", flows, acked > deliv, "acked at the sender {row[acked_pkts]} > delivered {row[delivered_pkts]}")
         limit = bound(flows["to"]) * (1 + 1e-9)
         for col in ("throughput_bps", "goodput_bps"):
             first("flow", flows, pd_numeric(flows[col]) > limit,

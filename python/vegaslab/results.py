@@ -43,6 +43,7 @@ FLOW_COLUMNS = [
     "flow", "cc", "from", "to", "start_s", "end_s",
     "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "fast_retransmits", "timeouts",
     "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
+    "acked_pkts",
     "throughput_bps", "goodput_bps", "active_throughput_bps", "completion_time_s",
     "final_cwnd", "in_flight_pkts", "dropped_pkts",
 ]

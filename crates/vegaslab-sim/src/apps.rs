@@ -131,7 +131,7 @@ impl App {
             per_flow: false,
         };
         match spec {
-            AppSpec::Ftp | AppSpec::File { .. } => return None,
+            AppSpec::Ftp | AppSpec::File { .. } | AppSpec::FilePackets { .. } => return None,
             AppSpec::OnOff(p) => {
                 app.kind = Kind::OnOff { mean_on: p.mean_on, mean_off: p.mean_off, shape: p.shape, first_on: p.first_on };
             }

@@ -25,7 +25,7 @@
 
 use crate::delay::DelayModel;
 use crate::packet::Packet;
-use crate::queue::{droptail_admits, PacketErrors, Red, Verdict};
+use crate::queue::{droptail_admits, PacketErrors, PatternLosses, Red, Verdict};
 use crate::scenario::{DirectionSpec, QueueSpec};
 use std::collections::VecDeque;
 use vegaslab_cc::Nanos;
@@ -116,6 +116,8 @@ pub struct Channel {
     red: Option<Box<Red>>,
     /// Packet-error model, if the direction has a non-zero error rate.
     errors: Option<Box<PacketErrors>>,
+    /// Deterministic loss pattern, if the direction has one (`loss`).
+    pattern: Option<Box<PatternLosses>>,
     /// Accepted packets still waiting, in order of their transmission start.
     waiting: VecDeque<Waiting>,
     busy_until: Nanos,
@@ -142,6 +144,11 @@ pub struct Channel {
     sample_interval: Nanos,
     /// The waiting-queue length at each sample time taken so far.
     samples: Vec<u64>,
+    /// The link is down (`fail`): nothing may be admitted (the simulator drops packets routed
+    /// here with `refuse`).
+    pub down: bool,
+    /// The link has a `down` schedule: `errors` is reported for it.
+    pub can_fail: bool,
 }
 
 impl Channel {
@@ -158,6 +165,7 @@ impl Channel {
                 QueueSpec::DropTail { .. } => None,
             },
             errors: PacketErrors::new(spec.error_rate, seed, index),
+            pattern: PatternLosses::new(&spec.loss),
             waiting: VecDeque::new(),
             busy_until: 0,
             busy_clock: 0.0,
@@ -170,6 +178,8 @@ impl Channel {
             next_sample: Nanos::MAX,
             sample_interval: 0,
             samples: Vec::new(),
+            down: false,
+            can_fail: false,
         }
     }
 
@@ -230,7 +240,7 @@ impl Channel {
 
     /// The direction has a packet-error model.
     pub fn has_error_model(&self) -> bool {
-        self.errors.is_some()
+        self.errors.is_some() || self.pattern.is_some()
     }
 
     /// RED's decision for an arrival seeing `len` waiting (out of line: DropTail stays lean).
@@ -349,6 +359,14 @@ impl Channel {
         self.stats.departures += 1;
         self.stats.bytes_sent += bytes as u64;
         self.stats.busy_ns += tx as u128;
+        if let Some(p) = &mut self.pattern {
+            // Decided: the pattern comes first and counts every transmitted packet; the random
+            // model draws only for the packets it lets through, as in ns-2 with both error
+            // models chained after the link, the pattern's nearer the link (see `LossPattern`).
+            if p.loses_next() {
+                return self.lost_to_pattern(now, start);
+            }
+        }
         if let Some(e) = &mut self.errors {
             // Transmitted (it uses the queue and the link), then lost.
             if e.corrupts() {
@@ -361,6 +379,17 @@ impl Channel {
         }
         let (delay, delay_clock) = self.delays_at(start);
         Admission::Accepted { arrives_at: self.busy_until.saturating_add(delay), queued: start - now, clock: start_clock + (txt + delay_clock) }
+    }
+
+    /// A transmitted packet lost to the loss pattern: counted as the packet-error model counts
+    /// its losses (`errors`, taken back by `finish` if its transmission had not started).
+    #[cold]
+    fn lost_to_pattern(&mut self, now: Nanos, start: Nanos) -> Admission {
+        self.stats.errors += 1;
+        if start > now {
+            self.waiting.back_mut().expect("just pushed").corrupted = true;
+        }
+        Admission::Corrupted
     }
 
     /// The propagation delay never changes, so packets leave in the order they arrive.
@@ -400,6 +429,50 @@ impl Channel {
             }
             _ => None,
         }
+    }
+
+    /// The link goes down at `now` (see `Failures` in `sim`): every packet it holds is lost
+    /// and handed to `lost`. Those whose transmission had not started (start at or after
+    /// `now`: in ns-2 a transmission due exactly at the failure is still queued, its start
+    /// event coming after the failure's) are dropped by the queue: they leave `departures`,
+    /// `bytes_sent`, `busy_ns` (and `errors` if corrupted) and count in `drops`. Those in
+    /// transmission or propagating were transmitted and count in `errors` (lost on the link).
+    /// The transmitter stays busy until the aborted transmission would have ended.
+    pub fn fail(&mut self, now: Nanos, lost: &mut Vec<Packet>) {
+        if self.next_sample < now {
+            self.sample_before(now);
+        }
+        self.advance(now.saturating_sub(1));
+        self.stats.integrate(self.waiting.len() as u64, now);
+        let mut waiting_intact = 0;
+        let mut first_start = None;
+        while let Some(w) = self.waiting.pop_front() {
+            first_start.get_or_insert(w.start);
+            let tx = self.tx_time(w.bytes);
+            self.stats.departures -= 1;
+            self.stats.bytes_sent -= w.bytes as u64;
+            self.stats.busy_ns -= tx as u128;
+            self.stats.errors -= w.corrupted as u64;
+            self.stats.drops += 1;
+            waiting_intact += !w.corrupted as usize;
+        }
+        if let Some(start) = first_start {
+            self.busy_until = start;
+        }
+        self.stats.errors += (self.pipe.len() - waiting_intact) as u64;
+        lost.extend(self.pipe.drain(..).map(|(_, _, p)| p));
+        self.down = true;
+    }
+
+    /// A packet arrives at time `now` while the link is down: counted as an arrival the queue
+    /// dropped.
+    pub fn refuse(&mut self, now: Nanos) {
+        if self.next_sample < now {
+            self.sample_before(now);
+        }
+        self.advance(now);
+        self.stats.arrivals += 1;
+        self.stats.drops += 1;
     }
 
     /// The run ended at `end`: bring the counters to that moment. The waiting queue drains to
@@ -453,6 +526,7 @@ mod tests {
                 delay_schedule: vec![(1_000_000_000, 100_000_000)],
                 queue: QueueSpec::DropTail { limit },
                 error_rate: 0.0,
+                loss: None,
             },
             1,
             0,
@@ -521,7 +595,7 @@ mod tests {
     }
 
     fn chan_with(bandwidth_bps: f64, delay: Nanos) -> Channel {
-        let spec = DirectionSpec { bandwidth_bps, delay, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0 };
+        let spec = DirectionSpec { bandwidth_bps, delay, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0, loss: None };
         Channel::new(0, 1, &spec, 1, 0)
     }
 
@@ -579,7 +653,7 @@ mod tests {
     /// Three 1000-byte packets at 0 on an idle 1 Mbit/s link: each takes 8 ms, so they
     /// transmit 0-8, 8-16 and 16-24 ms.
     fn three_at_once(error_rate: f64) -> Channel {
-        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate };
+        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate, loss: None };
         let mut c = Channel::new(0, 1, &spec, 1, 0);
         for _ in 0..3 {
             c.admit(0, pkt(1000));
@@ -625,7 +699,7 @@ mod tests {
     /// 1000-, 500- and 1500-byte packets at 0 on a 1 Mbit/s link whose delay changes: they
     /// transmit 0-8, 8-12 and 12-24 ms.
     fn three_sizes(delay_schedule: Vec<(Nanos, Nanos)>) -> Channel {
-        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 100_000_000, delay_schedule, queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0 };
+        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 100_000_000, delay_schedule, queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0, loss: None };
         let mut c = Channel::new(0, 1, &spec, 1, 0);
         for size in [1000, 500, 1500] {
             c.admit(0, pkt(size));
@@ -670,6 +744,7 @@ mod tests {
                 delay_schedule: vec![(50_000_000, 90_000_000), (120_000_000, 2_000_000), (200_000_000, 40_000_000)],
                 queue: QueueSpec::DropTail { limit: 20 },
                 error_rate: 0.5,
+                loss: None,
             };
             let mut c = Channel::new(0, 1, &spec, 7, 0);
             let (mut started, mut bytes, mut errors, mut arrivals) = (0, 0, 0, 0);
@@ -718,5 +793,41 @@ mod tests {
         c.advance(16_000_000);
         let (mean, _) = c.stats.mean_std(16_000_000);
         assert!((mean - 0.5).abs() < 1e-12, "{mean}");
+    }
+
+    #[test]
+    fn a_loss_pattern_counts_the_transmitted_packets_only_and_loses_the_listed_ones() {
+        // limit 3: of five back-to-back packets the queue takes three (transmitted 0, 1, 2) and
+        // drops two, which the pattern never sees; the next packet, at 1 s, is transmitted
+        // packet 3. The list [1, 3] loses the second packet sent and the one at 1 s.
+        let loss = crate::queue::LossPattern::List { packets: vec![1, 3].into() };
+        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 3 }, error_rate: 0.0, loss: Some(loss) };
+        let mut c = Channel::new(0, 1, &spec, 1, 0);
+        let mut admissions: Vec<Admission> = (0..5).map(|_| c.admit(0, pkt(1000))).collect();
+        admissions.push(c.admit(1_000_000_000, pkt(1000)));
+        let fates: Vec<&str> = admissions
+            .into_iter()
+            .map(|a| match a {
+                Admission::Accepted { .. } => "sent",
+                Admission::Dropped => "dropped",
+                Admission::Corrupted => "lost",
+            })
+            .collect();
+        assert_eq!(fates, vec!["sent", "lost", "sent", "dropped", "dropped", "lost"]);
+        assert!(c.has_error_model());
+        assert_eq!((c.stats.arrivals, c.stats.drops, c.stats.departures, c.stats.errors), (6, 2, 4, 2));
+    }
+
+    #[test]
+    fn a_pattern_and_an_error_rate_both_apply_and_a_packet_is_lost_once() {
+        // every = 2 from 0 loses the even-numbered packets; an error rate just below 1 loses the
+        // rest (its draws are made for the odd ones only): every packet is lost, once each.
+        let loss = crate::queue::LossPattern::Periodic { every: 2, first: 0, burst: 1 };
+        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.999_999_999, loss: Some(loss) };
+        let mut c = Channel::new(0, 1, &spec, 1, 0);
+        for i in 0..10u64 {
+            assert_eq!(c.admit(i * 10_000_000, pkt(1000)), Admission::Corrupted);
+        }
+        assert_eq!((c.stats.departures, c.stats.errors), (10, 10));
     }
 }

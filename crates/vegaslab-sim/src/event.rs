@@ -92,6 +92,9 @@ pub enum Event {
     Source(u32),
     /// A TCP application's clock: index = 2 x flow + process (`apps`).
     App(u32),
+    /// Links go down or up (`links[].down`) and routes are recomputed: index = the first of
+    /// the run's link changes at this instant (`Simulator::on_route_change`).
+    Route(u32),
 }
 
 /// Bits of an event's code: kind in the top 3, index in the rest.
@@ -110,6 +113,7 @@ impl Event {
             Event::Sample => (4, 0),
             Event::Source(i) => (5, i),
             Event::App(i) => (6, i),
+            Event::Route(i) => (7, i),
         };
         debug_assert!(index <= MAX_INDEX);
         (kind << INDEX_BITS) | index
@@ -124,7 +128,8 @@ impl Event {
             3 => Event::Timer(index),
             4 => Event::Sample,
             5 => Event::Source(index),
-            _ => Event::App(index),
+            6 => Event::App(index),
+            _ => Event::Route(index),
         }
     }
 }

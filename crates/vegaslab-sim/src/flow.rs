@@ -176,7 +176,7 @@ impl Flow {
         // A finished file transfer's timer keeps firing (as in ns-2); its cwnd no longer
         // counts. Other applications (on/off, NPS) may "finish" and resume many times.
         let done = match self.app {
-            AppSpec::File { .. } => self.sender.completed_at(),
+            AppSpec::File { .. } | AppSpec::FilePackets { .. } => self.sender.completed_at(),
             _ => None,
         };
         let upto = done.map_or(now, |done| now.min(done));
@@ -194,9 +194,21 @@ impl Flow {
                 let size = self.tcp.packet_size as u64;
                 Some(bytes.div_ceil(size) as i64)
             }
+            // At most MAX_FILE_PACKETS (10^12): fits an i64 and stays below MAX_SEQ.
+            AppSpec::FilePackets { packets } => Some(packets as i64),
             // Applications with their own clock hand data over later (`apps`).
             AppSpec::OnOff(_) | AppSpec::Nps(_) | AppSpec::ParetoPaced(_) => Some(0),
         }
+    }
+
+    /// Data packets cumulatively acknowledged at this connection's sender: its highest ACK
+    /// (ns-2 `ack_`, -1 before any ACK) plus one, less the SYN when the connection numbers a
+    /// SYN 0 (Reno/NewReno with `syn`; ns-2's Vegas agent sends none). So it counts unique
+    /// payload packets, as `delivered_pkts` does at the sink, and never exceeds it (an ACK
+    /// reaches the sender only after the sink sent it).
+    pub fn acked_pkts(&self) -> u64 {
+        let syn = i64::from(self.sink.syn_seq.is_some());
+        (self.sender.state.highest_ack + 1 - syn).max(0) as u64
     }
 }
 

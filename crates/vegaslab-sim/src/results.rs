@@ -74,6 +74,9 @@ pub struct FlowResult {
     pub received_bytes: u64,
     pub delivered_pkts: u64,
     pub delivered_bytes: u64,
+    /// Data packets cumulatively acknowledged at the sender (ns-2 `ack_ + 1`, less the SYN;
+    /// `Flow::acked_pkts`), summed over a per-flow entry's connections.
+    pub acked_pkts: u64,
     pub throughput_bps: f64,
     pub goodput_bps: f64,
     pub active_throughput_bps: f64,

@@ -65,6 +65,19 @@ pub struct Simulator {
     connection_limit: usize,
     /// The run stopped early on a limit (`RunMeta::aborted`).
     aborted: Option<Aborted>,
+    /// Links going down and up (`links[].down`), `None` without any.
+    failures: Option<Box<Failures>>,
+    /// Express hops carry a packet only if it arrives before this: the run's end (plus 1 ns)
+    /// or the first route change, whichever is first (see `on_route_change`).
+    express_until: Nanos,
+}
+
+/// The link changes of a run and what rebuilding the routes needs.
+struct Failures {
+    /// (time, link index, goes down), in time order (links in scenario order at one instant).
+    changes: Vec<(Nanos, u32, bool)>,
+    /// Every (source, destination) pair a packet may travel (as for `RouteTable::build`).
+    pairs: Vec<(u32, u32)>,
 }
 
 /// The event loop calls `progress` at least this often in wall time (and every 0x3fff events),
@@ -112,6 +125,9 @@ impl Simulator {
         let n_nodes = scenario.nodes.len();
         let mut router = routing::Router::new(n_nodes, &channels);
         let routes = routing::RouteTable::build(&mut router, n_nodes, &pairs);
+        let failures = Failures::of(&scenario, &pairs);
+        // `arrives_at < express_until` is `arrives_at <= duration` without failures.
+        let express_until = failures.as_ref().map_or(Nanos::MAX, |f| f.changes[0].0).min(scenario.duration + 1);
         let monitored_queues = (0..channels.len())
             .filter(|&c| {
                 let ch = &channels[c];
@@ -141,7 +157,15 @@ impl Simulator {
             express_from: Vec::new(),
             connection_limit: MAX_INDEX as usize + 1,
             aborted: None,
+            express_until,
+            failures,
         };
+        if let Some(f) = &sim.failures {
+            for &(_, link, _) in &f.changes {
+                sim.channels[2 * link as usize].can_fail = true;
+                sim.channels[2 * link as usize + 1].can_fail = true;
+            }
+        }
         // The series' interned names: rows store indices.
         sim.flow_series.names = sim.flows[..sim.entries].iter().map(|f| f.name.clone()).collect();
         sim.queue_series.names =
@@ -306,6 +330,7 @@ impl Simulator {
                 }
             }
         }
+        self.schedule_route_changes();
         for &c in &self.monitored_queues {
             self.channels[c].start_sampling(self.scenario.sample_interval);
         }
@@ -337,6 +362,7 @@ impl Simulator {
                 Event::Sample => self.on_sample(),
                 Event::Source(i) => self.on_source(i as usize),
                 Event::App(i) => self.on_app(i),
+                Event::Route(k) => self.on_route_change(k as usize),
             }
             if self.aborted.is_some() {
                 stop = t;
@@ -437,13 +463,16 @@ impl Simulator {
                 return;
             }
             let c = self.route(node, p.dst) as usize;
+            if c == NO_ROUTE as usize || self.channels[c].down {
+                return self.lost_without_link(p, c, t);
+            }
             match self.channels[c].accept(t, p.size, p.clock) {
                 Admission::Accepted { arrives_at, queued, clock } => {
                     p.clock = clock;
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
                     }
-                    if self.express_from[c] && arrives_at <= self.scenario.duration {
+                    if self.express_from[c] && arrives_at < self.express_until {
                         (node, t) = (self.channels[c].to, arrives_at);
                         continue;
                     }
@@ -863,6 +892,7 @@ impl Simulator {
                     received_bytes,
                     delivered_pkts,
                     delivered_bytes,
+                    acked_pkts: group().map(Flow::acked_pkts).sum(),
                     throughput_bps: received_bytes as f64 * 8.0 / dur_s,
                     goodput_bps: delivered_bytes as f64 * 8.0 / dur_s,
                     active_throughput_bps: if active > 0.0 { received_bytes as f64 * 8.0 / active } else { 0.0 },
@@ -903,7 +933,7 @@ impl Simulator {
                     mean_len: mean,
                     std_len: std,
                     max_len: c.stats.max_len,
-                    errors: c.has_error_model().then_some(c.stats.errors),
+                    errors: (c.has_error_model() || c.can_fail).then_some(c.stats.errors),
                     early_drops: c.red().map(|r| r.early_drops),
                     forced_drops: c.red().map(|r| r.forced_drops),
                 }
@@ -972,6 +1002,122 @@ impl Simulator {
     }
 }
 
+/// Links going down and up (`links[].down`, ns-2's `$ns rtmodel-at T down|up A B` under
+/// `$ns rtproto Session`).
+///
+/// Decided, the routing model: ns-2's `Session` routing, measured against ns-2.35 (issue 12):
+/// at the instant of a change every route is recomputed from the links that are up (the same
+/// hop-count shortest paths and tie rule as the static routes, `routing`), with no control
+/// traffic and no convergence delay. ns-2's distance-vector `DV` reacts the same way at the
+/// failed link's own nodes when a neighbour offers a backup (the packets' fates were the same
+/// in a diamond), but its route updates are packets that queue with the data and shift its
+/// timings (by 40 us on a 1 Mbit/s link), so no model without those packets matches it.
+///
+/// Packet fates, as ns-2.35 gives them (`Link::down`: `DynamicLink` at the link's head,
+/// `Queue::reset`, `LinkDelay::reset` of a dynamic link):
+/// - at the failure, in both directions, the packets waiting in the queue are dropped by the
+///   queue (`drops`; they never departed), and the packet in transmission and those
+///   propagating are lost on the link (`errors`: they departed);
+/// - while the link is down, a packet routed onto it is dropped at its head (`arrivals` and
+///   `drops`);
+/// - a node that cannot reach a destination any more keeps its last route to it (ns-2's
+///   `populate_flat_classifiers` only writes reachable entries), so packets toward it follow
+///   the old path to the down link and are dropped there; a flow without a backup path keeps
+///   sending (timeouts back off) and recovers at the repair;
+/// - the transmitter of a failed direction stays busy until the aborted transmission would
+///   have ended (ns-2's queue stays blocked until then).
+/// Every lost data packet counts in its flow's `dropped_pkts`, every lost datagram in its UDP
+/// source's.
+impl Failures {
+    fn of(scenario: &Scenario, pairs: &[(u32, u32)]) -> Option<Box<Failures>> {
+        let mut changes: Vec<(Nanos, u32, bool)> = Vec::new();
+        for (l, link) in scenario.links.iter().enumerate() {
+            for &(from, to) in &link.down {
+                changes.push((from, l as u32, true));
+                changes.push((to, l as u32, false));
+            }
+        }
+        if changes.is_empty() {
+            return None;
+        }
+        changes.sort_by_key(|&(t, l, _)| (t, l));
+        Some(Box::new(Failures { changes, pairs: pairs.to_vec() }))
+    }
+}
+
+impl Simulator {
+    /// One event per instant at which some link changes, scheduled at time 0 after the flows'
+    /// starts and stops, as ns-2 schedules its route changes at `$ns run` after the script's
+    /// `$ns at` commands: a change and a packet arriving at the same instant run in ns-2's
+    /// order (`event`).
+    fn schedule_route_changes(&mut self) {
+        let Some(f) = &self.failures else { return };
+        let mut last = None;
+        for (k, &(t, _, _)) in f.changes.iter().enumerate() {
+            if last != Some(t) && t <= self.scenario.duration {
+                self.events.schedule(t, 0, Event::Route(k as u32));
+            }
+            last = Some(t);
+        }
+    }
+
+    /// Apply every link change at this instant (from change `k` on), then recompute the
+    /// routes of every used pair once.
+    ///
+    /// Express hops (`express`) assume fixed routes: from the first change on they carry no
+    /// packet (`express_until`; a packet arriving exactly at a change takes an event), so no
+    /// packet is handed past a change, over a link that went down, or along a route the change
+    /// made stale. Results stay identical with and without them.
+    fn on_route_change(&mut self, k: usize) {
+        let f = self.failures.take().expect("route events come from failures");
+        let mut lost = Vec::new();
+        for &(t, link, down) in f.changes[k..].iter().take_while(|c| c.0 == f.changes[k].0) {
+            debug_assert_eq!(t, self.now);
+            for c in [2 * link as usize, 2 * link as usize + 1] {
+                if down {
+                    self.channels[c].fail(self.now, &mut lost);
+                    self.channels[c].scheduled = None; // its pending delivery finds nothing
+                } else {
+                    self.channels[c].down = false;
+                }
+            }
+        }
+        for p in lost.drain(..) {
+            self.count_lost(&p);
+        }
+        let n_nodes = self.scenario.nodes.len();
+        let mut router = routing::Router::new(n_nodes, &self.channels);
+        let down: Vec<bool> = self.channels.iter().map(|c| c.down).collect();
+        self.routes = routing::RouteTable::rebuild(&mut router, n_nodes, &f.pairs, &self.routes, &down);
+        *self.router.borrow_mut() = router;
+        self.failures = Some(f);
+    }
+
+    /// A packet at `node` has no route (`c == NO_ROUTE`), or its route is a link that is down:
+    /// it is lost there. A down link counts it as an arrival it dropped.
+    #[cold]
+    #[inline(never)]
+    fn lost_without_link(&mut self, p: Packet, c: usize, t: Nanos) {
+        if c != NO_ROUTE as usize {
+            self.channels[c].refuse(t);
+        }
+        self.count_lost(&p);
+    }
+
+    /// A packet lost to a link failure: its flow's or UDP source's drop count.
+    fn count_lost(&mut self, p: &Packet) {
+        match p.kind {
+            Kind::Data => self.flows[p.flow as usize].dropped_pkts += 1,
+            Kind::Udp => {
+                let s = &mut self.udp[p.flow as usize].stats;
+                s.dropped_pkts += 1;
+                s.dropped_bytes += p.size as u64;
+            }
+            Kind::Ack => {}
+        }
+    }
+}
+
 fn channel_name(sc: &Scenario, c: &Channel) -> String {
     format!("{}->{}", sc.nodes[c.from as usize], sc.nodes[c.to as usize])
 }
@@ -1031,6 +1177,9 @@ mod routing {
         pub fn new(nodes: usize, channels: &[Channel]) -> Self {
             let mut out: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nodes];
             for (i, c) in channels.iter().enumerate() {
+                if c.down {
+                    continue; // a link that is down carries nothing (`Failures`)
+                }
                 out[c.from as usize].push((c.to, i as u32));
             }
             let mut neighbours: Vec<Vec<u32>> = Vec::with_capacity(nodes);
@@ -1255,6 +1404,30 @@ mod routing {
         /// `build`, with rows of at most `max_dense` entries in all, and (when not every
         /// node's row fits) rows only for nodes with more than `row_min_entries` entries.
         pub fn build_with(router: &mut Router, nodes: usize, pairs: &[(u32, u32)], max_dense: usize, row_min_entries: u32) -> Self {
+            let entries = Self::entries(router, nodes, pairs, None);
+            Self::assemble(nodes, entries, max_dense, row_min_entries)
+        }
+
+        /// The table after links changed (`Failures`): `router` knows only the links that are
+        /// up. A pair whose destination cannot be reached keeps, at each node, the entry of
+        /// `previous` (ns-2 keeps the classifier entries its route computation does not
+        /// write): from the source, the old next hops are followed until one is a link that
+        /// is down (`down[c]`; packets are dropped there) or a node has none (`NO_ROUTE`).
+        /// Linear in the paths' lengths, as `build`.
+        ///
+        /// Two known differences from ns-2, both after overlapping failures only: ns-2 keeps
+        /// an entry for every node pair, this table only for nodes on some used path, so a
+        /// node that was on no used path the last time it could reach the destination has no
+        /// old entry here (its packets are dropped, `NO_ROUTE`); and old entries that form a
+        /// loop (ns-2: packets circle until their TTL expires) end at the node closing it.
+        pub fn rebuild(router: &mut Router, nodes: usize, pairs: &[(u32, u32)], previous: &RouteTable, down: &[bool]) -> Self {
+            let entries = Self::entries(router, nodes, pairs, Some((previous, down)));
+            Self::assemble(nodes, entries, MAX_DENSE, ROW_MIN_ENTRIES)
+        }
+
+        /// (node, destination, channel) for every node on the path of each pair; unreachable
+        /// pairs get `NO_ROUTE` at their source, or with `stale`, the old entries (`rebuild`).
+        fn entries(router: &mut Router, nodes: usize, pairs: &[(u32, u32)], stale: Option<(&RouteTable, &[bool])>) -> Vec<(u32, u32, u32)> {
             let mut pairs: Vec<(u32, u32)> = pairs.iter().copied().filter(|&(s, d)| s != d).collect();
             // Group by destination, destinations hanging from the same core node together
             // (one breadth-first search each).
@@ -1265,6 +1438,9 @@ mod routing {
             let mut stamp = vec![NONE; nodes];
             let mut group = 0u32;
             let mut last_dst = NONE;
+            // Loop detection for `stale_walk`: on_walk[n] == walk while walk `walk` visits n.
+            let mut on_walk = if stale.is_some() { vec![0u32; nodes] } else { Vec::new() };
+            let mut walk = 0u32;
             for &(s, d) in &pairs {
                 if d != last_dst {
                     last_dst = d;
@@ -1274,6 +1450,11 @@ mod routing {
                     continue;
                 }
                 if !router.reachable(s, d) {
+                    if let Some((previous, down)) = stale {
+                        walk += 1;
+                        Self::stale_walk(previous, down, &router.to, (s, d), (&mut stamp, group), (&mut on_walk, walk), &mut entries);
+                        continue;
+                    }
                     stamp[s as usize] = group;
                     entries.push((s, d, NO_ROUTE));
                     continue;
@@ -1287,6 +1468,35 @@ mod routing {
                     true
                 });
             }
+            entries
+        }
+
+        /// Follow `previous`'s entries toward `d` from `s` (see `rebuild`), recording them.
+        #[allow(clippy::too_many_arguments)]
+        fn stale_walk(previous: &RouteTable, down: &[bool], to: &[u32], (s, d): (u32, u32), (stamp, group): (&mut [u32], u32), (on_walk, walk): (&mut [u32], u32), entries: &mut Vec<(u32, u32, u32)>) {
+            let mut n = s;
+            loop {
+                if on_walk[n as usize] == walk {
+                    // The old entries loop back to n: the node closing the loop drops instead.
+                    entries.last_mut().expect("a loop has a closing entry").2 = NO_ROUTE;
+                    return;
+                }
+                if stamp[n as usize] == group {
+                    return; // joins a walk recorded before (loop-free)
+                }
+                stamp[n as usize] = group;
+                on_walk[n as usize] = walk;
+                let c = previous.get(n, d).unwrap_or(NO_ROUTE);
+                entries.push((n, d, c));
+                if c == NO_ROUTE || down[c as usize] {
+                    return;
+                }
+                n = to[c as usize];
+            }
+        }
+
+        /// The table of `entries` (see the type's documentation for the layout).
+        fn assemble(nodes: usize, mut entries: Vec<(u32, u32, u32)>, max_dense: usize, row_min_entries: u32) -> Self {
             let mut dests: Vec<u32> = entries.iter().map(|&(_, d, _)| d).collect();
             dests.sort_unstable();
             dests.dedup();
@@ -1385,7 +1595,7 @@ mod tests {
     }
 
     fn channels_of(links: &[(u32, u32)]) -> Vec<Channel> {
-        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 10 }, error_rate: 0.0 };
+        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 10 }, error_rate: 0.0, loss: None };
         links.iter().flat_map(|&(a, b)| [Channel::new(a, b, &spec, 1, 0), Channel::new(b, a, &spec, 1, 0)]).collect()
     }
 

@@ -78,7 +78,7 @@ fn flows_between_unknown_nodes_are_rejected() {
 fn file_transfers_need_a_size() {
     assert_eq!(
         error_of(&["flows[0].app=file"]),
-        "case.toml: flows[0].file_size: is required with app = \"file\", e.g. \"5MB\""
+        "case.toml: flows[0].file_size: is required with app = \"file\", e.g. \"5MB\" (for a packet count write app = { kind = \"file\", packets = 1000 })"
     );
 }
 

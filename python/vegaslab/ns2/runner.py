@@ -116,6 +116,9 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
 
     ``delivered_pkts`` is the sender's final cumulative ACK (``ack_ + 1``, minus the SYN of
     Reno/NewReno), so ``goodput_bps`` reproduces the usual ns-2 script measurement.
+    ``acked_pkts`` is the same number under the core's name for it (the core's
+    ``delivered_pkts`` is the sink's point, ns-2's ``sink_delivered_pkts``): ``ack_`` is -1
+    before any ACK (``TcpAgent::reset``), so a flow with nothing acknowledged reports 0.
     """
     model = build_model(doc)
     ns = shutil.which("ns")
@@ -192,6 +195,7 @@ def _assemble(model, fvars, done, qvars, recv, drops, ack_drops) -> dict:
              "data_pkts_sent": ndp, "data_bytes_sent": ndb,
              "retransmitted_pkts": nrx, "timeouts": nrexmit,
              "delivered_pkts": delivered, "delivered_bytes": delivered_bytes,
+             "acked_pkts": delivered,
              "goodput_bps": delivered_bytes * 8 / T,
              "completion_time_s": completion, "final_cwnd": float(cwnd),
              "syn_pkts": syn, "ns2_ack": ack, "ns2_nrexmit": nrexmit}

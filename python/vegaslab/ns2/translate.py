@@ -7,8 +7,12 @@ nanoseconds, bandwidths in bit/s, nodes by index, delay traces expanded into
 ``delay_schedule_ns``), and :func:`build_model` maps that JSON, and nothing else, onto ns-2.
 
 What maps: links whose two directions each have DropTail or classic RED (``Queue/RED`` in
-packet mode) queues, no packet errors, and any delay schedule; TCP flows with Reno, NewReno or
-Vegas (flavour ``ns2``) and an FTP or file application, with every ``tcp`` field, including
+packet mode) queues (each direction its own: every direction is an ns-2 ``simplex-link``), no
+packet errors, deterministic loss patterns (``ErrorModel/List`` and ``/Periodic``: see
+:func:`_loss_lines`), and any delay schedule; links going down and up (``down_ns``: ``$ns
+rtmodel-at`` under ``$ns rtproto Session``, see :func:`_link_changes`); TCP flows with Reno,
+NewReno or Vegas (flavour ``ns2``) and an FTP or file application (bytes, or a packet count as
+``$app produce N``), with every ``tcp`` field, including
 the tick clock's phase (``tick_phase``, ns-2's ``boot_time_``: see :func:`build_script`, "Tick
 phases").  Anything
 else raises ``ValueError`` naming the field of the normalised scenario (and, for links and
@@ -75,6 +79,9 @@ class LinkDir:
     limit: int                                      # packets
     schedule: list = field(default_factory=list)    # [(at_s, delay_s)]
     red: dict | None = None   # Queue/RED class variables (ns-2 name -> Tcl literal), else DropTail
+    #: A deterministic loss pattern (see :func:`_loss`): ``("list", [indices])`` or
+    #: ``("periodic", every, first, burst)``; None: no losses.
+    loss: tuple | None = None
 
     @property
     def name(self) -> str:
@@ -97,7 +104,7 @@ class Flow:
     dst_name: str
     start: float                  # s
     stop: float | None            # s, None: runs to the end
-    app: str                      # "ftp" or "file"
+    app: str                      # "ftp", "file" or "file-packets"
     file_size: int | None         # bytes, for app "file"
     agent_vars: dict              # ns-2 variable -> Tcl literal
     packet_size: int
@@ -110,6 +117,9 @@ class Flow:
     tick_phase: float = 0.0
     #: Whether ``tick_phase`` was drawn from the seed (the scenario said "seeded").
     tick_phase_seeded: bool = False
+    #: Packets, for app "file-packets" (``app = { kind = "file", packets = N }``): written as
+    #: ``$app produce N`` (see :func:`build_script`).
+    file_packets: int | None = None
 
     @property
     def agent_class(self) -> str:
@@ -136,6 +146,9 @@ class Model:
     seed: int
     name: str = ""
     normalized: dict | None = None   # the document it came from
+    #: Link changes ``(at_s, "down" | "up", node a, node b)`` in time order (``links[].down``):
+    #: ``$ns rtmodel-at`` under ``$ns rtproto Session`` (see :func:`_link_changes`).
+    link_changes: list = field(default_factory=list)
 
     def node_id(self, name: str) -> int:
         return self.nodes.index(name)
@@ -236,8 +249,8 @@ def _list(value, where: str) -> list:
 _TOP_MAPPED = {"format", "id", "duration_ns", "seed", "nodes", "links", "flows", "udp",
                "aqt_routers"}
 _TOP_IGNORED = {"sample_interval_ns", "monitor", "files", "clock"}
-_LINK_KEYS = {"a", "b", "forward", "reverse"}
-_DIR_KEYS = {"bandwidth_bps", "delay_ns", "delay_schedule_ns", "queue", "error_rate"}
+_LINK_KEYS = {"a", "b", "forward", "reverse", "down_ns"}
+_DIR_KEYS = {"bandwidth_bps", "delay_ns", "delay_schedule_ns", "queue", "error_rate", "loss"}
 _DROPTAIL_KEYS = {"kind", "limit"}
 _RED_KEYS = {"kind", "variant", "limit", "min_th", "max_th", "max_p", "weight", "gentle",
              "wait", "mean_pktsize"}
@@ -335,7 +348,35 @@ def _direction(d, src: int, dst: int, nodes: list, where: str) -> LinkDir:
         sched.append((_secs(ev[0], w + "[0]"), _secs(ev[1], w + "[1]")))
     limit, red = _queue(d.get("queue"), f"{where}.queue")
     return LinkDir(src, dst, nodes[src], nodes[dst], bw, _secs(d.get("delay_ns"), f"{where}.delay_ns"),
-                   limit, sched, red)
+                   limit, sched, red, _loss(d.get("loss"), f"{where}.loss"))
+
+
+def _loss(loss, where: str) -> tuple | None:
+    """One direction's loss pattern (``None`` when the document has none) for
+    :func:`build_script`: ``("list", sorted indices)`` or ``("periodic", every, first, burst)``.
+
+    ns-2 counts the packets passing its error model in a C ``int`` (and ``offset_ = first + 1``
+    must fit one), so larger indices are refused here, naming the field.
+    """
+    if loss is None:
+        return None
+    if not isinstance(loss, dict):
+        raise ValueError(f"{where}: expected an object, got {loss!r}")
+    kind = loss.get("kind")
+    if kind == "list":
+        _check_keys(loss, {"kind", "packets"}, where)
+        packets = [_int(p, f"{where}.packets[{j}]", 0, _INT_MAX - 1)
+                   for j, p in enumerate(_list(loss.get("packets"), f"{where}.packets"))]
+        if packets != sorted(set(packets)):
+            raise ValueError(f"{where}.packets: expected distinct indices in increasing order")
+        return ("list", packets)
+    if kind == "periodic":
+        _check_keys(loss, {"kind", "every", "first", "burst"}, where)
+        every = _int(loss.get("every"), f"{where}.every", 1)
+        first = _int(loss.get("first"), f"{where}.first", 0, _INT_MAX - 1)
+        burst = _int(loss.get("burst"), f"{where}.burst", 1, every)
+        return ("periodic", every, first, burst)
+    raise ValueError(f"{where}.kind: expected \"list\" or \"periodic\", got {kind!r}")
 
 
 def _algorithm(alg, where: str) -> tuple[str, dict]:
@@ -417,13 +458,15 @@ def _flow(i: int, f, nodes: list, duration_ns: int, seed: int) -> Flow:
         stop_ns = _int(stop_ns, f"{where}.stop_ns", 0, 2**63 - 1)
     app = f.get("app")
     kind = app.get("kind") if isinstance(app, dict) else None
-    file_size = None
+    file_size = file_packets = None
     if kind == "ftp":
         _check_keys(app, {"kind"}, f"{where}.app")
     elif kind == "file":
         _check_keys(app, {"kind", "bytes"}, f"{where}.app")
         # ns-2's Application send takes a C int of bytes.
         file_size = _int(app.get("bytes"), f"{where}.app.bytes", 1)
+    elif kind == "file-packets":
+        file_packets = _file_packets(app, f"{where}.app")
     else:
         raise ValueError(f"{where}.app.kind: the ns-2 bridge supports ftp and file "
                          f"applications, got {kind!r}")
@@ -434,7 +477,18 @@ def _flow(i: int, f, nodes: list, duration_ns: int, seed: int) -> Flow:
                 header_bytes=_int(tcp.get("header_bytes"), f"{where}.tcp.header_bytes"),
                 syn=_bool(tcp.get("syn"), f"{where}.tcp.syn"),
                 ack_size=_int(tcp.get("ack_size"), f"{where}.tcp.ack_size", 1),
-                tick_phase=phase, tick_phase_seeded=seeded)
+                tick_phase=phase, tick_phase_seeded=seeded, file_packets=file_packets)
+
+
+def _file_packets(app: dict, where: str) -> int:
+    """The packet count of a file given in packets (the core's ``file-packets``).
+
+    ns-2 reads it with ``atoi`` into ``curseq_`` (a C ``int``), hence the bound.  With the SYN
+    of Reno/NewReno, ns-2 numbers the SYN 0 and raises ``curseq_`` by one when it sends it, so
+    ``produce N`` still sends N data packets, as the core does.
+    """
+    _check_keys(app, {"kind", "packets"}, where)
+    return _int(app.get("packets"), f"{where}.packets", 1)
 
 
 def build_model(doc: dict) -> Model:
@@ -461,6 +515,7 @@ def build_model(doc: dict) -> Model:
 
     links: list[LinkDir] = []
     pairs = set()
+    changes: list = []
     for i, link in enumerate(_list(doc.get("links"), "links")):
         where = f"links[{i}]"
         _check_keys(link, _LINK_KEYS, where)
@@ -474,6 +529,7 @@ def build_model(doc: dict) -> Model:
         pairs.add(frozenset((a, b)))
         links.append(_direction(link.get("forward"), a, b, nodes, f"{where}.forward"))
         links.append(_direction(link.get("reverse"), b, a, nodes, f"{where}.reverse"))
+        changes.extend(_link_changes(link.get("down_ns", []), links[-2:], a, b, where))
     if not links:
         raise ValueError("links: the scenario has no links")
 
@@ -481,8 +537,43 @@ def build_model(doc: dict) -> Model:
     if not flows:
         raise ValueError("flows: the scenario has no TCP flows")
     name = doc.get("id")
+    changes.sort(key=lambda c: c[0])   # stable: links in scenario order at one instant
     return Model(nodes=list(nodes), links=links, flows=flows, duration=duration_ns / 1e9,
-                 seed=seed, name=name if isinstance(name, str) else "", normalized=doc)
+                 seed=seed, name=name if isinstance(name, str) else "", normalized=doc,
+                 link_changes=changes)
+
+
+def _link_changes(down, dirs, a: int, b: int, where: str) -> list:
+    """``(at_s, op, a, b)`` of a link's ``down_ns`` intervals: ``$ns rtmodel-at`` events.
+
+    Decided (issue 12): the core models ns-2's ``rtproto Session`` (routes recomputed at the
+    instant of a change, no routing packets), so the script asks for it. Two set-ups are
+    refused on a link that fails, as ns-2 would not run them like the core: a RED queue (ns-2's
+    ``REDQueue::reset`` clears the average at the failure; the core keeps it) and a delay
+    schedule (a dynamic ``LinkDelay`` assumes packets leave in arrival order and aborts when a
+    lower delay lets one overtake).
+    """
+    out = []
+    for j, iv in enumerate(_list(down, f"{where}.down_ns")):
+        w = f"{where}.down_ns[{j}]"
+        if not (isinstance(iv, list) and len(iv) == 2):
+            raise ValueError(f"{w}: expected [from_ns, to_ns], got {iv!r}")
+        frm, to = _secs(iv[0], w + "[0]"), _secs(iv[1], w + "[1]")
+        if not 0 < frm < to:
+            raise ValueError(f"{w}: expected 0 < from < to, got {iv!r}")
+        out += [(frm, "down", a, b), (to, "up", a, b)]
+    if out:
+        for ld in dirs:
+            side = "forward" if ld.src == a else "reverse"
+            if ld.red is not None:
+                raise ValueError(f"{where}.{side}.queue: a RED queue on a link that goes down has "
+                                 "no ns-2 counterpart in the bridge (ns-2 resets RED's average "
+                                 "at the failure)")
+            if ld.schedule:
+                raise ValueError(f"{where}.{side}.delay_schedule_ns: a delay schedule on a link "
+                                 "that goes down is not supported by ns-2 (its dynamic links "
+                                 "assume packets keep their order)")
+    return out
 
 
 def ns2_seed(seed: int) -> int:
@@ -613,6 +704,29 @@ proc vl_done {i} {
 }
 """
 
+def _link_change_script(model: Model) -> list:
+    """Tcl for the model's link changes: Session routing (routes recomputed at each change, as
+    the core does), each failing link made dynamic now, with the packets its head refuses
+    while down traced as drops (ns-2 frees them silently otherwise; before the queue monitors,
+    which then count them as arrivals and drops, as the core does), and the changes."""
+    L = ["$ns rtproto Session"]
+    ends = []
+    for _, _, a, b in model.link_changes:
+        for x, y in ((a, b), (b, a)):
+            if (x, y) not in ends:
+                ends.append((x, y))
+    for x, y in ends:
+        x, y = _int(x, "link_changes"), _int(y, "link_changes")
+        L.append(f"[$ns link $n({x}) $n({y})] dynamic")
+        L.append(f"[$ns link $n({x}) $n({y})] linkfail-drop-trace")
+    for at, op, a, b in model.link_changes:
+        if op not in ("down", "up"):
+            raise ValueError(f"link_changes: op must be down or up, got {op!r}")
+        L.append(f"$ns rtmodel-at {_tcl_num(at, 'link_changes')} {op} "
+                 f"$n({_int(a, 'link_changes')}) $n({_int(b, 'link_changes')})")
+    return L
+
+
 _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 _AGENT_VARS = {var for var, _ in _TCP_FIELDS.values()} | set(_VEGAS_PARAMS.values()) | {"newreno_changes1_"}
 
@@ -631,8 +745,9 @@ def _check_model(model: Model) -> None:
             if not (isinstance(var, str) and re.fullmatch(r"[a-z_0-9]+_", var)):
                 raise ValueError(f"links/{k}.red: not a Queue/RED variable: {var!r}")
             literal(val, f"links/{k}.red.{var}")
+        _check_loss(ld.loss, f"links/{k}.loss")
     for i, f in enumerate(model.flows):
-        if f.index != i or f.cc not in _AGENT_CLASS or f.app not in ("ftp", "file"):
+        if f.index != i or f.cc not in _AGENT_CLASS or f.app not in ("ftp", "file", "file-packets"):
             raise ValueError(f"flows/{i}: index, cc or app is not one the bridge made")
         _int(f.src, f"flows/{i}.src", 0, n - 1)
         _int(f.dst, f"flows/{i}.dst", 0, n - 1)
@@ -644,6 +759,61 @@ def _check_model(model: Model) -> None:
         if (isinstance(phase, bool) or not isinstance(phase, (int, float))
                 or not (math.isfinite(phase) and phase >= 0)):
             raise ValueError(f"flows/{i}.tick_phase: expected seconds >= 0, got {phase!r}")
+
+
+def _check_loss(loss, where: str) -> None:
+    """A hand-built :attr:`LinkDir.loss` must be what :func:`_loss` makes."""
+    if loss is None:
+        return
+    if isinstance(loss, tuple) and len(loss) == 2 and loss[0] == "list":
+        _loss({"kind": "list", "packets": loss[1]}, where)
+    elif isinstance(loss, tuple) and len(loss) == 4 and loss[0] == "periodic":
+        _loss({"kind": "periodic", "every": loss[1], "first": loss[2], "burst": loss[3]}, where)
+    else:
+        raise ValueError(f"{where}: not a loss pattern: {loss!r}")
+
+
+def _loss_lines(k: int, ld: LinkDir, trace: bool) -> list[str]:
+    """OTcl putting link direction ``k``'s loss pattern where the core applies it.
+
+    Decided: ``$ns link-lossmodel`` (SimpleLink ``insert-linkloss``), which puts the error model
+    between the link's delay line and the far node: a lost packet has occupied the queue and the
+    transmitter, and the model counts every packet the queue let through, in order (data and
+    ACKs alike), as the core's pattern does.  (``$ns lossmodel`` would put it before the queue,
+    counting packets the queue then drops.)  ns-2 ``unit pkt`` models: ``ErrorModel/List``
+    counts from 0 like the scenario; ``ErrorModel/Periodic`` counts from 1 and loses the packet
+    whose count reaches ``offset_``, then every ``period_``-th, each with the ``burstlen_ - 1``
+    after it, so ``offset_ = first + 1``.  The lost packets go to a drop trace of their own
+    (so they appear as ``d`` events of the flow) that ends in the null agent, not through the
+    link's drop head, where the queue monitor would count them as queue drops: the core counts
+    them as ``errors``, which are part of ``departures``.  An empty list loses nothing and
+    inserts no model (ns-2's List model warns on every packet when its list is empty).
+    """
+    loss = ld.loss
+    if loss is None or (loss[0] == "list" and not loss[1]):
+        return []
+    a, b = ld.src, ld.dst
+    w = f"links/{k}.loss"
+    if loss[0] == "list":
+        L = [f"set em({k}) [new ErrorModel/List]",
+             f"$em({k}) unit pkt",
+             f"$em({k}) droplist {{{' '.join(_tcl_num(p, w) for p in loss[1])}}}"]
+    else:
+        _, every, first, burst = loss
+        L = [f"set em({k}) [new ErrorModel/Periodic]",
+             f"$em({k}) unit pkt",
+             f"$em({k}) set period_ {_tcl_num(every, w)}",
+             f"$em({k}) set offset_ {_tcl_num(first + 1, w)}",
+             f"$em({k}) set burstlen_ {_tcl_num(burst, w)}",
+             f"$em({k}) set default_drop_ 0"]
+    L.append(f"$ns link-lossmodel $em({k}) $n({a}) $n({b})")
+    if trace:
+        L.append(f'set emT({k}) [$ns create-trace Drop $vl_tf $n({a}) $n({b}) ""]')
+        L.append(f"$emT({k}) target [$ns set nullAgent_]")
+        L.append(f"$em({k}) drop-target $emT({k})")
+    else:
+        L.append(f"$em({k}) drop-target [$ns set nullAgent_]")
+    return L
 
 
 def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
@@ -706,9 +876,14 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
         for ld in model.links:
             L.append(f"vl_trace_link [$ns link $n({ld.src}) $n({ld.dst})] $vl_tf "
                      f"{int(ld.dst in dsts)}")
+    if model.link_changes:
+        L.extend(_link_change_script(model))
+    if trace:
         # queue monitors after the traces (both hook the drop chain; order is irrelevant)
         for k, ld in enumerate(model.links):
             L.append(f"set qm({k}) [$ns monitor-queue $n({ld.src}) $n({ld.dst}) 0 0.1]")
+    for k, ld in enumerate(model.links):
+        L.extend(_loss_lines(k, ld, trace))
     for f in model.flows:
         i = f.index
         L.append(f"# flow {i}: {_comment_text(f.name)} ({f.cc}) "
@@ -733,6 +908,12 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
         if f.app == "file":
             L.append(f'$ns at {_tcl_num(f.start, "start")} "$app({i}) send '
                      f'{_tcl_num(f.file_size, "file_size")}"')
+        elif f.app == "file-packets":
+            # ns-2's packet-count idiom (Application/FTP produce -> the agent's advance): it
+            # sets curseq_ to N, as sendmsg of N x packetSize_ bytes would (ns-2 rounds bytes
+            # up to whole packets); at the start, where nothing was sent, the two are the same.
+            L.append(f'$ns at {_tcl_num(f.start, "start")} "$app({i}) produce '
+                     f'{_tcl_num(_int(f.file_packets, f"flows/{i}.file_packets", 1), "file_packets")}"')
         else:
             L.append(f'$ns at {_tcl_num(f.start, "start")} "$app({i}) start"')
         if f.stop is not None and f.stop < model.duration:

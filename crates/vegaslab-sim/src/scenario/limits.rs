@@ -28,6 +28,12 @@ pub const MAX_BANDWIDTH_BPS: f64 = 1e13;
 /// Largest size in bytes (a file transfer, a mean flow size): 1 PB.
 pub const MAX_SIZE_BYTES: f64 = 1e15;
 
+/// Most packets in a file transfer given as a packet count (`app = { kind = "file", packets
+/// = N }`): 10^12. The sender numbers packets below `vegaslab_cc::MAX_SEQ` (2^40, about
+/// 1.1 x 10^12; an infinite source is that sequence number), so a larger count would pass
+/// for an infinite FTP source and never complete; 10^12 leaves room for the SYN.
+pub const MAX_FILE_PACKETS: i64 = 1_000_000_000_000;
+
 /// Longest name of a node, flow or UDP source, and the characters it may use. Names end up in
 /// file names, table columns, claim references and the ns-2 bridge's Tcl script, so they are
 /// restricted to characters that mean nothing special in any of them.
@@ -118,6 +124,14 @@ pub fn human_bytes(bytes: f64) -> String {
         format!("{:.0} MB", bytes / 1e6)
     }
 }
+
+/// Most packet indices one loss list (`loss = { packets = [...] }`) may give: far more than a
+/// controlled experiment lists by hand, and a bounded allocation per link table.
+pub const MAX_LOSS_PACKETS: usize = 100_000;
+
+/// The largest packet index or period of a loss pattern: beyond the packets any run can send
+/// (10^7 s at 10^8 packets/s), and exact in the f64 of a JSON reader.
+pub const MAX_LOSS_INDEX: u64 = 1_000_000_000_000_000;
 
 #[cfg(test)]
 mod tests {

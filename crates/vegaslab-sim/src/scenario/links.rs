@@ -1,14 +1,16 @@
 //! Links: bandwidth, delay and its changes (schedule or trace file), queue discipline
-//! (DropTail, RED, linear RED) and packet error rate, per direction.
+//! (DropTail, RED, linear RED), packet error rate and deterministic loss patterns, per
+//! direction.
 
 use super::build::{NetBuilder, DEFAULT_QUEUE_LIMIT};
-use super::limits::{self, MAX_DELAY_POINTS, MAX_TIME_NS, MAX_TRACE_BYTES};
+use super::limits::{self, MAX_DELAY_POINTS, MAX_LOSS_INDEX, MAX_LOSS_PACKETS, MAX_TIME_NS, MAX_TRACE_BYTES};
 use super::reader::{check_name, describe, Obj};
 use super::{DirectionSpec, ErrorKind, LinkSpec, QueueSpec, ScenarioError};
-use crate::queue::{RedSpec, RedVariant, RedWeight};
+use crate::queue::{LossPattern, RedSpec, RedVariant, RedWeight};
 use toml::Value;
 
 /// The properties of one link read from a table; `defaults` fills what it omits.
+#[derive(Clone)]
 pub struct LinkProps {
     pub bandwidth_fwd: f64,
     pub bandwidth_rev: f64,
@@ -18,6 +20,12 @@ pub struct LinkProps {
     /// Packet error rates a -> b and b -> a.
     pub error_fwd: f64,
     pub error_rev: f64,
+    /// `queue_forward` / `queue_reverse`: a direction's own queue (`None`: `queue`).
+    pub queue_fwd: Option<QueueSpec>,
+    pub queue_rev: Option<QueueSpec>,
+    /// Deterministic loss patterns a -> b and b -> a (`loss`, `loss_forward`, `loss_reverse`).
+    pub loss_fwd: Option<LossPattern>,
+    pub loss_rev: Option<LossPattern>,
 }
 
 /// Keys every link table accepts.
@@ -32,6 +40,11 @@ pub const LINK_KEYS: &[&str] = &[
     "error_rate",
     "error_rate_forward",
     "error_rate_reverse",
+    "queue_forward",
+    "queue_reverse",
+    "loss",
+    "loss_forward",
+    "loss_reverse",
 ];
 
 pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) -> Result<LinkProps, ScenarioError> {
@@ -94,7 +107,83 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
     let both = rate("error_rate")?;
     let error_fwd = rate("error_rate_forward")?.or(both).or(defaults.map(|d| d.error_fwd)).unwrap_or(0.0);
     let error_rev = rate("error_rate_reverse")?.or(both).or(defaults.map(|d| d.error_rev)).unwrap_or(0.0);
-    Ok(LinkProps { bandwidth_fwd, bandwidth_rev, delay, schedule, queue, error_fwd, error_rev })
+    let (queue_fwd, queue_rev) = read_direction_queues(t, defaults)?;
+    let (loss_fwd, loss_rev) = read_direction_losses(t, defaults)?;
+    Ok(LinkProps { bandwidth_fwd, bandwidth_rev, delay, schedule, queue, error_fwd, error_rev, queue_fwd, queue_rev, loss_fwd, loss_rev })
+}
+
+/// `queue_forward` / `queue_reverse`: the queue of one direction, each defaulting to `queue`
+/// (as `bandwidth_forward` defaults to `bandwidth`), e.g. RED towards a receiver and a small
+/// DropTail queue for the ACKs coming back. Each is a whole queue table, read as `queue` is.
+fn read_direction_queues(t: &Obj, defaults: Option<&LinkProps>) -> Result<(Option<QueueSpec>, Option<QueueSpec>), ScenarioError> {
+    let one = |key: &str, default: Option<&QueueSpec>| -> Result<Option<QueueSpec>, ScenarioError> {
+        match t.table(key)? {
+            Some(q) => read_queue(&q).map(Some),
+            // Without `queue` here either, a default's own per-direction queue applies.
+            None if t.get("queue").is_none() => Ok(default.cloned()),
+            None => Ok(None),
+        }
+    };
+    Ok((one("queue_forward", defaults.and_then(|d| d.queue_fwd.as_ref()))?, one("queue_reverse", defaults.and_then(|d| d.queue_rev.as_ref()))?))
+}
+
+/// `loss`, `loss_forward`, `loss_reverse`: deterministic loss patterns, per direction as
+/// `error_rate` is (`loss` applies to both directions, each `loss_*` to its own and wins).
+fn read_direction_losses(t: &Obj, defaults: Option<&LinkProps>) -> Result<(Option<LossPattern>, Option<LossPattern>), ScenarioError> {
+    let both = read_loss(t, "loss")?;
+    let fwd = read_loss(t, "loss_forward")?.or_else(|| both.clone()).or_else(|| defaults.and_then(|d| d.loss_fwd.clone()));
+    let rev = read_loss(t, "loss_reverse")?.or(both).or_else(|| defaults.and_then(|d| d.loss_rev.clone()));
+    Ok((fwd, rev))
+}
+
+/// One loss-pattern table: `{ packets = [i, ...] }` or `{ every = n, first = i, burst = b }`.
+///
+/// Decided: packets are numbered from 0 in the order the direction transmits them, counting
+/// every packet the queue accepts (data, ACKs and UDP alike; see `queue::LossPattern`), so a
+/// list is ns-2's `ErrorModel/List` as it is and the periodic form reads the same way (`first`
+/// is an index, not ns-2's `offset_`, whose 0 and 1 both mean the first packet). A list may be
+/// given in any order and is kept sorted; an index listed twice is an error (ns-2 refuses it
+/// too). `first` defaults to 0 and `burst` (consecutive packets lost from each start, ns-2's
+/// `burstlen_`) to 1; `burst = every` loses every packet from `first` on.
+fn read_loss(t: &Obj, key: &str) -> Result<Option<LossPattern>, ScenarioError> {
+    let Some(l) = t.table(key)? else { return Ok(None) };
+    l.deny_unknown(&["packets", "every", "first", "burst"])?;
+    let max = MAX_LOSS_INDEX as i64;
+    if let Some(items) = l.array("packets")? {
+        if let Some(other) = ["every", "first", "burst"].into_iter().find(|k| l.get(k).is_some()) {
+            return Err(l.err_kind(other, ErrorKind::Conflict, "give either packets = [...] or every = n (with first, burst), not both"));
+        }
+        if items.len() > MAX_LOSS_PACKETS {
+            let message = format!("lists {} packets; at most {MAX_LOSS_PACKETS} are allowed", items.len());
+            return Err(l.err_kind("packets", ErrorKind::TooLarge, message));
+        }
+        let mut packets = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let field = format!("packets[{i}]");
+            match item {
+                Value::Integer(n) if (0..=max).contains(n) => packets.push(*n as u64),
+                Value::Integer(n) => {
+                    let message = format!("must be a packet index >= 0 and <= {MAX_LOSS_INDEX} (0 is the first packet the direction sends), got {n}");
+                    return Err(l.err_kind(&field, ErrorKind::OutOfRange, message));
+                }
+                other => return Err(l.err_kind(&field, ErrorKind::WrongType, format!("must be a whole number (a packet index), got {}", describe(other)))),
+            }
+        }
+        let mut sorted = packets.clone();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            let at = packets.iter().rposition(|&p| p == w[0]).expect("present");
+            return Err(l.err_kind(&format!("packets[{at}]"), ErrorKind::Conflict, format!("packet index {} is listed twice", w[0])));
+        }
+        return Ok(Some(LossPattern::List { packets: sorted.into() }));
+    }
+    let every = l.integer("every", 1, max)?.ok_or_else(|| l.err_kind("every", ErrorKind::Missing, "is required: give packets = [i, ...] (packet indices from 0) or every = n (one packet in n)"))? as u64;
+    let first = l.integer("first", 0, max)?.unwrap_or(0) as u64;
+    let burst = l.integer("burst", 1, max)?.unwrap_or(1) as u64;
+    if burst > every {
+        return Err(l.err_kind("burst", ErrorKind::OutOfRange, format!("must be <= every ({every}), got {burst}")));
+    }
+    Ok(Some(LossPattern::Periodic { every, first, burst }))
 }
 
 /// `delay_trace = "file"`: (time, delay) lines, resolved against the scenario file's directory.
@@ -214,12 +303,26 @@ pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
 pub fn add_link(net: &mut NetBuilder, a: &str, b: &str, p: &LinkProps) {
     let (a, b) = (net.node(a), net.node(b));
     net.linked.insert((a.min(b), a.max(b)));
-    let dir = |bw: f64, error_rate: f64| DirectionSpec { bandwidth_bps: bw, delay: p.delay, delay_schedule: p.schedule.clone(), queue: p.queue.clone(), error_rate };
-    net.links.push(LinkSpec { a, b, forward: dir(p.bandwidth_fwd, p.error_fwd), reverse: dir(p.bandwidth_rev, p.error_rev) });
+    let dir = |bw: f64, error_rate: f64, queue: &Option<QueueSpec>, loss: &Option<LossPattern>| DirectionSpec {
+        bandwidth_bps: bw,
+        delay: p.delay,
+        delay_schedule: p.schedule.clone(),
+        queue: queue.clone().unwrap_or_else(|| p.queue.clone()),
+        error_rate,
+        loss: loss.clone(),
+    };
+    net.links.push(LinkSpec {
+        a,
+        b,
+        forward: dir(p.bandwidth_fwd, p.error_fwd, &p.queue_fwd, &p.loss_fwd),
+        reverse: dir(p.bandwidth_rev, p.error_rev, &p.queue_rev, &p.loss_rev),
+        down: Vec::new(),
+    });
 }
 
 pub fn build_link(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError> {
-    let props = read_link_props(link, None, &["endpoints"])?;
+    let props = read_link_props(link, None, &["endpoints", "down"])?;
+    let down = read_down(link)?;
     let ends = link.array("endpoints")?.ok_or_else(|| link.err("endpoints", "is required, e.g. endpoints = [\"S1\", \"R1\"]"))?;
     let names: Vec<&str> = ends.iter().filter_map(Value::as_str).collect();
     if names.len() != 2 || ends.len() != 2 {
@@ -235,6 +338,59 @@ pub fn build_link(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError>
         return Err(link.err_kind("endpoints", ErrorKind::Conflict, format!("{} and {} are already linked", names[0], names[1])));
     }
     add_link(net, names[0], names[1], &props);
+    net.links.last_mut().expect("just added").down = down;
     Ok(())
+}
+
+/// Most `down` intervals one link may have (each is two route recomputations).
+pub const MAX_DOWN_INTERVALS: usize = 10_000;
+
+/// `down = [["10s", "15s"], ...]`: intervals during which the link is down in both directions
+/// (ns-2's `$ns rtmodel-at FROM down A B` and `$ns rtmodel-at TO up A B`, with routes
+/// recomputed at each change as ns-2's `rtproto Session` does; see `Simulator::on_route_change`).
+///
+/// Decided: intervals rather than a list of {at, state} events, so that a schedule cannot say
+/// "down" twice or start with "up". Each interval must start after 0 (ns-2 ignores a route
+/// change at time 0: "Cannot set event in the past") and end after it starts; intervals must be
+/// in time order and must not touch (a link up and down at the same instant would be two
+/// changes ns-2 runs in one step). Times after the run's end are allowed and never happen (as
+/// in ns-2), so that shortening a run (`--set run.duration=...`) needs no other change.
+fn read_down(link: &Obj) -> Result<Vec<(u64, u64)>, ScenarioError> {
+    let Some(items) = link.array("down")? else { return Ok(Vec::new()) };
+    if items.len() > MAX_DOWN_INTERVALS {
+        let message = format!("has {} intervals; at most {MAX_DOWN_INTERVALS} are allowed", items.len());
+        return Err(link.err_kind("down", ErrorKind::TooLarge, message));
+    }
+    let shown = |ns: u64| format!("{} s", ns as f64 / 1e9);
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let key = format!("down[{i}]");
+        let Some(pair) = item.as_array().filter(|a| a.len() == 2) else {
+            return Err(link.err(&key, format!("must be an interval [from, to] such as [\"10s\", \"15s\"], got {}", describe(item))));
+        };
+        let mut ends = [0u64; 2];
+        for (j, v) in pair.iter().enumerate() {
+            let table = toml::Value::Table(toml::map::Map::from_iter([("t".to_string(), v.clone())]));
+            let obj = Obj::new(link.ctx, &table, &link.field_path(&format!("{key}[{j}]")))?;
+            ends[j] = obj.time("t", 1, MAX_TIME_NS as i128).map_err(|e| retarget(e, &link.field_path(&format!("{key}[{j}]"))))?.expect("present");
+        }
+        let [from, to] = ends;
+        if to <= from {
+            return Err(link.err(&key, format!("must end after it starts, got [{}, {}]", shown(from), shown(to))));
+        }
+        if let Some(&(_, prev_to)) = out.last() {
+            if from <= prev_to {
+                return Err(link.err(&key, format!("must start after down[{}] ends ({}): intervals in time order, not touching, got {}", i - 1, shown(prev_to), shown(from))));
+            }
+        }
+        out.push((from, to));
+    }
+    Ok(out)
+}
+
+/// An error read through a one-key stand-in table (`t`), named by the real field instead.
+fn retarget(mut e: ScenarioError, field: &str) -> ScenarioError {
+    e.path = field.to_string();
+    e
 }
 

@@ -206,6 +206,11 @@ pub struct LinkSpec {
     pub forward: DirectionSpec,
     /// Direction b -> a.
     pub reverse: DirectionSpec,
+    /// `links[].down`: intervals [from, to) in ns during which both directions are down, in
+    /// time order, disjoint, 0 < from < to (times after the run's end never happen). Left out of the normalised scenario
+    /// when empty, so scenarios without failures normalise (and are stored) as before.
+    #[serde(skip_serializing_if = "Vec::is_empty", rename = "down_ns")]
+    pub down: Vec<(u64, u64)>,
 }
 
 /// One direction of a link.
@@ -220,6 +225,10 @@ pub struct DirectionSpec {
     pub queue: QueueSpec,
     /// Probability that a transmitted packet is lost (packet error rate), 0 <= rate < 1.
     pub error_rate: f64,
+    /// Deterministic losses (`loss = { ... }`), if any. Left out of the normalised scenario
+    /// when absent, so that scenarios without one normalise (and are stored) as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<crate::queue::LossPattern>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -268,6 +277,11 @@ pub enum AppSpec {
     Ftp,
     /// A transfer of this many bytes, handed to TCP at once (`$ftp send bytes`).
     File { bytes: u64 },
+    /// A transfer of this many whole packets, handed to TCP at once (`app = { kind = "file",
+    /// packets = N }`; ns-2 `$ftp produce N`). Kept apart from `File` rather than turned into
+    /// bytes, so that the normalised scenario says what the user asked for and the ns-2 bridge
+    /// writes ns-2's own packet-count command (see `scenario::apps`).
+    FilePackets { packets: u64 },
     /// Pareto ON/OFF user, greedy while ON (`app = { kind = "onoff", ... }`, see `crate::apps`).
     #[serde(rename = "onoff")]
     OnOff(OnOffSpec),

@@ -26,7 +26,7 @@ pub fn build_dumbbell(db: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioErro
             Some(_) => {
                 let t = db.table(key)?.expect("present");
                 let p = read_link_props(&t, None, &[])?;
-                Ok((0..pairs).map(|_| LinkProps { schedule: p.schedule.clone(), queue: p.queue.clone(), ..p }).collect())
+                Ok((0..pairs).map(|_| p.clone()).collect())
             }
         }
     };
