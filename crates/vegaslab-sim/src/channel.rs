@@ -415,9 +415,10 @@ impl Channel {
         self.pipe.iter().map(|(_, _, p)| p)
     }
 
-    /// The earliest arrival still in the pipe, and when that packet's transmission starts.
-    pub fn head_time(&self) -> Option<(Nanos, Nanos)> {
-        self.pipe.front().map(|&(t, start, _)| (t, start))
+    /// The earliest arrival still in the pipe, when that packet's transmission starts, and
+    /// its arrival on ns-2's double clock.
+    pub fn head_time(&self) -> Option<(Nanos, Nanos, f64)> {
+        self.pipe.front().map(|&(t, start, p)| (t, start, p.clock))
     }
 
     /// Take the head packet if it arrives at or before `now`.
@@ -458,6 +459,10 @@ impl Channel {
         }
         if let Some(start) = first_start {
             self.busy_until = start;
+            // Its double: the integer end's own (the aborted transmissions' sums are gone; a
+            // packet accepted after the repair starts at its own clock unless the link is
+            // still busy then, which needs a repair within one transmission).
+            self.busy_clock = crate::event::scripted_clock(start);
         }
         self.stats.errors += (self.pipe.len() - waiting_intact) as u64;
         lost.extend(self.pipe.drain(..).map(|(_, _, p)| p));
@@ -712,7 +717,7 @@ mod tests {
         // The delay falls to 1 ms at 10 ms: the third packet (start 12 ms) arrives at 25 ms,
         // ahead of the first two (108 and 112 ms), so it heads the pipe.
         let mut c = three_sizes(vec![(10_000_000, 1_000_000)]);
-        assert_eq!(c.head_time(), Some((25_000_000, 12_000_000)));
+        assert_eq!(c.head_time().map(|(t, start, _)| (t, start)), Some((25_000_000, 12_000_000)));
         c.finish(10_000_000);
         assert_eq!((c.stats.departures, c.stats.backlog, c.stats.bytes_sent), (2, 1, 1500));
         let mut c = three_sizes(vec![(10_000_000, 1_000_000)]);

@@ -8,16 +8,30 @@
 //! next delivery is scheduled when its packet becomes the head of the link's pipe, and
 //! express hops skip events. So every event carries the instant ns-2 would have scheduled it
 //! (`since`: a delivery's transmission start, a retransmission timer's last reset, otherwise
-//! the time it is scheduled), and events pop by (time, `since`, scheduling order here). Two
-//! events at the same time with the same `since` keep our scheduling order: ns-2's order
+//! the time it is scheduled), and events pop by (time, ns-2's double time, `since`,
+//! scheduling order here).
+//!
+//! The double: ns-2's clock is a double accumulated by sums (`scenario::SenderClock`), so two
+//! events at the same nanosecond here are, in ns-2, usually a few units in the last place
+//! apart, and ns-2 runs the smaller first whenever it was scheduled. Each event therefore
+//! carries the double ns-2 would give it (a delivery: its packet's clock; a retransmission
+//! timer: its armed clock plus the timeout; every other event: its time's own double, as
+//! ns-2 reads it from the script), and it decides first among events at the same time;
+//! `since` decides between equal doubles. With `run.clock = "exact"` every event carries its
+//! time's own double, so ties go by `since` alone. The integer time stays the first key: the
+//! doubles of different nanoseconds are in the nanoseconds' order as long as ns-2's
+//! accumulated rounding stays below a nanosecond (at 100 s of simulated time that is about
+//! 70,000 units in the last place, at 10^6 s about 9; beyond, ns-2's own clock has drifted
+//! from the exact time it stands for). Two events at the same time with the same double and
+//! `since` keep our scheduling order: ns-2's order
 //! among events scheduled at one instant is the order it ran that instant's events, which we
 //! follow only as far as our own order does (a packet that waited in a queue is scheduled
 //! here at admission, in ns-2 at the end of the previous transmission; we do not model that
 //! last step).
 //!
-//! The key stores `ahead = time - since`, saturated at `u32::MAX` ns (4.29 s), so an entry
-//! stays 16 bytes. Saturation keeps the order between a saturated and an unsaturated event
-//! (the saturated one was scheduled earlier either way); two saturated events at one time keep
+//! The key stores `ahead = time - since`, saturated at `u32::MAX` ns (4.29 s), and the
+//! double's bits (a non-negative double's bits order as its value does): 24 bytes an entry.
+//! Saturation keeps the order between a saturated and an unsaturated event (the saturated one was scheduled earlier either way); two saturated events at one time keep
 //! our scheduling order, which is their `since` order when both were scheduled at their
 //! `since` (flow starts and stops, sources, samples), but not always otherwise: a
 //! retransmission timer backed off beyond 4.29 s, or a delivery whose transmission and
@@ -36,10 +50,10 @@
 //! Scheduling order comes free: a bucket only ever gets events appended in scheduling order,
 //! or the whole of one higher bucket's events, in their order, while it is empty; so every
 //! bucket is in scheduling order. Bucket 0 (all at one time) is the exception that keeps the
-//! `since` order: it is stably sorted by `ahead` (largest first) when a refill fills it, and
-//! an event scheduled into it goes after every event with at least its `ahead` (almost
-//! always at the end: an event scheduled at the current time for the current time has
-//! `ahead` 0). No sequence number is stored, so there is none to run out (the old heap
+//! tie order: it is stably sorted by (double, larger `ahead` first) when a refill fills it,
+//! and an event scheduled into it goes after every event whose key is at most its own
+//! (almost always at the end: an event scheduled at the current time for the current time
+//! has `ahead` 0). No sequence number is stored, so there is none to run out (the old heap
 //! renumbered its 40-bit one).
 //!
 //! Why: the benchmark (`bench/grids-net2`: 50 pairs, 7.6 M events) spent most of
@@ -135,11 +149,26 @@ impl Event {
 }
 
 /// One pending event: its time, how long before it ns-2 would have scheduled it (saturated;
-/// see the module documentation) and its [`Event::encode`]d code.
-type Entry = (Nanos, u32, u32);
+/// see the module documentation), its [`Event::encode`]d code and the bits of its ns-2
+/// double time (`f64::to_bits`: a non-negative double's bits order as its value does).
+type Entry = (Nanos, u32, u32, u64);
 
-/// An early event's key: time, larger `ahead` first, scheduling number, code.
-type EarlyKey = (Nanos, Reverse<u32>, u64, u32);
+/// An early event's key: time, ns-2 double, larger `ahead` first, scheduling number, code.
+type EarlyKey = (Nanos, u64, Reverse<u32>, u64, u32);
+
+/// Order of two events at the same time: the smaller ns-2 double first, then the larger
+/// `ahead` (the earlier `since`).
+#[inline]
+fn tie_key(e: &Entry) -> (u64, Reverse<u32>) {
+    (e.3, Reverse(e.1))
+}
+
+/// ns-2's double for an event at a time the scenario wrote: the double Tcl reads from the
+/// bridge's `ns / 1e9`.
+#[inline]
+pub(crate) fn scripted_clock(at: Nanos) -> f64 {
+    at as f64 / 1e9
+}
 
 /// `at - since`, saturated to the entry's field.
 #[inline]
@@ -191,31 +220,41 @@ impl Default for EventQueue {
     }
 }
 
-/// Sort same-time events by `since` (stably: scheduling order among equals); returns how many
-/// moved ahead of an event scheduled before them.
+/// Sort same-time events by ns-2's double, then `since` (stably: scheduling order among
+/// equals); returns how many moved ahead of an event scheduled before them.
 #[cold]
 fn reorder_ties(zero: &mut [Entry]) -> u64 {
     let mut moved = 0;
-    let mut latest_ahead = u32::MAX;
+    let mut largest = (0, Reverse(u32::MAX));
     for e in zero.iter() {
-        // An event with a larger `ahead` than one before it will overtake that one.
-        if e.1 > latest_ahead {
+        // An event with a smaller key than one before it will overtake that one.
+        if tie_key(e) < largest {
             moved += 1;
         }
-        latest_ahead = latest_ahead.min(e.1);
+        largest = largest.max(tie_key(e));
     }
-    zero.sort_by_key(|e| Reverse(e.1));
+    zero.sort_by_key(tie_key);
     moved
 }
 
 impl EventQueue {
     /// Schedule `event` at `at`; `since` is the instant ns-2 would have scheduled it (see the
     /// module documentation; the current time unless the event stands for one ns-2 schedules
-    /// earlier).
+    /// earlier). Its ns-2 double is `at`'s own (`scripted_clock`): for events at times the
+    /// scenario wrote, as ns-2 reads them from the bridge's script.
     #[inline]
     pub fn schedule(&mut self, at: Nanos, since: Nanos, event: Event) {
+        self.schedule_clocked(at, since, scripted_clock(at), event)
+    }
+
+    /// [`EventQueue::schedule`] with the double time ns-2 would give the event (`clock`, in
+    /// seconds, non-negative; see `scenario::SenderClock`), which orders it among the events
+    /// at the same nanosecond.
+    #[inline]
+    pub fn schedule_clocked(&mut self, at: Nanos, since: Nanos, clock: f64, event: Event) {
+        debug_assert!(clock >= 0.0, "negative clock {clock}");
         self.len += 1;
-        let entry = (at, ahead(at, since), event.encode());
+        let entry = (at, ahead(at, since), event.encode(), clock.to_bits());
         if at < self.last {
             self.schedule_early(entry);
             return;
@@ -229,13 +268,14 @@ impl EventQueue {
         self.occupied |= 1 << (b - 1);
     }
 
-    /// Into bucket 0 (at `last`), after every pending event there with at least its `ahead`.
+    /// Into bucket 0 (at `last`), after every pending event there whose key (`tie_key`) is
+    /// at most its own.
     #[inline]
     fn schedule_now(&mut self, entry: Entry) {
         let zero = &mut self.buckets[0];
         match zero.last() {
-            Some(tail) if zero.len() > self.head && tail.1 < entry.1 => {
-                let pos = self.head + zero[self.head..].partition_point(|e| e.1 >= entry.1);
+            Some(tail) if zero.len() > self.head && tie_key(tail) > tie_key(&entry) => {
+                let pos = self.head + zero[self.head..].partition_point(|e| tie_key(e) <= tie_key(&entry));
                 zero.insert(pos, entry);
                 self.reordered += 1;
             }
@@ -244,9 +284,9 @@ impl EventQueue {
     }
 
     #[cold]
-    fn schedule_early(&mut self, (at, ahead, code): Entry) {
+    fn schedule_early(&mut self, (at, ahead, code, clock): Entry) {
         self.early_seq += 1;
-        self.early.push(Reverse((at, Reverse(ahead), self.early_seq, code)));
+        self.early.push(Reverse((at, clock, Reverse(ahead), self.early_seq, code)));
     }
 
     #[inline]
@@ -261,7 +301,7 @@ impl EventQueue {
             self.refill();
         }
         let zero = &mut self.buckets[0];
-        let (at, ahead, code) = zero[self.head];
+        let (at, ahead, code, _) = zero[self.head];
         self.popped_ahead = ahead;
         self.head += 1;
         if self.head == zero.len() {
@@ -274,7 +314,7 @@ impl EventQueue {
 
     #[cold]
     fn pop_early(&mut self) -> Option<(Nanos, Event)> {
-        let Reverse((at, Reverse(ahead), _, code)) = self.early.pop()?;
+        let Reverse((at, _, Reverse(ahead), _, code)) = self.early.pop()?;
         self.popped_ahead = ahead;
         self.len -= 1;
         Some((at, Event::decode(code)))
@@ -299,7 +339,7 @@ impl EventQueue {
         from.clear();
         self.buckets[k] = from; // keep its allocation
         let zero = &mut self.buckets[0];
-        if !zero.is_sorted_by(|a, b| a.1 >= b.1) {
+        if !zero.is_sorted_by_key(tie_key) {
             self.reordered += reorder_ties(zero);
         }
     }
@@ -404,6 +444,25 @@ mod tests {
     }
 
     #[test]
+    fn simultaneous_events_pop_by_ns2s_double_before_since() {
+        // Three arrivals at the same nanosecond whose doubles (ns-2's accumulated clock) differ
+        // in the last place: ns-2 runs the smallest double first, whatever it scheduled first.
+        let mut q = EventQueue::default();
+        let t = 19_531_250;
+        let exact = scripted_clock(t);
+        let (below, above) = (f64::from_bits(exact.to_bits() - 1), f64::from_bits(exact.to_bits() + 1));
+        q.schedule_clocked(t, t - 9_000, above, Event::Delivery(1)); // scheduled first
+        q.schedule_clocked(t, t - 5_000, exact, Event::Delivery(2));
+        q.schedule_clocked(t, t - 1_000, below, Event::Delivery(3));
+        q.schedule_clocked(t, t - 7_000, exact, Event::Delivery(4)); // same double as 2, earlier since
+        assert_eq!(q.pop(), Some((t, Event::Delivery(3))));
+        // Into bucket 0 while it is being read: by its double too.
+        q.schedule_clocked(t, t, below, Event::Timer(5));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, vec![Event::Timer(5), Event::Delivery(4), Event::Delivery(2), Event::Delivery(1)]);
+    }
+
+    #[test]
     fn events_scheduled_more_than_the_saturation_ahead_keep_their_order() {
         let mut q = EventQueue::default();
         let t = 10_000_000_000; // 10 s
@@ -416,22 +475,38 @@ mod tests {
         assert_eq!(order, vec![Event::FlowStart(1), Event::FlowStart(3), Event::Delivery(2)]);
     }
 
-    /// The reference: a binary heap of (time, larger `ahead` first, scheduling number).
+    /// The reference: a binary heap of (time, smaller double first, larger `ahead` first,
+    /// scheduling number).
     #[derive(Default)]
     struct Reference {
-        heap: BinaryHeap<Reverse<(Nanos, Reverse<u64>, u64, u32)>>,
+        heap: BinaryHeap<Reverse<(Nanos, OrdClock, Reverse<u64>, u64, u32)>>,
         seq: u64,
     }
 
+    /// A double ordered by its value (`total_cmp`), not by its bits as the queue does.
+    #[derive(Clone, Copy, PartialEq)]
+    struct OrdClock(f64);
+    impl Eq for OrdClock {}
+    impl PartialOrd for OrdClock {
+        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+            Some(self.cmp(other))
+        }
+    }
+    impl Ord for OrdClock {
+        fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+            self.0.total_cmp(&other.0)
+        }
+    }
+
     impl Reference {
-        fn schedule(&mut self, at: Nanos, since: Nanos, event: Event) {
+        fn schedule(&mut self, at: Nanos, since: Nanos, clock: f64, event: Event) {
             self.seq += 1;
             // Computed here, not with `ahead`, so a bug there shows.
             let ahead = (at - since).min(u64::from(u32::MAX));
-            self.heap.push(Reverse((at, Reverse(ahead), self.seq, event.encode())));
+            self.heap.push(Reverse((at, OrdClock(clock), Reverse(ahead), self.seq, event.encode())));
         }
         fn pop(&mut self) -> Option<(Nanos, Event)> {
-            self.heap.pop().map(|Reverse((at, _, _, code))| (at, Event::decode(code)))
+            self.heap.pop().map(|Reverse((at, _, _, _, code))| (at, Event::decode(code)))
         }
     }
 
@@ -469,8 +544,15 @@ mod tests {
                     2 => at.saturating_sub((raw >> 12) % 8),
                     _ => at.saturating_sub(raw >> 20),
                 };
-                q.schedule(at, since, event);
-                r.schedule(at, since, event);
+                // ns-2's double: the time's own, or a few units in the last place off it
+                // (ties of doubles common, inversions against `since` too).
+                let clock = f64::from_bits(match (raw >> 30) % 4 {
+                    0 | 1 => scripted_clock(at).to_bits(),
+                    2 => scripted_clock(at).to_bits() + (raw >> 32) % 3,
+                    _ => scripted_clock(at).to_bits().saturating_sub((raw >> 32) % 3),
+                });
+                q.schedule_clocked(at, since, clock, event);
+                r.schedule(at, since, clock, event);
             }
             prop_assert_eq!(q.len(), r.heap.len());
         }

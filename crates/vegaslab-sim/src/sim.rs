@@ -2,7 +2,7 @@
 
 use crate::apps::{plain_active, App, Hand};
 use crate::channel::{Admission, Channel};
-use crate::event::{Event, EventQueue, MAX_INDEX};
+use crate::event::{scripted_clock, Event, EventQueue, MAX_INDEX};
 use crate::express::{express_channels, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
@@ -411,13 +411,14 @@ impl Simulator {
 
     /// Schedule the delivery of channel `c`'s head packet, unless an event for it or an
     /// earlier one is pending. ns-2 schedules a packet's arrival when its transmission
-    /// starts: that is the event's `since`.
+    /// starts: that is the event's `since`; its double time is the packet's clock.
     fn schedule_channel(&mut self, c: usize) {
         let ch = &mut self.channels[c];
-        if let Some((head, start)) = ch.head_time() {
+        if let Some((head, start, clock)) = ch.head_time() {
             if ch.scheduled.is_none_or(|(s, _)| head < s) {
                 ch.scheduled = Some((head, crate::event::ahead(head, start)));
-                self.events.schedule(head, start, Event::Delivery(c as u32));
+                let clock = event_clock(self.scenario.clock, clock, head);
+                self.events.schedule_clocked(head, start, clock, Event::Delivery(c as u32));
             }
         }
     }
@@ -463,7 +464,9 @@ impl Simulator {
                 return;
             }
             let c = self.route(node, p.dst) as usize;
-            if c == NO_ROUTE as usize || self.channels[c].down {
+            // Only a run with link failures can meet a down link (`failures` gates the load:
+            // the flag sits on a colder line of the channel than `accept` reads).
+            if c == NO_ROUTE as usize || (self.failures.is_some() && self.channels[c].down) {
                 return self.lost_without_link(p, c, t);
             }
             match self.channels[c].accept(t, p.size, p.clock) {
@@ -656,7 +659,7 @@ impl Simulator {
         let (seqno, next) = s.sent();
         // Decided: a UDP source's send clock is its integer time's double. ns-2's CBR
         // accumulates its own sums (`next_interval`); only TCP senders read clocks here.
-        let clock = self.now as f64 / 1e9;
+        let clock = scripted_clock(self.now);
         let p = Packet { kind: Kind::Udp, flow: i as u32, seqno, size: s.packet_size, dst: s.dst, probe: false, aqt: 0, aqt_echo: 0, clock };
         let src = s.src;
         if next <= self.scenario.duration && s.sends_at(next) {
@@ -678,7 +681,7 @@ impl Simulator {
     /// application's event): ns-2's double for it is the one Tcl reads from the bridge's
     /// `ns / 1e9`.
     fn scripted_clock(&self) -> f64 {
-        self.sender_clock(self.now as f64 / 1e9)
+        self.sender_clock(scripted_clock(self.now))
     }
 
     /// Put the sender's queued segments on the wire and keep its timer scheduled.
@@ -703,7 +706,8 @@ impl Simulator {
         if let Some(d) = flow.sender.rtx_deadline() {
             if flow.timer_pending.is_none_or(|p| d < p) {
                 flow.timer_pending = Some(d);
-                self.events.schedule(d, flow.sender.rtx_armed_at(), Event::Timer(f as u32));
+                let clock = event_clock(self.scenario.clock, flow.sender.rtx_clock(), d);
+                self.events.schedule_clocked(d, flow.sender.rtx_armed_at(), clock, Event::Timer(f as u32));
             }
         }
     }
@@ -1115,6 +1119,16 @@ impl Simulator {
             }
             Kind::Ack => {}
         }
+    }
+}
+
+/// The double time that orders an event among those at the same nanosecond (`event`): ns-2's
+/// (`ns2`) with `run.clock = "ns2"`; with `"exact"` the integer time's own, so ties keep the
+/// `since` and scheduling order alone.
+fn event_clock(mode: SenderClock, ns2: f64, at: Nanos) -> f64 {
+    match mode {
+        SenderClock::Ns2 => ns2,
+        SenderClock::Exact => scripted_clock(at),
     }
 }
 

@@ -170,13 +170,10 @@ pub struct Scenario {
 /// sample behind the retransmission timeout), and the ns-2 Vegas agent (send times and
 /// `diff` of the ns-2 flavours of Vegas, Vegas-A, AdaVegas and RoVegas).
 ///
-/// Limits, both measured against ns-2.35 by the differential tests' `clock-tie-*` cases and
-/// stated in the closing note of issue 12: events keep the integer time's order. Doubles
-/// that belong to different integer nanoseconds are in the same order as those, but at an
-/// integer tie ns-2 runs the event with the smaller double first, where vegaslab follows
-/// the tie rule of `event` (scheduling instant, then first in, first out). And a UDP
-/// source's clock is its integer send time's double, not ns-2's CBR sums (only TCP senders
-/// read clocks).
+/// The doubles also order events at the same nanosecond, as ns-2 orders them (`event`); with
+/// `"exact"` those ties go by scheduling instant alone. Approximations: a UDP source's clock
+/// and an application's events are their integer times' doubles, not ns-2's own sums (a CBR
+/// source accumulates its intervals).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SenderClock {
