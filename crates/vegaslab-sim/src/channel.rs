@@ -101,6 +101,8 @@ pub enum Admission {
 #[derive(Clone, Copy, Debug)]
 struct Waiting {
     start: Nanos,
+    /// `start` on ns-2's double clock (`accept`).
+    start_clock: f64,
     bytes: u32,
     /// The packet-error model corrupted it (counted in `errors`).
     corrupted: bool,
@@ -138,6 +140,9 @@ pub struct Channel {
     /// The sending node is an AQT-enabled router: probing packets get their queueing time
     /// added to the AQT option (RoVegas).
     pub aqt_enabled: bool,
+    /// Same-nanosecond arrivals and transmission starts are ordered by ns-2's doubles
+    /// (`run.clock = "ns2"`; see `advance_for_arrival`).
+    pub ties_by_clock: bool,
     /// A monitored queue's next sample time (`Nanos::MAX`: not monitored) and sampling period;
     /// see `start_sampling`.
     next_sample: Nanos,
@@ -175,6 +180,7 @@ impl Channel {
             stats: QueueStats::default(),
             tx_memo: (0, 0, 0.0),
             aqt_enabled: false,
+            ties_by_clock: true,
             next_sample: Nanos::MAX,
             sample_interval: 0,
             samples: Vec::new(),
@@ -304,6 +310,25 @@ impl Channel {
         self.stats.integrate(self.waiting.len() as u64, t);
     }
 
+    /// `advance` for an arrival at `now` whose ns-2 double is `clock`. A transmission due to
+    /// start at `now` itself has started for this arrival only if ns-2 runs its queue's resume
+    /// event first: when the resume's double (`Waiting::start_clock`) is at most the
+    /// arrival's (at equal doubles ns-2 goes by scheduling order; decided: the resume, which
+    /// is our order without doubles). Otherwise the arrival finds that packet still waiting,
+    /// which matters to a full queue. With `run.clock = "exact"` (`ties_by_clock` off) every
+    /// such transmission has started, as before doubles were modelled.
+    #[inline]
+    fn advance_for_arrival(&mut self, now: Nanos, clock: f64) {
+        while let Some(&Waiting { start, start_clock, .. }) = self.waiting.front() {
+            if start > now || (start == now && self.ties_by_clock && start_clock > clock) {
+                break;
+            }
+            self.stats.integrate(self.waiting.len() as u64, start);
+            self.waiting.pop_front();
+        }
+        self.stats.integrate(self.waiting.len() as u64, now);
+    }
+
     /// Packets waiting (not the one in transmission) at the last `advance`.
     pub fn queue_len(&self) -> usize {
         self.waiting.len()
@@ -333,7 +358,7 @@ impl Channel {
         if self.next_sample < now {
             self.sample_before(now);
         }
-        self.advance(now);
+        self.advance_for_arrival(now, clock);
         self.stats.arrivals += 1;
         let len = self.waiting.len() as u64;
         let accept = match self.queue {
@@ -352,7 +377,7 @@ impl Channel {
         let start_clock = clock.max(self.busy_clock);
         self.busy_clock = start_clock + txt;
         if start > now {
-            self.waiting.push_back(Waiting { start, bytes, corrupted: false });
+            self.waiting.push_back(Waiting { start, start_clock, bytes, corrupted: false });
             self.stats.max_len = self.stats.max_len.max(self.waiting.len() as u64);
         }
         // Counted now, taken back by `finish` if the transmission has not started by the end.
@@ -582,6 +607,28 @@ mod tests {
         let late = 2.000_000_000_000_000_4;
         let new_delay = 100_000_000u64 as f64 / 1e9;
         assert_eq!(clock(c.admit(2_000_000_000, Packet { clock: late, ..pkt(1000) })), late + (txt + new_delay));
+    }
+
+    #[test]
+    fn an_arrival_whose_double_precedes_the_transmission_start_finds_the_queue_full() {
+        // Limit 2: one packet in transmission, one waiting. A (0-8 ms) and B (waits, starts
+        // at 8 ms) fill it; C arrives at exactly 8 ms. In ns-2 B starts at the queue's resume
+        // event, double 0.008 (0 + txt); if C's double is one unit in the last place below,
+        // C runs first, finds B still waiting and is dropped; at or above, B has left.
+        let c_at = |clock: f64, ties_by_clock: bool| {
+            let mut c = chan(2);
+            c.ties_by_clock = ties_by_clock;
+            c.admit(0, pkt(1000));
+            c.admit(0, pkt(1000));
+            c.admit(8_000_000, Packet { clock, ..pkt(1000) })
+        };
+        let resume: f64 = 8.0 * 1000.0 / 1e6;
+        let below = f64::from_bits(resume.to_bits() - 1);
+        assert_eq!(c_at(below, true), Admission::Dropped);
+        assert!(matches!(c_at(resume, true), Admission::Accepted { .. }));
+        assert!(matches!(c_at(f64::from_bits(resume.to_bits() + 1), true), Admission::Accepted { .. }));
+        // Without ns-2's doubles (run.clock = "exact") the transmission due now has started.
+        assert!(matches!(c_at(below, false), Admission::Accepted { .. }));
     }
 
     #[test]
