@@ -160,8 +160,10 @@ def test_rejects_what_the_core_rejects():
     (lambda s: s["flows"][0]["tcp"].update(vegas_headers=True), r"tcp\.vegas_headers"),
     (lambda s: s["flows"][0]["tcp"].update(window=20.5), r"tcp\.window: ns-2 needs a whole number"),
     (lambda s: s["flows"][0].update(app="file", file_size="3GB"), r"app\.bytes: ns-2 takes 1\.\.2147483647"),
-    (lambda s: s["flows"][0].update(app={"kind": "file", "packets": 2**31}),
-     r"app\.packets: ns-2 takes 1\.\.2147483647"),
+    (lambda s: s["flows"][0].update(app={"kind": "file", "packets": 2**31 - 1}),
+     r"app\.packets: ns-2 takes 1\.\.2147483646"),
+    (lambda s: s["links"][1].update(down=[["1s", "2s"]], loss={"every": 10}),
+     r"links\[1\].*\.forward\.loss: a loss pattern on a link that goes down"),
     (lambda s: s["flows"][0].update(app={"kind": "onoff", "mean_on": "1s", "mean_off": "1s"}),
      r"flows\[0\].*\.app\.kind"),
 ])

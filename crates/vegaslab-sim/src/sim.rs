@@ -73,6 +73,9 @@ pub struct Simulator {
 }
 
 /// The link changes of a run and what rebuilding the routes needs.
+// A change is named by its index in an event (`Event::Route`).
+const _: () = assert!(crate::scenario::limits::MAX_LINK_CHANGES <= MAX_INDEX as usize);
+
 struct Failures {
     /// (time, link index, goes down), in time order (links in scenario order at one instant).
     changes: Vec<(Nanos, u32, bool)>,
@@ -465,9 +468,10 @@ impl Simulator {
                 return;
             }
             let c = self.route(node, p.dst) as usize;
-            // Only a run with link failures can meet a down link (`failures` gates the load:
-            // the flag sits on a colder line of the channel than `accept` reads).
-            if c == NO_ROUTE as usize || (self.failures.is_some() && self.channels[c].down) {
+            // Only a run with link failures can meet a down link or a pair without a route
+            // (`failures` gates both checks; without failures every used pair has a route,
+            // checked before the run).
+            if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
                 return self.lost_without_link(p, c, t);
             }
             match self.channels[c].accept(t, p.size, p.clock) {

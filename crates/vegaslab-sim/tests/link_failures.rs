@@ -184,3 +184,18 @@ fn bad_down_schedules_are_errors_naming_the_field() {
     let e = common::rejected("[run]\nduration = \"1s\"\n[dumbbell]\npairs = 1\naccess = { bandwidth = \"1Mbps\", delay = \"1ms\", down = [[\"0.1s\", \"0.2s\"]] }\nbottleneck = { bandwidth = \"1Mbps\", delay = \"1ms\" }\n[[flows]]\npairs = \"1\"\ncc = \"reno\"\n", &[]);
     assert!(e.contains("down"), "{e}");
 }
+
+#[test]
+fn more_link_changes_than_the_run_limit_are_an_error_naming_the_links() {
+    // Six links with 9,000 one-millisecond outages each: 108,000 changes, over the 100,000 a
+    // run may have (each names its change by index in an event).
+    let intervals: Vec<String> = (0..9_000u64).map(|i| format!("[\"{}ms\", \"{}ms\"]", 2 * i + 1, 2 * i + 2)).collect();
+    let down = format!("down = [{}]", intervals.join(", "));
+    let mut text = String::from("[run]\nduration = \"1s\"\n");
+    for (a, b) in [("S", "A"), ("A", "B"), ("B", "C"), ("C", "D"), ("D", "E"), ("E", "F")] {
+        text += &format!("[[links]]\nendpoints = [\"{a}\", \"{b}\"]\nbandwidth = \"1Mbps\"\ndelay = \"1ms\"\n{down}\n");
+    }
+    text += "[[flows]]\nfrom = \"S\"\nto = \"F\"\ncc = \"reno\"\n";
+    let e = common::rejected(&text, &[]);
+    assert!(e.contains("links: the links' down intervals make 108000 link changes in all; at most 100000 are allowed"), "{e}");
+}

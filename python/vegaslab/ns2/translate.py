@@ -485,10 +485,11 @@ def _file_packets(app: dict, where: str) -> int:
 
     ns-2 reads it with ``atoi`` into ``curseq_`` (a C ``int``), hence the bound.  With the SYN
     of Reno/NewReno, ns-2 numbers the SYN 0 and raises ``curseq_`` by one when it sends it, so
-    ``produce N`` still sends N data packets, as the core does.
+    ``produce N`` still sends N data packets, as the core does; that raise must not overflow,
+    so N stays below the largest ``int``.
     """
     _check_keys(app, {"kind", "packets"}, where)
-    return _int(app.get("packets"), f"{where}.packets", 1)
+    return _int(app.get("packets"), f"{where}.packets", 1, _INT_MAX - 1)
 
 
 def build_model(doc: dict) -> Model:
@@ -547,11 +548,13 @@ def _link_changes(down, dirs, a: int, b: int, where: str) -> list:
     """``(at_s, op, a, b)`` of a link's ``down_ns`` intervals: ``$ns rtmodel-at`` events.
 
     Decided (issue 12): the core models ns-2's ``rtproto Session`` (routes recomputed at the
-    instant of a change, no routing packets), so the script asks for it. Two set-ups are
+    instant of a change, no routing packets), so the script asks for it. Three set-ups are
     refused on a link that fails, as ns-2 would not run them like the core: a RED queue (ns-2's
     ``REDQueue::reset`` clears the average at the failure; the core keeps it) and a delay
     schedule (a dynamic ``LinkDelay`` assumes packets leave in arrival order and aborts when a
-    lower delay lets one overtake).
+    lower delay lets one overtake); and a loss pattern (the core counts a packet when its
+    queue accepts it, ns-2's ``link-lossmodel`` after the link, so the packets a failure
+    discards shift the core's pattern only).
     """
     out = []
     for j, iv in enumerate(_list(down, f"{where}.down_ns")):
@@ -573,6 +576,11 @@ def _link_changes(down, dirs, a: int, b: int, where: str) -> list:
                 raise ValueError(f"{where}.{side}.delay_schedule_ns: a delay schedule on a link "
                                  "that goes down is not supported by ns-2 (its dynamic links "
                                  "assume packets keep their order)")
+            if ld.loss is not None:
+                raise ValueError(f"{where}.{side}.loss: a loss pattern on a link that goes down "
+                                 "has no ns-2 counterpart in the bridge (ns-2's error model, after "
+                                 "the link, never sees the packets a failure discards; the core's "
+                                 "pattern has counted them)")
     return out
 
 

@@ -103,6 +103,11 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     };
 
     let udp = super::udp::build_udp(&root, duration, &net)?;
+    let changes: usize = net.links.iter().map(|l| 2 * l.down.len()).sum();
+    if changes > super::limits::MAX_LINK_CHANGES {
+        let message = format!("the links' down intervals make {changes} link changes in all; at most {} are allowed", super::limits::MAX_LINK_CHANGES);
+        return Err(ctx.err_kind("links", ErrorKind::TooLarge, message));
+    }
 
     let scenario = Scenario {
         aqt_routers,

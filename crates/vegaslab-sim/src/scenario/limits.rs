@@ -76,6 +76,14 @@ pub const MAX_FLOWS: usize = 1 << 20;
 pub const MAX_NODES: usize = 1 << 20;
 pub const MAX_LINKS: usize = 1 << 20;
 
+/// Most `down` intervals one link may have (each is two route recomputations).
+pub const MAX_DOWN_INTERVALS: usize = 10_000;
+
+/// Most link changes (two per `down` interval) of a run, over all links. Each distinct instant
+/// recomputes the routes of every used pair, and a change is named by its index in an event
+/// (`event::MAX_INDEX`, 2^21 - 1), which this keeps far below.
+pub const MAX_LINK_CHANGES: usize = 100_000;
+
 /// Most UDP sources (each has an event index).
 pub const MAX_UDP_SOURCES: usize = 1 << 20;
 

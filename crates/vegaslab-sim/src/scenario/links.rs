@@ -342,9 +342,6 @@ pub fn build_link(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError>
     Ok(())
 }
 
-/// Most `down` intervals one link may have (each is two route recomputations).
-pub const MAX_DOWN_INTERVALS: usize = 10_000;
-
 /// `down = [["10s", "15s"], ...]`: intervals during which the link is down in both directions
 /// (ns-2's `$ns rtmodel-at FROM down A B` and `$ns rtmodel-at TO up A B`, with routes
 /// recomputed at each change as ns-2's `rtproto Session` does; see `Simulator::on_route_change`).
@@ -357,8 +354,8 @@ pub const MAX_DOWN_INTERVALS: usize = 10_000;
 /// in ns-2), so that shortening a run (`--set run.duration=...`) needs no other change.
 fn read_down(link: &Obj) -> Result<Vec<(u64, u64)>, ScenarioError> {
     let Some(items) = link.array("down")? else { return Ok(Vec::new()) };
-    if items.len() > MAX_DOWN_INTERVALS {
-        let message = format!("has {} intervals; at most {MAX_DOWN_INTERVALS} are allowed", items.len());
+    if items.len() > super::limits::MAX_DOWN_INTERVALS {
+        let message = format!("has {} intervals; at most {} are allowed", items.len(), super::limits::MAX_DOWN_INTERVALS);
         return Err(link.err_kind("down", ErrorKind::TooLarge, message));
     }
     let shown = |ns: u64| format!("{} s", ns as f64 / 1e9);
