@@ -152,6 +152,44 @@ packet_size = 500
 model = "cbr"
 rate = "500kbps"
 """,
+    "min-failure": """
+[run]
+duration = "2s"
+[[links]]
+endpoints = ["A", "R1"]
+bandwidth = "10Mbps"
+delay = "1ms"
+[[links]]
+endpoints = ["R1", "R2"]
+bandwidth = "1Mbps"
+delay = "5ms"
+down = [["0.5s", "0.8s"], ["1.2s", "1.25s"]]
+loss = { every = 9 }
+[[links]]
+endpoints = ["R1", "R3"]
+bandwidth = "1Mbps"
+delay = "5ms"
+[[links]]
+endpoints = ["R3", "R2"]
+bandwidth = "1Mbps"
+delay = "5ms"
+down = [["0.6s", "0.7s"]]
+[[links]]
+endpoints = ["R2", "B"]
+bandwidth = "10Mbps"
+delay = "1ms"
+[[flows]]
+name = "f1"
+from = "A"
+to = "B"
+cc = "vegas"
+app = { kind = "file", packets = 300 }
+[[flows]]
+name = "f2"
+from = "B"
+to = "A"
+cc = "newreno"
+""",
     "min-dumbbell": """
 [run]
 duration = "2s"
@@ -534,6 +572,8 @@ PLAUSIBLE = {
     "initial_rto": ["1ns", "1e9s"], "interval": ["1ns", "1e-300s"],
     "sample_interval": ["1us", "10us", "1ms", "1e6s"], "at": ["0s", "1ns", "1e-300s", "1.999999999s"],
     "clock": ["ns2", "exact", "NS2", ""],
+    "down": [[["0.1s", "0.2s"]], [["1ns", "2ns"]], [["1.999999999s", "1e6s"]], [], [["0s", "1s"]]],
+    "packets": [1, 2**40, 10**12, 10**12 + 1],
     "pairs": [1, 200, 1000], "routers": [2, 1000], "enbs": [1, 100], "ues_per_enb": [1, 100],
 }
 SCALES = [0, 1e-9, 1e-6, 1e-3, 0.01, 0.5, 2, 100, 1e4, 1e6, 1e9, -1]

@@ -40,8 +40,8 @@ pub struct QueueStats {
     pub departures: u64,
     /// Bytes of those packets (a packet in transmission at the end counts whole).
     pub bytes_sent: u64,
-    /// Packets transmitted and then lost to the packet-error model (of those counted in
-    /// `departures`).
+    /// Packets transmitted and then lost: to the packet-error model or the loss pattern, or
+    /// on the link when it went down (of those counted in `departures`).
     pub errors: u64,
     /// Packets accepted whose transmission had not started at the end of the run (set by
     /// `Channel::finish`): arrivals = departures + drops + backlog.
@@ -91,8 +91,8 @@ pub enum Admission {
     Accepted { arrives_at: Nanos, queued: Nanos, clock: f64 },
     /// Dropped by the queue on arrival.
     Dropped,
-    /// Transmitted but corrupted on the link (a packet-error model): it occupied the link and
-    /// never arrives.
+    /// Transmitted but lost after the link (the packet-error model or the loss pattern): it
+    /// occupied the link and never arrives.
     Corrupted,
 }
 
@@ -104,7 +104,7 @@ struct Waiting {
     /// `start` on ns-2's double clock (`accept`).
     start_clock: f64,
     bytes: u32,
-    /// The packet-error model corrupted it (counted in `errors`).
+    /// The packet-error model or the loss pattern will lose it (counted in `errors`).
     corrupted: bool,
 }
 
@@ -389,27 +389,24 @@ impl Channel {
             // model draws only for the packets it lets through, as in ns-2 with both error
             // models chained after the link, the pattern's nearer the link (see `LossPattern`).
             if p.loses_next() {
-                return self.lost_to_pattern(now, start);
+                return self.lost_on_link(now, start);
             }
         }
         if let Some(e) = &mut self.errors {
             // Transmitted (it uses the queue and the link), then lost.
             if e.corrupts() {
-                self.stats.errors += 1;
-                if start > now {
-                    self.waiting.back_mut().expect("just pushed").corrupted = true;
-                }
-                return Admission::Corrupted;
+                return self.lost_on_link(now, start);
             }
         }
         let (delay, delay_clock) = self.delays_at(start);
         Admission::Accepted { arrives_at: self.busy_until.saturating_add(delay), queued: start - now, clock: start_clock + (txt + delay_clock) }
     }
 
-    /// A transmitted packet lost to the loss pattern: counted as the packet-error model counts
-    /// its losses (`errors`, taken back by `finish` if its transmission had not started).
+    /// A packet accepted at `now` (its transmission starting at `start`) that the loss pattern
+    /// or the packet-error model loses after the link: counted in `errors` (taken back by
+    /// `finish` if its transmission had not started by the end).
     #[cold]
-    fn lost_to_pattern(&mut self, now: Nanos, start: Nanos) -> Admission {
+    fn lost_on_link(&mut self, now: Nanos, start: Nanos) -> Admission {
         self.stats.errors += 1;
         if start > now {
             self.waiting.back_mut().expect("just pushed").corrupted = true;

@@ -433,7 +433,8 @@ impl Simulator {
     /// A loop, not recursion: an express hop hands the packet on, and a sink reached that way
     /// answers with an ACK that travels on, for as many hops as the paths have (a 20,000-link
     /// chain overflowed the stack when each hop was a nested call). Each turn is one hop of a
-    /// loop-free static path, so the loop ends.
+    /// loop-free path, so the loop ends: express hops (the only turns that continue without an
+    /// event) happen only before the first link change, while routes are the static ones.
     fn arrive(&mut self, mut p: Packet, mut node: u32, mut t: Nanos) {
         loop {
             if p.dst == node {
@@ -487,15 +488,7 @@ impl Simulator {
                     self.channels[c].push_pipe(arrives_at, t + queued, p);
                     self.schedule_channel(c);
                 }
-                Admission::Dropped | Admission::Corrupted => match p.kind {
-                    Kind::Data => self.flows[p.flow as usize].dropped_pkts += 1,
-                    Kind::Udp => {
-                        let s = &mut self.udp[p.flow as usize].stats;
-                        s.dropped_pkts += 1;
-                        s.dropped_bytes += p.size as u64;
-                    }
-                    Kind::Ack => {}
-                },
+                Admission::Dropped | Admission::Corrupted => self.count_lost(&p),
             }
             return;
         }
@@ -1113,7 +1106,9 @@ impl Simulator {
         self.count_lost(&p);
     }
 
-    /// A packet lost to a link failure: its flow's or UDP source's drop count.
+    /// A packet lost (dropped by a queue, lost on a link or to a failure): its flow's or UDP
+    /// source's drop count.
+    #[inline]
     fn count_lost(&mut self, p: &Packet) {
         match p.kind {
             Kind::Data => self.flows[p.flow as usize].dropped_pkts += 1,
