@@ -274,6 +274,33 @@ is written); a claim that fails is a finding, not an error.""",
     t.set_defaults(func=cmd_testbed_run)
 
     p = sub.add_parser(
+        "robustness", formatter_class=_FORMATTER,
+        help="how robust are the papers' conclusions? run the sensitivity studies",
+        description=_wrap("Run the robustness studies (docs/robustness-format.md): for each, one claim of a "
+                    "catalog entry is judged per seed at every level of the assumptions the paper leaves "
+                    "open, one at a time and in pairs, on the engine `reproduce` uses (the runs go into "
+                    "DIR/store/, shared with `reproduce --out DIR`; a second call recomputes nothing). "
+                    "Writes DIR/robustness.md (the verdict table, a sentence and a table per study) and "
+                    "a figure per factor in DIR/robustness/."),
+        epilog="""examples:
+  vegaslab robustness                          # every built-in study, into out/reproduce
+  vegaslab robustness va-buffer --jobs 2
+  vegaslab robustness --studies my-studies/ --out out/mine
+
+A study's verdict is "robust", "holds only under a narrow set-up" or "not reproducible with
+any plausible set-up"; "error" when a run failed or a claim could not be judged (exit 1).""",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="entries whose studies to run (default: every study)")
+    p.add_argument("--studies", metavar="DIR", help="a directory of study files (default: the built-in ones)")
+    p.add_argument("--out", metavar="DIR", default="out/reproduce", help="output directory (default: %(default)s)")
+    p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
+                   help="worker processes of the local cluster (default: the number of cores)")
+    p.add_argument("--scheduler", metavar="ADDR",
+                   help="an existing Dask scheduler, e.g. tcp://host:8786; 'synchronous' runs in this process")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_robustness)
+
+    p = sub.add_parser(
         "compare", formatter_class=_FORMATTER,
         help="run a scenario in the simulator and in the kernel, side by side (root)",
         description=_wrap("Run the scenario in the simulator and on the namespace testbed (`vegaslab "
@@ -544,6 +571,45 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 raise ScenarioError(f"--plot {metric}:{param}: {exc}") from None
             print(f"wrote {written}")
     return 1 if ex.failed or ex.interrupted else 0
+
+
+def cmd_robustness(args: argparse.Namespace) -> int:
+    from vegaslab import robustness as rb
+
+    try:
+        studies = rb.list_studies(args.studies)
+    except rb.StudyError as exc:
+        _say(exc)
+        return 2
+    if args.ids:
+        known = {s.entry for s in studies}
+        unknown = [i for i in args.ids if i not in known]
+        if unknown:
+            _say(ValueError(f"no study for {unknown[0]!r} (studies: {', '.join(sorted(known)) or 'none'})"))
+            return 2
+        studies = [s for s in studies if s.entry in args.ids]
+    if _bad_scheduler(args):
+        return 2
+    out = Path(args.out)
+    results, figures = [], {}
+    for st in studies:
+        try:
+            r = rb.run_study(st, out / "store", n_jobs=args.jobs, scheduler=args.scheduler,
+                             progress=not args.no_progress)
+        except rb.StudyError as exc:
+            _say(exc)
+            return 2
+        results.append(r)
+        figures[st.entry] = rb.figure(r, out / "robustness")
+        d = r.default
+        print(f"{st.entry}: {r.verdict} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
+              f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s")
+    (out / "robustness").mkdir(parents=True, exist_ok=True)
+    report = out / "robustness.md"
+    text = rb.markdown(results, {k: [Path("robustness") / f.name for f in v] for k, v in figures.items()})
+    report.write_text(text, encoding="utf-8")
+    print(f"wrote {report}")
+    return 1 if any(r.verdict == "error" for r in results) else 0
 
 
 def _bad_scheduler(args: argparse.Namespace) -> bool:

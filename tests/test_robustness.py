@@ -1,0 +1,155 @@
+"""Robustness studies (issue 13): study files, the points they plan, the per-seed verdicts and
+the command, on a tiny catalog of one two-second Reno run (runs in this process)."""
+from __future__ import annotations
+
+import pytest
+
+from vegaslab import robustness as rb
+
+ENTRY = """
+[meta]
+id = "tiny"
+title = "one Reno flow over one link"
+paper = "test"
+
+[[meta.claim]]
+text = "the flow gets more than 600 kbit/s"
+expr = "tiny:f1.throughput_bps > 600000"
+
+[run]
+duration = "2s"
+
+[[links]]
+endpoints = ["A", "B"]
+bandwidth = "1Mbps"
+delay = "5ms"
+
+[[flows]]
+name = "f1"
+from = "A"
+to = "B"
+cc = "reno"
+"""
+
+STUDY = """
+[study]
+entry = "tiny"
+claim = "the flow gets more than 600 kbit/s"
+conclusion = "the flow gets more than 600 kbit/s"
+default_reason = "it is a test."
+seeds = 4
+
+[[study.factor]]
+name = "bandwidth"
+path = "links[0].bandwidth"
+values = ["1Mbps", "500kbps", "2Mbps"]
+default = "1Mbps"
+
+[[study.factor]]
+name = "delay"
+levels = { short = ["links[0].delay=5ms"], long = ["links[0].delay=50ms"] }
+default = "short"
+
+[[study.pair]]
+factors = ["bandwidth", "delay"]
+"""
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    catalog = tmp_path / "catalog"
+    studies = tmp_path / "studies"
+    catalog.mkdir()
+    studies.mkdir()
+    (catalog / "tiny.toml").write_text(ENTRY)
+    (studies / "tiny.toml").write_text(STUDY)
+    return catalog, studies
+
+
+def test_the_wilson_interval_decides_only_with_enough_seeds():
+    assert rb.wilson(4, 4)[0] > 0.5          # 4 of 4: holds
+    assert rb.wilson(3, 3)[0] < 0.5          # 3 of 3: not yet decisive
+    assert rb.wilson(0, 4)[1] < 0.5          # 0 of 4: fails
+    lo, hi = rb.wilson(5, 10)
+    assert lo < 0.5 < hi
+    assert rb.wilson(7, 10) == pytest.approx((0.3968, 0.8922), abs=1e-4)  # the textbook value
+
+
+def test_a_study_plans_the_default_each_level_alone_and_the_pairs_non_default_combinations(tiny):
+    _, studies = tiny
+    st = rb.load_study(studies / "tiny.toml")
+    labels = [p.label() for p in rb.points(st)]
+    assert labels == ["all defaults", "bandwidth = 500kbps", "bandwidth = 2Mbps", "delay = long",
+                      "bandwidth = 500kbps, delay = long", "bandwidth = 2Mbps, delay = long"]
+    # Every point sets every factor, the defaults included, in factor order.
+    assert rb.points(st)[3].overrides == ("links[0].bandwidth=1Mbps", "links[0].delay=50ms")
+
+
+def test_a_conclusion_is_judged_per_seed_at_every_point_and_a_rerun_computes_nothing(tiny, tmp_path):
+    catalog, studies = tiny
+    st = rb.load_study(studies / "tiny.toml")
+    r = rb.run_study(st, tmp_path / "store", catalog=catalog, scheduler="synchronous")
+    assert r.runs == 6 * 4 and r.computed == 24
+    assert (r.default.holds, r.default.seeds, r.default.status) == (4, 4, "holds")
+    assert r.at({"bandwidth": "500kbps"}).status == "fails"
+    assert r.at({"bandwidth": "2Mbps"}).status == "holds"
+    assert r.verdict == "holds only under a narrow set-up"
+    assert "fails when bandwidth = 500kbps" in r.sentence()
+    again = rb.run_study(st, tmp_path / "store", catalog=catalog, scheduler="synchronous")
+    assert again.computed == 0 and [p.holds for p in again.points] == [p.holds for p in r.points]
+
+
+def test_a_point_whose_runs_fail_is_an_error_never_a_pass(tiny, tmp_path):
+    catalog, studies = tiny
+    (studies / "tiny.toml").write_text(STUDY.replace('values = ["1Mbps", "500kbps", "2Mbps"]',
+                                                     'values = ["1Mbps", "500kbps", "0bps"]'))
+    r = rb.run_study(rb.load_study(studies / "tiny.toml"), tmp_path / "store", catalog=catalog,
+                     scheduler="synchronous")
+    bad = r.at({"bandwidth": "0bps"})
+    assert bad.status == "error" and "bandwidth" in bad.errors[0]
+    assert r.verdict == "error"
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda s: s.replace("seeds = 4", "seeds = 3"), r"study\.seeds: must be a whole number from 4"),
+    (lambda s: s.replace('default = "short"', 'default = "medium"'), r"study\.factor\[1\]\.default: must be one of the levels \(short, long\)"),
+    (lambda s: s.replace('factors = ["bandwidth", "delay"]', 'factors = ["bandwidth", "jitter"]'), r"study\.pair\[0\]\.factors"),
+    (lambda s: s.replace("conclusion =", "conclusoin ="), r"study\.conclusoin: unknown field"),
+    (lambda s: s.replace('values = ["1Mbps", "500kbps", "2Mbps"]', 'values = ["1Mbps", "1Mbps"]'), r"study\.factor\[0\]\.values: '1Mbps' is listed twice"),
+    (lambda s: s + "\n[other]\n", r"the file must hold one \[study\] table"),
+])
+def test_bad_study_files_are_errors_naming_the_file_and_field(tiny, edit, field):
+    _, studies = tiny
+    path = studies / "tiny.toml"
+    path.write_text(edit(STUDY))
+    with pytest.raises(rb.StudyError, match=field) as exc:
+        rb.load_study(path)
+    assert str(exc.value).startswith(str(path))
+
+
+def test_a_claim_the_entry_does_not_have_is_an_error_naming_the_field(tiny):
+    catalog, studies = tiny
+    (studies / "tiny.toml").write_text(STUDY.replace('claim = "the flow', 'claim = "a flow'))
+    with pytest.raises(rb.StudyError, match=r"study\.claim: no claim of tiny has this text"):
+        rb.plan(rb.load_study(studies / "tiny.toml"), catalog)
+
+
+def test_the_command_writes_the_verdict_table_and_a_figure_per_factor(tiny, tmp_path, monkeypatch, capsys):
+    from vegaslab.cli import main
+
+    catalog, studies = tiny
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(catalog))
+    out = tmp_path / "out"
+    assert main(["robustness", "--studies", str(studies), "--out", str(out), "--scheduler", "synchronous",
+                 "--no-progress"]) == 0
+    text = (out / "robustness.md").read_text()
+    assert "| tiny | the flow gets more than 600 kbit/s | holds (4/4 seeds) | **holds only under a narrow set-up** |" in text
+    assert sorted(p.name for p in (out / "robustness").iterdir()) == ["tiny-0.png", "tiny-1.png"]
+    assert main(["robustness", "nosuch", "--studies", str(studies), "--out", str(out)]) == 2
+    assert "no study for 'nosuch'" in capsys.readouterr().err
+
+
+def test_the_built_in_studies_load_and_name_real_claims():
+    for st in rb.list_studies():
+        p = rb.plan(st)
+        assert p.claim["text"] == st.claim and p.jobs
