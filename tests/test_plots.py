@@ -3,10 +3,24 @@ reduced to what its pixel columns show, without losing a peak, a dip or a gap.""
 
 from __future__ import annotations
 
+import json
+import os
+import re
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+import vegaslab
 from vegaslab import plots
+from vegaslab.results import Results
+from scenario_text import TWO_HOP
 
 
 def _column_summary(columns, y):
@@ -108,3 +122,218 @@ def test_a_decimated_figure_draws_the_same_pixels_to_within_a_pixel_and_keeps_a_
     full = _dark_extent(tmp_path / "full.png", box)
     assert _within_a_pixel(full, decimated) and _within_a_pixel(decimated, full)
     assert decimated[0].min() == full[0].min()  # the spike reaches the same row
+
+
+# ---------------------------------------------------------------------- the figures in processes
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def res() -> Results:
+    """A hand-written run with all three series (cwnd, throughput, queue)."""
+    return Results.from_dict(json.loads((DATA / "results-small.json").read_text()))
+
+
+def _in_time(func, seconds: float = 60.0):
+    """``func()``'s result, or a test failure if it has not returned within ``seconds`` (a
+    parent waiting forever for a dead child would hang the test run otherwise)."""
+    box: dict = {}
+
+    def call():
+        try:
+            box["value"] = func()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=call, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds} s"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _recording_pid(func):
+    """``func`` that also writes the id of the process that drew the figure beside it."""
+
+    def draw(results, path, **kwargs):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(f"{path}.pid").write_text(str(os.getpid()))
+        return func(results, path, **kwargs)
+
+    return draw
+
+
+def test_figures_drawn_in_child_processes_are_byte_identical_to_figures_drawn_in_turn(res, tmp_path, monkeypatch):
+    monkeypatch.setattr(plots, "FIGURES", tuple((name, _recording_pid(f), kw) for name, f, kw in plots.FIGURES))
+    in_turn = plots.plot_all(res, tmp_path / "in-turn", processes=1)
+    forked = _in_time(lambda: plots.plot_all(res, tmp_path / "forked", processes=3))
+    assert [p.name for p in in_turn] == [p.name for p in forked] == ["cwnd.png", "throughput.png", "queue.png"]
+    for a, b in zip(in_turn, forked):
+        assert a.read_bytes() == b.read_bytes()
+    drawn_by = {p.name: int(Path(f"{p}.pid").read_text()) for p in forked}
+    # the costliest figures first to the children; the last one here
+    assert drawn_by["throughput.png"] != os.getpid() and drawn_by["cwnd.png"] != os.getpid()
+    assert drawn_by["throughput.png"] != drawn_by["cwnd.png"] and drawn_by["queue.png"] == os.getpid()
+    assert {int(Path(f"{p}.pid").read_text()) for p in in_turn} == {os.getpid()}
+
+
+def test_two_processes_draw_the_throughput_figure_in_a_child_and_the_rest_here(res, tmp_path, monkeypatch):
+    monkeypatch.setattr(plots, "FIGURES", tuple((name, _recording_pid(f), kw) for name, f, kw in plots.FIGURES))
+    made = _in_time(lambda: plots.plot_all(res, tmp_path, processes=2))
+    drawn_by = {p.name: int(Path(f"{p}.pid").read_text()) for p in made}
+    assert drawn_by == {"cwnd.png": os.getpid(), "throughput.png": drawn_by["throughput.png"], "queue.png": os.getpid()}
+    assert drawn_by["throughput.png"] != os.getpid()
+
+
+def _fails(results, path, **kwargs):
+    raise ValueError("no samples\nto draw")
+
+
+def _exits(results, path, **kwargs):
+    os._exit(3)
+
+
+def _killed(results, path, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.parametrize("processes", [1, 3])
+def test_a_figure_that_fails_is_one_plot_error_naming_the_file_and_the_others_are_still_drawn(
+        res, tmp_path, monkeypatch, processes):
+    monkeypatch.setattr(plots, "FIGURES", (("throughput.png", _fails, {}), *plots.FIGURES[1:]))
+    with pytest.raises(plots.PlotError) as info:
+        _in_time(lambda: plots.plot_all(res, tmp_path, processes=processes))
+    assert str(info.value) == "throughput.png: could not draw the plot: ValueError: no samples to draw"
+    assert isinstance(info.value, vegaslab.VegaslabError)
+    if processes > 1:
+        assert "_fails" in info.value.child_traceback  # for debugging, not for the user
+    else:
+        assert isinstance(info.value.__cause__, ValueError)
+    assert (tmp_path / "cwnd.png").is_file() and (tmp_path / "queue.png").is_file()
+
+
+@pytest.mark.parametrize("func, how", [(_exits, "ended with exit status 3"),
+                                       (_killed, "was killed by signal 9 (SIGKILL)")])
+def test_a_child_that_dies_without_a_report_is_a_plot_error_not_a_hang(res, tmp_path, monkeypatch, func, how):
+    monkeypatch.setattr(plots, "FIGURES", (("throughput.png", func, {}), *plots.FIGURES[1:]))
+    with pytest.raises(plots.PlotError, match="^throughput.png: could not draw the plot: its process "
+                                              f"{re.escape(how)} without a report$"):
+        _in_time(lambda: plots.plot_all(res, tmp_path, processes=2))
+
+
+def _sleeps(results, path, **kwargs):
+    Path(f"{path}.pid").write_text(str(os.getpid()))
+    time.sleep(120)
+
+
+def test_an_error_while_the_children_draw_stops_them_before_the_block_is_left(res, tmp_path, monkeypatch):
+    monkeypatch.setattr(plots, "FIGURES", (("throughput.png", _sleeps, {}), *plots.FIGURES[1:]))
+    started = time.monotonic()
+    pid_file = tmp_path / "throughput.png.pid"
+    with pytest.raises(RuntimeError, match="writing the tables failed"):
+        with plots.start_plots(res, tmp_path, processes=2):
+            while not pid_file.exists() and time.monotonic() - started < 30:
+                time.sleep(0.01)
+            raise RuntimeError("writing the tables failed")
+    assert time.monotonic() - started < 30
+    with pytest.raises(ProcessLookupError):  # stopped and reaped, not left running
+        os.kill(int(pid_file.read_text()), 0)
+    assert not (tmp_path / "throughput.png").exists()
+
+
+def test_start_plots_rejects_fewer_than_one_process(res, tmp_path):
+    with pytest.raises(ValueError, match="processes: must be >= 1, got 0"):
+        plots.start_plots(res, tmp_path, processes=0)
+
+
+def _zlib_level_flag(png: Path) -> int:
+    """FLEVEL of the zlib stream in the first IDAT chunk (0: zlib levels 0-1, 1: 2-5, 2: 6,
+    3: 7-9)."""
+    data = png.read_bytes()
+    at = 8
+    while at < len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        if kind == b"IDAT":
+            return data[at + 9] >> 6
+        at += 12 + length
+    raise AssertionError(f"{png}: no IDAT chunk")
+
+
+def test_figures_are_encoded_with_zlibs_fastest_level_and_the_same_pixels(res, tmp_path, monkeypatch):
+    from PIL import Image
+
+    fast = plots.plot_all(res, tmp_path / "fast", processes=1)
+    assert [_zlib_level_flag(p) for p in fast] == [0, 0, 0]
+    monkeypatch.setattr(plots, "PNG_OPTIONS", {"compress_level": 9})
+    small = plots.plot_all(res, tmp_path / "small", processes=1)
+    for a, b in zip(fast, small):
+        assert np.array_equal(np.asarray(Image.open(a)), np.asarray(Image.open(b)))
+
+
+# ---------------------------------------------------------------------- `vegaslab run`
+
+
+@pytest.fixture
+def two_hop(tmp_path) -> Path:
+    pytest.importorskip("vegaslab._core")
+    path = tmp_path / "two-hop.toml"
+    path.write_text('[meta]\nid = "two-hop"\n\n[run]\nduration = "3s"\n' + TWO_HOP)
+    return path
+
+
+def test_run_into_a_pipe_prints_its_summary_once_when_a_child_draws(two_hop, tmp_path):
+    # stdout to a pipe is block-buffered: a child forked with the summary still in the buffer
+    # would write it again when it exits
+    out = tmp_path / "out"
+    code = (f"import sys; from vegaslab import cli, plots; plots.usable_processes = lambda: 3; "
+            f"sys.exit(cli.main(['run', {str(two_hop)!r}, '--out', {str(out)!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("wrote ") == 1 and proc.stdout.count("two-hop  seed 1") == 1, proc.stdout
+    assert sorted(p.name for p in out.glob("*.png")) == ["cwnd.png", "queue.png", "throughput.png"]
+
+
+def test_run_reports_a_figure_that_cannot_be_drawn_in_one_line_and_writes_nothing(two_hop, tmp_path, monkeypatch,
+                                                                                  capsys):
+    from vegaslab import cli
+
+    monkeypatch.setattr(plots, "FIGURES", (("throughput.png", _fails, {}), *plots.FIGURES[1:]))
+    monkeypatch.setattr(plots, "usable_processes", lambda: 2)
+    out = tmp_path / "out"
+    assert _in_time(lambda: cli.main(["run", str(two_hop), "--out", str(out)])) == 1
+    err = capsys.readouterr().err
+    assert err == "vegaslab: throughput.png: could not draw the plot: ValueError: no samples to draw\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("runnable, expected", [(1, 2), (2, 1), (7, 1)])
+def test_figures_are_drawn_in_as_many_processes_as_there_are_idle_cpus_and_this_one(
+        tmp_path, monkeypatch, runnable, expected):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    loadavg = tmp_path / "loadavg"
+    loadavg.write_text(f"1.99 1.91 1.98 {runnable}/92 16941\n")  # runnable tasks, this one included
+    assert plots.usable_processes(loadavg) == expected
+
+
+def test_without_a_load_figure_every_usable_cpu_counts_as_idle(tmp_path, monkeypatch):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2})
+    assert plots.usable_processes(tmp_path / "missing") == 3
+    (tmp_path / "garbled").write_text("not a load average")
+    assert plots.usable_processes(tmp_path / "garbled") == 3
+
+
+def test_when_no_process_can_be_forked_the_figures_are_drawn_here(res, tmp_path, monkeypatch):
+    import multiprocessing.process
+
+    def refuse(self):
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", refuse)
+    monkeypatch.setattr(plots, "FIGURES", tuple((name, _recording_pid(f), kw) for name, f, kw in plots.FIGURES))
+    made = _in_time(lambda: plots.plot_all(res, tmp_path, processes=3))
+    assert [p.name for p in made] == ["cwnd.png", "throughput.png", "queue.png"]
+    assert {int(Path(f"{p}.pid").read_text()) for p in made} == {os.getpid()}

@@ -1,7 +1,5 @@
 """``python -m vegaslab``: the same command line as ``vegaslab``."""
 
-import sys
+from vegaslab.cli import entry
 
-from vegaslab.cli import main
-
-sys.exit(main())
+entry()
