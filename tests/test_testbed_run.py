@@ -36,7 +36,12 @@ def test_kernel_vegas_keeps_a_small_queue_where_reno_fills_the_buffer():
         assert len(r.series_flows) >= 350  # one sample per 10 ms
     steady = lambda r: r.series_queues[r.series_queues.time > 2].length  # noqa: E731
     assert steady(vegas).mean() < 10, steady(vegas).describe()
-    assert steady(reno).max() >= 40, steady(reno).describe()
+    # Reno's saw-tooth: after a loss its window (about 58 packets) is below the pipe (about 67)
+    # and grows by one packet per 40 ms RTT, so the queue takes about 2 s to refill and a
+    # window from 2 s to 4 s can fall between two peaks (sampled max 20 in one of four runs,
+    # 2026-11-24); from 1 s on, every run (4 of 4) saw the buffer full (49-50).
+    after_slow_start = reno.series_queues[reno.series_queues.time > 1].length
+    assert after_slow_start.max() >= 40, after_slow_start.describe()
     assert vegas.flows.cc.iloc[0] == "vegas" and reno.flows.cc.iloc[0] == "newreno"
     assert "vl_vegas" not in kernel.registered()  # unregistered after the run
 
