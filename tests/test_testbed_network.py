@@ -181,9 +181,13 @@ def test_an_idle_40ms_path_delays_every_ping_by_40_ms_and_never_less():
         out = _ping(net)
     mean, _, n = _rtt_summary(out)
     lowest = float(re.search(r"= ([\d.]+)/", out).group(1))
-    print(f"idle 2 x 20 ms: RTT mean {mean:.3f} ms, min {lowest:.3f} ms over {n} pings")
+    typical = statistics.median(float(x) for x in re.findall(r"time=([\d.]+) ms", out))
+    print(f"idle 2 x 20 ms: RTT mean {mean:.3f} ms, median {typical:.1f} ms, min {lowest:.3f} ms over {n} pings")
     assert n == 200
-    assert lowest >= 40.0 and 40.0 <= mean <= 40.5, f"RTT min {lowest} ms, mean {mean} ms"
+    # Never less than the path's 40 ms; the typical ping on time. Not the mean: the VM's 1-10 ms
+    # stalls (see _MEASUREMENT) move it, one in 200 pings by 0.05 ms (mean 40.534 ms with a
+    # minimum of 40.238 ms in one run, 2026-11-25), as in the delay-change tests below.
+    assert lowest >= 40.0 and 40.0 <= typical <= 40.5, f"RTT min {lowest} ms, median {typical} ms, mean {mean} ms"
 
 
 @_MEASUREMENT
@@ -349,7 +353,10 @@ def test_a_delay_decrease_never_reorders_packets_of_a_pair():
     after = [rtt for t, _, rtt in sends if t > 0.63]
     bunched = [rtt for t, _, rtt in sends if 0.53 < t < 0.55]
     assert before and after and bunched
-    assert all(199.9 <= r <= 201 for r in before) and all(119.9 <= r <= 121 for r in after)
+    # None early; the typical one on time (a bound on every packet's lateness would test the
+    # VM's scheduling: see test_a_delay_increase_applies_to_packets_sent_after_its_time and _MEASUREMENT).
+    assert all(r >= 199.9 for r in before) and all(r >= 119.9 for r in after)
+    assert statistics.median(before) <= 201 and statistics.median(after) <= 121, (before, after)
     # Held back to the last slow packet's release, none sees the short path's 120 ms yet.
     assert all(r > 121 for r in bunched), bunched
 
