@@ -55,9 +55,10 @@ bpf:
 	bash scripts/install-bpf.sh
 	$(MAKE) -s -C kernel
 
-## testbed-accuracy: the delay line's RTT jitter at 40 ms, idle and under a bulk transfer (issue 10; root)
+## testbed-accuracy: the delay line's RTT jitter at 40 ms, idle and under a bulk transfer, and RoVegas's forward stamps' spread (issues 10, 11; root)
 testbed-accuracy: setup bpf
 	VEGASLAB_MEASURE_ACCURACY=1 $(PY) -m pytest -s -q tests/test_testbed_network.py -k "ping_rtt"
+	VEGASLAB_MEASURE_ACCURACY=1 $(PY) -m pytest -s -q tests/test_kernel_rovegas.py -k "within_1_5ms"
 
 ## compare-kernel: issue 10's four comparisons, simulator against kernel (root; ~3 min): reports in out/compare/
 compare-kernel: setup bpf
