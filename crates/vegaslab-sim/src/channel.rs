@@ -76,6 +76,14 @@ impl QueueStats {
         self.last_change = self.last_change.max(t);
     }
 
+    /// An accepted packet whose transmission did not start after all (the run ended, or the
+    /// link failed, first): it leaves `departures`, `bytes_sent` and, if corrupted, `errors`.
+    fn take_back(&mut self, w: &Waiting) {
+        self.departures -= 1;
+        self.bytes_sent -= w.bytes as u64;
+        self.errors -= w.corrupted as u64;
+    }
+
     /// Time-weighted mean and standard deviation of the waiting-queue length over [0, end].
     pub fn mean_std(&self, end: Nanos) -> (f64, f64) {
         if end == 0 {
@@ -276,6 +284,14 @@ impl Channel {
         self.next_sample = self.sample_interval;
     }
 
+    /// Record the samples due before an arrival (or change) at `now`, if any are.
+    #[inline]
+    fn sample_up_to(&mut self, now: Nanos) {
+        if self.next_sample < now {
+            self.sample_before(now);
+        }
+    }
+
     /// Record every sample due strictly before `t`.
     #[cold]
     fn sample_before(&mut self, t: Nanos) {
@@ -432,9 +448,7 @@ impl Channel {
     /// end `start + txt`, and the arrival at the far node `start + (txt + delay)`, summed as
     /// `LinkDelay::recv` schedules it.
     pub fn accept(&mut self, now: Nanos, bytes: u32, clock: f64) -> Admission {
-        if self.next_sample < now {
-            self.sample_before(now);
-        }
+        self.sample_up_to(now);
         self.advance_for_arrival(now, clock);
         self.stats.arrivals += 1;
         let len = self.waiting.len() as u64;
@@ -541,9 +555,7 @@ impl Channel {
     /// transmission or propagating were transmitted and count in `errors` (lost on the link).
     /// The transmitter stays busy until the aborted transmission would have ended.
     pub fn fail(&mut self, now: Nanos, lost: &mut Vec<Packet>) {
-        if self.next_sample < now {
-            self.sample_before(now);
-        }
+        self.sample_up_to(now);
         self.advance(now.saturating_sub(1));
         self.stats.integrate(self.waiting.len() as u64, now);
         let mut waiting_intact = 0;
@@ -551,10 +563,8 @@ impl Channel {
         while let Some(w) = self.waiting.pop_front() {
             first_start.get_or_insert(w.start);
             let tx = self.tx_time(w.bytes);
-            self.stats.departures -= 1;
-            self.stats.bytes_sent -= w.bytes as u64;
+            self.stats.take_back(&w);
             self.stats.busy_ns -= tx as u128;
-            self.stats.errors -= w.corrupted as u64;
             self.stats.drops += 1;
             waiting_intact += !w.corrupted as usize;
         }
@@ -573,9 +583,7 @@ impl Channel {
     /// A packet arrives at time `now` while the link is down: counted as an arrival the queue
     /// dropped.
     pub fn refuse(&mut self, now: Nanos) {
-        if self.next_sample < now {
-            self.sample_before(now);
-        }
+        self.sample_up_to(now);
         self.advance(now);
         self.stats.arrivals += 1;
         self.stats.drops += 1;
@@ -603,9 +611,7 @@ impl Channel {
     pub fn finish(&mut self, end: Nanos) {
         self.advance(end);
         for w in self.waiting.drain(..) {
-            self.stats.departures -= 1;
-            self.stats.bytes_sent -= w.bytes as u64;
-            self.stats.errors -= w.corrupted as u64;
+            self.stats.take_back(&w);
             self.stats.backlog += 1;
         }
         let overhang = self.busy_until.saturating_sub(end);
