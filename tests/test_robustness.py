@@ -2,6 +2,8 @@
 the command, on a tiny catalog of one two-second Reno run (runs in this process)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from vegaslab import robustness as rb
@@ -38,6 +40,10 @@ claim = "the flow gets more than 600 kbit/s"
 conclusion = "the flow gets more than 600 kbit/s"
 default_reason = "it is a test."
 seeds = 4
+
+[study.figure]
+expr = "tiny:f1.throughput_bps / 1000"
+label = "throughput in kbit/s"
 
 [[study.factor]]
 name = "bandwidth"
@@ -143,13 +149,90 @@ def test_the_command_writes_the_verdict_table_and_a_figure_per_factor(tiny, tmp_
     assert main(["robustness", "--studies", str(studies), "--out", str(out), "--scheduler", "synchronous",
                  "--no-progress"]) == 0
     text = (out / "robustness.md").read_text()
-    assert "| tiny | the flow gets more than 600 kbit/s | holds (4/4 seeds) | **holds only under a narrow set-up** |" in text
-    assert sorted(p.name for p in (out / "robustness").iterdir()) == ["tiny-0.png", "tiny-1.png"]
+    row = next(line for line in text.splitlines() if line.startswith("| tiny |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    saved = json.loads((out / "robustness" / "tiny.json").read_text())
+    means = [sum(p["values"]) / len(p["values"]) for p in saved["points"]]
+    assert cells[:4] == ["tiny", "the flow gets more than 600 kbit/s", "throughput in kbit/s", rb.fmt(means[0])]
+    assert cells[5] == f"{rb.fmt(min(means))} to {rb.fmt(max(means))}"
+    assert min(means) < 500 < 1000 < max(means)   # the 500 kbit/s and 2 Mbit/s points
+    assert cells[6:] == ["holds (4/4 seeds)", "**holds only under a narrow set-up**"]
+    assert sorted(p.name for p in (out / "robustness").iterdir()) == ["tiny-0.png", "tiny-1.png", "tiny.json"]
     assert main(["robustness", "nosuch", "--studies", str(studies), "--out", str(out)]) == 2
     assert "no study for 'nosuch'" in capsys.readouterr().err
 
 
-def test_the_built_in_studies_load_and_name_real_claims():
-    for st in rb.list_studies():
+def test_the_built_in_studies_load_name_real_claims_and_have_a_figure():
+    studies = rb.list_studies()
+    assert len(studies) == 10
+    for st in studies:
         p = rb.plan(st)
         assert p.claim["text"] == st.claim and p.jobs
+        assert st.figure and st.figure_label, st.entry
+
+
+def test_the_report_gets_the_section_from_reproduce_and_robustness_updates_it(tiny, tmp_path, monkeypatch):
+    from vegaslab.cli import main
+    from vegaslab.report_robustness import END, START
+
+    catalog, studies = tiny
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(catalog))
+    out = tmp_path / "out"
+    assert main(["reproduce", "tiny", "--out", str(out), "--scheduler", "synchronous", "--no-progress"]) == 0
+    page = (out / "index.html").read_text()
+    assert page.count(START) == page.count(END) == 1
+    assert "No robustness study has been run" in page
+    assert main(["robustness", "--studies", str(studies), "--out", str(out), "--scheduler", "synchronous",
+                 "--no-progress", "--no-ns2"]) == 0
+    page = (out / "index.html").read_text()
+    section = page[page.index(START):page.index(END)]
+    assert "How robust are the papers" in section and "No robustness study" not in section
+    assert 'href="#exp-tiny"' in section and "holds only under a narrow set-up" in section
+    assert section.count("data:image/png;base64,") == 2   # the two factors' figures, embedded
+    # Reproducing again keeps the section: it is drawn from the saved summaries.
+    assert main(["reproduce", "tiny", "--out", str(out), "--scheduler", "synchronous", "--no-progress"]) == 0
+    assert "holds only under a narrow set-up" in (out / "index.html").read_text()
+
+
+def test_the_figure_is_measured_per_seed_beside_the_verdict(tiny):
+    catalog, studies = tiny
+    r = rb.run_study(rb.load_study(studies / "tiny.toml"), studies.parent / "store", catalog=catalog,
+                     scheduler="synchronous")
+    d = r.default
+    assert len(d.values) == d.seeds == 4
+    assert all(600 < v < 1000 for v in d.values)  # kbit/s on a 1 Mbit/s link, the claim holding
+    slow = r.at({"bandwidth": "500kbps"})
+    assert slow.status == "fails" and all(v < 500 for v in slow.values)
+
+
+def test_a_figure_that_cannot_be_computed_makes_the_point_an_error_never_a_blank(tiny):
+    catalog, studies = tiny
+    (studies / "tiny.toml").write_text(STUDY.replace('"tiny:f1.throughput_bps / 1000"', '"tiny:f1.no_such_column"'))
+    r = rb.run_study(rb.load_study(studies / "tiny.toml"), studies.parent / "store", catalog=catalog,
+                     scheduler="synchronous")
+    assert r.default.status == "error" and "figure" in r.default.errors[0]
+    assert r.verdict == "error"
+
+
+def test_a_figure_that_is_not_an_expression_is_an_error_naming_the_field(tiny):
+    _, studies = tiny
+    (studies / "tiny.toml").write_text(STUDY.replace('"tiny:f1.throughput_bps / 1000"', '"import os"'))
+    with pytest.raises(rb.StudyError, match=r"study\.figure\.expr: not an expression of the claim language"):
+        rb.load_study(studies / "tiny.toml")
+
+
+def test_the_summary_round_trips_through_its_json_file(tiny, tmp_path):
+    catalog, studies = tiny
+    r = rb.run_study(rb.load_study(studies / "tiny.toml"), tmp_path / "store", catalog=catalog,
+                     scheduler="synchronous")
+    s = rb.summary(r, ["robustness/tiny-0.png"])
+    rb.save_summary(s, tmp_path / "robustness")
+    assert rb.load_summaries(tmp_path / "robustness") == [s]
+    assert rb.markdown([s]) == rb.markdown(rb.load_summaries(tmp_path / "robustness"))
+
+
+def test_an_unreadable_summary_shows_as_an_error_not_as_a_result(tmp_path):
+    (tmp_path / "broken.json").write_text("{not json")
+    [s] = rb.load_summaries(tmp_path)
+    assert s["verdict"] == "error" and "unreadable broken.json" in s["conclusion"]
+    assert "**error**" in rb.markdown([s])

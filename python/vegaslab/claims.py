@@ -108,6 +108,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import math
+import numbers
 import operator
 import re
 import time
@@ -1087,6 +1088,27 @@ def evaluate(claim: Claim | Mapping[str, Any], runs: RunSet) -> Verdict:
         return _verdict(claim, runs)
     except Exception as exc:  # noqa: BLE001 - e.g. an exception whose str() itself fails
         return Verdict(claim, "error", f"{type(exc).__name__} while evaluating the claim")
+
+
+def measure(expr: str, runs: RunSet) -> float:
+    """The value of a numeric expression of the claim language over ``runs`` (e.g. the
+    quantity a claim compares: a robustness study's *figure*), under the same budgets as a
+    claim. Raises :class:`ClaimError` (missing data included) or :class:`ClaimSkipped` when
+    it cannot be computed, and :class:`ClaimError` when the result is not a finite number:
+    a figure is never a guess."""
+    try:
+        parsed = parse(expr)
+        v = _Evaluator(parsed, runs).eval(parsed.tree, {})
+    except (ClaimError, ClaimSkipped):
+        raise
+    except RecursionError:
+        raise ClaimError("the expression is nested too deeply to evaluate (RecursionError)") from None
+    except Exception as exc:  # noqa: BLE001 - any failure is this expression's error
+        raise ClaimError(_cut(f"{type(exc).__name__}: {exc}")) from None
+    value = v.value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        raise ClaimError(_cut(f"the expression is not a finite number: {v.shown()}"))
+    return float(value)
 
 
 def evaluate_all(claims: Iterable[Claim | Mapping[str, Any]], runs: RunSet) -> list[Verdict]:

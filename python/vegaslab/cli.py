@@ -280,8 +280,11 @@ is written); a claim that fails is a finding, not an error.""",
                     "catalog entry is judged per seed at every level of the assumptions the paper leaves "
                     "open, one at a time and in pairs, on the engine `reproduce` uses (the runs go into "
                     "DIR/store/, shared with `reproduce --out DIR`; a second call recomputes nothing). "
-                    "Writes DIR/robustness.md (the verdict table, a sentence and a table per study) and "
-                    "a figure per factor in DIR/robustness/."),
+                    "Each study's default set-up also runs in ns-2.35 (first seed; cached in DIR/store/ns2/) "
+                    "where the bridge can express it. Writes DIR/robustness/<entry>.json and a figure per "
+                    "factor, DIR/robustness.md (every study saved in DIR: the verdict table, a sentence and a "
+                    "table per study), and updates the section \"How robust are the papers' conclusions?\" "
+                    "of DIR/index.html when `reproduce` wrote one there."),
         epilog="""examples:
   vegaslab robustness                          # every built-in study, into out/reproduce
   vegaslab robustness va-buffer --jobs 2
@@ -298,6 +301,7 @@ any plausible set-up"; "error" when a run failed or a claim could not be judged 
     p.add_argument("--scheduler", metavar="ADDR",
                    help="an existing Dask scheduler, e.g. tcp://host:8786; 'synchronous' runs in this process")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-ns2", action="store_true", help="skip the ns-2.35 runs of the default set-ups")
     p.set_defaults(func=cmd_robustness)
 
     p = sub.add_parser(
@@ -598,8 +602,10 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         studies = [s for s in studies if s.entry in args.ids]
     if _bad_scheduler(args):
         return 2
+    from vegaslab.report_robustness import splice
+
     out = Path(args.out)
-    results, figures = [], {}
+    results = []
     for st in studies:
         try:
             r = rb.run_study(st, out / "store", n_jobs=args.jobs, scheduler=args.scheduler,
@@ -607,16 +613,23 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         except rb.StudyError as exc:
             _say(exc)
             return 2
+        if not args.no_ns2:
+            rb.check_ns2(r, out / "store")
         results.append(r)
-        figures[st.entry] = rb.figure(r, out / "robustness")
+        figures = [Path("robustness") / f.name for f in rb.figure(r, out / "robustness")]
+        rb.save_summary(rb.summary(r, figures), out / "robustness")
         d = r.default
+        ns2 = f"; ns-2.35: {rb.ns2_cell(rb.summary(r))}" if r.ns2 is not None else ""
         print(f"{st.entry}: {r.verdict} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
-              f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s")
-    (out / "robustness").mkdir(parents=True, exist_ok=True)
+              f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s{ns2}")
+    saved = rb.load_summaries(out / "robustness")
     report = out / "robustness.md"
-    text = rb.markdown(results, {k: [Path("robustness") / f.name for f in v] for k, v in figures.items()})
-    report.write_text(text, encoding="utf-8")
-    print(f"wrote {report}")
+    report.write_text(rb.markdown(saved), encoding="utf-8")
+    print(f"wrote {report} ({len(saved)} studies)")
+    page = out / "index.html"
+    if page.exists():
+        print(f"updated {page}" if splice(page, saved) else
+              f"{page} predates the robustness section: run `vegaslab reproduce --out {out}` again to add it")
     return 1 if any(r.verdict == "error" for r in results) else 0
 
 

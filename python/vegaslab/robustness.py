@@ -73,6 +73,11 @@ class Study:
     variants: tuple[str, ...]
     factors: tuple[Factor, ...]
     pairs: tuple[tuple[str, str], ...] = ()
+    #: The quantity the conclusion is about, in the claim language (e.g. the lowest
+    #: Vegas/Reno ratio), and what it is; measured per seed beside the verdict. Optional:
+    #: "" when the study file gives none.
+    figure: str = ""
+    figure_label: str = ""
 
     def factor(self, name: str) -> Factor:
         return next(f for f in self.factors if f.name == name)
@@ -96,6 +101,15 @@ class PointResult:
     holds: int = 0
     seeds: int = 0
     errors: list[str] = field(default_factory=list)
+    #: The study's figure on each judged seed, in seed order (empty without a figure).
+    values: list[float] = field(default_factory=list)
+
+    @property
+    def value_range(self) -> tuple[float, float, float] | None:
+        """(mean, lowest, highest) of :attr:`values`, or None without values."""
+        if not self.values:
+            return None
+        return sum(self.values) / len(self.values), min(self.values), max(self.values)
 
     @property
     def interval(self) -> tuple[float, float]:
@@ -117,6 +131,12 @@ class StudyResult:
     runs: int = 0
     computed: int = 0
     wall_s: float = 0.0
+    #: The plan that ran, and our Results at the default point's first seed by variant
+    #: (what :func:`vegaslab.robustness_ns2.check` compares ns-2 with); not serialised.
+    plan: Any = None
+    default_runs: dict[str, Any] = field(default_factory=dict)
+    #: ns-2.35 at the default point (:mod:`vegaslab.robustness_ns2`), when checked.
+    ns2: Any = None
 
     def at(self, levels: Mapping[str, str]) -> PointResult:
         want = dict(levels)
@@ -250,7 +270,7 @@ def load_study(path: str | os.PathLike) -> Study:
     t = doc.get("study")
     if not isinstance(t, dict) or set(doc) != {"study"}:
         raise _err(path, "study", "the file must hold one [study] table and nothing else")
-    allowed = {"entry", "claim", "conclusion", "default_reason", "seeds", "variants", "factor", "pair"}
+    allowed = {"entry", "claim", "conclusion", "default_reason", "seeds", "variants", "factor", "pair", "figure"}
     unknown = set(t) - allowed
     if unknown:
         raise _err(path, f"study.{sorted(unknown)[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})")
@@ -274,9 +294,31 @@ def load_study(path: str | os.PathLike) -> Study:
         if not (isinstance(fs, list) and len(fs) == 2 and all(f in names for f in fs) and fs[0] != fs[1]):
             raise _err(path, f"study.pair[{i}].factors", f"must name two different factors of the study ({', '.join(names)}), got {fs!r}")
         pairs.append((fs[0], fs[1]))
+    figure, figure_label = _figure(path, t.get("figure"))
     return Study(path, _text(path, t, "entry", "study"), _text(path, t, "claim", "study"),
                  _text(path, t, "conclusion", "study"), _text(path, t, "default_reason", "study"),
-                 tuple(range(1, seeds + 1)), tuple(variants), factors, tuple(pairs))
+                 tuple(range(1, seeds + 1)), tuple(variants), factors, tuple(pairs),
+                 figure, figure_label)
+
+
+def _figure(path: Path, t: Any) -> tuple[str, str]:
+    """The optional ``[study.figure]`` table: ``expr`` (a numeric expression of the claim
+    language, checked to parse here) and ``label``."""
+    if t is None:
+        return "", ""
+    if not isinstance(t, dict):
+        raise _err(path, "study.figure", "must be a table with expr and label")
+    unknown = set(t) - {"expr", "label"}
+    if unknown:
+        raise _err(path, f"study.figure.{sorted(unknown)[0]}", "unknown field (allowed: expr, label)")
+    expr = _text(path, t, "expr", "study.figure")
+    from .claims import ClaimError, parse
+
+    try:
+        parse(expr)
+    except ClaimError as exc:
+        raise _err(path, "study.figure.expr", f"not an expression of the claim language: {exc}") from None
+    return expr, _text(path, t, "label", "study.figure")
 
 
 def list_studies(directory: str | os.PathLike | None = None) -> list[Study]:
@@ -367,7 +409,7 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
               n_jobs: int | None = None, scheduler: Any = None, progress: bool = False,
               run_fn: Callable | None = None) -> StudyResult:
     """Plan, run what the store lacks, and judge the claim at every point and seed."""
-    from .claims import RunSet, evaluate
+    from .claims import ClaimError, ClaimSkipped, RunSet, evaluate, measure
     from .runner import execute, load
 
     p = plan(study, catalog)
@@ -389,14 +431,31 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
             if (i, s) in errors:
                 pr.errors += errors[(i, s)]
                 continue
-            v = evaluate(p.claim, RunSet(runs={k: [r] for k, r in per.get((i, s), {}).items()}))
+            runs = RunSet(runs={k: [r] for k, r in per.get((i, s), {}).items()})
+            v = evaluate(p.claim, runs)
             if v.status not in ("holds", "fails"):
                 pr.errors.append(f"seed {s}: {v.status}: {v.detail}")
                 continue
+            if study.figure:
+                try:
+                    pr.values.append(measure(study.figure, runs))
+                except (ClaimError, ClaimSkipped) as exc:
+                    # The figure is part of the study's answer: one it cannot give is an error.
+                    pr.errors.append(f"seed {s}: figure: {exc}")
+                    continue
             pr.seeds += 1
             pr.holds += v.status == "holds"
     computed = sum(1 for o in outcome.values() if o.status == "ran")
-    return StudyResult(study, points_out, runs=len(set(j.key for j in p.jobs)), computed=computed, wall_s=ex.wall_s)
+    return StudyResult(study, points_out, runs=len(set(j.key for j in p.jobs)), computed=computed,
+                       wall_s=ex.wall_s, plan=p, default_runs=per.get((0, study.seeds[0]), {}))
+
+
+def check_ns2(result: StudyResult, store_dir: str | os.PathLike) -> None:
+    """Set ``result.ns2``: ns-2.35 at the study's default point and first seed
+    (:mod:`vegaslab.robustness_ns2`; its runs are cached under ``store_dir/ns2``)."""
+    from .robustness_ns2 import check
+
+    result.ns2 = check(result.study, result.plan, result.default_runs, Path(store_dir) / "ns2")
 
 
 # ------------------------------------------------------------------------------ reporting
@@ -440,26 +499,122 @@ def figure(result: StudyResult, out: str | os.PathLike) -> list[Path]:
     return files
 
 
-def markdown(results: Sequence[StudyResult], figures: Mapping[str, Sequence[Path]] | None = None) -> str:
+def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> dict:
+    """Everything a report shows of one study, as plain data (``robustness/<entry>.json``;
+    :func:`markdown` and the HTML report both render from it)."""
+    st = result.study
+    points = []
+    for pr in result.points:
+        lo, hi = pr.interval
+        points.append({"label": pr.point.label(), "levels": dict(pr.point.levels), "holds": pr.holds,
+                       "seeds": pr.seeds, "interval": [lo, hi], "status": pr.status,
+                       "values": list(pr.values), "errors": list(pr.errors)})
+    means = [p.value_range[0] for p in result.points if p.value_range]
+    return {
+        "entry": st.entry, "claim": st.claim, "conclusion": st.conclusion,
+        "default_reason": st.default_reason, "figure_expr": st.figure, "figure_label": st.figure_label,
+        "factors": [{"name": f.name, "levels": list(f.levels), "default": f.default, "reason": f.reason}
+                    for f in st.factors],
+        "verdict": result.verdict, "sentence": result.sentence(), "points": points,
+        "study_range": [min(means), max(means)] if means else None,
+        "runs": result.runs, "computed": result.computed, "wall_s": result.wall_s,
+        "ns2": result.ns2.to_dict() if result.ns2 is not None else None,
+        "figures": [Path(f).as_posix() for f in figures],
+    }
+
+
+def save_summary(summary_: Mapping[str, Any], directory: str | os.PathLike) -> Path:
+    """Write ``directory/<entry>.json`` (atomically) and return its path."""
+    import json
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"{summary_['entry']}.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(summary_, indent=1, allow_nan=False), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def load_summaries(directory: str | os.PathLike) -> list[dict]:
+    """Every study summary saved in ``directory`` (``robustness/`` beside a report), by entry;
+    [] when there is none. A file that cannot be read is skipped with its error recorded as
+    the study's verdict, so a report never shows it as a result."""
+    import json
+
+    out = []
+    for path in sorted(Path(directory).glob("*.json")):
+        try:
+            out.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError) as exc:
+            out.append({"entry": path.stem, "verdict": "error", "conclusion": f"unreadable {path.name}: {exc}",
+                        "points": [], "factors": [], "figures": []})
+    return out
+
+
+def fmt(x: float | None) -> str:
+    """A figure for a table: three significant digits, "–" for none."""
+    if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        return "–"
+    return f"{x:.3g}"
+
+
+def default_cell(s: Mapping[str, Any]) -> str:
+    """Our figure at the default point: the mean over seeds and, when they differ, the range."""
+    pts = s.get("points") or []
+    vals = pts[0].get("values") if pts else None
+    if not vals:
+        return "–"
+    mean, lo, hi = sum(vals) / len(vals), min(vals), max(vals)
+    return fmt(mean) if fmt(lo) == fmt(hi) else f"{fmt(mean)} ({fmt(lo)}-{fmt(hi)})"
+
+
+def study_cell(s: Mapping[str, Any]) -> str:
+    """The figure across the study: the lowest and highest mean over the points."""
+    r = s.get("study_range")
+    return "–" if not r else f"{fmt(r[0])} to {fmt(r[1])}"
+
+
+def ns2_cell(s: Mapping[str, Any]) -> str:
+    from .robustness_ns2 import Ns2Check, describe
+
+    return describe(Ns2Check.from_dict(s["ns2"]) if s.get("ns2") else None)
+
+
+def default_status(s: Mapping[str, Any]) -> str:
+    pts = s.get("points") or []
+    if not pts:
+        return "–"
+    d = pts[0]
+    return f"{d['status']} ({d['holds']}/{d['seeds']} seeds)"
+
+
+def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
     """"How robust are the papers' conclusions?": the verdict table, then each study."""
     lines = ["# How robust are the papers' conclusions?", "",
              "Each study takes one conclusion and varies, one at a time and in the pairs that matter, "
              "the assumptions the paper leaves open; at every point the conclusion is judged per seed "
              "(holds: the 95% Wilson interval of the share of seeds is above one half). "
-             "vegaslab.robustness documents the rules.", "",
-             "| entry | conclusion | at our default | verdict |", "|---|---|---|---|"]
-    for r in results:
-        d = r.default
-        lines.append(f"| {r.study.entry} | {r.study.conclusion} | {d.status} ({d.holds}/{d.seeds} seeds) | **{r.verdict}** |")
-    for r in results:
-        lines += ["", f"## {r.study.entry}: {r.study.conclusion}", "", r.sentence(), "",
-                  f"{r.runs} runs ({r.computed} computed now).", "",
-                  "| point | holds in | 95% interval | status |", "|---|---|---|---|"]
-        for pr in r.points:
-            lo, hi = pr.interval
-            lines.append(f"| {pr.point.label()} | {pr.holds}/{pr.seeds} | {lo:.2f}-{hi:.2f} | {pr.status} |")
-            for e in pr.errors[:3]:
-                lines.append(f"|  | error: {e} |  |  |")
-        for path in (figures or {}).get(r.study.entry, []):
-            lines += ["", f"![{r.study.entry}]({Path(path).as_posix()})"]
+             "The figure is the quantity the conclusion is about; ns-2.35 runs the default set-up at "
+             "the first seed. vegaslab.robustness documents the rules.", "",
+             "| entry | conclusion | figure | ours at default | ns-2.35 at default | across the study | at our default | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for s in summaries:
+        lines.append(f"| {s['entry']} | {s['conclusion']} | {s.get('figure_label') or '–'} | {default_cell(s)} | "
+                     f"{ns2_cell(s)} | {study_cell(s)} | {default_status(s)} | **{s['verdict']}** |")
+    for s in summaries:
+        lines += ["", f"## {s['entry']}: {s['conclusion']}", "", s.get("sentence", ""), "",
+                  f"{s.get('runs', 0)} runs ({s.get('computed', 0)} computed in the last call).", "",
+                  f"ns-2.35 at the default point: {ns2_cell(s)}.", "",
+                  "| point | holds in | 95% interval | status | figure (mean, seeds' range) |",
+                  "|---|---|---|---|---|"]
+        for p in s.get("points", []):
+            lo, hi = p["interval"]
+            v = p.get("values") or []
+            fig = "–" if not v else f"{fmt(sum(v) / len(v))} ({fmt(min(v))}-{fmt(max(v))})"
+            lines.append(f"| {p['label']} | {p['holds']}/{p['seeds']} | {lo:.2f}-{hi:.2f} | {p['status']} | {fig} |")
+            for e in p.get("errors", [])[:3]:
+                lines.append(f"|  | error: {e} |  |  |  |")
+        for path in s.get("figures", []):
+            lines += ["", f"![{s['entry']}]({path})"]
     return "\n".join(lines) + "\n"

@@ -106,8 +106,8 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
     Returns ``{"meta": {...}, "flows": [...], "queues": [...], "links": [...]}``.  Flow dicts
     use the results-format keys; ns-2 specific extras: ``syn_pkts`` (the 40-byte SYN of
     Reno/NewReno, counted in ``data_pkts_sent`` and ``received_pkts``), ``ack_drops``,
-    ``sink_delivered_pkts`` (the sink's in-order point from the trace, which is ahead of the
-    sender's ``ack_`` by the ACKs still in flight at the end), ``ns2_ack`` and ``ns2_nrexmit``
+    ``sink_delivered_pkts`` and ``sink_delivered_bytes`` (the sink's in-order point from the
+    trace, which is ahead of the sender's ``ack_`` by the ACKs still in flight at the end), ``ns2_ack`` and ``ns2_nrexmit``
     (raw ``ack_`` / ``nrexmit_``; ns-2's Vegas also counts its fine-grained dup-ACK
     retransmissions in ``nrexmit_``, so for Vegas ``timeouts`` over-counts).
     ``meta["normalized"]`` is the normalised scenario that ran (provenance);
@@ -208,6 +208,8 @@ def _assemble(model, fvars, done, qvars, recv, drops, ack_drops) -> dict:
                       "in_flight_pkts": ndp - rp - drops[f.index],
                       "ack_drops": ack_drops[f.index],
                       "sink_delivered_pkts": max(0, inorder - syn)})
+            sink_bytes = d["sink_delivered_pkts"] * f.packet_size
+            d["sink_delivered_bytes"] = sink_bytes if f.file_size is None else min(sink_bytes, f.file_size)
         flows.append(d)
     queues, links = [], []
     for k, ld in enumerate(model.links):
