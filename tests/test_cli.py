@@ -477,7 +477,11 @@ def test_reproduce_out_that_is_a_file_exits_2_before_running(tiny, tmp_path, cap
 def test_seed_outside_the_cores_range_is_a_one_line_usage_error_naming_the_range(tiny, tmp_path, capsys, command, seed):
     target = str(tiny) if command == "run" else "tiny"
     assert _exit_code([command, target, "--seed", seed, "--out", str(tmp_path / "o")]) == 2
-    line = _one_line_error(capsys)
+    # Issue 14: a usage error shows the subcommand's usage first, then the one-line error.
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.startswith(f"usage: vegaslab {command} ")
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("vegaslab: ")
     assert "--seed" in line and "2**63-1" in line and str(vegaslab.MAX_SEED) in line
     assert not (tmp_path / "o").exists()
 

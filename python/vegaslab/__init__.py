@@ -329,7 +329,8 @@ class LazyProgressBar:
                 return
             from tqdm.auto import tqdm
 
-            self._bar = tqdm(total=round(float(duration_s), 3), desc=self.desc, unit="sim-s",
+            # disable=None: no bar frames when stderr is not a terminal (a redirected log).
+            self._bar = tqdm(total=round(float(duration_s), 3), desc=self.desc, unit="sim-s", disable=None,
                              bar_format="{l_bar}{bar}| {n:.1f}/{total:.1f} sim-s [{elapsed}<{remaining}]")
         self._bar.n = min(round(float(sim_time_s), 3), self._bar.total)
         self._bar.refresh()

@@ -4,9 +4,15 @@ Every subcommand has ``--help`` with examples. Exit status: 0 ok, 1 simulation f
 2 bad input (scenario, file, arguments, output directory).
 
 Errors are one line on stderr, ``vegaslab: <file or option>: <what is wrong>``, never a Python
-traceback (set ``VEGASLAB_DEBUG=1`` to get one for an unexpected error). Output directories
-are checked before anything is simulated, and written all or nothing
-(:func:`vegaslab.outdir.output_dir`).
+traceback (set ``VEGASLAB_DEBUG=1`` to get one for an unexpected error); a usage error prints
+the usage of the (sub)command it was made on first. Output directories are checked before
+anything is simulated, and written all or nothing (:func:`vegaslab.outdir.output_dir`).
+
+Conventions (issue 14), all in :class:`_Console`: ``-q`` prints errors only, ``-v`` adds
+per-run detail on stderr; ``run --json`` and ``reproduce --json`` print one JSON document on
+stdout (docs/cli.md) and send the human text to stderr; progress bars are drawn only when
+stderr is a terminal; a closed stdout (``vegaslab run x | head -1``) stops the printing, not
+the command.
 """
 
 from __future__ import annotations
@@ -14,19 +20,25 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from pathlib import Path
 from typing import Any, Sequence
 
 import vegaslab
 from vegaslab import MAX_SEED, ScenarioError, VegaslabError
 
-#: Monitors ``vegaslab run`` switches on so that it can draw its plots.
-PLOT_MONITORS = ("monitor.cwnd=true", "monitor.throughput=true", "monitor.all_queues=true")
+#: Monitors ``vegaslab run`` switches on for its plots when the scenario (with its ``--set``
+#: overrides) leaves them unset; the queue plot's default is :func:`_bottleneck_queues`.
+PLOT_MONITORS = ("monitor.cwnd=true", "monitor.throughput=true")
+#: Exit status after stdout was closed under a command that had not finished printing (the
+#: status a shell reports for a process ended by SIGPIPE, 128 + 13).
+EXIT_BROKEN_PIPE = 141
 #: The benchmark scenario, relative to the built-in catalog (vegaslab/catalog_data/).
 BENCH_SCENARIO = "bench/grids-net2.toml"
 BOTTLENECK = "R1->R2"
@@ -34,11 +46,133 @@ BOTTLENECK = "R1->R2"
 _FORMATTER = argparse.RawDescriptionHelpFormatter
 
 
+class _Console:
+    """Where the command line's words go, set once from ``-q``/``-v``/``--json``.
+
+    Decided for issue 14: one small switchboard instead of ``print`` calls that each decide.
+    :meth:`result` is the human output (summaries, tables, "wrote ..."): stdout, or stderr
+    under ``--json`` (stdout then carries only the JSON document), nothing under ``-q``.
+    :meth:`detail` is ``-v``'s per-run detail, on stderr. :meth:`error` always prints.
+    :meth:`document` writes the ``--json`` document, also under ``-q``.
+
+    A reader that goes away (``vegaslab run x | head -1``) is not an error of the command:
+    on ``BrokenPipeError`` stdout is pointed at /dev/null (the pattern the Python docs give
+    for SIGPIPE) and the command goes on, so a run still writes its output directory and
+    exits 0."""
+
+    QUIET, NORMAL, VERBOSE = 0, 1, 2
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self, level: int = 1, json_mode: bool = False) -> None:
+        self.level = level
+        self.json = json_mode
+        self.documented = False
+        self.last_error: str | None = None
+
+    def _write(self, stream, text: str) -> None:
+        try:
+            stream.write(text + "\n")
+            stream.flush()
+        except BrokenPipeError:
+            _silence(stream)
+
+    def result(self, text: str = "") -> None:
+        if self.level >= self.NORMAL:
+            self._write(sys.stderr if self.json else sys.stdout, text)
+
+    def detail(self, text: str) -> None:
+        if self.level >= self.VERBOSE:
+            self._write(sys.stderr, text)
+
+    def error(self, text: str) -> None:
+        self.last_error = text.removeprefix("vegaslab: ")
+        self._write(sys.stderr, text)
+
+    def document(self, doc: dict) -> None:
+        self.documented = True
+        self._write(sys.stdout, json.dumps(_jsonable(doc), indent=2, allow_nan=False))
+
+    def progress(self, args: argparse.Namespace) -> bool:
+        """Draw progress bars? Not under ``-q`` or ``--no-progress``, and only on a terminal:
+        a redirected stderr (a log file, a pipe) gets no ``\\r`` frames."""
+        if self.level < self.NORMAL or getattr(args, "no_progress", False):
+            return False
+        try:
+            return sys.stderr.isatty()
+        except (AttributeError, ValueError):
+            return False
+
+
+_out = _Console()
+
+
+def _silence(stream) -> None:
+    """Point the file descriptor of ``stream`` at /dev/null (its reader is gone)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's capture): drop it
+        pass
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars as Python numbers and NaN/infinity as ``null``, so the
+    document is strict JSON (docs/cli.md)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (TypeError, ValueError):
+            return str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    try:  # pandas' NA and NaT
+        import pandas as pd
+
+        if pd.isna(value):
+            return None
+    except (ImportError, TypeError, ValueError):
+        pass
+    return str(value)
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with usage errors as one line (``vegaslab: argument --seed: ...``), exit 2."""
+    """argparse with usage errors as the usage of the (sub)command the error was made on, then
+    one line (``vegaslab: argument --seed: ...``); exit 2.
+
+    Each sub-parser rejects the arguments it does not know itself (argparse would leave them
+    to the top-level parser, whose usage says nothing about ``run``'s options)."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        namespace, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return namespace, extras
 
     def error(self, message: str):  # type: ignore[override]
+        self.print_usage(sys.stderr)
         self.exit(2, f"vegaslab: {message} (see `{self.prog} --help`)\n")
+
+
+def _add_verbosity(p: argparse.ArgumentParser, *, top: bool) -> None:
+    """``-q``/``-v``, on the top-level parser and every sub-parser (so that both
+    ``vegaslab -q run x`` and ``vegaslab run x -q`` work); a sub-parser's default is
+    SUPPRESS, so it does not undo the top-level's."""
+    default = {} if top else {"default": argparse.SUPPRESS}
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("-q", "--quiet", action="store_true", help="print errors only", **default)
+    g.add_argument("-v", "--verbose", action="store_true",
+                   help="also print per-run detail (monitors, files, timings) on stderr", **default)
 
 
 def _seed(text: str) -> int:
@@ -87,34 +221,42 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=_FORMATTER,
         epilog="""examples:
   vegaslab run va-reroute
-  vegaslab run va-reroute --set flows[0].cc=newreno --out out/reroute-newreno
+  vegaslab run va-reroute --set 'flows[0].cc=newreno' --out out/reroute-newreno
   vegaslab sweep study.toml --dry-run
   vegaslab reproduce --list
   vegaslab reproduce va-buffer
   vegaslab bench --duration 20s --no-ns2
 
 Scenario format: docs/scenario-format.md. Results tables: docs/results-format.md.
+Output conventions (-q, -v, --json): docs/cli.md.
 Run `vegaslab COMMAND --help` for each command's options.""",
     )
     parser.add_argument("--version", action=_VersionAction, help="print the package and core versions and exit")
+    _add_verbosity(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
         "run", formatter_class=_FORMATTER,
         help="run one scenario, print its summary, write tables and plots",
         description=_wrap("Run one scenario file, print the per-flow summary, and write every results "
-                    "table as Parquet (plus CSV copies with --csv), meta.json and PNG plots (cwnd, "
+                    "table as Parquet (no CSV unless --csv), meta.json and PNG plots (cwnd, "
                     "throughput, queue) to DIR."),
         epilog="""examples:
   vegaslab run va-reroute                      # a catalog id (vegaslab reproduce --list)
   vegaslab run my.toml                         # or a scenario file
-  vegaslab run my.toml --set run.duration=50s --set flows[1].params.alpha=2
+  vegaslab run my.toml --set run.duration=50s --set 'flows[1].params.alpha=2'
   vegaslab run my.toml --seed 7 --out out/seed7 --no-plots
   vegaslab run my.toml --csv                   # also <table>.csv beside each <table>.parquet
+  vegaslab run my.toml --json -q               # one JSON document on stdout (docs/cli.md)
 
 --set uses the override syntax of docs/scenario-format.md: dotted paths with list indices,
-values parsed as TOML when possible (numbers, booleans, arrays), otherwise strings.
-Without --no-plots the cwnd, throughput and queue monitors are switched on.""",
+values parsed as TOML when possible (numbers, booleans, arrays), otherwise strings. Quote
+a --set with brackets ('flows[0]...') so that the shell does not expand it.
+
+Monitors: the scenario's [monitor] table is used as written. For the plots, a monitor it
+leaves unset (and --set does not set) is switched on: monitor.cwnd, monitor.throughput and,
+when neither monitor.queues nor monitor.all_queues is given, monitor.queues = the slowest
+link's two directions (the bottleneck). --no-plots adds none.""",
     )
     p.add_argument("scenario", metavar="FILE.toml|ID",
                    help="scenario file, or a catalog id such as va-reroute (vegaslab reproduce --list)")
@@ -123,7 +265,11 @@ Without --no-plots the cwnd, throughput and queue monitors are switched on.""",
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<scenario stem>)")
     p.add_argument("--no-plots", action="store_true", help="write tables only; leave the monitors off")
     p.add_argument("--csv", action="store_true",
-                   help="also write each table as CSV (the same rows and columns as its Parquet file)")
+                   help="also write each table as CSV (the same rows and columns as its Parquet file); "
+                        "without it, Parquet only")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document on stdout (output directory, files, flows, wall time, "
+                        "versions; docs/cli.md) and the summary on stderr")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -180,6 +326,7 @@ Student-t confidence interval. Exit status 1 when a run failed (the others are s
   vegaslab reproduce vegas-a --quick       # every entry of the Vegas-A paper, shortened
   vegaslab reproduce --all --jobs 2 --out report
   vegaslab reproduce va-file va-buffer --seed 2 --out out/seed2
+  vegaslab reproduce va-buffer --json -q   # the verdicts as one JSON document (docs/cli.md)
 
 Names are entry ids (a file's meta.id or stem) or paper names (meta.paper: vegas-a, adavegas,
 vegas-grids, vegas-lte, rovegas); --list shows them. The catalog ships inside the package
@@ -204,7 +351,11 @@ is written); a claim that fails is a finding, not an error.""",
     p.add_argument("--out", metavar="DIR", default="out/reproduce", help="output directory (default: %(default)s)")
     p.add_argument("--seed", type=_seed, metavar="N",
                    help="run every variant once with this seed (0 .. 2**63-1) instead of the entry's seeds")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (none is drawn when stderr "
+                                                              "is not a terminal)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON document on stdout (per entry the published and our numbers and "
+                        "the claims' verdicts, the report's path; docs/cli.md), the rest on stderr")
     p.set_defaults(func=cmd_reproduce)
 
     p = sub.add_parser(
@@ -321,7 +472,17 @@ any plausible set-up"; "error" when a run failed or a claim could not be judged 
     p.add_argument("--out", metavar="DIR", help="report directory (default: out/compare-<scenario stem>)")
     _add_stack(p)
     p.set_defaults(func=cmd_compare)
+    _verbosity_everywhere(parser)
     return parser
+
+
+def _verbosity_everywhere(parser: argparse.ArgumentParser) -> None:
+    """``-q``/``-v`` on every sub-parser, nested ones (``kernel register``) included."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in dict.fromkeys(action.choices.values()):  # aliases map to the same parser
+                _add_verbosity(sub, top=False)
+                _verbosity_everywhere(sub)
 
 
 def cmd_compare(args) -> int:
@@ -330,8 +491,8 @@ def cmd_compare(args) -> int:
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / f"compare-{path.stem}"
     c = compare(path, overrides=list(args.overrides), out=out, stack=_stack(args))
-    print(c.table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-    print(f"\nwrote {c.report}")
+    _out.result(c.table.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+    _out.result(f"\nwrote {c.report}")
     return 0
 
 
@@ -371,7 +532,7 @@ def cmd_kernel_register(args) -> int:
         if not sep or not key:
             raise kernel.KernelError(f"--set: expected KEY=VALUE, got {item!r}")
         params[key.strip()] = _param_value(value.strip())
-    print(kernel.register(args.cc, **params))
+    _out.result(str(kernel.register(args.cc, **params)))
     return 0
 
 
@@ -379,7 +540,7 @@ def cmd_kernel_list(args) -> int:
     from vegaslab import kernel
 
     for name in kernel.registered():
-        print(name)
+        _out.result(name)
     return 0
 
 
@@ -405,7 +566,8 @@ def _stack(args):
 
 def _add_set(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a scenario field (repeatable), e.g. --set flows[0].cc=newreno")
+                   help="override a scenario field (repeatable), e.g. --set 'flows[0].cc=newreno' "
+                        "(quoted: brackets are shell patterns)")
 
 
 class _DefaultIds(list):
@@ -440,17 +602,96 @@ def _resolve_scenario(name: str) -> Path:
 def cmd_run(args: argparse.Namespace) -> int:
     from vegaslab.outdir import check_output_dir
 
+    t0 = time.perf_counter()
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / path.stem
     check_output_dir(out)  # before the simulation, not after it
-    overrides = list(args.overrides) if args.no_plots else [*PLOT_MONITORS, *args.overrides]
+    added = [] if args.no_plots else plot_monitors(path, args.overrides)
+    if added:
+        _out.detail(f"monitors switched on for the plots: {', '.join(added)}")
+    # The added monitors come first, so a --set of the same field would still win (it cannot
+    # happen: only fields nobody set are added).
+    overrides = [*added, *args.overrides]
     ahead = _ImportAhead("vegaslab.results", *(() if args.no_plots else ("vegaslab.plots",)))
     try:
-        res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=True)
-        _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"), csv=args.csv)
+        res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args))
+        written = _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
+                                  csv=args.csv)
     finally:
         ahead.join()
+    wall_s = time.perf_counter() - t0
+    _out.detail(f"wall time {wall_s:.2f} s, of which the simulation {res.meta.get('wall_time_s') or 0:.3g} s")
+    if args.json:
+        _out.document(_run_document(res, path, out, written, added, wall_s))
     return 0
+
+
+def plot_monitors(path: Path, overrides: Sequence[str]) -> list[str]:
+    """The ``monitor.*`` overrides ``vegaslab run`` adds for its plots: each monitor the scenario
+    file's [monitor] table and the ``--set`` overrides leave unset.
+
+    Decided for issue 14: the scenario's monitors are the user's choice and are never
+    overridden (``run`` used to force ``monitor.all_queues = true``, which replaced a
+    ``queues = [...]`` list: the catalog's va-reroute names one queue and got six). A field written in the file or by ``--set``, ``true`` or ``false``, is kept; an
+    unset ``cwnd`` or ``throughput`` is switched on; when neither ``queues`` nor ``all_queues``
+    is given, the queues of the slowest link's two directions are monitored (the bottleneck,
+    which is what the queue plot is for; every direction of every link would add a sampled
+    queue per access link). A file that is not valid TOML gets nothing added: the run then
+    reports its error as it would without the plots."""
+    try:
+        doc = vegaslab.load_scenario(path)
+    except (ScenarioError, OSError):
+        return []
+    monitor = doc.get("monitor", {})
+    if not isinstance(monitor, dict):
+        return []  # the core reports the wrong type
+    given = set(monitor)
+    for item in overrides:
+        key = item.partition("=")[0].strip()
+        if key == "monitor":
+            return []  # the whole table replaced: nothing to fill in
+        if key.startswith("monitor."):
+            given.add(key[len("monitor."):].split(".")[0].split("[")[0])
+    added = [m for m in PLOT_MONITORS if m.split("=")[0][len("monitor."):] not in given]
+    if not given & {"queues", "all_queues"}:
+        queues = _bottleneck_queues(vegaslab.normalize(path, overrides=list(overrides)))
+        if queues:
+            added.append(vegaslab.format_override("monitor.queues", queues))
+    return added
+
+
+def _bottleneck_queues(normalized: dict) -> list[str]:
+    """``"A->B"`` names of the link directions with the lowest bandwidth of the scenario."""
+    nodes = normalized.get("nodes", [])
+    directions = []
+    for link in normalized.get("links", []):
+        a, b = link["a"], link["b"]
+        directions.append((link["forward"]["bandwidth_bps"], f"{nodes[a]}->{nodes[b]}"))
+        directions.append((link["reverse"]["bandwidth_bps"], f"{nodes[b]}->{nodes[a]}"))
+    if not directions:
+        return []
+    slowest = min(bw for bw, _ in directions)
+    return [name for bw, name in directions if bw == slowest]
+
+
+def _run_document(res, path: Path, out: Path, written: Sequence[Path], added: Sequence[str], wall_s: float) -> dict:
+    """``vegaslab run --json`` (docs/cli.md)."""
+    meta = res.meta
+    return {
+        "command": "run",
+        "scenario": str(path),
+        "out": str(out),
+        "files": [str(out / Path(f).name) for f in written],
+        "seed": meta.get("seed"),
+        "duration_s": meta.get("duration_s"),
+        "events": meta.get("events"),
+        "sim_wall_s": meta.get("wall_time_s"),
+        "wall_s": wall_s,
+        "monitors_added": list(added),
+        "flows": res.flows.to_dict(orient="records"),
+        "vegaslab_version": vegaslab.__version__,
+        "core_version": vegaslab.core_version(),
+    }
 
 
 class _ImportAhead:
@@ -485,7 +726,7 @@ class _ImportAhead:
         return importlib.import_module(name)
 
 
-def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> None:
+def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> list[Path]:
     """Print a run's summary; write its tables (with CSV copies if ``csv``), meta.json (with
     provenance) and, given ``plots`` (the imported :mod:`vegaslab.plots`), its plots into a
     temporary directory that replaces ``out`` only once all are written.
@@ -496,7 +737,7 @@ def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> 
     error while writing stops the children before the temporary directory is removed."""
     from vegaslab.outdir import output_dir
 
-    print(res.format_table())
+    _out.result(res.format_table())
     with output_dir(out) as tmp:
         if plots is None:
             written = res.write_files(tmp, csv=csv)
@@ -504,7 +745,10 @@ def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> 
             with plots.start_plots(res, tmp) as pending:
                 written = res.write_files(tmp, csv=csv)
                 written += pending.finish()
-    print(f"\nwrote {len(written)} files to {out}/")
+    _out.result(f"\nwrote {len(written)} files to {out}/")
+    for f in written:
+        _out.detail(f"  {out / Path(f).name}")
+    return written
 
 
 # ---------------------------------------------------------------------- sweep
@@ -539,33 +783,32 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             st = sweep_status(sw, out)
             if args.dry_run:
                 for line in describe_plan(sw):
-                    print(line)
-                print(f"store {out}: {st.stored} of {st.runs} runs already stored, {st.todo} to compute")
+                    _out.result(line)
+                _out.result(f"store {out}: {st.stored} of {st.runs} runs already stored, {st.todo} to compute")
                 from vegaslab.engine import default_workers
 
                 workers = args.jobs or (None if (args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS"))
                                         else default_workers())
-                print(format_estimate(st, workers))
+                _out.result(format_estimate(st, workers))
             else:
-                print(f"{sw.source}: {st.runs} runs in store {out}: stored {st.stored}, missing {st.missing}, "
+                _out.result(f"{sw.source}: {st.runs} runs in store {out}: stored {st.stored}, missing {st.missing}, "
                       f"failed {st.failed}")
                 for msg in st.errors[:5]:
-                    print(f"  failed: {_one_line(msg)}")
+                    _out.result(f"  failed: {_one_line(msg)}")
             return 0
         if _bad_scheduler(args):
             return 2
-        ex = run_sweep(sw, out, scheduler=args.scheduler, workers=args.jobs, progress=not args.no_progress)
+        ex = run_sweep(sw, out, scheduler=args.scheduler, workers=args.jobs, progress=_out.progress(args))
     except StoreLockedError as exc:
         _say(exc)
         return 1
     except StoreError as exc:  # an unusable --out: bad input
         _say(exc)
         return 2
-    print(f"{sw.source}: {len(ex.outcomes)} runs: ran {ex.ran}, already stored {ex.stored}, failed {ex.failed} "
+    _out.result(f"{sw.source}: {len(ex.outcomes)} runs: ran {ex.ran}, already stored {ex.stored}, failed {ex.failed} "
           f"in {ex.wall_s:.1f} s ({ex.executor}); store: {out}")
     if ex.interrupted:  # as for reproduce: the finished runs are stored, the rest is not an error
-        print(f"vegaslab: interrupted; {ex.ran} finished runs are stored, run the same command to go on",
-              file=sys.stderr)
+        _out.error(f"vegaslab: interrupted; {ex.ran} finished runs are stored, run the same command to go on")
         return 130
     seen: set[str] = set()
     for o in ex.outcomes:
@@ -573,7 +816,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             msg = _one_line(o.error.splitlines()[0] if o.error else o.spec.label)
             if msg not in seen:
                 seen.add(msg)
-                print(f"  FAILED {msg}", file=sys.stderr)
+                _out.error(f"  FAILED {msg}")
     if plots:
         res = SweepResults(sw, out, ex)
         for metric, param in plots:
@@ -581,7 +824,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 written = res.save_plot(metric, param, flow=args.flow)
             except VegaslabError as exc:
                 raise ScenarioError(f"--plot {metric}:{param}: {exc}") from None
-            print(f"wrote {written}")
+            _out.result(f"wrote {written}")
     return 1 if ex.failed or ex.interrupted else 0
 
 
@@ -609,7 +852,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     for st in studies:
         try:
             r = rb.run_study(st, out / "store", n_jobs=args.jobs, scheduler=args.scheduler,
-                             progress=not args.no_progress)
+                             progress=_out.progress(args))
         except rb.StudyError as exc:
             _say(exc)
             return 2
@@ -620,16 +863,16 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         rb.save_summary(rb.summary(r, figures), out / "robustness")
         d = r.default
         ns2 = f"; ns-2.35: {rb.ns2_cell(rb.summary(r))}" if r.ns2 is not None else ""
-        print(f"{st.entry}: {r.verdict} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
-              f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s{ns2}")
+        _out.result(f"{st.entry}: {r.verdict} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
+                    f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s{ns2}")
     saved = rb.load_summaries(out / "robustness")
     report = out / "robustness.md"
     report.write_text(rb.markdown(saved), encoding="utf-8")
-    print(f"wrote {report} ({len(saved)} studies)")
+    _out.result(f"wrote {report} ({len(saved)} studies)")
     page = out / "index.html"
     if page.exists():
-        print(f"updated {page}" if splice(page, saved) else
-              f"{page} predates the robustness section: run `vegaslab reproduce --out {out}` again to add it")
+        _out.result(f"updated {page}" if splice(page, saved) else
+                    f"{page} predates the robustness section: run `vegaslab reproduce --out {out}` again to add it")
     return 1 if any(r.verdict == "error" for r in results) else 0
 
 
@@ -658,23 +901,70 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.list_entries:
         return _list_entries(args)
     try:  # fail fast, before any run, on an unknown id or paper
-        resolve(args.ids, all_entries=args.all_entries)
+        entries = resolve(args.ids, all_entries=args.all_entries)
     except KeyError as exc:
-        print(f"vegaslab: {exc.args[0]}", file=sys.stderr)
+        _out.error(f"vegaslab: {exc.args[0]}")
         return 2
     if _bad_scheduler(args):
         return 2
     check_output_dir(args.out, replace=False)
+    t0 = time.perf_counter()
     try:
         table = reproduce(args.ids, args.out, seed=args.seed, quick=args.quick, jobs=args.jobs,
-                          all_entries=args.all_entries, progress=not args.no_progress, scheduler=args.scheduler)
+                          all_entries=args.all_entries, progress=_out.progress(args), scheduler=args.scheduler,
+                          echo=_out.result)
     except StoreLockedError as exc:  # a sweep or another reproduce is writing DIR/store: try later
         _say(exc)
         return 1
     except StoreError as exc:  # DIR/store is not a store this version can use: bad input, as in sweep
         _say(exc)
         return 2
-    return 1 if (table["metric"] == "(run failed)").any() else 0
+    code = 1 if (table["metric"] == "(run failed)").any() else 0
+    runs = table.attrs.get("runs", {})
+    _out.detail(f"runs: {runs.get('ran', 0)} ran, {runs.get('cached', 0)} found in {Path(args.out) / 'store'}, "
+                f"{runs.get('failed', 0)} failed, of {runs.get('total', 0)}; "
+                f"{table.attrs.get('wall_s', time.perf_counter() - t0):.1f} s")
+    if args.json:
+        _out.document(_reproduce_document(entries, table, Path(args.out), code))
+    return code
+
+
+#: The comparison columns ``reproduce --json`` gives per row (catalog.REPRODUCE_COLUMNS less
+#: the entry, which is the row's key).
+_COMPARISON_KEYS = ("run", "metric", "published", "ours", "std", "n", "ratio", "note")
+
+
+def _reproduce_document(entries, table, out: Path, code: int) -> dict:
+    """``vegaslab reproduce --json`` (docs/cli.md): per entry, the published-vs-ours rows and
+    the claims' verdicts; where the report is."""
+    verdicts = table.attrs.get("verdicts", [])
+    docs = []
+    for e in entries:
+        rows = table[table["entry"] == e.id]
+        comparisons = [{k: r.get(k) for k in _COMPARISON_KEYS} for r in rows.to_dict(orient="records")]
+        failed = any(c["metric"] == "(run failed)" for c in comparisons)
+        docs.append({
+            "id": e.id,
+            "title": e.title,
+            "paper": e.paper,
+            "status": "run failed" if failed else "ok",
+            "comparisons": comparisons,
+            "claims": [{"text": v["text"], "expr": v["expr"], "verdict": v["status"], "detail": v["detail"]}
+                       for v in verdicts if v["entry"] == e.id],
+        })
+    report = out / "index.html"
+    return {
+        "command": "reproduce",
+        "out": str(out),
+        "report": str(report) if report.is_file() else None,
+        "summary": str(out / "summary.md") if (out / "summary.md").is_file() else None,
+        "runs": table.attrs.get("runs", {}),
+        "wall_s": table.attrs.get("wall_s"),
+        "exit_status": code,
+        "entries": docs,
+        "vegaslab_version": vegaslab.__version__,
+        "core_version": vegaslab.core_version(),
+    }
 
 
 def _list_entries(args: argparse.Namespace) -> int:
@@ -685,11 +975,16 @@ def _list_entries(args: argparse.Namespace) -> int:
     try:
         entries = resolve(args.ids) if named else list_entries()
     except KeyError as exc:
-        print(f"vegaslab: {exc.args[0]}", file=sys.stderr)
+        _out.error(f"vegaslab: {exc.args[0]}")
         return 2
     if not entries:
         raise FileNotFoundError(f"{catalog_dir()}: no catalog entries (*.toml) in this directory")
-    print(format_listing(entries, where=catalog_dir()))
+    _out.result(format_listing(entries, where=catalog_dir()))
+    if args.json:
+        _out.document({"command": "reproduce --list", "catalog": str(catalog_dir()),
+                       "entries": [{"id": e.id, "paper": e.paper, "title": e.title, "path": str(e.path),
+                                    "runs": e.run_count(), "quick_runs": e.run_count(quick=True)}
+                                   for e in entries]})
     return 0
 
 
@@ -884,12 +1179,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.duration:
         overrides.append(f"run.duration={args.duration}")
-    report = bench(scenario, overrides, ns2=args.ns2)
+    report = bench(scenario, overrides, ns2=args.ns2, echo=_out.result)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {out / 'bench.json'}")
+        _out.result(f"wrote {out / 'bench.json'}")
     return 0
 
 
@@ -899,6 +1194,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``vegaslab`` command; returns the exit status."""
     parser = build_parser()
+    _out.reset()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)
@@ -906,6 +1202,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    level = _out.QUIET if args.quiet else _out.VERBOSE if args.verbose else _out.NORMAL
+    _out.reset(level, json_mode=bool(getattr(args, "json", False)))
+    code = _dispatch(args)
+    if _out.json and not _out.documented:  # a script still gets a document to parse
+        _out.document({"command": args.command, "error": _out.last_error, "exit_status": code})
+    return code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run the subcommand; every error becomes one line on stderr and an exit status."""
     from vegaslab.outdir import OutputDirError
 
     try:
@@ -916,21 +1222,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VegaslabError as exc:
         _say(exc)
         return 1
-    except BrokenPipeError:  # e.g. `vegaslab run x.toml | head`
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
+    except BrokenPipeError:  # a closed pipe that a write outside _Console ran into
+        _silence(sys.stdout)
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
-        print("vegaslab: interrupted", file=sys.stderr)
+        _out.error("vegaslab: interrupted")
         return 130
     except OSError as exc:  # e.g. the disk filled up while writing results
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"vegaslab: {where}{exc.strerror or exc}", file=sys.stderr)
+        _out.error(f"vegaslab: {where}{exc.strerror or exc}")
         return 1
     except Exception as exc:  # noqa: BLE001 - a bug: one line for the user, a traceback on request
         if os.environ.get("VEGASLAB_DEBUG"):
             raise
-        print(f"vegaslab: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
-              f"(set VEGASLAB_DEBUG=1 for a traceback, and please report it)", file=sys.stderr)
+        _out.error(f"vegaslab: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
+              f"(set VEGASLAB_DEBUG=1 for a traceback, and please report it)")
         return 1
 
 
@@ -947,13 +1253,25 @@ def entry() -> None:
     workers closed or bound to end with this process), so the interpreter's teardown, which
     frees pandas, matplotlib and the results (0.1-0.3 s after a ``vegaslab run``, measured), is
     skipped: stdout and stderr are flushed and the process ends with ``os._exit``. Tests and
-    library code call :func:`main`, which returns normally."""
-    code = main()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe (`vegaslab run x | head`), a closed stream
-            pass
+    library code call :func:`main`, which returns normally.
+
+    A reader that closed stdout early (``vegaslab reproduce --list | head -1``) is handled
+    as the Python docs recommend for SIGPIPE: stdout is pointed at /dev/null and no traceback
+    is printed. :class:`_Console` does so where the command prints, and the command finishes
+    (exit 0); a ``BrokenPipeError`` from anywhere else (argparse's help, the final flush)
+    ends it here with 141, the status of a process ended by SIGPIPE."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _silence(sys.stdout)
+        code = EXIT_BROKEN_PIPE
+    except (OSError, ValueError):  # a closed stream
+        code = 1
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     os._exit(code)
 
 
@@ -962,7 +1280,7 @@ def _say(exc: BaseException) -> None:
     msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
     if isinstance(exc, OSError) and exc.filename is not None:  # raised by the OS, not by us
         msg = f"{exc.filename}: {exc.strerror}"
-    print(f"vegaslab: {_one_line(msg)}", file=sys.stderr)
+    _out.error(f"vegaslab: {_one_line(msg)}")
 
 
 if __name__ == "__main__":  # pragma: no cover

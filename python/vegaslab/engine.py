@@ -631,7 +631,8 @@ def execute(
 
             from tqdm.auto import tqdm
 
-            bar = tqdm(total=len(todo), unit="run", file=sys.stderr, dynamic_ncols=True,
+            # disable=None: no bar frames when stderr is not a terminal (a redirected log).
+            bar = tqdm(total=len(todo), unit="run", file=sys.stderr, dynamic_ncols=True, disable=None,
                        desc=f"running ({len(prepared) - len(todo)} stored)")
 
         def finished(p: PreparedRun, res: WorkerResult | None, exc: BaseException | None) -> None:

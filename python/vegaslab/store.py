@@ -192,7 +192,7 @@ class RunSpec:
     def label(self) -> str:
         """``source seed=N --set a=b ...`` for messages."""
         parts = [self.source, f"seed={self.seed if self.seed is not None else 'default'}"]
-        parts += [f"--set {o}" for o in self.overrides]
+        parts += [f"--set {shlex.quote(o)}" for o in self.overrides]  # quoted: flows[0] would glob
         return " ".join(parts)
 
 
