@@ -131,6 +131,9 @@ class StudyResult:
     runs: int = 0
     computed: int = 0
     wall_s: float = 0.0
+    #: The compute the study's runs took when they were computed: the sum of their stored
+    #: wall times (the worker's, per run), whichever call computed them.
+    compute_s: float = 0.0
     #: The plan that ran, and our Results at the default point's first seed by variant
     #: (what :func:`vegaslab.robustness_ns2.check` compares ns-2 with); not serialised.
     plan: Any = None
@@ -447,7 +450,17 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
             pr.holds += v.status == "holds"
     computed = sum(1 for o in outcome.values() if o.status == "ran")
     return StudyResult(study, points_out, runs=len(set(j.key for j in p.jobs)), computed=computed,
-                       wall_s=ex.wall_s, plan=p, default_runs=per.get((0, study.seeds[0]), {}))
+                       wall_s=ex.wall_s, compute_s=_compute_s(store_dir, results), plan=p,
+                       default_runs=per.get((0, study.seeds[0]), {}))
+
+
+def _compute_s(store_dir: str | os.PathLike, results: Mapping[str, Any]) -> float:
+    from .store import Store
+
+    if not results:
+        return 0.0
+    runs = Store(store_dir, create=False).read("runs", list(results))
+    return float(runs["wall_s"].sum())
 
 
 def check_ns2(result: StudyResult, store_dir: str | os.PathLike) -> None:
@@ -517,7 +530,7 @@ def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> d
                     for f in st.factors],
         "verdict": result.verdict, "sentence": result.sentence(), "points": points,
         "study_range": [min(means), max(means)] if means else None,
-        "runs": result.runs, "computed": result.computed, "wall_s": result.wall_s,
+        "runs": result.runs, "computed": result.computed, "wall_s": result.wall_s, "compute_s": result.compute_s,
         "ns2": result.ns2.to_dict() if result.ns2 is not None else None,
         "figures": [Path(f).as_posix() for f in figures],
     }
@@ -599,12 +612,16 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
              "the first seed. vegaslab.robustness documents the rules.", "",
              "| entry | conclusion | figure | ours at default | ns-2.35 at default | across the study | at our default | verdict |",
              "|---|---|---|---|---|---|---|---|"]
+    total = sum(s.get("compute_s", 0) for s in summaries)
+    lines[4:4] = [f"{len(summaries)} studies, {sum(s.get('runs', 0) for s in summaries):,} runs, "
+                  f"{total:,.0f} s of compute ({total / 3600:.2f} CPU hours).", ""]
     for s in summaries:
         lines.append(f"| {s['entry']} | {s['conclusion']} | {s.get('figure_label') or '–'} | {default_cell(s)} | "
                      f"{ns2_cell(s)} | {study_cell(s)} | {default_status(s)} | **{s['verdict']}** |")
     for s in summaries:
         lines += ["", f"## {s['entry']}: {s['conclusion']}", "", s.get("sentence", ""), "",
-                  f"{s.get('runs', 0)} runs ({s.get('computed', 0)} computed in the last call).", "",
+                  f"{s.get('runs', 0)} runs, {s.get('compute_s', 0):.0f} s of compute (the runs' wall times); "
+                  f"{s.get('computed', 0)} computed in the last call, in {s.get('wall_s', 0):.0f} s.", "",
                   f"ns-2.35 at the default point: {ns2_cell(s)}.", "",
                   "| point | holds in | 95% interval | status | figure (mean, seeds' range) |",
                   "|---|---|---|---|---|"]
