@@ -180,3 +180,41 @@ def test_core_an_installed_copy_runs_a_catalog_id_from_an_empty_directory(instal
     assert meta["duration_s"] == pytest.approx(2.0)
     source = Path(meta["provenance"]["source"]).resolve()
     assert source == installed_copy / "vegaslab" / catalog.PACKAGE_DATA / "va-reroute.toml"
+
+
+# ---------------------------------------------------------------------- the report's templates
+
+
+def _template_files() -> list[Path]:
+    root = importlib.resources.files("vegaslab") / "templates"
+    return sorted(p for p in Path(str(root)).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
+def test_the_maturin_settings_put_the_report_templates_and_the_papers_file_into_the_wheel():
+    """The report is rendered from Jinja2 templates in vegaslab/templates/ and cites from
+    catalog_data/papers/papers.toml: both must be package data like the catalog."""
+    package = (ROOT / MATURIN["python-source"] / "vegaslab").resolve()
+    files = _template_files() + [catalog.builtin_dir() / "papers" / "papers.toml"]
+    assert len(files) >= 6 and all(p.is_file() for p in files)
+    excludes = [g for g in map(_targets_wheel, MATURIN.get("exclude", [])) if g]
+    ignores = _gitignore_patterns()
+    for path in files:
+        assert path.resolve().is_relative_to(package), path
+        rel = PurePosixPath(path.resolve().relative_to(ROOT.resolve()).as_posix())
+        assert not any(fnmatch.fnmatch(str(rel), g) for g in excludes), f"{rel} is excluded from the wheel"
+        assert not any(_ignored(rel, p) for p in ignores), f"{rel} is ignored by .gitignore, so not packaged"
+
+
+def test_an_installed_copy_renders_the_report_from_its_own_templates(installed_copy, tmp_path):
+    code = ("import json\nfrom vegaslab.report_render import environment, render\n"
+            "from vegaslab.report_model import load_papers\n"
+            "t = environment().get_template('report.html.j2')\n"
+            "print(json.dumps({'template': t.filename, 'papers': sorted(load_papers()),"
+            " 'section': render('robustness.html.j2', start='', end='', anchor_id='r', title='T', studies=[],"
+            " ns2=False)}))")
+    proc = _python_in(installed_copy, tmp_path, "-c", code)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert Path(got["template"]).resolve().is_relative_to(installed_copy / "vegaslab" / "templates")
+    assert got["papers"] == sorted(["vegas-a", "adavegas", "vegas-grids", "vegas-lte", "rovegas"])
+    assert "No robustness study has been run" in got["section"]

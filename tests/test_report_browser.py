@@ -1,7 +1,12 @@
 """The HTML report in a real browser: headless Chromium (Debian's `chromium`) loads index.html,
 the page's own script counts the images that decoded, and the dumped DOM must show every image
-loaded and, for every experiment, its published-vs-ours table and its verdict list. A screenshot
-is saved as tests/artifacts/report.png.
+loaded and, for every experiment, its published-vs-ours table and its verdict list; the
+va-reroute and va-buffer sections must show the papers (issue 14): their figures' reference
+lines (the `li.reference-line` items and `data-reference-lines` the report emits beside each
+figure, since pixels cannot be parsed), the paper's full citation, and the References list.
+A screenshot is saved as tests/artifacts/report.png, and one per section, cropped to it, as
+tests/artifacts/report-<entry>.png; with VEGASLAB_UPDATE_SCREENSHOTS=1 those two are also
+written to docs/figures/ (the committed screenshots).
 
 Without Chromium the test is skipped, unless VEGASLAB_REQUIRE_CHROMIUM=1 (set by `make test`,
 which installs it with scripts/install-chromium.sh first): then it fails."""
@@ -19,7 +24,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = Path(__file__).parent / "artifacts"
-ENTRIES = ["va-reroute", "va-file"]
+ENTRIES = ["va-reroute", "va-file", "va-buffer"]
+#: The sections whose screenshots are kept in docs/figures/ and whose reference lines and
+#: citations are checked.
+SHOWN = ["va-reroute", "va-buffer"]
+DOC_FIGURES = ROOT / "docs" / "figures"
 
 
 def _chromium() -> str:
@@ -48,8 +57,13 @@ class _Dom(HTMLParser):
         self.imgs: list[dict[str, str]] = []
         self.sections: dict[str, dict[str, int]] = {}
         self.external: list[str] = []
+        self.references: dict[str, str] = {}  # li id -> its text, in the References list
+        self.citations: dict[str, list[str]] = {}  # per section: its citation's text
         self._section: str | None = None
         self._depth = 0
+        self._text: list[str] | None = None
+        self._text_tag = ""
+        self._ref: str | None = None
 
     def handle_starttag(self, tag, attrs):
         a = {k: v or "" for k, v in attrs}
@@ -62,11 +76,17 @@ class _Dom(HTMLParser):
             if "experiment" in a.get("class", "").split():
                 self._section = a.get("data-entry", "?")
                 self._depth = 0
-                self.sections[self._section] = {"comparison": 0, "verdicts": 0, "verdict": 0, "img": 0}
+                self.sections[self._section] = {"comparison": 0, "verdicts": 0, "verdict": 0, "img": 0,
+                                                "reference_line": 0, "described": 0, "departures": 0,
+                                                "figure_reference_lines": 0}
             elif self._section:
                 self._depth += 1
         if tag == "img":
             self.imgs.append(a)
+        if tag == "li" and a.get("id", "").startswith("ref-"):
+            self._text, self._text_tag, self._ref = [], "li", a["id"]
+        if self._section and tag == "p" and "citation" in a.get("class", "").split():
+            self._text, self._text_tag, self._ref = [], "p", None
         if self._section:
             s = self.sections[self._section]
             classes = a.get("class", "").split()
@@ -78,8 +98,26 @@ class _Dom(HTMLParser):
                 s["verdict"] += 1
             if tag == "img":
                 s["img"] += 1
+            if tag == "figure" and "report-figure" in classes:
+                s["figure_reference_lines"] += int(a.get("data-reference-lines", "0"))
+            if tag == "li" and "reference-line" in classes:
+                s["reference_line"] += 1
+                if a.get("data-kind") == "described":
+                    s["described"] += 1
+                    s["departures"] += int(a.get("data-departures", "0"))
+
+    def handle_data(self, data):
+        if self._text is not None:
+            self._text.append(data)
 
     def handle_endtag(self, tag):
+        if self._text is not None and tag == self._text_tag:
+            text = "".join(self._text)
+            if self._ref:
+                self.references[self._ref] = text
+            elif self._section:
+                self.citations.setdefault(self._section, []).append(text)
+            self._text = None
         if tag == "section" and self._section:
             if self._depth:
                 self._depth -= 1
@@ -130,6 +168,18 @@ def test_report_loads_in_chromium_with_every_image_table_and_verdict(report_dir,
         assert s["verdicts"] == 1 and s["verdict"] >= 1, (entry, s)
         assert s["img"] >= 1, (entry, s)
 
+    # the papers in the va-reroute and va-buffer sections: reference lines and citations
+    for entry in SHOWN:
+        s = dom.sections[entry]
+        assert s["reference_line"] >= 2 and s["figure_reference_lines"] == s["reference_line"], (entry, s)
+        assert s["described"] >= 1, (entry, s)   # the figure spec's reference (docs/catalog-format.md)
+        cite = dom.citations.get(entry, [])
+        assert len(cite) == 1 and "TCP Vegas-A: Improving the Performance of TCP Vegas" in cite[0], (entry, cite)
+        assert "Computer Communications 28" in cite[0] and "K.N. Srijith" in cite[0]
+    # va-reroute's Vegas-A panel: "recovers fully" holds on the 40-200 s mean, the collapses show
+    assert dom.sections["va-reroute"]["departures"] >= 2
+    assert "Srijith" in dom.references.get("ref-vegas-a", ""), dom.references
+
     # the screenshot, kept as an artefact to look at
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report.png"
@@ -139,3 +189,41 @@ def test_report_loads_in_chromium_with_every_image_table_and_verdict(report_dir,
                     "--window-size=1280,4000", url)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
+
+
+def _section_screenshot(exe: str, page: Path, entry: str, tmp: Path, shot: Path) -> None:
+    """A PNG of one experiment's section: a copy of the page that shows only that section,
+    captured by Chromium and cropped to the section (the page's background trimmed), then
+    stored as a 256-colour palette PNG so the committed files stay small."""
+    from PIL import Image, ImageChops
+
+    only = (f"<style>header.top,#summary,#robustness,#references,footer,section.experiment:not(#exp-{entry})"
+            "{display:none!important}main{padding:12px}</style></head>")
+    copy = tmp / f"only-{entry}.html"
+    copy.write_text(page.read_text(encoding="utf-8").replace("</head>", only, 1), encoding="utf-8")
+    raw = tmp / f"raw-{entry}.png"
+    proc = _browser(exe, tmp, "--virtual-time-budget=10000", "--hide-scrollbars", f"--screenshot={raw}",
+                    "--window-size=1240,9000", copy.resolve().as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    img = Image.open(raw).convert("RGB")
+    bg = Image.new("RGB", img.size, img.getpixel((2, img.height - 2)))
+    box = ImageChops.difference(img, bg).getbbox()
+    assert box is not None, f"the {entry} section rendered nothing"
+    pad = 8
+    img = img.crop((max(box[0] - pad, 0), max(box[1] - pad, 0), min(box[2] + pad, img.width),
+                    min(box[3] + pad, img.height)))
+    assert img.height < 9000 - 2 * pad, f"the {entry} section is taller than the window: raise --window-size"
+    img.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(shot, optimize=True)
+
+
+def test_screenshots_of_the_va_reroute_and_va_buffer_sections(report_dir, tmp_path):
+    exe = _chromium()
+    ARTIFACTS.mkdir(exist_ok=True)
+    for entry in SHOWN:
+        shot = ARTIFACTS / f"report-{entry}.png"
+        _section_screenshot(exe, report_dir / "index.html", entry, tmp_path, shot)
+        data = shot.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and 20_000 < len(data) < 1_500_000, len(data)
+        if os.environ.get("VEGASLAB_UPDATE_SCREENSHOTS") == "1":
+            DOC_FIGURES.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(shot, DOC_FIGURES / f"report-{entry}.png")

@@ -18,7 +18,9 @@ A catalog file is a normal scenario (the core ignores ``[meta]`` and ``[[variant
     ``seeds = [1, 2, 3]`` or ``runs = 10`` (seeds 1..10): run every variant once per seed and
     report mean and spread (default: one run with the file's ``run.seed``, else 1).
     ``figures = [{kind = "throughput" | "cwnd" | "queue" | "bar" | "line", ...}]`` (or
-    ``[[meta.figures]]`` tables): the report's plots; sensible defaults when absent.
+    ``[[meta.figures]]`` tables): the report's plots; sensible defaults when absent. A figure's
+    ``paper_figure`` names the paper's figure, its ``reference`` tables the levels the paper
+    describes over an interval (checked by :func:`_check_figure_papers`).
 ``[meta.quick]``
     what ``--quick`` changes: ``set`` (overrides applied to every variant, e.g.
     ``{"run.duration" = "50s"}``), ``seeds`` / ``runs``, ``note`` (said in the report).
@@ -62,14 +64,22 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from . import ScenarioError, format_override, load_scenario, to_toml
 
+# The import graph (issue 14): catalog -> runner, report_table (both import nothing of
+# vegaslab's at load time but the package itself); catalog.reproduce -> report, imported there
+# because it loads pandas and matplotlib (see reproduce). Neither runner nor any report module
+# imports catalog, so there is no cycle: they see entries through Entry's own methods.
+from .report_table import (REPRODUCE_COLUMNS, format_comparison, ratio,  # noqa: F401 - re-exported
+                           summary_markdown)
+from .report_table import cells as _cells  # noqa: F401 - the old private names
+from .report_table import ours_cell as _ours_cell  # noqa: F401
+from . import runner
+from .runner import safe_name  # noqa: F401 - re-exported: the run directories' names
+
 # The entries ``vegaslab reproduce`` runs when given none: owned by the import-free
 # catalog_defaults (the command line reads them while building its parser), re-exported here.
 from .catalog_defaults import DEFAULT_IDS  # noqa: E402
 
 COMPARE_COLUMNS = ["metric", "published", "ours", "ratio"]
-#: Columns of the table :func:`reproduce` returns: ``ours`` is the mean over seeds, ``std`` the
-#: sample standard deviation (NaN for one seed), ``n`` the number of seeds that gave a value.
-REPRODUCE_COLUMNS = ["entry", "run", "metric", "published", "ours", "std", "n", "ratio", "note"]
 #: Figure kinds the report draws (docs/catalog-format.md).
 FIGURE_KINDS = ("throughput", "cwnd", "queue", "bar", "line")
 
@@ -147,7 +157,22 @@ class Entry:
     def run_count(self, quick: bool = False) -> int:
         """How many simulations ``reproduce`` makes for this entry: its runs (one per
         ``[[variant]]``, or the file itself) times its seeds; under ``quick``, the quick ones."""
-        return len(expand(self, quick=quick)) * len(self.seeds(quick=quick))
+        return len(self.runs(quick=quick)) * len(self.seeds(quick=quick))
+
+    def runs(self, *, quick: bool = False) -> list[RunSpec]:
+        """The entry's runs (:func:`expand`); a method so that the runner and the report, which
+        never import this module, can expand the entries they are given."""
+        return expand(self, quick=quick)
+
+    def published_of(self, variant: str) -> Mapping[str, float]:
+        """The published numbers of one run (a variant's name, or the entry's id for a file
+        without variants); empty when it has none or there is no such run."""
+        for v in self.variants:
+            if v["name"] == variant:
+                return v.get("published", {}) or {}
+        if not self.variants and variant == self.id:
+            return self.meta.get("published", {}) or {}
+        return {}
 
 
 def _seeds_of(table: Mapping[str, Any]) -> list[int]:
@@ -245,6 +270,76 @@ def _check_meta_extensions(path: Path, meta: Mapping[str, Any]) -> None:
         for i, f in enumerate(figs):
             if not isinstance(f, Mapping) or f.get("kind") not in FIGURE_KINDS:
                 raise ScenarioError(f"{where}.{name}[{i}].kind: must be one of {', '.join(FIGURE_KINDS)}")
+
+
+#: Figure kinds drawn over time: the ones a ``reference`` (a described level over an interval)
+#: applies to.
+SERIES_FIGURE_KINDS = ("throughput", "cwnd", "queue")
+#: Keys of a figure's ``reference`` table (docs/catalog-format.md, "Reference lines").
+REFERENCE_KEYS = ("variant", "metric", "level", "interval", "below", "window", "source")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_figure_papers(path: Path, meta: Mapping[str, Any], runs: Mapping[str, Mapping[str, float]]) -> None:
+    """A figure's ``paper_figure`` and ``reference`` tables, against the entry's runs (``runs``:
+    run name -> its published numbers): every error names the file and the field."""
+    for i, f in enumerate(meta.get("figures", []) or []):
+        where = f"{path}: meta.figures[{i}]"
+        pf = f.get("paper_figure")
+        if pf is not None:
+            if isinstance(pf, Mapping):
+                for k, v in pf.items():
+                    if k not in runs:
+                        raise ScenarioError(f"{where}.paper_figure.{json.dumps(k)}: not a variant of this entry "
+                                            f"(variants: {', '.join(runs)})")
+                    if not isinstance(v, str) or not v.strip():
+                        raise ScenarioError(f"{where}.paper_figure.{json.dumps(k)}: must be a non-empty string "
+                                            "(the paper's figure, e.g. \"Fig. 2\")")
+            elif not isinstance(pf, str) or not pf.strip():
+                raise ScenarioError(f"{where}.paper_figure: must be a non-empty string (\"Fig. 2\") or a table "
+                                    "variant -> string")
+        refs = f.get("reference")
+        if refs is None:
+            continue
+        if f.get("kind") not in SERIES_FIGURE_KINDS:
+            raise ScenarioError(f"{where}.reference: only a time-series figure ({', '.join(SERIES_FIGURE_KINDS)}) "
+                                f"takes a reference; a {f.get('kind')} figure draws the published numbers itself")
+        single = isinstance(refs, Mapping)
+        if not single and not (isinstance(refs, list) and refs and all(isinstance(r, Mapping) for r in refs)):
+            raise ScenarioError(f"{where}.reference: must be a table or a non-empty array of tables")
+        for k, r in enumerate([refs] if single else refs):
+            at = f"{where}.reference" + ("" if single else f"[{k}]")
+            unknown = [x for x in r if x not in REFERENCE_KEYS]
+            if unknown:
+                raise ScenarioError(f"{at}.{unknown[0]}: unknown field; a reference takes {', '.join(REFERENCE_KEYS)}")
+            variant = r.get("variant")
+            if not isinstance(variant, str) or variant not in runs:
+                raise ScenarioError(f"{at}.variant: must name a variant of this entry ({', '.join(runs)}), "
+                                    f"got {variant!r}")
+            metric = r.get("metric")
+            if not isinstance(metric, str) or "." not in metric:
+                raise ScenarioError(f"{at}.metric: must be \"<flow|queue>.<metric>\" (e.g. \"f1.throughput_bps\"), "
+                                    f"got {metric!r}")
+            if "level" in r:
+                if not _number(r["level"]) or r["level"] < 0:
+                    raise ScenarioError(f"{at}.level: must be a finite number >= 0, got {r['level']!r}")
+            elif metric not in runs[variant]:
+                raise ScenarioError(f"{at}.level: required, because variant {variant!r} has no published {metric} "
+                                    "to take it from")
+            if "interval" in r:
+                iv = r["interval"]
+                if not (isinstance(iv, list) and len(iv) == 2 and all(_number(x) for x in iv)
+                        and 0 <= iv[0] < iv[1]):
+                    raise ScenarioError(f"{at}.interval: must be [t0, t1] in seconds with 0 <= t0 < t1, got {iv!r}")
+            if "below" in r and not (_number(r["below"]) and 0 < r["below"] < 1):
+                raise ScenarioError(f"{at}.below: must be a fraction > 0 and < 1 (of the level), got {r['below']!r}")
+            if "window" in r and not (_number(r["window"]) and r["window"] > 0):
+                raise ScenarioError(f"{at}.window: must be a number of seconds > 0, got {r['window']!r}")
+            if "source" in r and not isinstance(r["source"], str):
+                raise ScenarioError(f"{at}.source: must be a string (where the paper says it)")
 
 
 #: Keys of a hand-written ``[[variant]]`` and of a grid (a ``[[variant]]`` with ``axis``).
@@ -431,6 +526,9 @@ def _parse_entry(path: Path) -> Entry:
                                     + f"; already the name of {seen[m['name']]}")
             seen[m["name"]] = owner
         variants.extend(made)
+    runs = ({str(v["name"]): v.get("published", {}) or {} for v in variants} if variants
+            else {str(meta.get("id", path.stem)): meta.get("published", {}) or {}})
+    _check_figure_papers(path, meta, runs)
     return Entry(id=str(meta.get("id", path.stem)), path=path, meta=meta,
                  variants=tuple(variants), scenario=scenario)
 
@@ -553,19 +651,6 @@ def resolve(names: Iterable[str] = (), directory: str | os.PathLike | None = Non
     return out
 
 
-def ratio(ours: Any, published: Any) -> float:
-    """ours / published; 1.0 when both are 0, inf when only published is 0, NaN if unknown."""
-    try:
-        o, p = float(ours), float(published)
-    except (TypeError, ValueError):
-        return float("nan")
-    if math.isnan(o) or math.isnan(p):
-        return float("nan")
-    if p == 0:
-        return 1.0 if o == 0 else math.inf
-    return o / p
-
-
 def compare(results, published: Mapping[str, float]) -> pd.DataFrame:
     """One row per published metric: metric, published, ours, ratio (ours / published).
     Raises KeyError naming the metric when the results have no such flow/queue/link/column."""
@@ -581,11 +666,6 @@ def compare(results, published: Mapping[str, float]) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------- reproduce
-
-
-def safe_name(name: str) -> str:
-    """A file-system-safe form of an entry or variant name."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "run"
 
 
 _safe_name = safe_name  # the old private name
@@ -633,8 +713,9 @@ def reproduce(
     :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.engine.run_payload` in the
     workers (for tests that simulate crashing runs)."""
     from . import _check_seed
+    # Imported here for its cost only (pandas, numpy, matplotlib, jinja2): listing and
+    # resolving entries must not pay it. report never imports catalog, so this is no cycle.
     from . import report as report_mod
-    from . import runner
     from .outdir import check_output_dir
 
     t0 = time.perf_counter()
@@ -675,76 +756,3 @@ def reproduce(
     if execution.interrupted:
         raise KeyboardInterrupt
     return table
-
-
-def _ours_cell(ours: Any, std: Any, n: Any) -> str:
-    import pandas as pd
-
-    from .results import _num
-
-    txt = _num(ours, 7)
-    try:
-        if n is not None and not pd.isna(n) and int(n) > 1 and not pd.isna(std):
-            txt += f" ± {_num(float(f'{float(std):.3g}'), 7)}"
-    except (TypeError, ValueError):
-        pass
-    return txt
-
-
-def _cells(r) -> list[str]:
-    import pandas as pd
-
-    from .results import _num
-
-    ratio_txt = "-" if pd.isna(r.ratio) else ("inf" if math.isinf(r.ratio) else f"{r.ratio:.3f}")
-    return [str(r.run), str(r.metric), _num(r.published, 7),
-            _ours_cell(r.ours, getattr(r, "std", None), getattr(r, "n", None)), ratio_txt]
-
-
-def format_comparison(table: pd.DataFrame) -> str:
-    """Fixed-width run / metric / published / ours / ratio text for the terminal."""
-    from .results import _fixed_width
-
-    lines = _fixed_width(["run", "metric", "published", "ours", "ratio"],
-                         [_cells(r) for r in table.itertuples(index=False)], left=2)
-    notes = [f"   {r.run}: {r.note}" for r in table.itertuples(index=False) if r.note]
-    return "\n".join(["   " + line for line in lines] + notes)
-
-
-def summary_markdown(table: pd.DataFrame, entries: Iterable[Entry], verdicts: Mapping[str, list] | None = None,
-                     *, header: Iterable[str] = (), extra: Mapping[str, Iterable[str]] | None = None) -> str:
-    """The reproduction summary as Markdown: per entry its set-up notes, assumptions, a
-    published / ours / ratio table (ours = mean ± std over seeds) and the claim verdicts.
-    ``header`` lines go after the title; ``extra[entry_id]`` lines after the entry's title."""
-    out = ["# vegaslab reproduction summary", "", *header,
-           "ratio = ours / published. Published numbers are ns-2 runs with each paper's own patches.", ""]
-    for e in entries:
-        out += [f"## {e.id}: {e.title}".rstrip(": "), ""]
-        cite = ", ".join(f"{k}: {e.meta[k]}" for k in ("paper", "figure") if e.meta.get(k))
-        if cite:
-            out += [cite, ""]
-        out += list((extra or {}).get(e.id, []))
-        if e.meta.get("notes"):
-            out += [str(e.meta["notes"]).strip(), ""]
-        assumptions = e.meta.get("assumptions") or []
-        if assumptions:
-            out.append("Assumptions (not given by the paper):")
-            for a in assumptions:
-                out.append(f"- `{a.get('field', '?')}` = `{a.get('value', '?')}`: {a.get('reason', '')}")
-            out.append("")
-        out += ["| run | metric | published | ours | ratio |", "|---|---|---:|---:|---:|"]
-        part = table[table["entry"] == e.id]
-        for r in part.itertuples(index=False):
-            out.append("| " + " | ".join(c.replace("|", "\\|") for c in _cells(r)) + " |")
-        for r in part.itertuples(index=False):
-            if r.note:
-                label = "failed" if r.metric == "(run failed)" else str(r.metric)
-                out.append(f"\n**{r.run} {label}:** {r.note}")
-        vs = (verdicts or {}).get(e.id, [])
-        if vs:
-            out += ["", "Claims:", ""]
-            for v in vs:
-                src = f" ({v.claim.source})" if v.claim.source else ""
-                out.append(f"- **{v.status}**: {v.text}{src}. `{v.expr}` → {v.detail}")
-        out.append("")
-    return "\n".join(out)

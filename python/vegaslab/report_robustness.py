@@ -4,20 +4,25 @@ It renders the study summaries that ``vegaslab robustness --out DIR`` saves in
 ``DIR/robustness/<entry>.json`` (:func:`vegaslab.robustness.summary`): the verdict table, with
 our figure at the default set-up, ns-2.35's at the same set-up and the figure's range across
 the study, then per study its sentence, its points and its figures (embedded, so the page
-stands alone).
+stands alone). The markup is the template ``templates/robustness.html.j2`` (issue 14); this
+module gathers the cells (:func:`section_model`).
 
 Decided: the section sits between two markers in ``index.html``. ``reproduce`` writes it from
 whatever studies the directory holds (none: a line saying how to run them), and ``robustness``
 replaces what is between the markers, so running the studies after the reproduction updates
-the report without re-running or re-drawing anything else.
+the report without re-running or re-drawing anything else. The ns-2.35 column and sentences
+appear only when at least one study was checked with ns-2 (``--no-ns2`` leaves them out).
 """
 from __future__ import annotations
 
 import base64
-import html
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from .report_render import Markup, render
+from .report_table import anchor
+from .robustness import default_cell, default_status, fmt, ns2_cell, study_cell
 
 START = "<!-- vegaslab:robustness -->"
 END = "<!-- /vegaslab:robustness -->"
@@ -25,63 +30,44 @@ ANCHOR = "robustness"
 TITLE = "How robust are the papers' conclusions?"
 
 
-def _e(x: Any) -> str:
-    return html.escape(str(x), quote=True)
-
-
-def _img(base: Path, rel: str, alt: str) -> str:
-    path = base / rel
+def _figure(base: Path, rel: str, alt: str) -> dict:
     try:
-        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        return {"rel": rel, "alt": alt, "data": base64.b64encode((base / rel).read_bytes()).decode("ascii")}
     except OSError as exc:
-        return f'<p class="figerr">Figure {_e(rel)} could not be read: {_e(exc)}</p>'
-    return f'<figure><img alt="{_e(alt)}" src="data:image/png;base64,{data}"></figure>'
+        return {"rel": rel, "alt": alt, "data": "", "error": str(exc)}
+
+
+def _point(p: Mapping[str, Any]) -> dict:
+    lo, hi = p["interval"]
+    v = p.get("values") or []
+    return {"label": p["label"], "errors": list(p.get("errors", []))[:3], "holds": f"{p['holds']}/{p['seeds']}",
+            "interval": f"{lo:.2f}-{hi:.2f}", "status": p["status"],
+            "figure": "–" if not v else f"{fmt(sum(v) / len(v))} ({fmt(min(v))}-{fmt(max(v))})"}
+
+
+def section_model(summaries: Sequence[Mapping[str, Any]], base: str | os.PathLike) -> dict:
+    """The section's cells; ``base`` is the directory the summaries' figure paths are
+    relative to (the report's)."""
+    base = Path(base)
+    studies = [{"entry": s["entry"], "anchor": anchor(s["entry"]), "conclusion": s.get("conclusion", ""),
+                "figure_label": s.get("figure_label") or "–", "default": default_cell(s), "ns2": ns2_cell(s),
+                "study": study_cell(s), "default_status": default_status(s), "verdict": s["verdict"],
+                "verdict_class": s["verdict"].split()[0], "sentence": s.get("sentence", ""), "runs": s.get("runs", 0),
+                "compute": f"{s.get('compute_s', 0):,.0f}",
+                "points": [_point(p) for p in s.get("points", [])],
+                "figures": [_figure(base, f, f"{s['entry']}: share of seeds where the conclusion holds")
+                            for f in s.get("figures", [])]}
+               for s in summaries]
+    total = sum(s.get("compute_s", 0) for s in summaries)
+    return {"start": Markup(START), "end": Markup(END), "anchor_id": ANCHOR, "title": TITLE, "studies": studies,
+            "ns2": any(s.get("ns2") for s in summaries),
+            "totals": f"{len(summaries)} studies, {sum(s.get('runs', 0) for s in summaries):,} runs, "
+                      f"{total:,.0f} s of compute ({total / 3600:.2f} CPU hours; the runs' own wall times)"}
 
 
 def section_html(summaries: Sequence[Mapping[str, Any]], base: str | os.PathLike) -> str:
-    """The whole section, markers included; ``base`` is the directory the summaries' figure
-    paths are relative to (the report's)."""
-    from .report import anchor
-    from .robustness import default_cell, default_status, fmt, ns2_cell, study_cell
-
-    base = Path(base)
-    out = [START, f'<section class="panel" id="{ANCHOR}"><h2>{_e(TITLE)}</h2>']
-    if not summaries:
-        out.append('<p class="sub">No robustness study has been run into this directory: '
-                   '<code>vegaslab robustness --out DIR</code> (DIR = this report\'s directory) runs them '
-                   'and adds their verdicts here.</p>')
-        return "\n".join(out + ["</section>", END])
-    out.append('<p class="sub">Each study varies, one at a time and in the pairs that matter, the assumptions a '
-               'paper leaves open, and judges the conclusion per seed: a point holds when the 95% Wilson interval '
-               'of the share of seeds where it holds lies above one half. The figure is the quantity the '
-               'conclusion is about; ns-2.35 runs our default set-up at the first seed.</p>')
-    head = ["entry", "conclusion", "figure", "ours at default", "ns-2.35 at default", "across the study",
-            "at our default", "verdict"]
-    rows = []
-    for s in summaries:
-        cells = [f'<a href="#{anchor(s["entry"])}">{_e(s["entry"])}</a>', _e(s.get("conclusion", "")),
-                 _e(s.get("figure_label") or "–"), _e(default_cell(s)), _e(ns2_cell(s)), _e(study_cell(s)),
-                 _e(default_status(s)), f'<b class="verdict-{_e(s["verdict"].split()[0])}">{_e(s["verdict"])}</b>']
-        rows.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    out.append('<table class="robustness"><thead><tr>' + "".join(f"<th>{_e(h)}</th>" for h in head)
-               + f'</tr></thead><tbody>{"".join(rows)}</tbody></table>')
-    for s in summaries:
-        out.append(f'<h3 id="{ANCHOR}-{_e(s["entry"])}">{_e(s["entry"])}: {_e(s.get("conclusion", ""))}</h3>')
-        out.append(f'<p>{_e(s.get("sentence", ""))}</p>')
-        out.append(f'<p class="sub">{_e(s.get("runs", 0))} runs. ns-2.35 at the default point: {_e(ns2_cell(s))}.</p>')
-        prow = []
-        for p in s.get("points", []):
-            lo, hi = p["interval"]
-            v = p.get("values") or []
-            fig = "–" if not v else f"{fmt(sum(v) / len(v))} ({fmt(min(v))}-{fmt(max(v))})"
-            err = "".join(f'<br><span class="figerr">{_e(e)}</span>' for e in p.get("errors", [])[:3])
-            prow.append(f"<tr><td>{_e(p['label'])}{err}</td><td class=\"num\">{p['holds']}/{p['seeds']}</td>"
-                        f"<td class=\"num\">{lo:.2f}-{hi:.2f}</td><td>{_e(p['status'])}</td><td class=\"num\">{_e(fig)}</td></tr>")
-        out.append('<table class="points"><thead><tr><th>point</th><th class="num">holds in</th>'
-                   '<th class="num">95% interval</th><th>status</th><th class="num">figure (mean, seeds\' range)</th>'
-                   f'</tr></thead><tbody>{"".join(prow)}</tbody></table>')
-        out += [_img(base, f, f"{s['entry']}: share of seeds where the conclusion holds") for f in s.get("figures", [])]
-    return "\n".join(out + ["</section>", END])
+    """The whole section, markers included."""
+    return render("robustness.html.j2", **section_model(summaries, base)).strip()
 
 
 def splice(page: str | os.PathLike, summaries: Sequence[Mapping[str, Any]]) -> bool:

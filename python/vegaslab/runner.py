@@ -36,11 +36,12 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - type names only: runner never imports catalog
     from .catalog import Entry
     from .results import Results
     from .store import PreparedRun
@@ -51,6 +52,12 @@ ALLOWED_FAILURES = 1
 
 #: The store's parameter columns of a reproduce run.
 PARAMS = ("entry", "variant")
+
+
+def safe_name(name: str) -> str:
+    """A file-system-safe form of an entry or variant name (a run's directory under
+    ``results/``; :mod:`vegaslab.catalog` re-exports it)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "run"
 
 
 @dataclass(frozen=True)
@@ -132,14 +139,13 @@ def plan(entries: Iterable["Entry"], *, quick: bool = False, seed: int | None = 
     (:func:`vegaslab.store.prepare`); a job whose scenario the core rejects carries the error
     (it fails without running)."""
     from . import read_text_file
-    from .catalog import expand
     from .store import RunSpec, prepare
 
     texts: dict[str, str] = {}
     planned: list[tuple[str, str, int, str, tuple[str, ...], RunSpec | str]] = []
     for entry in entries:
         seeds = [seed] if seed is not None else entry.seeds(quick=quick)
-        for spec in expand(entry, quick=quick):
+        for spec in entry.runs(quick=quick):
             path = os.fspath(spec.scenario_path)
             if path not in texts:
                 try:
@@ -268,7 +274,6 @@ def export(results: Mapping[str, "Results"], outcomes: Iterable[Outcome], result
     directory whose job.json already names the same run is left as it is (its files came from
     that run). No CSV copies (the default): for ``reproduce --all`` they were 1.4 GB of the
     1.6 GB written."""
-    from .catalog import safe_name
     from .outdir import output_dir
 
     for o in outcomes:

@@ -1,0 +1,456 @@
+"""The report's figures (matplotlib, embedded as base64 PNG), with the papers drawn in.
+
+Every figure is a dict: ``title``, ``png`` (base64), ``caption``, ``kind``, ``paper_figure``
+(the paper's figure or table the figure corresponds to) and ``references``: one entry per
+reference line drawn, with the numbers behind it, which the page shows under the figure and
+emits as data attributes (pixels cannot be checked, the attributes can). A figure that could
+not be drawn is ``{title, error}``.
+
+Reference lines (decided for issue 14, "the report shows the papers"; docs/catalog-format.md,
+"Figures"):
+
+- **Published level.** A time-series panel (``throughput``, ``cwnd``, ``queue``) of variant V
+  that draws entity E's column C gets a dashed horizontal line at V's published ``E.M``, where
+  M is the published metric that is C's mean over the run: ``throughput_bps`` for
+  ``throughput_bps`` (the running mean converges on it), ``mean_cwnd`` for ``cwnd``,
+  ``mean_len`` for a queue's ``length`` (:data:`LEVEL_METRIC`).
+- **Published end.** V's published ``E.completion_time_s`` is a dotted vertical line: where
+  the paper's transfer ends.
+- **Described level over an interval** (a figure spec's ``reference``): the level a claim or
+  the paper's text gives over an interval, e.g. "recovers fully: over 0.9 Mbit/s from 40 s on".
+  The interval is shaded and the level drawn across it. **Departure rule:** a sample departs
+  from the description where the trailing ``window``-second mean of the plotted series (1 s
+  by default, ten 0.1 s bins), taken inside the interval only, is below ``below`` times the
+  level (0.5 by default); departures are shaded red and listed with their times, beside the
+  series' mean over the interval. So a claim about a mean that holds (Vegas-A's 40-200 s mean
+  is over 0.9 Mbit/s) is shown together with the collapses it averages over (near 75 s and
+  150 s), and neither hides the other.
+- ``bar`` and ``line`` figures already draw the published numbers (hatched bars, dashed
+  series); their references list them.
+
+Each panel's title names the variant and the paper's figure (the spec's ``paper_figure``, a
+string or a table variant -> string, else the entry's ``meta.figure``); every panel has both
+axis labels.
+"""
+
+from __future__ import annotations
+
+import base64
+import fnmatch
+import io
+import math
+from typing import TYPE_CHECKING, Any, Mapping
+
+import numpy as np
+
+from . import claims
+from .claims import RunSet
+from .report_table import num_cell
+
+if TYPE_CHECKING:  # pragma: no cover - type names only
+    from .catalog import Entry
+
+#: At most this many variants in one time-series figure (one panel each).
+MAX_PANELS = 6
+_COLORS = ["#1f4e9c", "#c0392b", "#2e8b57", "#8e44ad", "#d68910", "#17a2b8", "#5d6d7e", "#a04000"]
+#: The published metric that is a time series column's mean over the run.
+LEVEL_METRIC = {"throughput_bps": "throughput_bps", "cwnd": "mean_cwnd", "length": "mean_len"}
+#: The published metric drawn as a vertical line: when the paper's transfer ends.
+END_METRIC = "completion_time_s"
+#: Defaults of a ``reference`` table's departure rule.
+DEFAULT_BELOW, DEFAULT_WINDOW_S = 0.5, 1.0
+_REF_COLOR, _DEPART_COLOR = "#111111", "#e74c3c"
+
+
+def _mpl_figure(w: float, h: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _style(ax) -> None:
+    ax.grid(True, color="#d5d8dc", lw=0.6)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    ax.tick_params(labelsize=9)
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", facecolor="white")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _pick_variants(spec: Mapping[str, Any], rs: RunSet, have: Any = None) -> list[str]:
+    wanted = spec.get("variants")
+    names = [n for n in rs.names() if n in rs.runs]
+    if wanted:
+        if isinstance(wanted, str):
+            wanted = [wanted]
+        out = []
+        for w in wanted:
+            for n in names:
+                if fnmatch.fnmatchcase(n, str(w)) and n not in out:
+                    out.append(n)
+        names = out
+    if have is not None:
+        names = [n for n in names if have(n)]
+    return names
+
+
+def _unit(values: np.ndarray, metric: str) -> tuple[float, str]:
+    if metric.endswith("_bps") or metric == "throughput_bps":
+        top = float(np.nanmax(np.abs(values))) if len(values) else 0.0
+        for scale, unit in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+            if top >= scale:
+                return scale, unit
+        return 1.0, "bit/s"
+    return 1.0, ""
+
+
+def _fmt_level(value: float, scale: float, unit: str) -> str:
+    return f"{value / scale:.3g} {unit}".strip() if unit else num_cell(value)
+
+
+def paper_figure(spec: Mapping[str, Any], entry: "Entry", variant: str | None = None) -> str:
+    """The paper's figure a figure (or one of its panels) corresponds to."""
+    pf = spec.get("paper_figure")
+    if isinstance(pf, Mapping):
+        got = pf.get(variant) if variant is not None else None
+        if got is None and variant is None:
+            got = ", ".join(dict.fromkeys(str(v) for v in pf.values()))
+        return str(got or "")
+    if pf:
+        return str(pf)
+    return str(entry.meta.get("figure") or "")
+
+
+def references_of(spec: Mapping[str, Any]) -> list[dict]:
+    """The spec's ``reference`` tables (one table or an array of them)."""
+    ref = spec.get("reference")
+    if ref is None:
+        return []
+    return [dict(ref)] if isinstance(ref, Mapping) else [dict(r) for r in ref]
+
+
+def departures(t: np.ndarray, y: np.ndarray, level: float, interval: tuple[float, float], *,
+               below: float = DEFAULT_BELOW, window: float = DEFAULT_WINDOW_S) -> dict:
+    """The departure rule (module docstring): inside ``interval`` (t0 < t <= t1), the trailing
+    ``window``-second mean of ``y``; the spans where it is below ``below * level``, the time
+    spent there and the plain mean of ``y`` over the interval."""
+    t0, t1 = interval
+    keep = (t > t0) & (t <= t1) & np.isfinite(y)
+    t, y = t[keep], y[keep]
+    if not len(t):
+        return {"mean": math.nan, "spans": [], "seconds": 0.0, "samples": 0}
+    dt = float(np.median(np.diff(t))) if len(t) > 1 else window
+    n = max(1, int(round(window / dt))) if dt > 0 else 1
+    c = np.concatenate([[0.0], np.cumsum(y)])
+    idx = np.arange(1, len(y) + 1)
+    lo = np.maximum(idx - n, 0)
+    trailing = (c[idx] - c[lo]) / (idx - lo)
+    low = trailing < below * level
+    spans: list[list[float]] = []
+    i = 0
+    while i < len(low):
+        if low[i]:
+            j = i
+            while j + 1 < len(low) and low[j + 1]:
+                j += 1
+            spans.append([float(t[i] - dt), float(t[j])])
+            i = j + 1
+        else:
+            i += 1
+    return {"mean": float(np.mean(y)), "spans": spans, "seconds": float(sum(b - a for a, b in spans)),
+            "samples": int(len(y))}
+
+
+def _spans_text(spans: list[list[float]], limit: int = 6) -> str:
+    txt = ", ".join(f"{a:.1f}-{b:.1f} s" for a, b in spans[:limit])
+    return txt + (f" and {len(spans) - limit} more" if len(spans) > limit else "")
+
+
+def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> dict | None:
+    """throughput / cwnd / queue over time, one panel per variant (first seed), with the
+    published levels, ends and described levels of the module docstring."""
+    table, key, column = {"throughput": ("series_flows", "flow", "throughput_bps"),
+                          "cwnd": ("series_flows", "flow", "cwnd"),
+                          "queue": ("series_queues", "queue", "length")}[kind]
+    column = spec.get("column", column)
+
+    def has(n: str) -> bool:
+        df = getattr(rs.runs[n][0], table)
+        return column in df.columns and df[column].notna().any()
+
+    variants = _pick_variants(spec, rs, has)[:int(spec.get("max_panels", MAX_PANELS))]
+    if not variants:
+        return None
+    who = spec.get("flows") if key == "flow" else spec.get("queues")
+    if isinstance(who, str):
+        who = [who]
+    frames = {}
+    for n in variants:
+        res = rs.runs[n][0]
+        df = getattr(res, table)
+        df = df[df[column].notna()]
+        if who:
+            df = df[df[key].isin([str(w) for w in who])]
+        elif kind == "queue":  # the busiest few queues
+            busiest = df.groupby(key)[column].mean().sort_values(ascending=False).index[:4]
+            df = df[df[key].isin(busiest)]
+        frames[n] = (res, df)
+    all_vals = np.concatenate([d[column].to_numpy(dtype=float) for _, d in frames.values()] or [np.array([])])
+    scale, unit = _unit(all_vals, column)
+    if spec.get("scale"):
+        scale, unit = float(spec["scale"]), str(spec.get("unit", ""))
+    ylabel = spec.get("ylabel") or {"throughput": f"throughput ({unit})", "cwnd": "cwnd (packets)",
+                                     "queue": "queue length (packets)"}[kind]
+    if kind == "cwnd" and column != "cwnd" and not spec.get("ylabel"):
+        ylabel = f"{column} (packets)"
+    level_metric = LEVEL_METRIC.get(column)
+    described = references_of(spec)
+    ncols = 2 if len(variants) > 2 else 1
+    nrows = math.ceil(len(variants) / ncols)
+    fig = _mpl_figure(11.0 if ncols == 2 else 9.0, 0.5 + 2.3 * nrows)
+    grid = fig.subplots(nrows, ncols, sharex=True, squeeze=False)
+    axes = list(grid.flat)
+    for ax in axes[len(variants):]:
+        ax.set_visible(False)
+    ymax = float(np.nanmax(all_vals) / scale) if len(all_vals) else 1.0
+    refs: list[dict] = []
+    for ax, n in zip(axes, variants):
+        res, df = frames[n]
+        _style(ax)
+        published = entry.published_of(n)
+        entities = list(dict.fromkeys(df[key]))
+        spans = res.flows.set_index("flow")[["start_s", "end_s"]] if kind == "throughput" and len(res.flows) else None
+        drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for i, ent in enumerate(entities[:8]):
+            g = df[df[key] == ent].sort_values("time")
+            color = _COLORS[i % len(_COLORS)]
+            if kind == "throughput":
+                if spans is not None and ent in spans.index:
+                    start, end = spans.loc[ent, "start_s"], spans.loc[ent, "end_s"]
+                    keep = g["time"] >= (start if np.isfinite(start) else -1)
+                    if np.isfinite(end):
+                        keep &= g["time"] <= end + 1e-9
+                    g = g[keep] if keep.any() else g
+                y = g[column].to_numpy(dtype=float) / scale
+                ax.plot(g["time"], y, lw=0.5, alpha=0.45, color=color)
+                mean = np.cumsum(y) / np.arange(1, len(y) + 1) if len(y) else y
+                ax.plot(g["time"], mean, lw=2.0, color=color, label=f"{ent} (running mean)")
+            elif kind == "queue":
+                ax.plot(g["time"], g[column], drawstyle="steps-post", lw=0.9, color=color, label=str(ent))
+            else:
+                ax.plot(g["time"], g[column] / scale, lw=1.2, color=color, label=str(ent))
+            drawn[str(ent)] = (g["time"].to_numpy(dtype=float), g[column].to_numpy(dtype=float))
+            # the paper's level of this entity's column, and where its transfer ends
+            metric = f"{ent}.{level_metric}" if level_metric else None
+            if metric and metric in published:
+                lv = float(published[metric])
+                ax.axhline(lv / scale, color=color, ls="--", lw=1.3, alpha=0.9,
+                           label=f"{ent} published {_fmt_level(lv, scale, unit)}")
+                refs.append({"kind": "published-level", "variant": n, "metric": metric, "level": lv,
+                             "text": f"{n}: {metric} published {_fmt_level(lv, scale, unit)} (dashed line)"})
+            end_metric = f"{ent}.{END_METRIC}"
+            if end_metric in published:
+                te = float(published[end_metric])
+                ax.axvline(te, color=color, ls=":", lw=1.4, label=f"{ent} published end {te:g} s")
+                refs.append({"kind": "published-end", "variant": n, "metric": end_metric, "level": te,
+                             "text": f"{n}: {end_metric} published {te:g} s (dotted line)"})
+        for ref in described:
+            if ref.get("variant") != n:
+                continue
+            ent, _, metric_name = str(ref["metric"]).partition(".")
+            level = float(ref["level"]) if ref.get("level") is not None else float(published.get(str(ref["metric"]), math.nan))
+            t0, t1 = (float(x) for x in ref.get("interval") or (-math.inf, math.inf))
+            if ent not in drawn or not math.isfinite(level):
+                refs.append({"kind": "described", "variant": n, "metric": str(ref["metric"]), "level": level,
+                             "text": f"{n}: {ref['metric']} not drawn in this panel (no such series, or no level)"})
+                continue
+            t, y = drawn[ent]
+            below = float(ref.get("below", DEFAULT_BELOW))
+            window = float(ref.get("window", DEFAULT_WINDOW_S))
+            lo, hi = max(t0, float(t.min()) if len(t) else t0), min(t1, float(t.max()) if len(t) else t1)
+            ax.axvspan(lo, hi, color="#f2f3f4", zorder=0)
+            ax.hlines(level / scale, lo, hi, colors=_REF_COLOR, linestyles="-.", lw=1.3,
+                      label=f"described {_fmt_level(level, scale, unit)}")
+            dep = departures(t, y, level, (t0, t1), below=below, window=window)
+            for a, b in dep["spans"]:
+                ax.axvspan(a, b, color=_DEPART_COLOR, alpha=0.25, lw=0, zorder=0.5)
+            where = f"{t0:g}-{t1:g} s" if math.isfinite(t0) and math.isfinite(t1) else "the run"
+            src = f" ({ref['source']})" if ref.get("source") else ""
+            msg = (f"{n}: {ref['metric']} described {_fmt_level(level, scale, unit)} over {where}{src} "
+                   f"(dash-dot line, interval shaded); mean over the interval {_fmt_level(dep['mean'], scale, unit)}; ")
+            if dep["spans"]:
+                msg += (f"the {window:g} s mean is below {below:.0%} of the described level for "
+                        f"{dep['seconds']:.1f} s: {_spans_text(dep['spans'])} (shaded red)")
+            else:
+                msg += f"the {window:g} s mean never falls below {below:.0%} of the described level"
+            refs.append({"kind": "described", "variant": n, "metric": str(ref["metric"]), "level": level,
+                         "interval": [t0, t1], "below": below, "window": window, "mean": dep["mean"],
+                         "departures": dep["spans"], "text": msg})
+        ax.set_ylim(0, (spec.get("ylim") or [0, max(ymax * 1.08, 1e-9)])[1])
+        if spec.get("xlim"):
+            ax.set_xlim(*spec["xlim"])
+        seed_txt = f", seed {res.meta.get('seed')}" if len(rs.runs[n]) > 1 else ""
+        pf = paper_figure(spec, entry, n)
+        ax.set_title(f"{n}{seed_txt}" + (f" · paper: {pf}" if pf else ""), fontsize=10, loc="left")
+        ax.set_ylabel(ylabel, fontsize=9)
+        ax.set_xlabel("time (s)", fontsize=9)
+        ax.xaxis.set_tick_params(labelbottom=True)
+        if 0 < len(entities) <= 8:
+            ax.legend(loc="upper right", fontsize=7.5, frameon=True, framealpha=0.85, edgecolor="none")
+    what = {"throughput": "Throughput in 0.1 s bins (thin) and running mean since the flow's start (thick)",
+            "cwnd": "Congestion window over time", "queue": "Queue length over time"}[kind]
+    caption = spec.get("caption") or f"{what}; one panel per variant."
+    return {"png": _png(fig), "caption": str(caption), "references": refs}
+
+
+def _variant_values(rs: RunSet, variant: str, metric: str) -> list[float]:
+    vals = []
+    for res in rs.runs.get(variant, []):
+        try:
+            v = res.value(metric)
+            vals.append(float(v))
+        except (KeyError, TypeError, ValueError):
+            pass
+    return [v for v in vals if not math.isnan(v)]
+
+
+def _published(entry: "Entry", variant: str, metric: str) -> float:
+    return float(entry.published_of(variant).get(metric, math.nan))
+
+
+def _bar_figure(spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> dict | None:
+    metric = str(spec["metric"])
+    variants = [n for n in _pick_variants(spec, rs) if _variant_values(rs, n, metric)]
+    if not variants:
+        return None
+    ours = [_variant_values(rs, n, metric) for n in variants]
+    means = np.array([np.mean(v) for v in ours])
+    errs = np.array([np.std(v, ddof=1) if len(v) > 1 else 0.0 for v in ours])
+    pubs = np.array([_published(entry, n, metric) for n in variants])
+    scale, unit = _unit(np.concatenate([means, pubs[~np.isnan(pubs)]]), metric)
+    if spec.get("scale"):
+        scale, unit = float(spec["scale"]), str(spec.get("unit", ""))
+    fig = _mpl_figure(max(5.0, 1.0 + 0.9 * len(variants)), 3.4)
+    ax = fig.add_subplot()
+    _style(ax)
+    x = np.arange(len(variants))
+    has_pub = bool(np.isfinite(pubs).any())
+    w = 0.38 if has_pub else 0.6
+    ax.bar(x - (w / 2 if has_pub else 0), means / scale, w, yerr=errs / scale if errs.any() else None,
+           color=_COLORS[0], label="ours (vegaslab)", capsize=3)
+    if has_pub:
+        ax.bar(x + w / 2, np.where(np.isfinite(pubs), pubs, 0) / scale, w, color="white",
+               edgecolor="#333333", hatch="///", label="published")
+    ax.set_xticks(x, variants, rotation=30 if len(variants) > 4 else 0, ha="right" if len(variants) > 4 else "center",
+                  fontsize=9)
+    ax.set_xlabel("variant", fontsize=9)
+    ax.set_ylabel(spec.get("ylabel") or (f"{metric} ({unit})" if unit else metric), fontsize=9)
+    pf = paper_figure(spec, entry)
+    if pf:
+        ax.set_title(f"paper: {pf}", fontsize=10, loc="left")
+    ax.legend(fontsize=8, frameon=False)
+    cap = spec.get("caption") or f"{metric}: ours (mean over seeds, bar = std) beside the published number."
+    refs = [{"kind": "published-bar", "variant": n, "metric": metric, "level": float(p),
+             "text": f"{n}: {metric} published {_fmt_level(float(p), scale, unit)} (hatched bar)"}
+            for n, p in zip(variants, pubs) if np.isfinite(p)]
+    return {"png": _png(fig), "caption": str(cap), "references": refs}
+
+
+def _line_figure(spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> dict | None:
+    metric = str(spec["metric"])
+    xs = list(spec.get("x") or [])
+    series = spec.get("series") or []
+    if not xs or not series:
+        raise ValueError('a line figure needs x = [...] and series = [{label, variant = "name-{x}"}]')
+    fig = _mpl_figure(7.5, 3.6)
+    ax = fig.add_subplot()
+    _style(ax)
+    drawn = 0
+    refs: list[dict] = []
+    for i, s in enumerate(series):
+        tmpl = str(s.get("variant") or s.get("variants"))
+        # The strict {name} filler of claims, not str.format (which follows {x.attr} anywhere).
+        names = [claims.interpolate(tmpl, {"x": x}, "figure variant") for x in xs]
+        ours = [_variant_values(rs, n, metric) for n in names]
+        pubs = [_published(entry, n, metric) for n in names]
+        color = _COLORS[i % len(_COLORS)]
+        label = str(s.get("label", tmpl))
+        m = np.array([np.mean(o) if o else np.nan for o in ours])
+        e = np.array([np.std(o, ddof=1) if len(o) > 1 else 0.0 for o in ours])
+        scale = float(spec.get("scale", 1.0))
+        if np.isfinite(m).any():
+            ax.errorbar(xs, m / scale, yerr=e / scale if e.any() else None, color=color, marker="o", lw=1.8,
+                        ms=5, capsize=3, label=f"{label} (ours)")
+            drawn += 1
+        pubs_a = np.array(pubs, dtype=float)
+        if np.isfinite(pubs_a).any():
+            ax.plot(xs, pubs_a / scale, color=color, ls="--", marker="s", mfc="white", ms=5, lw=1.2,
+                    label=f"{label} (published)")
+            shown = ", ".join(f"{x}: {num_cell(p)}" for x, p in zip(xs, pubs_a) if np.isfinite(p))
+            refs.append({"kind": "published-line", "variant": tmpl, "metric": metric,
+                         "level": float(np.nanmean(pubs_a)),
+                         "text": f"{label}: {metric} published ({spec.get('xlabel', 'x')}: value) {shown} (dashed)"})
+    if not drawn:
+        return None
+    ax.set_xticks(xs)
+    ax.set_xlabel(spec.get("xlabel", "x"), fontsize=9)
+    ax.set_ylabel(spec.get("ylabel", metric), fontsize=9)
+    pf = paper_figure(spec, entry)
+    if pf:
+        ax.set_title(f"paper: {pf}", fontsize=10, loc="left")
+    if spec.get("log_y"):
+        ax.set_yscale("log")
+    ax.legend(fontsize=8, frameon=False, ncol=2)
+    cap = spec.get("caption") or f"{metric} against {spec.get('xlabel', 'x')}: ours (solid) and published (dashed)."
+    return {"png": _png(fig), "caption": str(cap), "references": refs}
+
+
+def default_figures(entry: "Entry", rs: RunSet) -> list[dict]:
+    """Figures for an entry that lists none: throughput and cwnd of the first variants that
+    have the series, and a bar chart per published metric."""
+    figs: list[dict] = [{"kind": "throughput"}, {"kind": "cwnd"}]
+    metrics: list[str] = []
+    for v in entry.variants or [{"published": entry.meta.get("published", {})}]:
+        for k in (v.get("published") or {}):
+            if k not in metrics:
+                metrics.append(k)
+    figs += [{"kind": "bar", "metric": m} for m in metrics[:4]]
+    return figs
+
+
+def render_figures(entry: "Entry", rs: RunSet) -> list[dict]:
+    """[{title, caption, png (base64), kind, paper_figure, references} or {title, error}] for
+    the entry's figures."""
+    specs = entry.figures or default_figures(entry, rs)
+    out = []
+    for spec in specs:
+        kind = spec.get("kind")
+        title = spec.get("title") or {"throughput": "Throughput", "cwnd": "Congestion window",
+                                      "queue": "Queue length", "bar": f"{spec.get('metric', '')}",
+                                      "line": f"{spec.get('metric', '')}"}.get(kind, str(kind))
+        try:
+            if kind in ("throughput", "cwnd", "queue"):
+                got = _series_figure(kind, spec, entry, rs)
+            elif kind == "bar":
+                got = _bar_figure(spec, entry, rs)
+            elif kind == "line":
+                got = _line_figure(spec, entry, rs)
+            else:
+                raise ValueError(f"unknown figure kind {kind!r}")
+        except Exception as exc:  # noqa: BLE001 - one bad figure must not lose the report
+            out.append({"title": title, "error": f"{type(exc).__name__}: {exc}"})
+            continue
+        if got is None:
+            if entry.figures:  # asked for explicitly: say why it is missing
+                out.append({"title": title, "error": "no data for this figure (monitor off, or its variants failed)"})
+            continue
+        out.append({"title": title, "kind": str(kind), "paper_figure": paper_figure(spec, entry), **got})
+    return out

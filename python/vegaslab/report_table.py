@@ -1,0 +1,181 @@
+"""The comparison table of ``vegaslab reproduce`` and its text forms: columns, ratio, cells,
+the terminal table and ``summary.md``.
+
+Decided (issue 14, "remove the import cycles"): this module is the bottom of the report's
+import graph. It imports no other vegaslab module at load time, so :mod:`vegaslab.catalog`
+(which re-exports :func:`ratio`, :data:`REPRODUCE_COLUMNS`, :func:`format_comparison` and
+:func:`summary_markdown`), :mod:`vegaslab.report_model` and the renderer all import it without
+a cycle, and ``vegaslab run CATALOG-ID`` still resolves ids without importing pandas: the one
+helper that formats numbers (``vegaslab.results._num``, in a module that loads pandas) is
+imported where it is called, for that reason only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
+
+if TYPE_CHECKING:  # pragma: no cover - type names only, never imported at run time
+    import pandas as pd
+
+#: Columns of the table :func:`vegaslab.catalog.reproduce` returns: ``ours`` is the mean over
+#: seeds, ``std`` the sample standard deviation (NaN for one seed), ``n`` the number of seeds
+#: that gave a value.
+REPRODUCE_COLUMNS = ["entry", "run", "metric", "published", "ours", "std", "n", "ratio", "note"]
+#: |ratio - 1| above these is "off by more than 10% / 25%".
+CLOSE, FAR = 0.10, 0.25
+#: The comparison rows that carry no number: a failed run, and a run with nothing published.
+RUN_FAILED, NONE_PUBLISHED = "(run failed)", "(no published numbers)"
+
+
+def ratio(ours: Any, published: Any) -> float:
+    """ours / published; 1.0 when both are 0, inf when only published is 0, NaN if unknown."""
+    try:
+        o, p = float(ours), float(published)
+    except (TypeError, ValueError):
+        return float("nan")
+    if math.isnan(o) or math.isnan(p):
+        return float("nan")
+    if p == 0:
+        return 1.0 if o == 0 else math.inf
+    return o / p
+
+
+def is_missing(v: Any) -> bool:
+    """None, NaN or a value that is not a number (pandas' NA included)."""
+    if v is None:
+        return True
+    try:
+        return math.isnan(float(v))
+    except (TypeError, ValueError):
+        return True
+
+
+def disagreement(r: Any) -> float:
+    """How far a ratio is from 1, symmetric in over- and under-shoot: |log(ratio)| (inf for
+    0, inf or NaN)."""
+    try:
+        r = float(r)
+    except (TypeError, ValueError):
+        return math.inf
+    if not math.isfinite(r) or r <= 0:
+        return math.inf
+    return abs(math.log(r))
+
+
+def num_cell(v: Any) -> str:
+    """A number as the report prints it (7 significant digits, integers whole, "-" for none)."""
+    from .results import _num  # results loads pandas: see the module docstring
+
+    return _num(v, 7)
+
+
+def ratio_txt(r: Any) -> str:
+    try:
+        r = float(r)
+    except (TypeError, ValueError):
+        return "-"
+    if math.isnan(r):
+        return "-"
+    return "inf" if math.isinf(r) else f"{r:.3f}"
+
+
+def ours_cell(ours: Any, std: Any, n: Any) -> str:
+    """``mean ± std`` (std to 3 significant digits) when more than one seed gave a value."""
+    txt = num_cell(ours)
+    try:
+        if not is_missing(n) and int(n) > 1 and not is_missing(std):
+            txt += f" ± {num_cell(float(f'{float(std):.3g}'))}"
+    except (TypeError, ValueError):
+        pass
+    return txt
+
+
+def text(v: Any) -> str:
+    """Any value as a table cell: booleans as yes/no (never Python's True/False), tables as
+    ``key value, ...``, lists joined with ``; ``."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, Mapping):
+        return ", ".join(f"{k} {text(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return "; ".join(text(x) for x in v)
+    return str(v)
+
+
+def anchor(entry_id: str) -> str:
+    """The id of an experiment's section in index.html."""
+    return "exp-" + re.sub(r"[^A-Za-z0-9_-]+", "-", entry_id)
+
+
+def cells(r: Any) -> list[str]:
+    """One comparison row as run, metric, published, ours, ratio."""
+    return [str(r.run), str(r.metric), num_cell(r.published),
+            ours_cell(r.ours, getattr(r, "std", None), getattr(r, "n", None)), ratio_txt(r.ratio)]
+
+
+def format_comparison(table: "pd.DataFrame") -> str:
+    """Fixed-width run / metric / published / ours / ratio text for the terminal."""
+    from .results import _fixed_width  # see the module docstring
+
+    lines = _fixed_width(["run", "metric", "published", "ours", "ratio"],
+                         [cells(r) for r in table.itertuples(index=False)], left=2)
+    notes = [f"   {r.run}: {r.note}" for r in table.itertuples(index=False) if r.note]
+    return "\n".join(["   " + line for line in lines] + notes)
+
+
+def has_published(table: "pd.DataFrame") -> bool:
+    """Whether any row of the comparison compares with a published number."""
+    return bool(len(table)) and bool(table["published"].notna().any())
+
+
+#: The sentence under the report's title when it compares with the papers' numbers.
+PUBLISHED_ARE_NS2 = "Published numbers are ns-2 runs with each paper's own patches."
+
+
+def summary_markdown(table: "pd.DataFrame", entries: Iterable[Any], verdicts: Mapping[str, list] | None = None,
+                     *, header: Iterable[str] = (), extra: Mapping[str, Iterable[str]] | None = None,
+                     citations: Mapping[str, str] | None = None, ns2: bool | None = None) -> str:
+    """The reproduction summary as Markdown: per entry its set-up notes, assumptions, a
+    published / ours / ratio table (ours = mean ± std over seeds) and the claim verdicts.
+    ``header`` lines go after the title; ``extra[entry_id]`` lines after the entry's title;
+    ``citations[paper key]`` replaces the bare paper key by the paper's reference. ``ns2``
+    says whether the published numbers are the papers' ns-2 runs (default: whenever any is
+    published); without it the ratio line does not mention ns-2."""
+    ns2 = has_published(table) if ns2 is None else ns2
+    out = ["# vegaslab reproduction summary", "", *header,
+           "ratio = ours / published." + (" " + PUBLISHED_ARE_NS2 if ns2 else ""), ""]
+    for e in entries:
+        out += [f"## {e.id}: {e.title}".rstrip(": "), ""]
+        paper = e.meta.get("paper")
+        cite = ", ".join(f"{k}: {e.meta[k]}" for k in ("paper", "figure") if e.meta.get(k))
+        if cite:
+            out += [cite, ""]
+        if paper and (citations or {}).get(str(paper)):
+            out += [f"Reference: {citations[str(paper)]}", ""]
+        out += list((extra or {}).get(e.id, []))
+        if e.meta.get("notes"):
+            out += [str(e.meta["notes"]).strip(), ""]
+        assumptions = e.meta.get("assumptions") or []
+        if assumptions:
+            out.append("Assumptions (not given by the paper):")
+            for a in assumptions:
+                out.append(f"- `{text(a.get('field', '?'))}` = `{text(a.get('value', '?'))}`: {text(a.get('reason', ''))}")
+            out.append("")
+        out += ["| run | metric | published | ours | ratio |", "|---|---|---:|---:|---:|"]
+        part = table[table["entry"] == e.id]
+        for r in part.itertuples(index=False):
+            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(r)) + " |")
+        for r in part.itertuples(index=False):
+            if r.note:
+                label = "failed" if r.metric == RUN_FAILED else str(r.metric)
+                out.append(f"\n**{r.run} {label}:** {r.note}")
+        vs = (verdicts or {}).get(e.id, [])
+        if vs:
+            out += ["", "Claims:", ""]
+            for v in vs:
+                src = f" ({v.claim.source})" if v.claim.source else ""
+                out.append(f"- **{v.status}**: {v.text}{src}. `{v.expr}` → {v.detail}")
+        out.append("")
+    return "\n".join(out)
