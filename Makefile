@@ -11,7 +11,7 @@ REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python ns2 chromium bpf testbed-accuracy compare-kernel bench bench-scale bench-sweep fuzz docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf testbed-accuracy compare-kernel bench bench-scale bench-sweep fuzz docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -33,14 +33,18 @@ reproduce: setup
 reproduce-all: setup
 	$(VENV)/bin/vegaslab reproduce --all --out $(REPORT)
 
-## test: every test, Rust and Python, including the differential tests against ns-2
-test: setup ns2 chromium bpf test-rust test-python
+## test: every test, Rust and Python, including the differential tests against ns-2, and the wheel check
+test: setup ns2 chromium bpf test-rust test-python wheel-check
 
 test-rust:
 	cargo test --workspace --exclude vegaslab-py
 
 test-python: setup
 	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) VEGASLAB_REQUIRE_CHROMIUM=$(REQUIRE_CHROMIUM) VEGASLAB_REQUIRE_BPF=$(REQUIRE_BPF) $(PY) -m pytest
+
+## wheel-check: build the release wheel (maturin, manylinux tag), install it into a fresh venv without Rust on PATH, run `vegaslab reproduce va-reroute` from another directory (~3 min after setup)
+wheel-check:
+	bash scripts/check-wheel.sh
 
 ## ns2: install ns-2.35 from Debian if missing (the reference for the differential tests)
 ns2:
