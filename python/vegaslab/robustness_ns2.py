@@ -188,7 +188,9 @@ def describe(c: Ns2Check | None) -> str:
     if c.status in ("same conclusion", "different conclusion"):
         fig = "" if c.ns2_figure is None else f"{_num(c.ns2_figure)} (ours {_num(c.our_figure)}), "
         return f"{fig}{c.ns2_claim} ({c.status}){agree}"
-    return f"{c.status}: {c.detail}" if c.status != "not expressible" else f"not expressible{agree}: {c.detail}"
+    if c.status in ("not expressible", "not measurable"):
+        return f"{c.status}{agree}: {c.detail}"
+    return f"{c.status}: {c.detail}"
 
 
 def _pct(x: float) -> str:
