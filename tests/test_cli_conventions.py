@@ -300,3 +300,18 @@ def test_run_help_says_parquet_only_unless_csv_and_how_monitors_are_chosen(capsy
     text = " ".join(capsys.readouterr().out.split())
     assert "no CSV unless --csv" in text
     assert "monitor.queues = the slowest link's two directions" in text
+
+
+def test_core_run_warns_on_stderr_when_the_receiver_window_caps_a_flow(core, tmp_path, capsys):
+    """A flow whose cwnd sits at tcp.window most of the run is capped by the window, not by its
+    congestion control: `run` says so (ns-2's window_ = 20 silently capped a parking-lot Reno flow)."""
+    scenario = tmp_path / "capped.toml"
+    scenario.write_text('[run]\nduration = "2s"\n' + TWO_HOP.replace('cc = "vegas"', 'cc = "reno"\ntcp = { window = 2 }'))
+    assert _exit_code(["run", str(scenario), "--no-plots", "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "vegaslab: warning: 1 flow capped by the receiver window" in err and "f1" in err
+    assert "--set 'flows[f1].tcp.window=1000'" in err
+    # Raising the window (the warning's own advice) removes the warning.
+    assert _exit_code(["run", str(scenario), "--no-plots", "--out", str(tmp_path / "out2"),
+                       "--set", "flows[f1].tcp.window=1000"]) == 0
+    assert "capped by the receiver window" not in capsys.readouterr().err

@@ -31,6 +31,7 @@ class QueueColumns(TypedDict):
     queue: bytes  # u32 indices into names
     names: list[str]
     length: bytes  # f64 packets
+    extra: dict[str, bytes]  # f64: avg (RED's average queue, NaN on other queues' rows) when a RED queue is monitored
 
 class SeriesColumns(TypedDict):
     flows: FlowColumns

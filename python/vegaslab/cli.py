@@ -86,6 +86,12 @@ class _Console:
         if self.level >= self.VERBOSE:
             self._write(sys.stderr, text)
 
+    def warning(self, text: str) -> None:
+        """Something the user should know about the results (not an error; ``text`` starts with
+        "warning:"): stderr, unless -q."""
+        if self.level >= self.NORMAL:
+            self._write(sys.stderr, f"vegaslab: {text}")
+
     def error(self, text: str) -> None:
         self.last_error = text.removeprefix("vegaslab: ")
         self._write(sys.stderr, text)
@@ -738,6 +744,9 @@ def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> 
     from vegaslab.outdir import output_dir
 
     _out.result(res.format_table())
+    warning = res.window_warning()
+    if warning is not None:
+        _out.warning(warning)
     with output_dir(out) as tmp:
         if plots is None:
             written = res.write_files(tmp, csv=csv)

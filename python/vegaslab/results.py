@@ -12,8 +12,10 @@ Time series (long format, one row per sample):
 - ``series_flows``:  time, flow, cwnd, ssthresh, rtt, throughput_bps, active (0/1)
 - ``series_queues``: time, queue, length
 
-``summary`` is a compact per-flow view in human units for printing; ``format_table()`` (and
-``repr``) renders the run as fixed-width text.
+``summary`` is a compact per-flow view in human units for printing (with ``window_limited_s``,
+the seconds a flow's cwnd was at or above its receiver window); ``format_table()`` (and
+``repr``) renders the run as fixed-width text; ``window_limited_flows()`` and
+``window_warning()`` name the flows their receiver window capped.
 
 Output directories (decided for issue 7): :meth:`Results.to_dir` writes into a fresh temporary
 directory beside the target and renames it into place only when every file is written, so a
@@ -162,8 +164,11 @@ class Results:
             "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
             **{name: column_f64(column) for name, column in f["extra"].items()},
         }
+        # Further columns the core lists (RED's ``avg`` when a RED queue is monitored), in its
+        # order, as the flows' algorithm variables: no column name is restated here.
         queues = {"time": column_f64(q["time"]), "queue": column_names(q["queue"], q["names"]),
-                  "length": column_f64(q["length"])}
+                  "length": column_f64(q["length"]),
+                  **{name: column_f64(column) for name, column in q.get("extra", {}).items()}}
         if isinstance(doc, dict):
             doc["series"] = {"flows": flows if len(flows["time"]) else None,
                              "queues": queues if len(queues["time"]) else None}
@@ -214,7 +219,50 @@ class Results:
             "dropped": f["dropped_pkts"],
             "completion_s": f["completion_time_s"],
             "final_cwnd": f["final_cwnd"],
+            "window_limited_s": self._window_limited_s(),
         })
+
+    #: Columns of :meth:`window_limited_flows` (``meta["window_limited"]``'s keys).
+    WINDOW_LIMITED_COLUMNS = ["flow", "window", "limited_s", "share"]
+
+    def _window_limited_s(self) -> pd.Series:
+        """Per flow row: seconds its cwnd was at or above its receiver window (0 when never);
+        NaN for results made before the core measured it (no ``meta["window_limited"]``)."""
+        names = self.flows["flow"]
+        if "window_limited" not in self.meta:
+            return pd.Series(np.nan, index=names.index, dtype="float64")
+        seconds = {r["flow"]: float(r["limited_s"]) for r in self.meta["window_limited"] or []}
+        return names.map(lambda n: seconds.get(n, 0.0)).astype("float64")
+
+    def window_limited_flows(self, min_share: float = 0.1) -> pd.DataFrame:
+        """The flows capped by their receiver window ``tcp.window`` (ns-2's ``window_``, 20
+        packets by default) for at least ``min_share`` of their active time, most capped first:
+        columns ``flow``, ``window`` (packets), ``limited_s`` (seconds with cwnd >= window) and
+        ``share`` (of ``end_s - start_s``).
+
+        Such a flow sends at most ``window`` packets per round trip whatever its congestion
+        control asks: its throughput, cwnd and drops say more about the window than about the
+        algorithm (a Reno flow can show cwnd 158 and no drop). The core measures the time at
+        each ACK and timeout, where cwnd changes (``meta["window_limited"]``,
+        docs/results-format.md). Empty for results made before it did."""
+        rows = [r for r in self.meta.get("window_limited") or [] if float(r.get("share", 0.0)) >= min_share]
+        df = pd.DataFrame(rows, columns=self.WINDOW_LIMITED_COLUMNS)
+        df = df.astype({"flow": "object", "window": "float64", "limited_s": "float64", "share": "float64"})
+        return df.sort_values("share", ascending=False, kind="stable").reset_index(drop=True)
+
+    def window_warning(self, min_share: float = 0.1, max_names: int = 4) -> str | None:
+        """One line saying which flows :meth:`window_limited_flows` finds and how to raise their
+        window, or None when none is capped (what ``vegaslab run`` prints on stderr)."""
+        df = self.window_limited_flows(min_share)
+        if df.empty:
+            return None
+        shown = [f"{r.flow} ({100 * r.share:.0f}% of its time at window {_num(r.window)})"
+                 for r in df.head(max_names).itertuples(index=False)]
+        more = f" and {len(df) - max_names} more" if len(df) > max_names else ""
+        first = df["flow"].iloc[0]
+        return (f"warning: {len(df)} flow{'s' if len(df) > 1 else ''} capped by the receiver window "
+                f"tcp.window, not by congestion control: {', '.join(shown)}{more}; raise it in the "
+                f"flow's tcp table (tcp = {{ window = 1000 }}) or with --set 'flows[{first}].tcp.window=1000'")
 
     def value(self, key: str) -> Any:
         """One number by ``"<name>.<metric>"``, where name is a flow, a queue or a link

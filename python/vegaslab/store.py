@@ -470,7 +470,8 @@ def series_from_columns(columns: Mapping[str, Any]) -> dict[str, dict[str, "pa.A
              "active": pa.array(np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64)),
              **{name: f64(column) for name, column in f["extra"].items()}}
     queues = {"time": f64(q["time"]), "queue": names(q["queue"], q["names"]),
-              "length": pa.array(column_f64(q["length"]).astype(np.int64))}
+              "length": pa.array(column_f64(q["length"]).astype(np.int64)),
+              **{name: f64(column) for name, column in q.get("extra", {}).items()}}
     return {"flows": flows, "queues": queues}
 
 

@@ -7,6 +7,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use vegaslab_sim::results::QueueColumn;
 use vegaslab_sim::{RunResults, Series};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -140,8 +141,9 @@ fn nullable<'py>(py: Python<'py>, column: &[Option<f64>]) -> Bound<'py, PyBytes>
 }
 
 /// The time series as `{"flows": {...}, "queues": {...}}`, each column `bytes`: `time` and the
-/// value columns little-endian f64 (NaN where the JSON form has null), `active` u8, `length`
-/// f64, the interned `flow` / `queue` column u32 indices into the `names` list.
+/// value columns little-endian f64 (NaN where the JSON form has null), `active` u8, the
+/// interned `flow` / `queue` column u32 indices into the `names` list, `length` f64; the
+/// queues' further columns (`avg` with a RED queue monitored) in `queues["extra"]`.
 fn series_columns(py: Python<'_>, s: &Series) -> PyResult<PyObject> {
     let f = &s.flows;
     let flows = PyDict::new_bound(py);
@@ -164,6 +166,15 @@ fn series_columns(py: Python<'_>, s: &Series) -> PyResult<PyObject> {
     queues.set_item("queue", u32_bytes(py, &q.queue))?;
     queues.set_item("names", q.names.clone())?;
     queues.set_item("length", f64_bytes(py, q.length.iter().map(|&n| n as f64)))?;
+    // Further value columns in the core's own list (`QueueSeries::value_columns`; RED's `avg`
+    // when a monitored queue is RED), as the flows' `extra`: Python reads whatever is listed.
+    let extra = PyDict::new_bound(py);
+    for (name, column) in q.value_columns() {
+        if let QueueColumn::Nullable(v) = column {
+            extra.set_item(name, nullable(py, v))?;
+        }
+    }
+    queues.set_item("extra", extra)?;
     let out = PyDict::new_bound(py);
     out.set_item("flows", flows)?;
     out.set_item("queues", queues)?;

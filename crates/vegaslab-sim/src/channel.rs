@@ -298,6 +298,9 @@ impl Channel {
         while self.next_sample < t {
             self.advance(self.next_sample);
             self.samples.push(self.waiting.len() as u64);
+            if let Some(red) = self.red.as_deref_mut() {
+                red.avg_samples.push(red.avg);
+            }
             self.next_sample = self.next_sample.saturating_add(self.sample_interval);
         }
     }
@@ -312,6 +315,15 @@ impl Channel {
         let mut samples = std::mem::take(&mut self.samples);
         samples.truncate((stop / self.sample_interval) as usize);
         samples
+    }
+
+    /// A monitored RED queue's average at the sample times of `finish_sampling` (call it
+    /// first); `None` for other queues.
+    pub fn finish_avg_sampling(&mut self, stop: Nanos) -> Option<Vec<f64>> {
+        let red = self.red.as_deref_mut()?;
+        let mut avg = std::mem::take(&mut red.avg_samples);
+        avg.truncate((stop / self.sample_interval.max(1)) as usize);
+        Some(avg)
     }
 
     pub fn queue_spec(&self) -> &QueueSpec {

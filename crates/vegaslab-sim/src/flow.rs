@@ -86,6 +86,10 @@ pub struct Flow {
     /// Integral of cwnd over time (packet-nanoseconds) and when it was last brought up to date.
     pub cwnd_area: f64,
     pub cwnd_since: Nanos,
+    /// Time (ns) up to `cwnd_since` during which cwnd was at least the receiver window
+    /// `tcp.window` (ns-2 `window_`), so the window, not congestion control, capped the
+    /// flow: see [`Flow::integrate_cwnd`].
+    pub window_limited_ns: u64,
     /// Received bytes per sample interval, when throughput is monitored.
     pub bins: Vec<u64>,
     /// Size of the AQT option, for a RoVegas flow (its ACKs to probing packets carry it too).
@@ -126,6 +130,7 @@ impl Flow {
             dropped_pkts: 0,
             cwnd_area: 0.0,
             cwnd_since: spec.start,
+            window_limited_ns: 0,
             bins: Vec::new(),
             aqt_option_bytes: spec.algorithm.router_assist(),
             algorithm: spec.algorithm.clone(),
@@ -159,6 +164,7 @@ impl Flow {
             dropped_pkts: 0,
             cwnd_area: 0.0,
             cwnd_since: now,
+            window_limited_ns: 0,
             bins: Vec::new(),
             aqt_option_bytes: self.aqt_option_bytes,
             algorithm: self.algorithm.clone(),
@@ -170,7 +176,16 @@ impl Flow {
         }
     }
 
-    /// Bring the cwnd integral up to `now` (call before the sender acts).
+    /// Bring the cwnd integral, and the time spent window-limited, up to `now` (call before
+    /// the sender acts).
+    ///
+    /// Window-limited time (issue 14), decided: measured here, where cwnd can change (each ACK
+    /// and each timeout reaches the sender through this call), so it is exact and costs one
+    /// comparison per ACK, with no event or per-packet work of its own. Since the last call cwnd
+    /// held its value, so the interval counts whole when that value was at least `tcp.window`:
+    /// the sender then sends at most `window` packets per round trip (ns-2's `min(cwnd_,
+    /// window_)`), whatever the algorithm asks. `>=` rather than `>`: at `cwnd = window` the
+    /// window is what stops a further increase from sending more.
     #[inline]
     pub fn integrate_cwnd(&mut self, now: Nanos) {
         // A finished file transfer's timer keeps firing (as in ns-2); its cwnd no longer
@@ -181,9 +196,20 @@ impl Flow {
         };
         let upto = done.map_or(now, |done| now.min(done));
         if upto > self.cwnd_since {
-            self.cwnd_area += self.sender.cwnd() * (upto - self.cwnd_since) as f64;
+            let cwnd = self.sender.cwnd();
+            self.cwnd_area += cwnd * (upto - self.cwnd_since) as f64;
+            if cwnd >= self.tcp.window {
+                self.window_limited_ns += upto - self.cwnd_since;
+            }
             self.cwnd_since = upto;
         }
+    }
+
+    /// The window-limited time up to `end` (ns): what `integrate_cwnd` has counted plus the
+    /// interval since, for a connection still open at the end of the run.
+    pub fn window_limited_until(&self, end: Nanos) -> u64 {
+        let open = !self.finished && end > self.cwnd_since && self.sender.cwnd() >= self.tcp.window;
+        self.window_limited_ns + if open { end - self.cwnd_since } else { 0 }
     }
 
     /// Packets the application hands over at start (`None` = infinite).

@@ -187,6 +187,11 @@ pub struct Red {
     rng: ChaCha8Rng,
     pub early_drops: u64,
     pub forced_drops: u64,
+    /// A monitored queue's `avg` at each sample time so far (the channel takes them with its
+    /// length samples): the average as the last arrival at or before the sample time left it,
+    /// which is what the next drop decision starts from (ns-2 updates `ave_` only at arrivals,
+    /// so an idle period's decay shows at the next arrival, as in a trace of ns-2's `ave_`).
+    pub avg_samples: Vec<f64>,
 }
 
 impl Red {
@@ -201,6 +206,7 @@ impl Red {
             rng: stream(seed, STREAM_RED_BASE + channel as u64),
             early_drops: 0,
             forced_drops: 0,
+            avg_samples: Vec::new(),
         }
     }
 

@@ -29,6 +29,26 @@ pub struct RunMeta {
     /// of kind `TooLarge`: such partial results are never shown as a run's results.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aborted: Option<Aborted>,
+    /// The flow entries whose congestion window reached their receiver window `tcp.window`
+    /// (ns-2's `window_`, 20 packets by default) at some time, in scenario order; flows never
+    /// capped are left out. Kept in `meta` rather than as a column of `flows`, so the flow
+    /// table (and the golden summaries built from it) are unchanged; `vegaslab.Results`
+    /// shows it as `summary["window_limited_s"]` and `window_limited_flows()`.
+    pub window_limited: Vec<WindowLimited>,
+}
+
+/// A flow entry capped by its receiver window (`RunMeta::window_limited`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WindowLimited {
+    pub flow: String,
+    /// The flow's `tcp.window`, packets.
+    pub window: f64,
+    /// Time during which cwnd >= window (`Flow::integrate_cwnd`), summed over a per-flow
+    /// entry's connections, s.
+    pub limited_s: f64,
+    /// `limited_s` over the flow's active time (`end_s - start_s` of its row in `flows`); for a
+    /// per-flow entry the sum over connections may exceed it (several are open at once).
+    pub share: f64,
 }
 
 /// Why a run stopped early: the scenario field responsible and a message saying what to change.
@@ -157,6 +177,40 @@ pub struct QueueSeries {
     /// The monitored queues' names ("A->B"), in the order they are sampled.
     pub names: Vec<String>,
     pub length: Vec<u64>,
+    /// RED's average queue length (packets; the EWMA its drop decision uses) at the same
+    /// times, on the rows of RED queues (`red` and `red-linear`); null on other queues' rows.
+    /// Decided: the column exists when a monitored queue is RED, else it is empty and left out
+    /// (as an algorithm-variable column of `FlowSeries` is), so runs without RED keep their
+    /// tables as they were.
+    pub avg: Vec<Option<f64>>,
+}
+
+impl QueueSeries {
+    /// The value columns after `time` and `queue`, in order, as the JSON form and the typed
+    /// columns of `vegaslab._core` write them: the one list both read (`length` as f64 there).
+    pub fn value_columns(&self) -> Vec<(&'static str, QueueColumn<'_>)> {
+        let mut out = vec![("length", QueueColumn::Count(&self.length))];
+        if !self.avg.is_empty() {
+            out.push(("avg", QueueColumn::Nullable(&self.avg)));
+        }
+        out
+    }
+}
+
+/// A value column of [`QueueSeries`].
+#[derive(Clone, Copy, Debug)]
+pub enum QueueColumn<'a> {
+    Count(&'a [u64]),
+    Nullable(&'a [Option<f64>]),
+}
+
+impl Serialize for QueueColumn<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            QueueColumn::Count(v) => v.serialize(s),
+            QueueColumn::Nullable(v) => v.serialize(s),
+        }
+    }
 }
 
 /// A column of names written from indices (the JSON form of an interned column).
@@ -187,10 +241,13 @@ impl Serialize for FlowSeries {
 
 impl Serialize for QueueSeries {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut m = s.serialize_map(Some(3))?;
+        let columns = self.value_columns();
+        let mut m = s.serialize_map(Some(2 + columns.len()))?;
         m.serialize_entry("time", &self.time)?;
         m.serialize_entry("queue", &Named(&self.queue, &self.names))?;
-        m.serialize_entry("length", &self.length)?;
+        for (name, column) in &columns {
+            m.serialize_entry(name, column)?;
+        }
         m.end()
     }
 }

@@ -6,7 +6,7 @@ use crate::event::{scripted_clock, Event, EventQueue, MAX_INDEX};
 use crate::express::{express_channels, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
-use crate::results::{Aborted, FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series, UdpResult};
+use crate::results::{Aborted, WindowLimited, FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series, UdpResult};
 use crate::rng::{stream, STREAM_APP_BASE, STREAM_UDP_BASE};
 use crate::scenario::{Scenario, SenderClock};
 use crate::udp::UdpSource;
@@ -795,6 +795,8 @@ impl Simulator {
     /// as rows by time, then queue, up to the time the run stopped.
     fn collect_queue_samples(&mut self, stop: Nanos) {
         let per_queue: Vec<Vec<u64>> = self.monitored_queues.iter().map(|&c| self.channels[c].finish_sampling(stop)).collect();
+        let avgs: Vec<Option<Vec<f64>>> = self.monitored_queues.iter().map(|&c| self.channels[c].finish_avg_sampling(stop)).collect();
+        let any_red = avgs.iter().any(Option::is_some);
         let count = per_queue.iter().map(Vec::len).min().unwrap_or(0);
         let interval = self.scenario.sample_interval;
         let s = &mut self.queue_series;
@@ -804,6 +806,9 @@ impl Simulator {
                 s.time.push(t);
                 s.queue.push(j as u32);
                 s.length.push(lengths[k]);
+                if any_red {
+                    s.avg.push(avgs[j].as_ref().map(|a| a[k]));
+                }
             }
         }
     }
@@ -835,7 +840,8 @@ impl Simulator {
         for c in self.entries..self.flows.len() {
             members[self.flows[c].parent as usize].push(c);
         }
-        let flows = self.flows[..self.entries]
+        let mut window_limited = Vec::new();
+        let flows: Vec<FlowResult> = self.flows[..self.entries]
             .iter()
             .enumerate()
             .map(|(i, f)| {
@@ -868,6 +874,11 @@ impl Simulator {
                     None => f.stop.unwrap_or(duration).min(duration),
                 };
                 let active = secs(end.saturating_sub(f.start));
+                let limited: u64 = group().map(|g| g.window_limited_until(end)).sum();
+                if limited > 0 {
+                    let share = if active > 0.0 { secs(limited) / active } else { 0.0 };
+                    window_limited.push(WindowLimited { flow: f.name.clone(), window: f.tcp.window, limited_s: secs(limited), share });
+                }
                 let delivered_bytes = delivered_pkts.saturating_mul(f.tcp.packet_size as u64);
                 // An entry whose algorithm counts ties reports them, 0 if it never opened a connection.
                 let ties = f.sender.controller().threshold_ties().map(|_| group().filter_map(|g| g.sender.controller().threshold_ties()).sum::<vegaslab_cc::controller::TieStats>());
@@ -966,6 +977,7 @@ impl Simulator {
                 same_instant_arrivals: self.same_instant_arrivals,
                 tie_reorders: self.events.reordered(),
                 aborted: self.aborted.clone(),
+                window_limited,
             },
             flows,
             queues,

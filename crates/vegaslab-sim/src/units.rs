@@ -3,45 +3,74 @@
 //! Decimal prefixes throughout (1 kbps = 1000 bit/s, 1 MB = 1,000,000 bytes), as ns-2 parses
 //! `1Mb`. Bare numbers are taken in the base unit (seconds, bit/s, bytes).
 
-/// Parse a time into integer nanoseconds.
+/// The accepted spellings of each unit and its scale, in the order error messages list them:
+/// the one owner of which suffixes a scenario may write (the parsers below read them, and an
+/// unknown unit's error lists them all, so `docs/scenario-format.md` takes its table of units
+/// from these messages, through `scripts/gen_docs.py`).
+pub const TIME_UNITS: &[(&[&str], f64)] = &[
+    (&["ns"], 1.0),
+    (&["us", "µs"], 1e3),
+    (&["ms"], 1e6),
+    (&["s", "sec"], 1e9),
+    (&["min"], 60e9),
+];
+
+/// See [`TIME_UNITS`]; bit/s, decimal prefixes.
+pub const BANDWIDTH_UNITS: &[(&[&str], f64)] = &[
+    (&["bps", "b", "bit/s"], 1.0),
+    (&["kbps", "Kbps", "kb", "Kb", "kbit/s"], 1e3),
+    (&["Mbps", "mbps", "Mb", "Mbit/s"], 1e6),
+    (&["Gbps", "gbps", "Gb", "Gbit/s"], 1e9),
+    (&["Tbps", "tbps", "Tb", "Tbit/s"], 1e12),
+];
+
+/// See [`TIME_UNITS`]; bytes, decimal prefixes.
+pub const SIZE_UNITS: &[(&[&str], f64)] = &[
+    (&["B", "bytes"], 1.0),
+    (&["KB", "kB", "kb"], 1e3),
+    (&["MB", "mb"], 1e6),
+    (&["GB", "gb"], 1e9),
+];
+
+/// The scale of `unit` in `table` (a missing unit is the base unit), or an error listing
+/// every accepted spelling, with the closest one first when a spelling is near (`"Mb/s"`:
+/// did you mean `"Mbit/s"`?).
+fn scale_of(kind: &str, unit: &str, table: &[(&[&str], f64)], base: f64) -> Result<f64, String> {
+    if unit.is_empty() {
+        return Ok(base);
+    }
+    if let Some((_, scale)) = table.iter().find(|(names, _)| names.contains(&unit)) {
+        return Ok(*scale);
+    }
+    let all: Vec<&str> = table.iter().flat_map(|(names, _)| names.iter().copied()).collect();
+    let near = all
+        .iter()
+        .map(|name| (crate::scenario::edit_distance(&name.to_lowercase(), &unit.to_lowercase()), *name))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, name)| format!("did you mean '{name}'? "))
+        .unwrap_or_default();
+    let unit = crate::scenario::limits::printable(&unit.chars().take(40).collect::<String>());
+    Err(format!("unknown {kind} unit '{unit}' ({near}accepted: {})", all.join(", ")))
+}
+
+/// Parse a time into integer nanoseconds (a bare number is seconds).
 pub fn parse_time(text: &str) -> Result<i128, String> {
     let (num, unit) = split(text)?;
-    let scale = match unit {
-        "" | "s" | "sec" => 1e9,
-        "ms" => 1e6,
-        "us" | "µs" => 1e3,
-        "ns" => 1.0,
-        "min" => 60e9,
-        _ => return Err(format!("unknown time unit '{unit}' (use ns, us, ms, s or min)")),
-    };
+    let scale = scale_of("time", unit, TIME_UNITS, 1e9)?;
     Ok((num * scale).round() as i128)
 }
 
 /// Parse a bandwidth into bit/s.
 pub fn parse_bandwidth(text: &str) -> Result<f64, String> {
     let (num, unit) = split(text)?;
-    let scale = match unit {
-        "" | "bps" | "b" | "bit/s" => 1.0,
-        "kbps" | "Kbps" | "kb" | "Kb" | "kbit/s" => 1e3,
-        "Mbps" | "mbps" | "Mb" | "Mbit/s" => 1e6,
-        "Gbps" | "gbps" | "Gb" | "Gbit/s" => 1e9,
-        "Tbps" | "tbps" | "Tb" | "Tbit/s" => 1e12,
-        _ => return Err(format!("unknown bandwidth unit '{unit}' (use bps, kbps, Mbps, Gbps or Tbps)")),
-    };
-    Ok(num * scale)
+    Ok(num * scale_of("bandwidth", unit, BANDWIDTH_UNITS, 1.0)?)
 }
 
 /// Parse a size into bytes.
 pub fn parse_size(text: &str) -> Result<f64, String> {
     let (num, unit) = split(text)?;
-    let scale = match unit {
-        "" | "B" | "bytes" => 1.0,
-        "KB" | "kB" | "kb" => 1e3,
-        "MB" | "mb" => 1e6,
-        "GB" | "gb" => 1e9,
-        _ => return Err(format!("unknown size unit '{unit}' (use B, KB, MB or GB)")),
-    };
-    Ok(num * scale)
+    Ok(num * scale_of("size", unit, SIZE_UNITS, 1.0)?)
 }
 
 fn split(text: &str) -> Result<(f64, &str), String> {

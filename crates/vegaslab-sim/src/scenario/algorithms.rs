@@ -12,6 +12,8 @@ use vegaslab_cc::registry::{self, AlgorithmSpec};
 /// A flow's `params` table (or its absence) as the algorithms read it.
 struct Params<'a, 'b> {
     flow: &'b Obj<'a>,
+    /// The `cc` name, for "takes no params".
+    cc: &'b str,
     table: Option<Obj<'a>>,
 }
 
@@ -42,7 +44,8 @@ impl ParamSource for Params<'_, '_> {
         }
     }
     fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ParamError> {
-        self.table.as_ref().map_or(Ok(()), |t| t.deny_unknown(allowed).map_err(boxed))
+        let none = format!("\"{}\" takes no params (remove the params table; the sender's settings are in the tcp table)", self.cc);
+        self.table.as_ref().map_or(Ok(()), |t| t.deny_unknown_with(allowed, &[], Some(&none)).map_err(boxed))
     }
     fn error(&self, key: &str, message: String) -> ParamError {
         boxed(match &self.table {
@@ -54,7 +57,7 @@ impl ParamSource for Params<'_, '_> {
 
 /// The flow's algorithm, read through the registry.
 pub fn read_algorithm(f: &Obj, cc: &str) -> Result<AlgorithmSpec, ScenarioError> {
-    let params = Params { flow: f, table: f.table("params")? };
+    let params = Params { flow: f, cc, table: f.table("params")? };
     match AlgorithmSpec::read(cc, &params) {
         Some(Ok(spec)) => Ok(spec),
         // Every params error is made by `Params`, so it is a `ScenarioError`; anything else

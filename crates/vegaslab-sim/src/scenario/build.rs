@@ -79,16 +79,30 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     }
 
     let mut flows = Vec::new();
+    // The entry each flow comes from, for messages (a group's flows share one).
+    let mut entry_of = Vec::new();
     let flow_values = root.array("flows")?.ok_or_else(|| ctx.err("flows", "is required: at least one [[flows]] entry"))?;
     for (i, fv) in flow_values.iter().enumerate() {
         let f = Obj::new(ctx, fv, &format!("flows[{i}]"))?;
         build_flows(&f, i, duration, &net, &mut flows)?;
+        entry_of.resize(flows.len(), i);
     }
+    // Names identify flows in results and in `flows[NAME]` overrides: one flow per name. The
+    // message names the entries (not positions in the expanded list) and, for a group, how its
+    // names were made.
     let mut seen = HashMap::new();
     for (i, f) in flows.iter().enumerate() {
         if let Some(j) = seen.insert(f.name.clone(), i) {
-            let message = format!("\"{}\" is already the name of flows[{j}]", f.name);
-            return Err(ctx.err_kind(&format!("flows[{i}].name"), ErrorKind::Conflict, message));
+            let (entry, first) = (entry_of[i], entry_of[j]);
+            let grouped = |e: usize| flow_values[e].get("range").or_else(|| flow_values[e].get("pairs")).is_some();
+            let how = if grouped(entry) || grouped(first) {
+                " (a range or pairs group names its flows by its name with {i} replaced, or the number appended)"
+            } else {
+                ""
+            };
+            let whose = if entry == first { "another flow of this entry".to_string() } else { format!("flows[{first}]") };
+            let message = format!("\"{}\" is already the name of {whose}{how}", f.name);
+            return Err(ctx.err_kind(&format!("flows[{entry}].name"), ErrorKind::Conflict, message));
         }
     }
 

@@ -9,28 +9,121 @@ use crate::units;
 use toml::Value;
 use vegaslab_cc::{PartialAckTimer, TcpConfig};
 
-pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
-    f.deny_unknown(&["name", "from", "to", "cc", "start", "stop", "app", "file_size", "params", "tcp", "pairs", "range"])?;
-    // `pairs = "1-25"` expands into one flow per dumbbell pair S_k -> D_k.
-    let range = match f.string("pairs")? {
-        None => None,
-        Some(text) => {
-            if net.dumbbell_pairs == 0 {
-                return Err(f.err("pairs", "needs a [dumbbell]"));
+/// The fields a member of a group may change (`members.<name>`): everything but what makes
+/// the group (its endpoints, names and span).
+const MEMBER_FIELDS: &[&str] = &["cc", "start", "stop", "app", "file_size", "params", "tcp"];
+
+/// `"first-last"` of a `range` or `pairs` field (whole numbers, `first <= last`).
+pub(crate) fn parse_span(text: &str) -> Option<(usize, usize)> {
+    let (a, b) = text.split_once('-')?;
+    let (a, b) = (a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?);
+    (a <= b).then_some((a, b))
+}
+
+/// The name of a flow of entry `i`: member `k` of a `range`/`pairs` group, or the entry itself
+/// (`k = None`). In a group, `{i}` in the name is replaced by `k`, else `k` is appended; without
+/// a name a group's flows are `<cc><k>` and a single flow `flow<i>`. The one rule, used to
+/// build the flows and to find a flow by name for an override (`flows[NAME]`).
+pub(crate) fn flow_name(name: Option<&str>, cc: &str, i: usize, k: Option<usize>) -> String {
+    match (name, k) {
+        (Some(n), Some(k)) if n.contains("{i}") => n.replace("{i}", &k.to_string()),
+        (Some(n), Some(k)) => format!("{n}{k}"),
+        (Some(n), None) => n.to_string(),
+        (None, Some(k)) => format!("{cc}{k}"),
+        (None, None) => format!("flow{i}"),
+    }
+}
+
+/// The names of the flows entry `i` of the raw `flows` list expands into, in order, as
+/// [`build_flows`] names them; empty when the entry is too malformed to say (validation then
+/// reports it). For `flows[NAME]` overrides, which act before validation.
+pub(crate) fn entry_names(entry: &Value, i: usize) -> Vec<String> {
+    let Some(t) = entry.as_table() else { return Vec::new() };
+    let name = t.get("name").and_then(Value::as_str);
+    let cc = t.get("cc").and_then(Value::as_str).unwrap_or("");
+    let span = t.get("pairs").or_else(|| t.get("range")).map(|v| v.as_str().and_then(parse_span));
+    match span {
+        None => vec![flow_name(name, cc, i, None)],
+        Some(None) => Vec::new(),
+        // At most MAX_FLOWS names: a larger span is an error of its own.
+        Some(Some((a, b))) if b - a < MAX_FLOWS => (a..=b).map(|k| flow_name(name, cc, i, Some(k))).collect(),
+        Some(Some(_)) => Vec::new(),
+    }
+}
+
+/// The `{...}` placeholders in `text`, with an unclosed `{` or a lone `}` as itself.
+fn placeholders(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest[open..].starts_with('}') {
+            out.push("}");
+            rest = &rest[open + 1..];
+            continue;
+        }
+        match rest[open..].find('}') {
+            Some(close) => {
+                out.push(&rest[open..open + close + 1]);
+                rest = &rest[open + close + 1..];
             }
-            let parsed = text
-                .split_once('-')
-                .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)));
-            match parsed {
-                Some((a, b)) if a >= 1 && a <= b && b <= net.dumbbell_pairs => {
-                    too_many_flows(f, "pairs", out.len(), b - a + 1)?;
-                    Some((a, b))
-                }
-                _ => return Err(f.err("pairs", format!("must be \"first-last\" within 1-{}, got \"{text}\"", net.dumbbell_pairs))),
+            None => {
+                out.push("{");
+                break;
             }
         }
-    };
-    let base_name = f.string("name")?.map(str::to_string);
+    }
+    out
+}
+
+/// Decided (issue 14): a `{...}` in `name`, `from` or `to` must be one the entry expands. Only a
+/// `range` or `pairs` group defines a placeholder, `{i}`; anything else would stay in the text
+/// (a flow named `vegas{i}`, a node `S{j}` that does not exist), so it is an error naming the
+/// field, not a name or node lookup failing later with a less useful message.
+fn check_placeholders(f: &Obj, group: Option<&str>) -> Result<(), ScenarioError> {
+    for key in ["name", "from", "to"] {
+        let Some(text) = f.get(key).and_then(Value::as_str) else { continue };
+        for p in placeholders(text) {
+            let message = match group {
+                None if p == "{i}" => "has the placeholder {i}, but this entry is a single flow: {i} is replaced only in a group (add range = \"1-N\", or pairs = \"1-N\" on a dumbbell), or remove it".to_string(),
+                None => format!("has {}: names have no placeholders outside a group (range or pairs), and then only {{i}}", limits::quote_short(p)),
+                Some(g) if p != "{i}" => format!("has {}, which the {g} group does not define: the only placeholder is {{i}}, the member's number", limits::quote_short(p)),
+                Some(_) => continue,
+            };
+            return Err(f.err(key, message));
+        }
+    }
+    Ok(())
+}
+
+/// `a` with the tables of `b` merged in, key by key (a member's `params = { alpha = 4 }`
+/// changes alpha and keeps the group's other params); any other value of `b` replaces `a`'s.
+fn merged(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (Value::Table(x), Value::Table(y)) => {
+            let mut out = x.clone();
+            for (k, v) in y {
+                let value = match x.get(k) {
+                    Some(old) => merged(old, v),
+                    None => v.clone(),
+                };
+                out.insert(k.clone(), value);
+            }
+            Value::Table(out)
+        }
+        _ => b.clone(),
+    }
+}
+
+/// What a flow entry (or a member of a group) sets for each of its flows.
+struct Settings {
+    start: u64,
+    stop: Option<u64>,
+    app: super::AppSpec,
+    algorithm: vegaslab_cc::AlgorithmSpec,
+    tcp: TcpConfig,
+}
+
+fn read_settings(f: &Obj, duration: u64) -> Result<Settings, ScenarioError> {
     let cc = f.req_string("cc")?;
     let start = f.time("start", 0, FOREVER)?.unwrap_or(0);
     if start >= duration {
@@ -49,18 +142,54 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
         Some(t) => read_tcp(&t)?,
         None => TcpConfig::default(),
     };
+    Ok(Settings { start, stop, app, algorithm, tcp })
+}
 
-    let endpoints: Vec<(String, usize, usize)> = match range {
+/// A list of names for a message: all of them when few, else the count and the first few.
+pub(crate) fn some_names(names: &[String]) -> String {
+    const SHOWN: usize = 8;
+    if names.len() <= SHOWN {
+        names.join(", ")
+    } else {
+        format!("{} flows: {}, ..., {}", names.len(), names[..SHOWN - 1].join(", "), names[names.len() - 1])
+    }
+}
+
+pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
+    f.deny_unknown(&["name", "from", "to", "cc", "start", "stop", "app", "file_size", "params", "tcp", "pairs", "range", "members"])?;
+    // `pairs = "1-25"` expands into one flow per dumbbell pair S_k -> D_k.
+    let range = match f.string("pairs")? {
+        None => None,
+        Some(text) => {
+            if net.dumbbell_pairs == 0 {
+                return Err(f.err("pairs", "needs a [dumbbell]"));
+            }
+            match parse_span(text) {
+                Some((a, b)) if a >= 1 && b <= net.dumbbell_pairs => {
+                    too_many_flows(f, "pairs", out.len(), b - a + 1)?;
+                    Some((a, b))
+                }
+                _ => return Err(f.err("pairs", format!("must be \"first-last\" within 1-{}, got \"{text}\"", net.dumbbell_pairs))),
+            }
+        }
+    };
+    let group = if range.is_some() { Some("pairs") } else if f.get("range").is_some() { Some("range") } else { None };
+    check_placeholders(f, group)?;
+    let base_name = f.string("name")?;
+    let cc = f.req_string("cc")?;
+    let settings = read_settings(f, duration)?;
+
+    // (name, from, to, k) of each flow; k is the member's number in a group.
+    let endpoints: Vec<(String, usize, usize, Option<usize>)> = match range {
         Some((a, b)) => {
             if f.get("from").is_some() || f.get("to").is_some() {
                 return Err(f.err("pairs", "give either pairs or from/to, not both"));
             }
-            let stem = base_name.clone().unwrap_or_else(|| cc.to_string());
             (a..=b)
                 .map(|k| {
                     let from = net.index[&format!("S{k}")];
                     let to = net.index[&format!("D{k}")];
-                    (format!("{stem}{k}"), from, to)
+                    (flow_name(base_name, cc, i, Some(k)), from, to, Some(k))
                 })
                 .collect()
         }
@@ -70,18 +199,13 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
             // `range = "1-12"` repeats the entry with `{i}` in from/to/name replaced by 1..12.
             let ks: Vec<Option<usize>> = match f.string("range")? {
                 None => vec![None],
-                Some(text) => {
-                    let parsed = text
-                        .split_once('-')
-                        .and_then(|(a, b)| Some((a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?)));
-                    match parsed {
-                        Some((a, b)) if a <= b => {
-                            too_many_flows(f, "range", out.len(), b - a + 1)?;
-                            (a..=b).map(Some).collect()
-                        }
-                        _ => return Err(f.err("range", format!("must be \"first-last\", e.g. \"1-12\", got \"{text}\""))),
+                Some(text) => match parse_span(text) {
+                    Some((a, b)) => {
+                        too_many_flows(f, "range", out.len(), b - a + 1)?;
+                        (a..=b).map(Some).collect()
                     }
-                }
+                    None => return Err(f.err("range", format!("must be \"first-last\", e.g. \"1-12\", got \"{text}\""))),
+                },
             };
             if ks[0].is_some() && !(from_name.contains("{i}") || to_name.contains("{i}")) {
                 return Err(f.err("range", "needs {i} in from or to, e.g. to = \"UE{i}\""));
@@ -97,19 +221,12 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
                 if from == to {
                     return Err(f.err("to", "must differ from 'from'"));
                 }
-                let name = match (&base_name, k) {
-                    (Some(n), Some(k)) if n.contains("{i}") => n.replace("{i}", &k.to_string()),
-                    (Some(n), Some(k)) => format!("{n}{k}"),
-                    (Some(n), None) => n.clone(),
-                    (None, Some(k)) => format!("{cc}{k}"),
-                    (None, None) => format!("flow{i}"),
-                };
-                out.push((name, from, to));
+                out.push((flow_name(base_name, cc, i, k), from, to, k));
             }
             out
         }
     };
-    if let Some((name, _, _)) = endpoints.iter().find(|(name, _, _)| !limits::valid_name(name)) {
+    if let Some((name, ..)) = endpoints.iter().find(|(name, ..)| !limits::valid_name(name)) {
         let key = if f.get("name").is_some() { "name" } else { "cc" };
         let message = format!(
             "gives the flow name {}; names must be 1 to {} characters of {}",
@@ -120,10 +237,46 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
         return Err(f.err_kind(key, ErrorKind::OutOfRange, message));
     }
     too_many_flows(f, "name", out.len(), endpoints.len())?;
-    for (name, from, to) in endpoints {
-        out.push(FlowSpec { name, from, to, algorithm: algorithm.clone(), tcp: tcp.clone(), start, stop, app: app.clone() });
+    let members = read_members(f, group, &endpoints, duration)?;
+    for (name, from, to, _) in endpoints {
+        let s = members.iter().find(|(n, _)| *n == name).map_or(&settings, |(_, s)| s);
+        let (algorithm, tcp, start, stop, app) = (s.algorithm.clone(), s.tcp.clone(), s.start, s.stop, s.app.clone());
+        out.push(FlowSpec { name, from, to, algorithm, tcp, start, stop, app });
     }
     Ok(())
+}
+
+/// `members = { <flow name> = { params = { alpha = 4 } } }`: settings of single flows of a
+/// `range` or `pairs` group (what `--set 'flows[vegas7].params.alpha=4'` writes). Decided
+/// (issue 14): a member's table is merged into its entry's (tables key by key), and the result
+/// is read as an entry of its own, so each of its errors names `flows[i].members.<name>.<field>`.
+/// The group keeps its place and its flows their order, names and indices (and so their seeded
+/// draws): only the named flow's settings change.
+fn read_members(f: &Obj, group: Option<&str>, flows: &[(String, usize, usize, Option<usize>)], duration: u64) -> Result<Vec<(String, Settings)>, ScenarioError> {
+    let Some(members) = f.table("members")? else { return Ok(Vec::new()) };
+    if group.is_none() {
+        return Err(f.err("members", "applies to a group (range or pairs) only; set a single flow's fields directly"));
+    }
+    let mut entry = f.table.clone();
+    entry.remove("members");
+    let entry = Value::Table(entry);
+    let mut out = Vec::new();
+    for (name, value) in members.table {
+        if !flows.iter().any(|(n, ..)| n == name) {
+            let names: Vec<String> = flows.iter().map(|(n, ..)| n.clone()).collect();
+            return Err(members.err_kind(name, ErrorKind::Reference, format!("is not a flow of this group (its flows: {})", some_names(&names))));
+        }
+        let member = Obj::new(members.ctx, value, &members.field_path(name))?;
+        if let Some(key) = ["name", "from", "to", "range", "pairs", "members"].into_iter().find(|k| member.get(k).is_some()) {
+            let message = format!("belongs to the whole group and cannot differ for one flow; a member may set: {}", MEMBER_FIELDS.join(", "));
+            return Err(member.err_kind(key, ErrorKind::UnknownField, message));
+        }
+        member.deny_unknown(MEMBER_FIELDS)?;
+        let whole = merged(&entry, value);
+        let obj = Obj::new(members.ctx, &whole, &members.field_path(name))?;
+        out.push((name.clone(), read_settings(&obj, duration)?));
+    }
+    Ok(out)
 }
 
 /// An error unless `adding` more flows to the `existing` ones stays within [`MAX_FLOWS`].

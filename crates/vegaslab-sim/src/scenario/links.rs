@@ -255,6 +255,26 @@ pub fn resolve_relative(source: &str, name: &str) -> std::path::PathBuf {
 
 const QUEUE_KINDS: &str = "droptail, red, red-linear";
 
+/// Other names of the RED fields (ns-2's `Queue/RED` variables, the names of Floyd and
+/// Jacobson's paper), for suggestions only: `(name, our field, note)`, the name compared
+/// without case and trailing underscores. Never accepted in place of the field.
+const RED_ALIASES: &[(&str, &str, &str)] = &[
+    ("thresh", "min", "ns-2's thresh_ is min here"),
+    ("min_th", "min", "RED's min_th is min here"),
+    ("minth", "min", "RED's min_th is min here"),
+    ("min_thresh", "min", "RED's min_th is min here"),
+    ("maxthresh", "max", "ns-2's maxthresh_ is max here"),
+    ("max_th", "max", "RED's max_th is max here"),
+    ("maxth", "max", "RED's max_th is max here"),
+    ("max_thresh", "max", "RED's max_th is max here"),
+    ("q_weight", "weight", "ns-2's q_weight_ is weight here"),
+    ("w_q", "weight", "RED's w_q is weight here"),
+    ("wq", "weight", "RED's w_q is weight here"),
+    ("linterm", "max_p", "ns-2's linterm_ is 1 / max_p"),
+    ("max_prob", "max_p", "the drop probability at max"),
+    ("queue_limit", "limit", "the queue's limit in packets"),
+];
+
 pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
     let kind = q.string("kind")?.unwrap_or("droptail");
     match kind {
@@ -271,7 +291,7 @@ pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
             if !linear {
                 keys.extend_from_slice(&["max_p", "gentle", "wait"]);
             }
-            q.deny_unknown(&keys)?;
+            q.deny_unknown_with(&keys, RED_ALIASES, None)?;
             let variant = if linear { RedVariant::Linear } else { RedVariant::Classic };
             let min = q.number("min", f64::MIN, f64::MAX)?.ok_or_else(|| q.err("min", "is required (the lower threshold on the average queue, packets)"))?;
             let max = q.number("max", f64::MIN, f64::MAX)?.ok_or_else(|| q.err("max", "is required (the upper threshold on the average queue, packets)"))?;

@@ -19,6 +19,7 @@ mod topologies;
 mod udp;
 
 pub use build::from_value;
+pub(crate) use reader::edit_distance;
 
 pub use normalize::normalize;
 pub use overrides::apply_overrides;
@@ -318,6 +319,6 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
 pub fn parse(text: &str, source: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let mut value: toml::Value = toml::from_str(text).map_err(|e| ScenarioError::new(source, "", ErrorKind::Syntax, toml_error(text, &e)))?;
     apply_overrides(&mut value, overrides)
-        .map_err(|(path, message)| ScenarioError::new(source, &path, ErrorKind::Syntax, message))?;
+        .map_err(|(path, message, kind)| ScenarioError::new(source, &path, kind, message))?;
     from_value(&value, source)
 }

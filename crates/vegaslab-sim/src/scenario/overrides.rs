@@ -3,23 +3,36 @@
 //!
 //! Keys are dotted paths with list indices (`flows[0].params.alpha`); values are TOML
 //! scalars, arrays or inline tables when they parse as such, else strings.
+//!
+//! A flow can also be picked by its name, `flows[vegas7].params.alpha=4` (decided for issue
+//! 14): the name a run reports, so one flow of a `range`/`pairs` group can be changed without
+//! rewriting the group. A single flow's entry is set directly (`flows[j]...`); a group member's
+//! settings go to the group's `members.<name>` table (`flows[j].members.vegas7.params.alpha`),
+//! which the scenario reader merges into that flow alone. Names are resolved when the
+//! override is applied, against the scenario as the earlier overrides left it.
 
+use super::flows::{entry_names, some_names};
+use super::ErrorKind;
 use toml::{value::Table, Value};
+
+/// A failed override: the path as given, what is wrong, and its kind.
+pub type OverrideError = (String, String, ErrorKind);
 
 /// Most steps (keys and indices) in one override path: far more than the schema's deepest
 /// field (about 6), and small enough that following a path can never exhaust the stack.
 pub const MAX_PATH_STEPS: usize = 32;
 
-/// Apply each override in order. Errors are `(path, message)`.
-pub fn apply_overrides(root: &mut Value, overrides: &[String]) -> Result<(), (String, String)> {
+/// Apply each override in order. Errors are `(path, message, kind)`.
+pub fn apply_overrides(root: &mut Value, overrides: &[String]) -> Result<(), OverrideError> {
     for item in overrides {
         let (key, raw) = item
             .split_once('=')
-            .ok_or_else(|| (item.clone(), "override must look like key=value".to_string()))?;
+            .ok_or_else(|| (item.clone(), "override must look like key=value".to_string(), ErrorKind::Syntax))?;
         let key = key.trim();
-        let steps = parse_path(key).map_err(|m| (key.to_string(), m))?;
+        let steps = parse_path(key).map_err(|m| (key.to_string(), m, ErrorKind::Syntax))?;
+        let steps = resolve_names(root, steps).map_err(|(m, kind)| (key.to_string(), m, kind))?;
         let value = parse_value(raw.trim());
-        set(root, &steps, value).map_err(|m| (key.to_string(), m))?;
+        set(root, &steps, value).map_err(|(m, kind)| (key.to_string(), m, kind))?;
     }
     Ok(())
 }
@@ -28,6 +41,35 @@ pub fn apply_overrides(root: &mut Value, overrides: &[String]) -> Result<(), (St
 enum Step {
     Key(String),
     Index(usize),
+    /// `[name]`: a flow by name (`flows[NAME]` only).
+    Name(String),
+}
+
+/// `flows[NAME]` -> `flows[j]` (a single flow) or `flows[j].members.NAME` (a flow of group j).
+fn resolve_names(root: &Value, steps: Vec<Step>) -> Result<Vec<Step>, (String, ErrorKind)> {
+    let name_at = steps.iter().position(|s| matches!(s, Step::Name(_)));
+    let Some(at) = name_at else { return Ok(steps) };
+    if at != 1 || steps[0] != Step::Key("flows".into()) {
+        return Err(("a name in brackets picks a flow, as in flows[vegas7]; other lists take a number".into(), ErrorKind::Syntax));
+    }
+    let Step::Name(name) = &steps[1] else { unreachable!() };
+    let entries = root.get("flows").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let mut all = Vec::new();
+    for (j, entry) in entries.iter().enumerate() {
+        let names = entry_names(entry, j);
+        if names.iter().any(|n| n == name) {
+            let grouped = entry.get("range").or_else(|| entry.get("pairs")).is_some();
+            let mut out = vec![Step::Key("flows".into()), Step::Index(j)];
+            if grouped {
+                out.extend([Step::Key("members".into()), Step::Key(name.clone())]);
+            }
+            out.extend(steps.into_iter().skip(2));
+            return Ok(out);
+        }
+        all.extend(names);
+    }
+    let known = if all.is_empty() { "the scenario has no flows".to_string() } else { format!("the scenario's flows: {}", some_names(&all)) };
+    Err((format!("no flow named \"{name}\" ({known})"), ErrorKind::Reference))
 }
 
 fn parse_path(key: &str) -> Result<Vec<Step>, String> {
@@ -43,10 +85,14 @@ fn parse_path(key: &str) -> Result<Vec<Step>, String> {
         steps.push(Step::Key(name.to_string()));
         while let Some(stripped) = rest.strip_prefix('[') {
             let close = stripped.find(']').ok_or("missing ']' in override path")?;
-            let idx: usize = stripped[..close]
-                .parse()
-                .map_err(|_| format!("list index must be a whole number, got '{}'", &stripped[..close]))?;
-            steps.push(Step::Index(idx));
+            let inside = stripped[..close].trim();
+            match inside.parse::<usize>() {
+                Ok(idx) => steps.push(Step::Index(idx)),
+                Err(_) if super::limits::valid_name(inside) => steps.push(Step::Name(inside.to_string())),
+                Err(_) => {
+                    return Err(format!("a list index must be a whole number (or a flow's name, flows[NAME]), got '{}'", super::limits::printable(inside)))
+                }
+            }
             rest = &stripped[close + 1..];
         }
         if !rest.is_empty() {
@@ -67,33 +113,45 @@ fn parse_value(raw: &str) -> Value {
     }
 }
 
-fn set(node: &mut Value, steps: &[Step], value: Value) -> Result<(), String> {
+fn set(node: &mut Value, steps: &[Step], value: Value) -> Result<(), (String, ErrorKind)> {
     let (first, rest) = steps.split_first().expect("non-empty path");
+    let syntax = |m: String| (m, ErrorKind::Syntax);
     match first {
         Step::Key(k) => {
-            let table = node.as_table_mut().ok_or_else(|| format!("'{k}' is inside something that is not a table"))?;
+            let table = node.as_table_mut().ok_or_else(|| syntax(format!("'{k}' is inside something that is not a table")))?;
             if rest.is_empty() {
                 table.insert(k.clone(), value);
                 return Ok(());
             }
-            let child = table.entry(k.clone()).or_insert_with(|| match rest[0] {
-                Step::Key(_) => Value::Table(Table::new()),
-                Step::Index(_) => Value::Array(Vec::new()),
-            });
+            // A new table may be made on the way (`flows[0].params.alpha` on a flow without
+            // params), a new list not: its entries could not be indexed. So a missing key
+            // followed by an index is a key the scenario does not have (`flow[0]`).
+            if matches!(rest[0], Step::Index(_) | Step::Name(_)) && !table.contains_key(k) {
+                let near = table
+                    .keys()
+                    .filter(|key| table[key.as_str()].is_array())
+                    .min_by_key(|key| super::edit_distance(key, k))
+                    .filter(|key| super::edit_distance(key, k) <= 3)
+                    .map(|key| format!(" (did you mean '{key}'?)"))
+                    .unwrap_or_default();
+                return Err((format!("unknown key '{k}': the scenario has no list '{k}' to index{near}"), ErrorKind::UnknownField));
+            }
+            let child = table.entry(k.clone()).or_insert_with(|| Value::Table(Table::new()));
             set(child, rest, value)
         }
         Step::Index(i) => {
-            let arr = node.as_array_mut().ok_or_else(|| format!("[{i}] is applied to something that is not a list"))?;
+            let arr = node.as_array_mut().ok_or_else(|| syntax(format!("[{i}] is applied to something that is not a list")))?;
             let len = arr.len();
             let child = arr
                 .get_mut(*i)
-                .ok_or_else(|| format!("no entry [{i}]: the list has {len} entries"))?;
+                .ok_or_else(|| syntax(format!("no entry [{i}]: the list has {len} entries")))?;
             if rest.is_empty() {
                 *child = value;
                 return Ok(());
             }
             set(child, rest, value)
         }
+        Step::Name(n) => Err(syntax(format!("[{n}]: a name in brackets picks a flow, as in flows[vegas7]"))),
     }
 }
 
@@ -121,7 +179,7 @@ mod tests {
     #[test]
     fn override_of_a_missing_list_entry_says_how_many_there_are() {
         let mut v = doc();
-        let (path, msg) = apply_overrides(&mut v, &["flows[3].cc=reno".into()]).unwrap_err();
+        let (path, msg, _) = apply_overrides(&mut v, &["flows[3].cc=reno".into()]).unwrap_err();
         assert_eq!(path, "flows[3].cc");
         assert!(msg.contains("1 entries"), "{msg}");
     }
@@ -130,7 +188,7 @@ mod tests {
     fn a_very_deep_override_path_is_an_error_not_a_stack_overflow() {
         let mut v = doc();
         let key = vec!["a"; 50_000].join(".");
-        let (_, msg) = apply_overrides(&mut v, &[format!("{key}=1")]).unwrap_err();
+        let (_, msg, _) = apply_overrides(&mut v, &[format!("{key}=1")]).unwrap_err();
         assert!(msg.contains("at most 32 parts"), "{msg}");
     }
 

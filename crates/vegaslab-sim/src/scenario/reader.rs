@@ -91,20 +91,40 @@ impl<'a> Obj<'a> {
 
     /// Reject keys this table does not know, suggesting the closest known one.
     pub fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ScenarioError> {
+        self.deny_unknown_with(allowed, &[], None)
+    }
+
+    /// [`Obj::deny_unknown`] with `aliases`, other names of the allowed keys (ns-2's, the
+    /// literature's), and `none_allowed`, what to say when `allowed` is empty.
+    ///
+    /// Decided: an alias only points at the key (`max_th` is `max` here); it is never accepted
+    /// in its place, so a scenario has one spelling of each field. An alias (`(name, key,
+    /// note)`; `name` compared without case and trailing underscores, as ns-2 writes `thresh_`)
+    /// beats the closest spelling: `max_th` is nearer to `max_p` in letters but means `max`.
+    /// With nothing allowed the message says so instead of an empty list.
+    pub fn deny_unknown_with(&self, allowed: &[&str], aliases: &[(&str, &str, &str)], none_allowed: Option<&str>) -> Result<(), ScenarioError> {
         for key in self.table.keys() {
-            if !allowed.contains(&key.as_str()) {
-                let hint = allowed
+            if allowed.contains(&key.as_str()) {
+                continue;
+            }
+            if allowed.is_empty() {
+                let why = none_allowed.unwrap_or("this table takes no fields");
+                return Err(self.err_kind(key, ErrorKind::UnknownField, format!("unknown field: {why}")));
+            }
+            let plain = key.trim_end_matches('_').to_ascii_lowercase();
+            let alias = aliases
+                .iter()
+                .find(|(name, target, _)| *name == plain && allowed.contains(target))
+                .map(|(_, target, note)| format!(" (did you mean '{target}'? {note})"));
+            let hint = alias.unwrap_or_else(|| {
+                allowed
                     .iter()
                     .min_by_key(|a| edit_distance(a, key))
                     .filter(|a| edit_distance(a, key) <= 3)
                     .map(|a| format!(" (did you mean '{a}'?)"))
-                    .unwrap_or_default();
-                return Err(self.err_kind(
-                    key,
-                    ErrorKind::UnknownField,
-                    format!("unknown field{hint}; allowed here: {}", allowed.join(", ")),
-                ));
-            }
+                    .unwrap_or_default()
+            });
+            return Err(self.err_kind(key, ErrorKind::UnknownField, format!("unknown field{hint}; allowed here: {}", allowed.join(", "))));
         }
         Ok(())
     }
@@ -265,7 +285,8 @@ fn time_range_message(lo: i128, hi: i128, got: &str) -> String {
     format!("must be {lower} and <= {}, got {got}", s(hi))
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+/// Levenshtein distance in characters (for suggestions).
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {

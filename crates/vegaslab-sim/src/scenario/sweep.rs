@@ -315,7 +315,7 @@ struct RangeSpec {
 pub fn expand(text: &str, source: &str, overrides: &[String]) -> Result<Sweep, ScenarioError> {
     let mut doc: Value =
         toml::from_str(text).map_err(|e| ScenarioError::new(source, "", ErrorKind::Syntax, super::toml_error(text, &e)))?;
-    apply_overrides(&mut doc, overrides).map_err(|(path, message)| ScenarioError::new(source, &path, ErrorKind::Syntax, message))?;
+    apply_overrides(&mut doc, overrides).map_err(|(path, message, kind)| ScenarioError::new(source, &path, kind, message))?;
     let base = from_value(&doc, source)?;
 
     let files_read = std::cell::RefCell::new(Vec::new());
@@ -820,7 +820,7 @@ fn check_param_alone(doc: &Value, source: &str, axis: &Axis, m: usize) -> Result
             continue;
         }
         let set = format!("{}={}", param.path, v.to_override());
-        if let Err((_, message)) = apply_overrides(&mut d, &[set]) {
+        if let Err((_, message, _)) = apply_overrides(&mut d, &[set]) {
             // The path cannot be followed in this scenario (whatever the value).
             // A path that does not read as one is a syntax error; one that reads but leads
             // nowhere in this scenario refers to nothing.
@@ -879,7 +879,7 @@ fn build_points(axes: &[Axis]) -> Vec<Point> {
 /// Build the scenario of one point; an error names the axis whose field was rejected.
 fn check_point(doc: &Value, source: &str, axes: &[Axis], point: &Point) -> Result<(), ScenarioError> {
     let mut d = doc.clone();
-    apply_overrides(&mut d, &point.overrides).map_err(|(path, message)| ScenarioError::new(source, &path, ErrorKind::Syntax, message))?;
+    apply_overrides(&mut d, &point.overrides).map_err(|(path, message, kind)| ScenarioError::new(source, &path, kind, message))?;
     let Err(e) = from_value(&d, source) else { return Ok(()) };
     let field = if e.path.is_empty() { String::new() } else { format!("{}: ", e.path) };
     let with = point.overrides.join(", ");
