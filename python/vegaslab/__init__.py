@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .results import Results
+    from .results import Results, ResultsSet, concat
 
 # Python >= 3.11 only (pyproject's requires-python): the tests run on 3.11, and tomllib is the
 # standard library's TOML reader there, so no tomli fallback is declared or kept.
@@ -49,6 +49,8 @@ __all__ = [
     "to_toml",
     "format_override",
     "Results",
+    "ResultsSet",
+    "concat",
     "VegaslabError",
     "ScenarioError",
     "SimulationError",
@@ -502,4 +504,8 @@ def __getattr__(name: str) -> Any:
         from .results import Results
 
         return Results
+    if name in ("concat", "ResultsSet"):  # several runs as one set of tables (issue 14)
+        from . import results
+
+        return getattr(results, name)
     raise AttributeError(f"module 'vegaslab' has no attribute {name!r}")

@@ -418,3 +418,65 @@ def plot_all(results: "Results", out_dir: str | os.PathLike, *, processes: int |
     written, in that order; raises :class:`PlotError` if one could not be drawn."""
     with start_plots(results, out_dir, processes=processes) as pending:
         return pending.finish()
+
+
+# ---------------------------------------------------------------------- notebook axes
+#
+# Decided for issue 14: ``Results.plot_cwnd`` / ``plot_throughput`` / ``plot_queue`` /
+# ``plot_rtt`` (and the same on a ``ResultsSet``) draw onto a matplotlib ``Axes`` the caller
+# gives, or a new pyplot figure, and return it, as pandas' and seaborn's plot functions do.
+# They share the grouping and running mean with the PNG figures above but not the figures
+# themselves: the PNGs' look, decimation and file bytes are pinned by tests/test_plots.py, and a
+# notebook axes must stay interactive (no decimation: the user zooms).
+
+#: Throughput axis units: name -> bit/s per unit.
+RATE_UNITS = {"bit/s": 1.0, "kbit/s": 1e3, "Mbit/s": 1e6, "Gbit/s": 1e9}
+#: RTT axis units: name -> seconds per unit.
+TIME_UNITS = {"s": 1.0, "ms": 1e-3}
+
+
+def new_axes():
+    """A new pyplot figure's axes (so Jupyter shows it inline), 8 x 4 inches, laid out."""
+    import matplotlib.pyplot as plt  # pyplot only here: it picks a backend on import
+
+    _fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
+    return ax
+
+
+def rate_unit(peak_bps: float, unit: str | None = None) -> tuple[float, str]:
+    """``(bit/s per unit, unit)`` for a throughput axis: ``unit`` if given (one of
+    :data:`RATE_UNITS`), else Mbit/s from a peak of 1 Mbit/s up and kbit/s below (the rule of
+    :func:`plot_throughput`)."""
+    if unit is None:
+        unit = "Mbit/s" if peak_bps >= 1e6 else "kbit/s"
+    if unit not in RATE_UNITS:
+        raise ValueError(f"unit: must be one of {', '.join(RATE_UNITS)}, got {unit!r}")
+    return RATE_UNITS[unit], unit
+
+
+def draw_lines(ax, x: np.ndarray, y: np.ndarray, keys, *, transform: Callable | None = None,
+               **style) -> int:
+    """One line per distinct key (in order of first appearance), its samples sorted by x and
+    labelled ``str(key)``; ``transform`` maps each line's y values (e.g. :func:`running_mean`).
+    Returns the number of lines drawn."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    groups = _groups(keys)
+    for key, rows in groups:
+        rows = rows[np.argsort(x[rows], kind="stable")]
+        values = y[rows] if transform is None else transform(y[rows])
+        ax.plot(x[rows], values, label=str(key), **style)
+    return len(groups)
+
+
+def finish_axes(ax, *, ylabel: str, title: str | None = None) -> None:
+    """Axis labels with units, a light grid, y from 0, a title (only given for new axes) and a
+    legend while at most :data:`MAX_LEGEND` lines are labelled."""
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.set_ylim(bottom=0)
+    handles, _labels = ax.get_legend_handles_labels()
+    if 0 < len(handles) <= MAX_LEGEND:
+        ax.legend(loc="best", fontsize="small")

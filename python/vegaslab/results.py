@@ -17,6 +17,11 @@ the seconds a flow's cwnd was at or above its receiver window); ``format_table()
 ``repr``) renders the run as fixed-width text; ``window_limited_flows()`` and
 ``window_warning()`` name the flows their receiver window capped.
 
+Column dtypes follow from the column's name (text, ``int64`` counts, ``float64``), empty tables
+included: :data:`TEXT_COLUMNS`, :data:`COUNT_COLUMNS`. For notebooks (issue 14): an HTML view
+(``_repr_html_``), ``plot_cwnd`` / ``plot_throughput`` / ``plot_rtt`` / ``plot_queue`` that draw
+on a matplotlib ``ax`` and return it, and :func:`concat` (several runs as a :class:`ResultsSet`).
+
 Output directories (decided for issue 7): :meth:`Results.to_dir` writes into a fresh temporary
 directory beside the target and renames it into place only when every file is written, so a
 failed or interrupted write never leaves new tables next to an old ``meta.json``. meta.json
@@ -33,7 +38,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -91,26 +96,248 @@ def column_names(codes: bytes, names: list[str]) -> np.ndarray:
     return np.asarray(names, dtype=object)[np.frombuffer(codes, dtype="<u4")]
 
 
-# Columns that may hold JSON null and must stay numeric (NaN) even when every value is null.
-_NULLABLE_FLOAT = {"completion_time_s", "cwnd", "ssthresh", "rtt", "throughput_bps", "length", "time"}
+#: Column types (decided for issue 14, docs/results-format.md "Column types"): a column's type
+#: follows from its name, never from whether the table happens to be empty. Text columns (names
+#: and kinds) have pandas' text dtype (``str`` in pandas 3, ``object`` before) even with no
+#: rows; counts are ``int64``; every other documented column is ``float64``.
+TEXT_COLUMNS = frozenset({"flow", "queue", "link", "source", "cc", "from", "to", "kind", "model"})
+#: Counts of packets, bytes, events or connections (and the 0/1 ``active`` flag). A count with
+#: a missing value (a core's optional column on a row it does not apply to, a counter the
+#: testbed or ns-2 does not report, a document from before the column existed) is ``float64``
+#: with NaN, as pandas makes it, rather than pandas' nullable ``Int64``: NaN is the one
+#: missing-value marker of every table (``completion_time_s``, the series' ``rtt``), works with
+#: numpy, ``math.isnan`` and the claims' missing-data checks, and is what the results store's
+#: Arrow tables give back; ``df[col].astype("Int64")`` gives the nullable form on request.
+COUNT_COLUMNS = frozenset({
+    # flows (the last six only on the rows they apply to)
+    "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "fast_retransmits", "timeouts",
+    "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
+    "acked_pkts", "in_flight_pkts", "dropped_pkts", "final_ssthresh",
+    "connections", "open_connections", "late_acks",
+    "vegas_decisions", "vegas_threshold_ties", "vegas_decisive_ties",
+    # queues (errors, early_drops, forced_drops only on some rows)
+    "limit", "arrivals", "drops", "departures", "backlog", "max_len",
+    "errors", "early_drops", "forced_drops",
+    # links, udp
+    "bytes_sent", "sent_pkts", "sent_bytes", "dropped_bytes",
+    # series
+    "active", "length",
+})
+#: pandas' dtype for text (what a non-empty table's name column gets): ``str`` in pandas 3,
+#: ``object`` in pandas 2.
+TEXT_DTYPE = pd.Series(["text"]).dtype
+
+
+def _typed(name: str, col: pd.Series, documented: bool) -> pd.Series:
+    """``col`` as the dtype its name calls for (see :data:`TEXT_COLUMNS`, :data:`COUNT_COLUMNS`);
+    an undocumented column the core adds is left as pandas read it, except that one holding
+    nothing but nulls becomes ``float64`` (an algorithm variable no flow has)."""
+    if name in TEXT_COLUMNS:
+        return col if col.dtype == TEXT_DTYPE else col.astype(TEXT_DTYPE)
+    if name in COUNT_COLUMNS:
+        if col.dtype == np.int64:
+            return col
+        if col.dtype.kind in "iub":
+            return col.astype(np.int64)
+        num = pd.to_numeric(col, errors="coerce").astype(np.float64)
+        values = num.to_numpy()
+        if np.isfinite(values).all() and (values == np.round(values)).all():
+            return num.astype(np.int64)  # every value present and whole (also: no rows)
+        return num
+    if documented:
+        return col if col.dtype == np.float64 else pd.to_numeric(col, errors="coerce").astype(np.float64)
+    if col.dtype == object and col.isna().all():
+        return col.astype(np.float64)
+    return col
+
+
+def _missing(name: str, rows: int) -> pd.Series:
+    """A documented column the document does not have: NA in its dtype (a count with rows
+    to fill is NaN, so ``float64``)."""
+    if name in TEXT_COLUMNS:
+        return pd.Series([None] * rows, dtype=TEXT_DTYPE)
+    if name in COUNT_COLUMNS and rows == 0:
+        return pd.Series([], dtype=np.int64)
+    return pd.Series(np.full(rows, np.nan), dtype=np.float64)
+
+
+def _typed_frame(df: pd.DataFrame, documented: Iterable[str]) -> pd.DataFrame:
+    """Every column of ``df`` converted by :func:`_typed`, in place of the old ones."""
+    documented = set(documented)
+    for col in list(df.columns):
+        typed = _typed(col, df[col], col in documented)
+        if typed is not df[col]:
+            df[col] = typed
+    return df
 
 
 def _frame(rows: Any, columns: Sequence[str]) -> pd.DataFrame:
     """DataFrame from a list of row dicts or a dict of columns; documented columns first,
-    any extra columns the core adds kept after them, missing ones present (as NA)."""
+    any extra columns the core adds kept after them, missing ones present (as NA), each
+    column in the dtype its name calls for (:func:`_typed`)."""
     if rows is None:
         rows = []
     df = pd.DataFrame(rows)
     for col in columns:
         if col not in df.columns:
-            df[col] = pd.Series(dtype="float64" if col != columns[0] else "object")
-    for col in _NULLABLE_FLOAT & set(df.columns):
-        df[col] = pd.to_numeric(df[col], errors="coerce").astype("float64")
+            df[col] = _missing(col, len(df)).set_axis(df.index)
+    _typed_frame(df, columns)
     extra = [c for c in df.columns if c not in columns]
     return df[list(columns) + extra].reset_index(drop=True)
 
 
-class Results:
+class _NotebookViews:
+    """What :class:`Results` and :class:`ResultsSet` share for notebooks (issue 14): plots
+    that take and return a matplotlib ``Axes``, and an HTML view for Jupyter. matplotlib is
+    imported only when a plot is drawn. The tables are those of :class:`Results`; a
+    :class:`ResultsSet`'s have its run-label columns in front (``_label_columns``), and its
+    lines are labelled ``"<run label>: <flow>"``."""
+
+    _label_columns: tuple[str, ...] = ()
+    series_flows: pd.DataFrame
+    series_queues: pd.DataFrame
+    flows: pd.DataFrame
+
+    def _title(self, what: str) -> str:  # pragma: no cover - overridden
+        return what
+
+    def _line_keys(self, frame: pd.DataFrame, key: str) -> np.ndarray:
+        """Each row's line label: its ``key`` value, after the run labels for a set."""
+        labels = frame[key].astype(str).to_numpy(dtype=object)
+        for col in reversed(self._label_columns):
+            labels = frame[col].astype(str).to_numpy(dtype=object) + ": " + labels
+        return labels
+
+    def _samples(self, table: str, value: str, key: str, only: Iterable[str] | None, monitor: str,
+                 option: str) -> pd.DataFrame:
+        """The rows of ``table`` with a ``value``, limited to the names in ``only``; a clear
+        error when there are none (the monitor was off) or a name has no samples."""
+        frame = getattr(self, table)
+        s = frame[frame[value].notna()] if value in frame.columns else frame.iloc[:0]
+        if s.empty:
+            raise ValueError(f"{self._title('')}: no {value} samples in {table} (the run had {monitor} "
+                             f"off; switch it on in [monitor] or with --set {monitor}=true)".lstrip(": "))
+        if only is not None:
+            wanted = [only] if isinstance(only, str) else list(only)
+            known = list(dict.fromkeys(s[key]))
+            unknown = [str(n) for n in wanted if n not in known]
+            if unknown:
+                raise ValueError(f"{option}: no {value} samples for {', '.join(map(repr, unknown))} "
+                                 f"(with samples: {', '.join(map(str, known))})")
+            s = s[s[key].isin(wanted)]
+        return s
+
+    def plot_cwnd(self, ax=None, flows: Iterable[str] | None = None):
+        """Congestion window (packets) over time, one line per flow (``flows``: only these),
+        on ``ax`` or a new figure; returns the axes. Needs ``monitor.cwnd``."""
+        from . import plots
+
+        s = self._samples("series_flows", "cwnd", "flow", flows, "monitor.cwnd", "flows")
+        title = None if ax is not None else self._title("congestion window")
+        ax = plots.new_axes() if ax is None else ax
+        plots.draw_lines(ax, s["time"], s["cwnd"], self._line_keys(s, "flow"), lw=1.2)
+        plots.finish_axes(ax, ylabel="cwnd (packets)", title=title)
+        return ax
+
+    def plot_throughput(self, ax=None, flows: Iterable[str] | None = None, *, running_mean: bool = False,
+                        unit: str | None = None):
+        """Throughput per sample bin over time, one line per flow; ``running_mean=True`` draws
+        each flow's mean since its start instead (the Vegas-A paper's "average throughput").
+        ``unit``: bit/s, kbit/s, Mbit/s or Gbit/s (default: Mbit/s from a 1 Mbit/s peak up,
+        else kbit/s), named in the axis label. Returns the axes. Needs ``monitor.throughput``."""
+        from . import plots
+
+        s = self._samples("series_flows", "throughput_bps", "flow", flows, "monitor.throughput", "flows")
+        scale, unit = plots.rate_unit(float(s["throughput_bps"].max()), unit)
+        if running_mean:  # from each flow's start, as the PNG figure does
+            keys = [*self._label_columns, "flow"]
+            starts = s[keys].merge(self.flows[[*keys, "start_s"]], on=keys, how="left")["start_s"].to_numpy()
+            s = s[~(s["time"].to_numpy() < starts)]
+        title = None if ax is not None else self._title("throughput" + (" (running mean)" if running_mean else ""))
+        ax = plots.new_axes() if ax is None else ax
+        plots.draw_lines(ax, s["time"], s["throughput_bps"] / scale, self._line_keys(s, "flow"),
+                         transform=plots.running_mean if running_mean else None, lw=1.6 if running_mean else 0.8)
+        plots.finish_axes(ax, ylabel=f"throughput ({unit})", title=title)
+        return ax
+
+    def plot_rtt(self, ax=None, flows: Iterable[str] | None = None, *, unit: str = "ms"):
+        """Each flow's latest RTT sample over time, in ``unit`` (``"ms"`` or ``"s"``), one line
+        per flow; returns the axes. Needs ``monitor.cwnd`` (the RTT is sampled with it)."""
+        from . import plots
+
+        if unit not in plots.TIME_UNITS:
+            raise ValueError(f"unit: must be one of {', '.join(plots.TIME_UNITS)}, got {unit!r}")
+        s = self._samples("series_flows", "rtt", "flow", flows, "monitor.cwnd", "flows")
+        title = None if ax is not None else self._title("round-trip time")
+        ax = plots.new_axes() if ax is None else ax
+        plots.draw_lines(ax, s["time"], s["rtt"] / plots.TIME_UNITS[unit], self._line_keys(s, "flow"), lw=1.0)
+        plots.finish_axes(ax, ylabel=f"RTT ({unit})", title=title)
+        return ax
+
+    def plot_queue(self, ax=None, queues: Iterable[str] | None = None):
+        """Queue length (packets waiting) over time as steps, one line per monitored queue:
+        ``queues`` names them, by default the busiest (highest mean length) up to
+        ``plots.MAX_QUEUES``, as in queue.png. Returns the axes. Needs ``monitor.queues`` or
+        ``monitor.all_queues``."""
+        from . import plots
+
+        s = self._samples("series_queues", "length", "queue", queues, "monitor.queues", "queues")
+        keys = self._line_keys(s, "queue")
+        if queues is None:
+            means = pd.Series(s["length"].to_numpy(dtype=float)).groupby(keys, sort=False).mean()
+            busiest = means.sort_values(ascending=False, kind="stable").index[:plots.MAX_QUEUES]
+            keep = np.isin(keys, np.asarray(busiest, dtype=object))
+            s, keys = s[keep], keys[keep]
+        title = None if ax is not None else self._title("queue length")
+        ax = plots.new_axes() if ax is None else ax
+        plots.draw_lines(ax, s["time"], s["length"], keys, drawstyle="steps-post", lw=1.0)
+        plots.finish_axes(ax, ylabel="queue length (packets)", title=title)
+        return ax
+
+    def _series_html(self) -> list[tuple[str, int, str]]:
+        """``(table, rows, what it holds)`` of the two time-series tables for the HTML view."""
+        out = []
+        for table, key, monitors in (("series_flows", "flow", "monitor.cwnd / monitor.throughput"),
+                                     ("series_queues", "queue", "monitor.queues")):
+            frame = getattr(self, table)
+            skip = {"time", key, *self._label_columns}
+            present = [c for c in frame.columns if c not in skip and frame[c].notna().any()]
+            if len(frame) and present:
+                what = f"{', '.join(present)} of {frame[key].nunique()} {key}{'s' if frame[key].nunique() != 1 else ''}"
+            else:
+                what = f"none ({monitors} off)"
+            out.append((table, len(frame), what))
+        return out
+
+
+def _html_table(df: pd.DataFrame, max_rows: int) -> str:
+    """``df`` as an escaped HTML table of at most ``max_rows`` rows (and a line saying how
+    many more there are)."""
+    shown = df.head(max_rows)
+    text = shown.to_html(index=False, escape=True, border=0, na_rep="-", classes="vegaslab",
+                         float_format=lambda v: f"{v:.6g}")
+    if len(df) > max_rows:
+        text += f"<p>... {len(df) - max_rows} more rows</p>"
+    return text
+
+
+def _html_rows(rows: Iterable[tuple[str, int, str]]) -> str:
+    esc = _escape
+    body = "".join(f"<tr><td><code>{esc(t)}</code></td><td>{n:,}</td><td>{esc(w)}</td></tr>" for t, n, w in rows)
+    return f'<table class="vegaslab" border="0"><tr><th>table</th><th>rows</th><th>holds</th></tr>{body}</table>'
+
+
+def _escape(value: Any) -> str:
+    import html
+
+    return html.escape(str(value), quote=True)
+
+
+#: Rows of the per-flow summary the HTML view shows (the rest are counted).
+HTML_MAX_ROWS = 20
+
+
+class Results(_NotebookViews):
     """The outcome of one run. Build it with :meth:`from_json`, :meth:`from_dict` or
     :meth:`from_dir`; :func:`vegaslab.run` returns one."""
 
@@ -292,6 +519,36 @@ class Results:
         names = list(self.flows["flow"]) + list(self.queues["queue"]) + list(self.links["link"]) + list(self.udp["source"])
         raise KeyError(f"{key!r}: no flow, queue or link named {name!r} (known: {', '.join(map(str, names))})")
 
+    # ------------------------------------------------------------------ notebook (issue 14)
+
+    def _title(self, what: str) -> str:
+        m = self.meta
+        return f"{m.get('scenario', '')} seed {m.get('seed', '?')}: {what}".strip(": ")
+
+    def _repr_html_(self) -> str:
+        """Jupyter's view: scenario, seed, simulated time and versions; the per-flow
+        :attr:`summary`; each table with its row count and which time series were recorded.
+        Every name and value is HTML-escaped."""
+        m, esc = self.meta, _escape
+        prov = m.get("provenance") if isinstance(m.get("provenance"), dict) else {}
+        facts = [f"seed {esc(m.get('seed', '?'))}"]
+        duration = m.get("duration_s")
+        if duration is not None:
+            facts.append(f"{esc(_num(duration) if isinstance(duration, (int, float)) else duration)} s simulated")
+        if m.get("events") is not None:
+            events = m["events"]
+            facts.append(f"{events:,} events" if isinstance(events, int) else f"{esc(events)} events")
+        if prov.get("vegaslab_version") is not None:
+            facts.append(f"vegaslab {esc(prov['vegaslab_version'])}")
+        if m.get("version") is not None:
+            facts.append(f"core {esc(m['version'])}")
+        rows = [(name, len(getattr(self, name)), f"one row per {key}") for name, (key, _c) in TABLES.items()
+                if not name.startswith("series_")]
+        rows += self._series_html()
+        return (f'<div class="vegaslab-results"><p><strong>{esc(m.get("scenario", "?"))}</strong> &middot; '
+                f"{' &middot; '.join(facts)}</p>"
+                f"{_html_table(self.summary, HTML_MAX_ROWS)}{_html_rows(rows)}</div>")
+
     # ------------------------------------------------------------------ output
 
     def to_dir(self, path: str | os.PathLike, *, csv: bool = False) -> list[Path]:
@@ -379,11 +636,144 @@ class Results:
             )
         return "\n".join(lines)
 
+    @classmethod
+    def concat(cls, results: "Sequence[Results] | Mapping[Any, Results]", keys: Sequence[Any] | None = None,
+               names: Sequence[str] | str = ("run",)) -> "ResultsSet":
+        """Several runs as one :class:`ResultsSet`: see :func:`concat`."""
+        return concat(results, keys=keys, names=names)
+
     def __repr__(self) -> str:
         return self.format_table()
 
     def __str__(self) -> str:
         return self.format_table()
+
+
+class ResultsSet(_NotebookViews):
+    """Several runs' tables as one (decided for issue 14): the attributes of :class:`Results`
+    (``flows``, ``queues``, ``links``, ``udp``, ``series_flows``, ``series_queues`` and
+    ``summary``), each one DataFrame holding every run's rows with the run-label columns
+    (``names``, default ``"run"``) in front, so ``groupby("run")`` or ``groupby("flow")``
+    works at once; the same plot methods (one line per run and flow, labelled
+    ``"<run>: <flow>"``) and an HTML view. ``meta`` is a DataFrame with one row per run (its
+    labels and the scalar meta fields); ``runs`` maps each label to its :class:`Results`.
+    Chosen over a dict of DataFrames so that a set reads like one run in a notebook. Build it
+    with :func:`concat` (``vegaslab.concat``) or :meth:`Results.concat`."""
+
+    def __init__(self, runs: "dict[Any, Results]", names: tuple[str, ...], tables: dict[str, pd.DataFrame],
+                 meta: pd.DataFrame) -> None:
+        self.runs = runs
+        self.names = names
+        self._label_columns = names
+        self.meta = meta
+        self.flows = tables["flows"]
+        self.queues = tables["queues"]
+        self.links = tables["links"]
+        self.udp = tables["udp"]
+        self.series_flows = tables["series_flows"]
+        self.series_queues = tables["series_queues"]
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """Every run's :attr:`Results.summary`, the run labels in front."""
+        return _stack([r.summary for r in self.runs.values()], list(self.runs), self.names, None)
+
+    def _title(self, what: str) -> str:
+        scenarios = list(dict.fromkeys(str(r.meta.get("scenario", "?")) for r in self.runs.values()))
+        return f"{', '.join(scenarios)} ({len(self.runs)} runs): {what}"
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def __repr__(self) -> str:
+        tables = ", ".join(f"{name} {len(getattr(self, name)):,}" for name in TABLES)
+        labels = ", ".join(map(str, list(self.runs)[:6])) + (", ..." if len(self.runs) > 6 else "")
+        return f"<ResultsSet of {len(self.runs)} runs ({labels}); rows: {tables}>"
+
+    def _repr_html_(self) -> str:
+        """The runs (labels, scenario, seed, simulated time), the per-flow summary and each
+        table's row count; every name and value HTML-escaped."""
+        shown = [c for c in (*self.names, "scenario", "seed", "duration_s", "version") if c in self.meta.columns]
+        rows = [(name, len(getattr(self, name)), f"one row per {', '.join(self.names)} and {key}")
+                for name, (key, _c) in TABLES.items() if not name.startswith("series_")]
+        rows += self._series_html()
+        return (f'<div class="vegaslab-results"><p><strong>{len(self.runs)} runs</strong></p>'
+                f"{_html_table(self.meta[shown], HTML_MAX_ROWS)}{_html_table(self.summary, HTML_MAX_ROWS)}"
+                f"{_html_rows(rows)}</div>")
+
+
+def concat(results: "Sequence[Results] | Mapping[Any, Results]", keys: Sequence[Any] | None = None,
+           names: Sequence[str] | str = ("run",)) -> ResultsSet:
+    """Several runs as one :class:`ResultsSet` whose tables have run-label columns in front.
+
+    ``keys`` labels the runs, one per run (a tuple per run when ``names`` has several
+    columns); a mapping's keys are used when ``results`` is one; by default each run is
+    labelled ``"<scenario> seed <seed>"`` from its meta (only with one label column). The
+    labels must tell the runs apart. ``names`` are the label columns (default ``("run",)``)
+    and may not be a column the tables already have."""
+    if isinstance(names, str):
+        names = (names,)
+    names = tuple(names)
+    if not names or not all(isinstance(n, str) and n for n in names) or len(set(names)) != len(names):
+        raise ValueError(f"names: one or more distinct column names, got {names!r}")
+    if isinstance(results, Mapping):
+        if keys is not None:
+            raise ValueError("keys: give either a mapping of results or keys, not both")
+        keys, results = list(results.keys()), list(results.values())
+    results = list(results)
+    if not results:
+        raise ValueError("results: nothing to concatenate (an empty list)")
+    for i, r in enumerate(results):
+        if not isinstance(r, Results):
+            raise TypeError(f"results[{i}]: expected a vegaslab Results, got {type(r).__name__}")
+    if keys is None:
+        if len(names) != 1:
+            raise ValueError(f"keys: required with more than one label column (names={names!r}): one tuple per run")
+        keys = [f"{r.meta.get('scenario', '?')} seed {r.meta.get('seed', '?')}" for r in results]
+    keys = list(keys)
+    if len(keys) != len(results):
+        raise ValueError(f"keys: one per run, got {len(keys)} keys for {len(results)} runs")
+    labels = []
+    for i, k in enumerate(keys):
+        parts = k if isinstance(k, tuple) else (k,)
+        if len(parts) != len(names):
+            raise ValueError(f"keys[{i}]: {k!r} has {len(parts)} part(s), names has {len(names)}: {names!r}")
+        labels.append(parts)
+    seen: dict[tuple, int] = {}
+    for i, parts in enumerate(labels):
+        if parts in seen:
+            raise ValueError(f"keys[{i}]: {keys[i]!r} labels run {seen[parts]} too; give keys= that tell the runs "
+                             "apart (e.g. the same scenario and seed run with different overrides)")
+        seen[parts] = i
+    for name, (_key, columns) in TABLES.items():
+        taken = [n for n in names if any(n in r_.columns for r_ in (getattr(r, name) for r in results))]
+        if taken:
+            raise ValueError(f"names: {', '.join(map(repr, taken))} is already a column of {name}; choose another name")
+    runs = {(parts[0] if len(names) == 1 else parts): r for parts, r in zip(labels, results)}
+    tables = {name: _stack([getattr(r, name) for r in results], labels, names, columns)
+              for name, (_key, columns) in TABLES.items()}
+    scalar = (str, int, float, bool, type(None))
+    meta = pd.DataFrame([{**dict(zip(names, parts)), **{k: v for k, v in r.meta.items() if isinstance(v, scalar)}}
+                         for parts, r in zip(labels, results)])
+    return ResultsSet(runs, names, tables, meta)
+
+
+def _stack(frames: list[pd.DataFrame], labels: list, names: tuple[str, ...],
+           documented: Sequence[str] | None) -> pd.DataFrame:
+    """``frames`` one under the other, each row's run label(s) in the ``names`` columns in
+    front; the union of the columns (documented ones first), typed as in :func:`_frame`."""
+    labels = [parts if isinstance(parts, tuple) else (parts,) for parts in labels]
+    lengths = [len(f) for f in frames]
+    kept = [f for f in frames if len(f)] or frames[:1]  # empty frames would only blur dtypes
+    body = pd.concat(kept, ignore_index=True, sort=False) if len(kept) > 1 else kept[0].reset_index(drop=True)
+    front = pd.DataFrame({n: pd.Series([p[i] for p in labels]).repeat(lengths).reset_index(drop=True)
+                          for i, n in enumerate(names)})
+    out = pd.concat([front, body], axis=1)
+    if documented is not None:
+        _typed_frame(out, documented)
+        order = list(names) + list(documented)
+        out = out[order + [c for c in out.columns if c not in order]]
+    return out
 
 
 def _verify_tables(root: Path, recorded: Any) -> None:
