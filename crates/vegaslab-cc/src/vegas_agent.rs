@@ -39,11 +39,16 @@ pub struct VegasAgent {
     v_worried: i64,
     v_newcwnd: f64,
     v_maxwnd: i64,
-    /// Tables of `v_maxwnd` slots (ns-2 fills them with -1 and 0): only the prefix touched
-    /// so far is stored (slots fill from 0 upwards), the rest reads as its initial value.
-    /// A short connection with a large window thus costs little memory.
-    v_sendtime: Vec<f64>,
-    v_transmits: Vec<i32>,
+    /// ns-2's two tables of `v_maxwnd` slots, `v_sendtime_` and `v_transmits_` (filled with
+    /// -1 and 0), as one table of (send time, transmits): only the prefix touched so far is
+    /// stored (slots fill from 0 upwards), the rest reads as its initial value. A short
+    /// connection with a large window thus costs little memory.
+    ///
+    /// Decided (issue 11): one table, not two: every send and every ACK reads or writes both
+    /// values of a slot, which are then one cache line (with many flows, one miss instead of
+    /// two; measured with `tcp_agent`'s send log). The clearing loop's `% v_maxwnd` is a
+    /// compare instead of a division.
+    v_table: Vec<(f64, i32)>,
 }
 
 impl Default for VegasAgent {
@@ -58,8 +63,7 @@ impl Default for VegasAgent {
             v_worried: 0,
             v_newcwnd: 0.0,
             v_maxwnd: 0,
-            v_sendtime: Vec::new(),
-            v_transmits: Vec::new(),
+            v_table: Vec::new(),
         }
     }
 }
@@ -67,8 +71,7 @@ impl Default for VegasAgent {
 impl VegasAgent {
     /// Drop the send-time tables (see `Sender::release_buffers`).
     pub(crate) fn release_buffers(&mut self) {
-        self.v_sendtime = Vec::new();
-        self.v_transmits = Vec::new();
+        self.v_table = Vec::new();
     }
 
     /// ns-2's Vegas clock: seconds since the first packet was sent, on the sender's clock
@@ -83,18 +86,18 @@ impl VegasAgent {
 
     #[inline]
     fn sendtime(&self, i: usize) -> f64 {
-        self.v_sendtime.get(i).copied().unwrap_or(-1.0)
+        self.v_table.get(i).map_or(-1.0, |e| e.0)
     }
 
     #[inline]
     fn transmits(&self, i: usize) -> i32 {
-        self.v_transmits.get(i).copied().unwrap_or(0)
+        self.v_table.get(i).map_or(0, |e| e.1)
     }
 
     /// Store slot `i` (grow the stored prefix geometrically, up to `v_maxwnd`).
     #[inline(always)]
     fn touch(&mut self, i: usize) {
-        if i >= self.v_sendtime.len() {
+        if i >= self.v_table.len() {
             self.grow(i);
         }
     }
@@ -103,8 +106,7 @@ impl VegasAgent {
     #[inline(never)]
     fn grow(&mut self, i: usize) {
         let n = (i + 1).next_power_of_two().max(64).min(self.v_maxwnd as usize);
-        self.v_sendtime.resize(n, -1.0);
-        self.v_transmits.resize(n, 0);
+        self.v_table.resize(n, (-1.0, 0));
     }
 
     /// `TcpAgent::window()`: cwnd capped by the receiver window (no inflation term).
@@ -125,13 +127,13 @@ impl VegasAgent {
         if seqno == 0 {
             // ns-2 sizes the tables by the receiver window at the first packet.
             self.v_maxwnd = (s.cfg.window as i64).max(1);
-            self.v_sendtime.clear();
-            self.v_transmits.clear();
+            self.v_table.clear();
         }
         let i = self.slot(seqno);
         self.touch(i);
-        self.v_sendtime[i] = Self::vegastime(s);
-        self.v_transmits[i] += 1;
+        let slot = &mut self.v_table[i];
+        slot.0 = Self::vegastime(s);
+        slot.1 += 1;
         let mut wire = s.cfg.packet_size + if s.cfg.vegas_headers { s.cfg.header_bytes } else { 0 };
         // Router assist (RoVegas): the controller picks the probing packets; the option
         // travels on the wire.
@@ -245,15 +247,18 @@ impl VegasAgent {
         let send_time = self.sendtime(i);
         let transmits = self.transmits(i);
         let mut range = seqno - oldack;
-        let last = self.slot(seqno) as i64;
+        let last = i as i64;
         let mut k = self.slot(oldack + 1) as i64;
         while k <= last && range > 0 {
             // Slots beyond the stored prefix already hold these values.
-            if let (Some(t), Some(n)) = (self.v_sendtime.get_mut(k as usize), self.v_transmits.get_mut(k as usize)) {
-                *t = -1.0;
-                *n = 0;
+            if let Some(e) = self.v_table.get_mut(k as usize) {
+                *e = (-1.0, 0);
             }
-            k = (k + 1) % self.v_maxwnd;
+            // (k + 1) % v_maxwnd without a division: k < v_maxwnd here.
+            k += 1;
+            if k == self.v_maxwnd {
+                k = 0;
+            }
             range -= 1;
         }
         if send_time != 0.0 && transmits == 1 {

@@ -49,7 +49,14 @@ impl Sink {
 
     /// Receive `seq`; returns the cumulative ACK to send.
     pub fn receive(&mut self, seq: i64) -> i64 {
-        if seq >= self.next {
+        if seq == self.next && self.received.is_empty() {
+            // In order with nothing held: the general case's result without touching the
+            // reordering buffer (with many flows, a cache miss).
+            if Some(seq) != self.syn_seq {
+                self.delivered_pkts += 1;
+            }
+            self.next += 1;
+        } else if seq >= self.next {
             let k = (seq - self.next) as usize;
             if self.received.len() <= k {
                 self.received.resize(k + 1, false);
@@ -67,22 +74,44 @@ impl Sink {
     }
 }
 
+/// Decided (issue 11, cost per packet at many flows): the fields are laid out in C order by
+/// use, from a 64-byte boundary. With thousands of flows a flow is rarely in cache when its
+/// packet or ACK arrives, and each line touched is a miss. Line 0 holds what a data packet at
+/// the sink reads and counts and what an ACK at the sender checks first; line 1 the sink;
+/// line 2 the rest of what an ACK, a timer or a finished connection touches; then the sender
+/// (its own lines), and everything read only at set-up, at the end or on rare paths after it.
+/// Before, Rust's layout spread a data packet's fields over six of the struct's 16 lines and
+/// an ACK's over five (besides the sender). With it, `Sink::receive` takes an in-order packet
+/// without touching its reordering buffer, and `integrate_cwnd` reads the application only
+/// once the sender has completed.
+///
+/// Measured (2026-11-25, shared 2-core VM; every result bit-identical): instructions on the
+/// benchmark's 10 s slice 405.0 M -> 394.0 M; cachegrind's simulated caches on the
+/// 20,000-flow dumbbell (200 ms simulated): L1d misses 115.0 M -> 108.5 M, misses of a 1 MB
+/// cache 85.4 M -> 79.8 M, of a 32 MB cache 23.5 M -> 22.7 M.
+#[repr(C, align(64))]
 pub struct Flow {
-    pub name: String,
-    pub cc: &'static str,
+    // Line 0.
     pub src: u32,
     pub dst: u32,
-    pub sender: Sender,
-    pub sink: Sink,
-    pub start: Nanos,
-    pub stop: Option<Nanos>,
-    pub app: AppSpec,
-    pub tcp: TcpConfig,
-    /// Earliest scheduled timer event for this flow, if any.
-    pub timer_pending: Option<Nanos>,
+    /// The flow entry this is a connection of (its own index for a flow entry).
+    pub parent: u32,
+    /// `tcp.ack_size`, read here by every data packet reaching the sink.
+    pub(crate) ack_size: u32,
     pub received_pkts: u64,
     pub received_bytes: u64,
-    pub dropped_pkts: u64,
+    /// Received bytes per sample interval, when throughput is monitored.
+    pub bins: Vec<u64>,
+    /// A per-flow connection (`connection = "per-flow"`), opened at run time.
+    pub child: bool,
+    /// A per-flow connection whose data is all acknowledged: its sender's buffers are freed,
+    /// later ACKs are counted (`late_acks`) and ignored, its timer is ignored.
+    pub finished: bool,
+    // Line 1.
+    pub sink: Sink,
+    // Line 2.
+    /// Earliest scheduled timer event for this flow, if any.
+    pub timer_pending: Option<Nanos>,
     /// Integral of cwnd over time (packet-nanoseconds) and when it was last brought up to date.
     pub cwnd_area: f64,
     pub cwnd_since: Nanos,
@@ -90,23 +119,33 @@ pub struct Flow {
     /// `tcp.window` (ns-2 `window_`), so the window, not congestion control, capped the
     /// flow: see [`Flow::integrate_cwnd`].
     pub window_limited_ns: u64,
-    /// Received bytes per sample interval, when throughput is monitored.
-    pub bins: Vec<u64>,
+    /// `tcp.window`, read here by every `integrate_cwnd` (the `tcp` table is on a cold line).
+    pub(crate) window: f64,
     /// Size of the AQT option, for a RoVegas flow (its ACKs to probing packets carry it too).
     pub aqt_option_bytes: Option<u32>,
+    // From line 2 on.
+    pub sender: Sender,
+    pub name: String,
+    pub cc: &'static str,
+    pub start: Nanos,
+    pub stop: Option<Nanos>,
+    pub app: AppSpec,
+    pub tcp: TcpConfig,
+    pub dropped_pkts: u64,
     /// The algorithm, for the connections this flow entry opens.
     pub algorithm: AlgorithmSpec,
-    /// The flow entry this is a connection of (its own index for a flow entry).
-    pub parent: u32,
-    /// A per-flow connection (`connection = "per-flow"`), opened at run time.
-    pub child: bool,
-    /// A per-flow connection whose data is all acknowledged: its sender's buffers are freed,
-    /// later ACKs are counted (`late_acks`) and ignored, its timer is ignored.
-    pub finished: bool,
     /// Packets of this connection's flow the application has not handed over yet (paced).
     pub pending: i64,
     pub late_acks: u64,
 }
+
+// The lines `Flow` documents.
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(Flow, finished) < 64);
+    assert!(offset_of!(Flow, sink) == 64 && std::mem::size_of::<Sink>() == 64);
+    assert!(offset_of!(Flow, aqt_option_bytes) + 8 <= 192);
+};
 
 impl Flow {
     pub fn new(spec: &FlowSpec, boot_time: f64) -> Self {
@@ -123,6 +162,8 @@ impl Flow {
             start: spec.start,
             stop: spec.stop,
             app: spec.app.clone(),
+            ack_size: tcp.ack_size,
+            window: tcp.window,
             tcp,
             timer_pending: None,
             received_pkts: 0,
@@ -157,6 +198,8 @@ impl Flow {
             start: now,
             stop: self.stop,
             app: self.app.clone(),
+            ack_size: tcp.ack_size,
+            window: tcp.window,
             tcp,
             timer_pending: None,
             received_pkts: 0,
@@ -190,15 +233,13 @@ impl Flow {
     pub fn integrate_cwnd(&mut self, now: Nanos) {
         // A finished file transfer's timer keeps firing (as in ns-2); its cwnd no longer
         // counts. Other applications (on/off, NPS) may "finish" and resume many times.
-        let done = match self.app {
-            AppSpec::File { .. } | AppSpec::FilePackets { .. } => self.sender.completed_at(),
-            _ => None,
-        };
+        // The sender's completion first: the application (a cold line) is read only then.
+        let done = self.sender.completed_at().filter(|_| matches!(self.app, AppSpec::File { .. } | AppSpec::FilePackets { .. }));
         let upto = done.map_or(now, |done| now.min(done));
         if upto > self.cwnd_since {
             let cwnd = self.sender.cwnd();
             self.cwnd_area += cwnd * (upto - self.cwnd_since) as f64;
-            if cwnd >= self.tcp.window {
+            if cwnd >= self.window {
                 self.window_limited_ns += upto - self.cwnd_since;
             }
             self.cwnd_since = upto;
@@ -208,7 +249,7 @@ impl Flow {
     /// The window-limited time up to `end` (ns): what `integrate_cwnd` has counted plus the
     /// interval since, for a connection still open at the end of the run.
     pub fn window_limited_until(&self, end: Nanos) -> u64 {
-        let open = !self.finished && end > self.cwnd_since && self.sender.cwnd() >= self.tcp.window;
+        let open = !self.finished && end > self.cwnd_since && self.sender.cwnd() >= self.window;
         self.window_limited_ns + if open { end - self.cwnd_since } else { 0 }
     }
 

@@ -509,7 +509,7 @@ impl Simulator {
         let (child, parent) = (f.child, f.parent as usize);
         let ack = f.sink.receive(p.seqno);
         // A probing packet is answered by a probing ACK: fresh AQT, the data's AQT echoed.
-        let size = f.tcp.ack_size + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
+        let size = f.ack_size + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
         // ns-2's TCPSink answers within the data packet's arrival event: the same clock.
         let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt, clock: p.clock };
         if child {
@@ -938,11 +938,11 @@ impl Simulator {
                     queue: channel_name(sc, c),
                     kind: c.queue_spec().kind().to_string(),
                     limit: c.queue_spec().limit(),
-                    arrivals: c.stats.arrivals,
+                    arrivals: c.stats.arrivals(),
                     drops: c.stats.drops,
                     departures: c.stats.departures,
                     backlog: c.stats.backlog,
-                    loss_rate: if c.stats.arrivals > 0 { c.stats.drops as f64 / c.stats.arrivals as f64 } else { 0.0 },
+                    loss_rate: if c.stats.arrivals() > 0 { c.stats.drops as f64 / c.stats.arrivals() as f64 } else { 0.0 },
                     mean_len: mean,
                     std_len: std,
                     max_len: c.stats.max_len,
@@ -960,7 +960,7 @@ impl Simulator {
                     link: channel_name(sc, c),
                     bandwidth_bps: c.bandwidth_bps,
                     bytes_sent: c.stats.bytes_sent,
-                    utilisation: c.stats.busy_ns as f64 / duration as f64,
+                    utilisation: c.stats.busy_ns() as f64 / duration as f64,
                 }
             })
             .collect();
