@@ -17,8 +17,10 @@ What is decided here, and why:
 
 - **The same quantities.** ns-2's output becomes a :class:`vegaslab.Results` whose
   ``delivered_pkts`` / ``delivered_bytes`` are the sink's in-order point, the core's meaning
-  (:func:`as_results`); ns-2 has no time series, so a claim or figure that needs one (a mean
-  window) is reported as not measurable in ns-2's output, never guessed.
+  (:func:`as_results`). A claim or figure on ``mean_cwnd`` gets ns-2's traced ``cwnd_``
+  (:func:`vegaslab.ns2.runner.mean_cwnd`, the core's time-weighted mean); ns-2 records no
+  other time series, so a claim that needs one is reported as not measurable in ns-2's
+  output, never guessed.
 - **One seed.** ns-2 runs take minutes for the large networks; one seed (the study's first)
   is compared with our run of the same seed, which is what "agrees to the packet" means.
 - **Cached.** Each ns-2 run is kept in ``<store>/ns2/<key>.json``, keyed by the normalised
@@ -83,26 +85,26 @@ def as_results(out: Mapping[str, Any]):
     return Results.from_dict({"meta": meta, "flows": flows, "queues": out["queues"], "links": out["links"]})
 
 
-def _key(normalized: Mapping[str, Any]) -> str:
+def _key(normalized: Mapping[str, Any], cwnd: bool) -> str:
     from . import __version__
     from .ns2.runner import NS_VERSION
 
-    text = json.dumps({"scenario": normalized, "ns": NS_VERSION, "vegaslab": __version__},
+    text = json.dumps({"scenario": normalized, "ns": NS_VERSION, "vegaslab": __version__, "cwnd": cwnd},
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
-def _run_cached(path: str, overrides: tuple[str, ...], seed: int, cache: Path) -> dict:
+def _run_cached(path: str, overrides: tuple[str, ...], seed: int, cache: Path, cwnd: bool = False) -> dict:
     """ns-2's output for one run, from ``cache`` or by running it (``ValueError``: the
-    bridge cannot express the scenario)."""
+    bridge cannot express the scenario); ``cwnd``: with each flow's ``mean_cwnd``."""
     from .ns2 import build_model, normalize, run_normalized
 
     doc = normalize(path, overrides=list(overrides), seed=seed)
     build_model(doc)  # raises ValueError, naming the field, when ns-2 cannot express it
-    file = cache / f"{_key(doc)}.json"
+    file = cache / f"{_key(doc, cwnd)}.json"
     if file.exists():
         return json.loads(file.read_text(encoding="utf-8"))
-    out = run_normalized(doc)
+    out = run_normalized(doc, cwnd=cwnd)
     out["meta"] = {k: v for k, v in out["meta"].items() if k not in ("script", "normalized")}
     cache.mkdir(parents=True, exist_ok=True)
     tmp = file.with_suffix(".tmp")
@@ -136,11 +138,13 @@ def check(study, plan, ours: Mapping[str, Any], cache: str | os.PathLike) -> Ns2
         result.status, result.detail = "ns-2 not installed", "scripts/install-ns2.sh installs it"
         return result
     theirs: dict[str, Any] = {}
+    # ns-2's window trace is a line per ACK: recorded only when the claim or figure reads it.
+    cwnd = "mean_cwnd" in str(plan.claim.get("expr", "")) or "mean_cwnd" in study.figure
     for job, (i, name, s) in zip(plan.jobs, plan.index):
         if i != 0 or s != seed:
             continue
         try:
-            theirs[name] = as_results(_run_cached(job.scenario_path, tuple(job.overrides), seed, Path(cache)))
+            theirs[name] = as_results(_run_cached(job.scenario_path, tuple(job.overrides), seed, Path(cache), cwnd))
             result.variants[name] = "ran"
         except ValueError as exc:
             result.variants[name] = f"not expressible: {exc}"

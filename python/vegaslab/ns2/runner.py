@@ -78,7 +78,7 @@ def _parse_trace(path: pathlib.Path, model) -> tuple[dict, dict, dict]:
 
 
 def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=False,
-                 trace=True, timeout=None) -> dict:
+                 trace=True, timeout=None, cwnd=False) -> dict:
     """Run ``scenario`` (dict, or TOML path) in ns-2.35 and return metrics.
 
     The core normalises the scenario first (``vegaslab.normalize``: its units, defaults,
@@ -92,16 +92,17 @@ def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=
     """
     doc = normalize(scenario, overrides=overrides, seed=seed)
     return run_normalized(doc, workdir=workdir, keep_files=keep_files, trace=trace,
-                          timeout=timeout)
+                          timeout=timeout, cwnd=cwnd)
 
 
 def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
-                   timeout=None) -> dict:
+                   timeout=None, cwnd=False) -> dict:
     """Run a normalised scenario (the dict of ``vegaslab.normalize``) in ns-2.35.
 
     ``workdir``: where the script and trace go (default: a fresh temporary directory, deleted
     afterwards unless ``keep_files``).  ``trace=False`` skips traces and queue monitors and
-    reports only what the senders' variables give at the end, plus wall time.
+    reports only what the senders' variables give at the end, plus wall time. ``cwnd=True``
+    also traces every sender's ``cwnd_`` and adds ``mean_cwnd`` to each flow (:func:`mean_cwnd`).
 
     Returns ``{"meta": {...}, "flows": [...], "queues": [...], "links": [...]}``.  Flow dicts
     use the results-format keys; ns-2 specific extras: ``syn_pkts`` (the 40-byte SYN of
@@ -130,7 +131,8 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
     wdir.mkdir(parents=True, exist_ok=True)
     script_path = wdir / "scenario.tcl"
     trace_path = wdir / "vl.tr"
-    script = build_script(model, trace=trace, trace_file=trace_path.name)
+    script = build_script(model, trace=trace, trace_file=trace_path.name, cwnd_trace=cwnd)
+    cwnd_paths = [wdir / f"vl_cwnd_{f.index}.tr" for f in model.flows] if cwnd else []
     try:
         script_path.write_text(script)
         t0 = time.perf_counter()
@@ -154,6 +156,8 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
             recv, drops, ack_drops = _parse_trace(trace_path, model)
         result = _assemble(model, fvars, done, qvars, recv if trace else None,
                            drops if trace else None, ack_drops if trace else None)
+        for f, d, path in zip(model.flows, result["flows"], cwnd_paths):
+            d["mean_cwnd"] = mean_cwnd(path, f.start, d["end_s"])
         result["meta"] = {"scenario": model.name, "simulator": "ns-2", "ns_version": NS_VERSION,
                           "seed": model.seed, "ns2_seed": ns2_seed(model.seed),
                           "tick_phases": [f.tick_phase for f in model.flows],
@@ -167,8 +171,35 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
             if own_dir:
                 shutil.rmtree(wdir, ignore_errors=True)
             else:
-                for p in (script_path, trace_path):
+                for p in (script_path, trace_path, *cwnd_paths):
                     p.unlink(missing_ok=True)
+
+
+def mean_cwnd(path: pathlib.Path, start: float, end: float) -> float | None:
+    """The time-weighted mean of a sender's ``cwnd_`` over [start, end] from its ns-2
+    traced-variable file (``time saddr sport daddr dport cwnd_ value`` per change), the
+    core's ``mean_cwnd``: the window is taken as constant between changes, and before the
+    first change as the first value traced (ns-2 traces the initial window when the agent
+    resets at its start). The file's precision (10 us, 0.001 packet) bounds the agreement
+    with the core's exact mean. None when nothing was traced or the interval is empty."""
+    changes = []
+    with open(path) as fh:
+        for line in fh:
+            p = line.split()
+            if len(p) >= 7 and p[5] == "cwnd_":
+                changes.append((float(p[0]), float(p[6])))
+    if not changes or end <= start:
+        return None
+    area, t, value = 0.0, start, changes[0][1]
+    for when, v in changes:
+        if when >= end:
+            break
+        if when > t:
+            area += value * (when - t)
+            t = when
+        value = v
+    area += value * (end - t)
+    return area / (end - start)
 
 
 def _assemble(model, fvars, done, qvars, recv, drops, ack_drops) -> dict:

@@ -825,7 +825,7 @@ def _loss_lines(k: int, ld: LinkDir, trace: bool) -> list[str]:
 
 
 def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
-                 seed: int | None = None) -> str:
+                 seed: int | None = None, cwnd_trace: bool = False) -> str:
     """OTcl text that runs ``model`` and prints ``VLAB ...`` result lines on stdout.
 
     Output lines: ``VLAB DONE <flow> <t> nrexmitpack nrexmit`` when a file transfer completes,
@@ -838,6 +838,11 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
 
     ``seed`` (default ``model.seed``) seeds ns-2's default RNG through :func:`ns2_seed`; the
     tick phases are the model's (``Flow.tick_phase``) whatever it is.
+
+    ``cwnd_trace``: every sender also traces ``cwnd_`` (ns-2's traced variable: a line per
+    change, time to 10 us and the value to 0.001 packet) into ``vl_cwnd_<flow>.tr``, from
+    which :func:`vegaslab.ns2.runner.mean_cwnd` gives the time-weighted mean window. Off by
+    default: a line per ACK.
 
     Tick phases: every sender runs with ``Flow.tick_phase`` as its ``boot_time_``, exactly
     (bit for bit) the phase the core uses, for set and seeded phases alike: decided so that
@@ -913,6 +918,10 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
         L.append(f"set app({i}) [new Application/FTP]")
         L.append(f"$app({i}) attach-agent $tcp({i})")
         L.append(f'$tcp({i}) proc done {{}} "vl_done {i}"')
+        if cwnd_trace:
+            L.append(f"set vl_cw({i}) [open vl_cwnd_{i}.tr w]")
+            L.append(f"$tcp({i}) attach $vl_cw({i})")
+            L.append(f"$tcp({i}) trace cwnd_")
         if f.app == "file":
             L.append(f'$ns at {_tcl_num(f.start, "start")} "$app({i}) send '
                      f'{_tcl_num(f.file_size, "file_size")}"')
@@ -941,6 +950,9 @@ def build_script(model: Model, *, trace: bool = True, trace_file: str = "vl.tr",
                      f' [$qm({k}) set pdepartures_] [$qm({k}) set bdepartures_]'
                      f' [$int set sum_] [$int set lastx_] [$int set lasty_]"')
         L.append("    close $vl_tf")
+    if cwnd_trace:
+        L.append("    global vl_cw")
+        L.extend(f"    close $vl_cw({f.index})" for f in model.flows)
     L.append("    flush stdout")
     L.append("    exit 0")
     L.append("}")
