@@ -5,7 +5,8 @@
  *
  * Why a TCP option and not the paper's IP option
  * -----------------------------------------------
- * The paper (rovegas.txt, section 3, Fig. 1) defines AQT as an IP option. A Linux end cannot
+ * The RoVegas paper (Chan et al., "Design and performance evaluation of an improved TCP
+ * congestion avoidance scheme", section 3, Fig. 1) defines AQT as an IP option. A Linux end cannot
  * add an IP option per packet from BPF, and the TCP stack ignores unknown IP options, but
  * BPF sock_ops has header-option callbacks (BPF_SOCK_OPS_HDR_OPT_LEN_CB, WRITE_HDR_OPT_CB,
  * PARSE_HDR_OPT_CB) that write and read a TCP option on every segment. So AQT is an RFC 6994

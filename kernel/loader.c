@@ -9,7 +9,8 @@
  * vl_gamma, vl_inc, vl_equal_throughput, vl_at_beta: unsigned 32-bit) before loading, loads
  * it, and registers every struct_ops congestion control in it. libbpf 1.1 has no
  * .struct_ops.link, so registration goes through the map and the link is disconnected before
- * exit: the algorithm stays registered after this process ends (KERNEL.md). Listing and
+ * exit: the algorithm stays registered after this process ends (docs/testbed.md, "What the
+ * kernel offers"). Listing and
  * unregistering are bpftool's (vegaslab.kernel calls it). Python's vegaslab.kernel validates
  * the parameters with the simulator's own reader first; this program only checks that each
  * VAR exists and is 32 bits wide.

@@ -49,7 +49,8 @@ RETX_RTOL, RETX_ATOL = 0.20, 3
 # Window choice (all cases): window = 100 packets.  ns-2's default window_ = 20 caps NewReno
 # on va-reroute (708 kbit/s instead of ~995 kbit/s) and hides the losses the Vegas-A paper
 # reports for NewReno in va-buffer/va-file; Vegas never reaches 20 there, so its numbers are
-# the same for 20, 100 or 1000 (217,160 bit/s goodput on va-reroute, as REFERENCE.md says).
+# the same for 20, 100 or 1000 (217,160 bit/s goodput on va-reroute:
+# docs/vegas-implementations.md, "Why ns-2 is the reference").
 WINDOW = 100
 PACKET_SIZE = 1000
 

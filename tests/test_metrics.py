@@ -114,7 +114,8 @@ def _table3(vegas_cc: str, vegas, newreno) -> Results:
 
 
 def test_interprotocol_fairness_ratio_reproduces_vegas_a_table_3():
-    # vegas-a.txt Table 3 and section 4.2: 0.497 for Vegas, 2.028 for Vegas-A against NewReno.
+    # The Vegas-A paper (Srijith et al., "TCP Vegas-A: Improving the Performance of TCP Vegas"),
+    # Table 3 and section 4.2: 0.497 for Vegas, 2.028 for Vegas-A against NewReno.
     vegas = _table3("vegas", [164_480, 119_242, 106_044], [326_590, 207_002, 250_828])
     assert metrics.interprotocol_fairness_ratio(vegas, "vegas", "newreno") == pytest.approx(0.497, abs=5e-4)
     vegas_a = _table3("vegas-a", [275_480, 167_789, 304_178], [127_908, 131_402, 109_336])
@@ -230,7 +231,8 @@ def test_metrics_on_a_run_of_onoff_users():
 
 @pytest.mark.parametrize("entry", sorted(p.stem for p in (CATALOG).glob("av-*.toml")))
 def test_adavegas_fairness_claims_use_the_papers_active_users_index_first(entry):
-    """adavegas.txt section IV defines Jain's index over the *active* users. In every AdaVegas
+    """The AdaVegas paper (Maor and Mansour, "AdaVegas: Adaptive Control for TCP Vegas"), section
+    IV, defines Jain's index over the *active* users. In every AdaVegas
     entry, a claim using the all-users index must be labelled as such and come after a claim
     with the paper's definition (issue 7, "Honest claims")."""
     try:

@@ -288,7 +288,8 @@ def test_values_that_are_not_numbers_never_reach_the_script():
 
 @needs_ns
 def test_reroute_vegas_reference_number():
-    """REFERENCE.md: ns-2.35 gives Vegas 217,160 bit/s on va-reroute (1000-byte packets)."""
+    """ns-2.35 gives Vegas 217,160 bit/s on va-reroute with 1000-byte packets
+    (docs/vegas-implementations.md, "Why ns-2 is the reference")."""
     r = run_scenario(chain("vegas"))
     f = r["flows"][0]
     assert f["goodput_bps"] == pytest.approx(217_160, abs=1)

@@ -2,9 +2,10 @@
 
 The two simulators draw different random numbers, so runs are not packet-identical; on a
 congested RED bottleneck the aggregates must agree: total throughput within 2 %, bottleneck
-drops within 10 %, time-averaged queue length within 10 %. The set-up is the grids paper's
-network 1 (10 Mbps / 4 ms access, 1.55 Mbps / 4 ms bottleneck, 1500-byte packets) with its RED
-thresholds min 4 / max 8 and a 25-packet buffer (vegas-grids §4.2).
+drops within 10 %, time-averaged queue length within 10 %. The set-up is network 1 of the grids
+paper (Weigle and Feng, "A Case for TCP Vegas in High-Performance Computational Grids": 10 Mbps /
+4 ms access, 1.55 Mbps / 4 ms bottleneck, 1500-byte packets) with its RED thresholds min 4 /
+max 8 and a 25-packet buffer (§4.2).
 """
 from __future__ import annotations
 

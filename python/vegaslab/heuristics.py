@@ -1,7 +1,7 @@
 """Weigle and Feng's heuristics for TCP Vegas' alpha and beta.
 
-From "A Case for TCP Vegas in High-Performance Computational Grids" (LA-UR-01-3420;
-``shared/papers/vegas-grids.txt``, sections 4.1-4.3). The formulas live in the Rust core
+From the grids paper, Weigle and Feng, "A Case for TCP Vegas in High-Performance Computational
+Grids" (LA-UR-01-3420), sections 4.1-4.3 (docs/papers.md). The formulas live in the Rust core
 (``vegaslab_cc::heuristics``, each documented there with the paper's words); these functions
 call it, so Python and scenario files (``heuristic = "queue" | "red" | "red-exact" |
 "red-per-flow"`` in a Vegas-family flow's params, docs/scenario-format.md) share one copy.

@@ -3,19 +3,21 @@
 Each function states the paper's definition it implements:
 
 - :func:`jain_index`, :func:`jain_series`, :func:`jain_over_active_windows`: Jain's fairness
-  index over the congestion windows of the *active* users (adavegas.txt section IV, "Fairness").
+  index over the congestion windows of the *active* users (the AdaVegas paper: Maor and Mansour,
+  "AdaVegas: Adaptive Control for TCP Vegas", section IV, "Fairness").
   This is the paper's definition and the one the AdaVegas entries' primary claims use.
   :func:`jain_over_all_windows` is the same index over *all* users (OFF users included); it is
   not the paper's definition, but it is the reading that fits the paper's Tables V and VIII, so
   the catalog shows it beside the primary claims, labelled as such.
 - :func:`interprotocol_fairness_ratio`: mean bandwidth of one protocol's flows over the mean of
-  another's (vegas-a.txt section 4.2, Table 3).
-- :func:`line_utilisation`: acknowledged data over link capacity (adavegas.txt section IV,
+  another's (the Vegas-A paper: Srijith et al., "TCP Vegas-A: Improving the Performance of TCP
+  Vegas", section 4.2, Table 3).
+- :func:`line_utilisation`: acknowledged data over link capacity (the AdaVegas paper, section IV,
   "Line Utilization").
-- :func:`loss_rate`: drops over arrivals at a queue (adavegas.txt section IV, "Loss rate";
+- :func:`loss_rate`: drops over arrivals at a queue (the AdaVegas paper, section IV, "Loss rate";
   Table IV).
-- :func:`goodput_share`: each flow's part of the goodput (vegas-a.txt Table 13's "share").
-- :func:`slow_starts`: slow-start entries per flow (vegas-a.txt Table 11).
+- :func:`goodput_share`: each flow's part of the goodput (the Vegas-A paper, Table 13's "share").
+- :func:`slow_starts`: slow-start entries per flow (the Vegas-A paper, Table 11).
 
 The per-sample metrics need the flow time series: run with ``monitor.cwnd = true`` (the
 ``active`` column is recorded with every flow sample; see docs/results-format.md).
@@ -52,7 +54,7 @@ FlowGroup = Union[str, Iterable[str]]
 def jain_index(values: Iterable[float]) -> float:
     """Jain's fairness index ``(sum x)^2 / (n * sum x^2)`` of ``values``.
 
-    adavegas.txt section IV ("Fairness", after Chiu and Jain [2]): the index lies between 1/n
+    The AdaVegas paper, section IV ("Fairness", after Chiu and Jain [2]): the index lies between 1/n
     (one user has everything) and 1 (all equal). An empty input, one whose values are all zero,
     or one with a NaN or infinite value gives NaN: the index is undefined there. A missing value
     is not dropped, because the index of the remaining users would then look like a valid
@@ -78,7 +80,7 @@ def _flow_series(results: "Results", column: str) -> pd.DataFrame:
     if sf.empty or column not in sf.columns or sf[column].isna().all():
         raise ValueError(
             f"the run has no sampled {column!r} per flow: run it with monitor.cwnd = true "
-            "(and a sample_interval of at most 1 s for adavegas.txt's fairness)"
+            "(and a sample_interval of at most 1 s for the AdaVegas paper's fairness)"
         )
     return sf
 
@@ -87,7 +89,7 @@ def jain_series(results: "Results", *, window: str = "cwnd") -> pd.Series:
     """Jain's index of the active users' windows at each sample time (a Series indexed by
     time; times with no active user are left out).
 
-    adavegas.txt section IV: "W_i is the window size of the i-th active user out of n active
+    The AdaVegas paper, section IV: "W_i is the window size of the i-th active user out of n active
     users" and the index is "sampled at least once a second throughout the simulations". A user
     is active where the sampled ``active`` flag is 1 (an ON/OFF user in an ON period, a flow with
     unacknowledged application data, an FTP flow between its start and stop).
@@ -108,7 +110,7 @@ def jain_series(results: "Results", *, window: str = "cwnd") -> pd.Series:
 
 def jain_over_active_windows(results: "Results", *, window: str = "cwnd", with_std: bool = False):
     """Jain's fairness index over the windows of the active users, averaged over the sample
-    times (adavegas.txt section IV, Tables V and VIII, which print the mean and the standard
+    times (the AdaVegas paper, section IV, Tables V and VIII, which print the mean and the standard
     deviation).
 
     Returns the mean, or ``(mean, std)`` with ``with_std=True`` (population standard deviation
@@ -144,7 +146,7 @@ def interprotocol_fairness_ratio(
 ) -> float:
     """Mean ``column`` of the flows in ``group_a`` over the mean of those in ``group_b``.
 
-    vegas-a.txt section 4.2: "the ratio of the average TCP Vegas/Vegas-A bandwidth calculated
+    The Vegas-A paper, section 4.2: "the ratio of the average TCP Vegas/Vegas-A bandwidth calculated
     across all the Vegas/Vegas-A flows to the average TCP NewReno bandwidth calculated across
     all the NewReno flows" (Table 3 gives 0.497 for Vegas and 2.028 for Vegas-A). A group is a
     ``cc`` name (``"vegas"``), a flow name, or a list of flow names.
@@ -160,7 +162,7 @@ def line_utilisation(
 ) -> float:
     """Acknowledged data over what ``link`` could carry in the run.
 
-    adavegas.txt section IV: Utilization = (number of acked packets) x (packet size) /
+    The AdaVegas paper, section IV: Utilization = (number of acked packets) x (packet size) /
     ((link bandwidth) x (time)), the "successfully transmitted data (goodput)". Acked packets x
     packet size is the flows' ``delivered_bytes`` (unique payload acknowledged in order); the
     bandwidth is the link direction's (``"R1->R2"``); the time is the run's duration unless
@@ -182,7 +184,7 @@ def line_utilisation(
 def loss_rate(results: "Results", queue: str) -> float:
     """Packets dropped over packets that arrived at ``queue`` (``"R1->R2"``).
 
-    adavegas.txt section IV: "the ratio between the number of segments dropped and the number
+    The AdaVegas paper, section IV: "the ratio between the number of segments dropped and the number
     of segments that arrived at the queue (namely segments either transmitted or dropped)";
     Table IV. Drops include RED's early drops; packets lost to a link error model after
     transmission are not drops. 0 for a queue nothing reached.
@@ -199,7 +201,7 @@ def goodput_share(results: "Results", *, flows: FlowGroup | None = None, column:
     """Each flow's fraction of the total ``column`` (goodput by default), indexed by flow name;
     the fractions sum to 1.
 
-    vegas-a.txt Table 13 reports each competing flow's "share" of the bandwidth; this is the
+    The Vegas-A paper's Table 13 reports each competing flow's "share" of the bandwidth; this is the
     share of the flows' combined goodput (``flows`` selects which flows compete).
     """
     chosen = results.flows if flows is None else _select(results, flows)
@@ -210,12 +212,12 @@ def goodput_share(results: "Results", *, flows: FlowGroup | None = None, column:
 
 def slow_starts(results: "Results") -> pd.Series:
     """Times each flow entered slow start (cwnd < ssthresh), the initial one included, indexed
-    by flow name (vegas-a.txt Table 11 counts them: Vegas 4 vs NewReno 31 at PER 0.05)."""
+    by flow name (the Vegas-A paper's Table 11 counts them: Vegas 4 vs NewReno 31 at PER 0.05)."""
     return results.flows.set_index("flow")["slow_start_entries"].astype("int64")
 
 
 # ---------------------------------------------------------------------------------------------
-# AdaVegas (adavegas.txt) convergence and traffic-share metrics, used by catalog_data/av-*.toml.
+# The AdaVegas paper's convergence and traffic-share metrics, used by catalog_data/av-*.toml.
 # Appended as a block; each function states the quantity it measures, since the paper shows
 # Fig. 1 as a plot only and these are this project's checkable readings of it.
 
@@ -245,7 +247,7 @@ def time_to_reach(results: "Results", flow: str, level: float, after_s: float = 
     at least ``level``, at the resolution of ``run.sample_interval``; 0 if it already is at the
     first sample after ``after_s``; ``inf`` if it never gets there before the run ends.
 
-    adavegas.txt Fig. 1: how fast the remaining user's window grows to the doubled fair share
+    The AdaVegas paper, Fig. 1: how fast the remaining user's window grows to the doubled fair share
     once the other user leaves ("Vegas_1 converges very slowly ... Vegas_8 converges much
     faster").
     """
@@ -263,7 +265,7 @@ def settling_time(results: "Results", flow: str, after_s: float = 0.0, *, tol: f
     ends, the band ``final x (1 +- tol)``, where ``final`` is the last sampled value (the
     window the flow converged to). 0 if it never leaves the band after ``after_s``.
 
-    adavegas.txt Fig. 1: Vegas_8 at 0.1 / 0.25 Mbit/s "significantly overshoots the window
+    The AdaVegas paper, Fig. 1: Vegas_8 at 0.1 / 0.25 Mbit/s "significantly overshoots the window
     size, and take[s] longer to converge".
     """
     s = _one_flow_series(results, flow, column)
@@ -283,7 +285,7 @@ def pipe_packets(results: "Results", flow: str, link: str) -> float:
     """The window, in packets, that fills ``link`` with an empty queue along ``flow``'s path:
     link bandwidth x the flow's baseRTT (the smallest sampled ``base_rtt``) / (8 x the flow's
     data packet size). With the other user gone, this is the remaining user's "doubled fair
-    share" (adavegas.txt section II); a Vegas sender settles alpha..beta packets above it.
+    share" (the AdaVegas paper, section II); a Vegas sender settles alpha..beta packets above it.
 
     The packet size is the flow's data bytes over data packets sent (its wire size).
     """
@@ -309,8 +311,8 @@ def time_to_fair_share(results: "Results", flow: str, link: str, after_s: float,
 def window_overshoot(results: "Results", flow: str, link: str, after_s: float = 0.0) -> float:
     """The largest sampled cwnd of ``flow`` after ``after_s``, minus :func:`pipe_packets`: the
     packets the flow keeps queued at its peak (Vegas aims for alpha..beta of them: 1-3 for
-    Vegas_1, 4-8 for Vegas_8). adavegas.txt Fig. 1's "overshoot" of the window at low
-    bandwidth."""
+    Vegas_1, 4-8 for Vegas_8): the "overshoot" of the window at low bandwidth in the AdaVegas
+    paper's Fig. 1."""
     s = _one_flow_series(results, flow, "cwnd")
     s = s[s["time"] > after_s]
     return float(s["cwnd"].max()) - pipe_packets(results, flow, link)
@@ -319,7 +321,7 @@ def window_overshoot(results: "Results", flow: str, link: str, after_s: float = 
 def line_utilisation_of(results: "Results", link: str, prefix: str, *,
                         duration_s: float | None = None) -> float:
     """:func:`line_utilisation` of the flows whose name starts with ``prefix``: their share of
-    ``link``'s capacity (adavegas.txt Fig. 7: "the relative share of the low RTT sessions,
+    ``link``'s capacity (the AdaVegas paper, Fig. 7: "the relative share of the low RTT sessions,
     high RTT sessions and the unused bandwidth")."""
     names = [n for n in results.flows["flow"] if str(n).startswith(prefix)]
     if not names:
@@ -329,7 +331,7 @@ def line_utilisation_of(results: "Results", link: str, prefix: str, *,
 
 def mean_goodput_per_user(results: "Results", group: FlowGroup, *, column: str = "delivered_bytes") -> float:
     """Mean ``column`` (acknowledged payload bytes by default) over the flows of ``group`` (a
-    ``cc`` name such as ``"adavegas"``, a flow name or a list of names): adavegas.txt Fig. 8's
+    ``cc`` name such as ``"adavegas"``, a flow name or a list of names): the AdaVegas paper, Fig. 8:
     "throughput of the average AdaVegas user ... average TCP Vegas user", "measured in bytes"."""
     return float(_select(results, group)[column].astype("float64").mean(skipna=False))
 
@@ -339,7 +341,7 @@ def jain_over_all_windows(results: "Results", *, window: str = "cwnd") -> float:
     included (with the window their sender holds while idle: 2 packets once ns-2's idle
     timeout has fired), averaged over the sample times.
 
-    Not the paper's definition: adavegas.txt section IV defines the index over the *active*
+    Not the paper's definition: the AdaVegas paper, section IV, defines the index over the *active*
     users (:func:`jain_over_active_windows`), and the AdaVegas entries' primary fairness claims
     use that. The paper's Tables V and VIII are, however, reproduced by this reading and not by
     that one (catalog_data/av-onoff-150.toml, notes): an ns-2 script that sampled every agent's

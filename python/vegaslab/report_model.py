@@ -301,7 +301,7 @@ def setup_facts(entry: "Entry") -> list[tuple[str, str]]:
 #: Where the papers' citations live: the one map from ``meta.paper`` keys to references.
 PAPERS_FILE = ("catalog_data", "papers", "papers.toml")
 #: The fields a paper's record may have (catalog_data/papers/papers.toml).
-PAPER_FIELDS = ("authors", "title", "venue", "volume", "pages", "year", "doi", "note")
+PAPER_FIELDS = ("short", "authors", "title", "venue", "volume", "pages", "year", "doi", "note")
 
 
 def load_papers() -> dict[str, dict]:
@@ -345,7 +345,8 @@ def citation_map(papers: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
 
 
 def papers_markdown(papers: Mapping[str, Mapping[str, Any]] | None = None) -> str:
-    """docs/papers.md: every paper's full reference and the catalog key that names it."""
+    """docs/papers.md: every paper's full reference, the catalog key that names it and, for the
+    papers with a ``short`` name, how comments and docs cite it."""
     papers = load_papers() if papers is None else papers
     lines = ["# The papers", "",
              "vegaslab's catalog reproduces the published experiments of these five papers. A catalog",
@@ -359,7 +360,25 @@ def papers_markdown(papers: Mapping[str, Mapping[str, Any]] | None = None) -> st
         lines += [f"- **`{key}`**: {citation(rec)}"]
     lines += ["", "`vegaslab reproduce --list` groups the catalog's entries by these keys;",
               "`vegaslab reproduce <key>` runs every entry of one paper.", ""]
+    cited = [(key, rec) for key, rec in papers.items() if rec.get("short")]
+    if cited:
+        lines += ["## How the code and docs cite them", "",
+                  "Comments, docstrings and docs name a paper and the section, table or figure meant, with the",
+                  "paper's numbering. The first citation in a file gives the authors and the title; later ones",
+                  "in the same file use the short name alone, e.g. \"the Vegas-A paper, section 4.2\".", "",
+                  "| key | short name | first citation in a file |", "|---|---|---|"]
+        lines += [f"| `{key}` | {rec['short']} | {first_citation(rec)}, section ... |" for key, rec in cited]
+        lines += [""]
     return "\n".join(lines)
+
+
+def first_citation(rec: Mapping[str, Any]) -> str:
+    """How a file first cites a paper: its short name, then the first author's surname (with
+    "et al." for three or more authors, both surnames for two) and the title in quotes."""
+    surnames = [str(a).split()[-1] for a in rec["authors"]]
+    who = surnames[0] if len(surnames) == 1 else (" and ".join(surnames) if len(surnames) == 2
+                                                  else f"{surnames[0]} et al.")
+    return f"{rec['short']} ({who}, \"{rec['title']}\")"
 
 
 # ---------------------------------------------------------------------- the page

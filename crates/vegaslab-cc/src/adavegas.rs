@@ -1,5 +1,5 @@
-//! AdaVegas (Maor and Mansour, "AdaVegas: Adaptive Control for TCP Vegas";
-//! `shared/papers/adavegas.txt`, section III-B and Table I) and the fixed-increment Vegas
+//! AdaVegas (the AdaVegas paper: Maor and Mansour, "AdaVegas: Adaptive Control for TCP Vegas",
+//! section III-B and Table I; docs/papers.md) and the fixed-increment Vegas
 //! presets the paper compares it with, Vegas_1 (alpha 1, beta 3, inc 1) and Vegas_8
 //! (alpha 4, beta 8, inc 8).
 //!
@@ -122,9 +122,9 @@ pub struct VegasIncParams {
 }
 
 impl VegasIncParams {
-    /// Vegas_1 (adavegas.txt section II): alpha 1, beta 3, inc 1 (= classic ns-2 Vegas).
+    /// Vegas_1 (the AdaVegas paper, section II): alpha 1, beta 3, inc 1 (= classic ns-2 Vegas).
     pub const VEGAS_1: VegasIncParams = VegasIncParams { alpha: 1.0, beta: 3.0, inc: 1.0, gamma: 1.0, flavour: VariantFlavour::Ns2 };
-    /// Vegas_8 (adavegas.txt section II): alpha 4, beta 8, inc 8.
+    /// Vegas_8 (the AdaVegas paper, section II): alpha 4, beta 8, inc 8.
     pub const VEGAS_8: VegasIncParams = VegasIncParams { alpha: 4.0, beta: 8.0, inc: 8.0, gamma: 1.0, flavour: VariantFlavour::Ns2 };
 
     /// "vegas_1", "vegas_8", or "vegas_inc" for any other combination (gamma is ignored).
@@ -305,7 +305,7 @@ impl AdaVegasState {
     }
 }
 
-/// Vegas with + inc packets per increase round (adavegas.txt's Vegas_1 / Vegas_8) as a rule.
+/// Vegas with + inc packets per increase round (the AdaVegas paper's Vegas_1 / Vegas_8) as a rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FixedIncrement {
     pub alpha: f64,
@@ -420,7 +420,7 @@ pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError>
 
 fn read_preset(p: &dyn ParamSource, name: &str, preset: VegasIncParams) -> Result<Box<dyn AlgorithmParams>, ParamError> {
     let mut v = preset;
-    let why = format!("the {name} preset fixes alpha {}, beta {}, inc {} (adavegas.txt)", v.alpha, v.beta, v.inc);
+    let why = format!("the {name} preset fixes alpha {}, beta {}, inc {} (the AdaVegas paper, section II)", v.alpha, v.beta, v.inc);
     deny_fixed(p, &["alpha", "beta", "inc"], &why)?;
     p.deny_unknown(&["gamma", "flavour"])?;
     v.flavour = read_variant_flavour(p, name)?;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 
 /// The `Agent/TCP` knobs that change results, with ns-2.35's defaults
-/// (`shared/REFERENCE.md`, "ns-2 TCP defaults and conventions").
+/// (docs/vegas-implementations.md, "ns-2 TCP defaults and conventions").
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
@@ -117,7 +117,7 @@ impl Default for TcpConfig {
 }
 
 /// Which implementation's semantics a Vegas-family controller and its sender follow
-/// (`shared/REFERENCE.md`, "Linux and ns-3 Vegas"); the scenario's `params.flavour`.
+/// (docs/vegas-implementations.md, "Linux and ns-3 Vegas"); the scenario's `params.flavour`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Flavour {

@@ -18,7 +18,9 @@
 //! | [`undo_cwnd`](CongestionControl::undo_cwnd) | `undo_cwnd` | never by the simulated senders (neither models spurious-loss undo); for the kernel ports |
 //!
 //! Two hooks exist for what Linux does elsewhere: [`tag_segment`](CongestionControl::tag_segment)
-//! (RoVegas asks routers to stamp queueing times into chosen packets, rovegas.txt section 3)
+//! (RoVegas asks routers to stamp queueing times into chosen packets: the RoVegas paper, Chan
+//! et al., "Design and performance evaluation of an improved TCP congestion avoidance scheme",
+//! section 3)
 //! and [`variables`](CongestionControl::variables) (the algorithm's own variables for the
 //! time series). The ns-2 Vegas agent's fine-grained retransmission on duplicate ACKs is the
 //! agent's (a sender), which tells the controller through `set_state`.
@@ -73,7 +75,7 @@ pub struct Ack {
     pub elapsed: f64,
 }
 
-/// Queueing times reported by AQT-enabled routers (RoVegas, rovegas.txt section 3), seconds.
+/// Queueing times reported by AQT-enabled routers (the RoVegas paper, section 3), seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct QueueingTimes {
     /// AQT of the ACK: queueing on the backward path (receiver to sender).

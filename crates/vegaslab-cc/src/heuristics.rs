@@ -1,6 +1,6 @@
-//! Weigle and Feng's heuristics for Vegas' alpha and beta ("A Case for TCP Vegas in
-//! High-Performance Computational Grids", LA-UR-01-3420; `shared/papers/vegas-grids.txt`,
-//! sections 4.1-4.3). Pure functions of the router configuration; all values in packets.
+//! Weigle and Feng's heuristics for Vegas' alpha and beta (the grids paper: Weigle and Feng, "A
+//! Case for TCP Vegas in High-Performance Computational Grids", LA-UR-01-3420, sections
+//! 4.1-4.3; docs/papers.md). Pure functions of the router configuration; all values in packets.
 //!
 //! The paper's idea: a Vegas flow keeps between alpha and beta packets queued, a Reno flow
 //! takes whatever buffer Vegas leaves, so alpha and beta should follow the (effective) queue

@@ -8,7 +8,7 @@
 //!
 //! The reference semantics are ns-2.35's one-way TCP agents (`Agent/TCP/Reno`,
 //! `Agent/TCP/Newreno`, `Agent/TCP/Vegas`), which every paper in this project used, and
-//! Linux's and ns-3's Vegas as flavours; see `shared/REFERENCE.md`.
+//! Linux's and ns-3's Vegas as flavours; see docs/vegas-implementations.md.
 //!
 //! # Module graph
 //!

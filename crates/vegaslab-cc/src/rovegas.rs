@@ -1,7 +1,7 @@
-//! RoVegas (Chan, Chan, Chen, "RoVegas: a router-based congestion avoidance mechanism for TCP
-//! Vegas"; `shared/papers/rovegas.txt`, section 3): Vegas whose rounds discount the queueing
-//! time that AQT-enabled routers stamp into probing packets, so that congestion on the
-//! backward path is not taken for congestion on the forward path.
+//! RoVegas (the RoVegas paper: Chan et al., "Design and performance evaluation of an improved
+//! TCP congestion avoidance scheme", section 3; docs/papers.md): Vegas whose rounds discount
+//! the queueing time that AQT-enabled routers stamp into probing packets, so that congestion
+//! on the backward path is not taken for congestion on the forward path.
 //!
 //! RoVegas is classic Vegas' rule ([`Classic`]) plus the router-assist input ([`RouterAssist`]):
 //! the controller marks probing packets (`tag_segment`; the AQT option travels on the wire)
@@ -144,7 +144,8 @@ impl VegasRule for RoVegasRule {
     fn tag_segment(&mut self) -> Option<u32> {
         self.assist.tag_segment()
     }
-    /// A probing ACK's RTT without its queueing sets baseRTT (rovegas.txt, baseRTT pseudo-code).
+    /// A probing ACK's RTT without its queueing sets baseRTT (the RoVegas paper, section 3,
+    /// baseRTT pseudo-code).
     fn sample_base_rtt(&mut self, rtt: f64, queueing: Option<QueueingTimes>) -> f64 {
         match queueing {
             Some(q) => {

@@ -35,7 +35,9 @@ pub struct Segment {
     pub payload_bytes: u32,
     pub syn: bool,
     pub retransmission: bool,
-    /// Carries the RoVegas AQT IP option (a "probing packet", rovegas.txt section 3).
+    /// Carries the RoVegas AQT IP option (a "probing packet" in the RoVegas paper: Chan et al.,
+    /// "Design and performance evaluation of an improved TCP congestion avoidance scheme",
+    /// section 3).
     pub probe: bool,
 }
 

@@ -1,5 +1,5 @@
 //! TCP Vegas (Brakmo and Peterson) in three flavours: ns-2's agent (the papers' simulator),
-//! Linux's `tcp_vegas.c` and ns-3's `TcpVegas` (`shared/REFERENCE.md`). This file is the
+//! Linux's `tcp_vegas.c` and ns-3's `TcpVegas` (docs/vegas-implementations.md). This file is the
 //! algorithm: its parameters, how a scenario names them, and the classic alpha/beta rule in
 //! the ns-2 form ([`crate::vegas_ns2`]) and the Linux form ([`crate::vegas_linux`]); the ns-3
 //! flavour is [`crate::vegas_ns3`].

@@ -1,5 +1,5 @@
-//! TCP Vegas-A (Srijith, Jacob, Ananda, "TCP Vegas-A: Improving the Performance of TCP Vegas",
-//! Computer Communications 28 (2005); `shared/papers/vegas-a.txt`, section 3): Vegas whose
+//! TCP Vegas-A (the Vegas-A paper: Srijith et al., "TCP Vegas-A: Improving the Performance of
+//! TCP Vegas", Computer Communications 28 (2005), section 3; docs/papers.md): Vegas whose
 //! alpha and beta adapt with the throughput trend.
 //!
 //! Only the once-per-round congestion-avoidance decision changes; slow start, the RTT
@@ -489,7 +489,7 @@ pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError>
     p.deny_unknown(&with_heuristic_keys(&["alpha", "beta", "gamma", "equal_throughput", "at_beta", "flavour"]))?;
     v.flavour = read_variant_flavour(p, "Vegas-A")?;
     // Initial alpha/beta: whole numbers >= 1 (Vegas-A steps them by 1 and tests alpha == 1 /
-    // alpha > 1, vegas-a.txt lines 11-21).
+    // alpha > 1, the Vegas-A paper, section 3, lines 11-21).
     read_alpha_beta(p, 1.0, &mut v.alpha, &mut v.beta)?;
     for (k, x) in [("alpha", v.alpha), ("beta", v.beta)] {
         if x.fract() != 0.0 {

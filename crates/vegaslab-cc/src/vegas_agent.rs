@@ -1,6 +1,6 @@
 //! ns-2's Vegas agent (`Agent/TCP/Vegas`, USC NetBSD Vegas) as a sender: its own loss
-//! recovery, driving any controller (`shared/REFERENCE.md`, "ns-2's Vegas agent"). The Vegas
-//! window rule itself (rounds, slow start every other round, the alpha/beta decision) is the
+//! recovery, driving any controller (docs/vegas-implementations.md, "ns-2's Vegas agent").
+//! The Vegas window rule itself (rounds, slow start every other round, the alpha/beta decision) is the
 //! controller's ([`crate::vegas`] and the variants).
 //!
 //! What the agent does, per ACK:

@@ -1,5 +1,5 @@
 //! The Vegas controller as ns-2's Vegas agent computes it (Brakmo and Peterson's Vegas as
-//! coded in ns-2's `Agent/TCP/Vegas`; `shared/REFERENCE.md`, "ns-2's Vegas agent"): the
+//! coded in ns-2's `Agent/TCP/Vegas`; docs/vegas-implementations.md, "ns-2's Vegas agent"): the
 //! machinery every Vegas variant shares in the ns-2 flavour. Each variant composes it with
 //! its own once-per-round rule ([`VegasRule`]: classic Vegas in [`crate::vegas`], Vegas-A,
 //! AdaVegas, Vegas_1/8 and RoVegas in their files).
@@ -196,7 +196,9 @@ impl<R: VegasRule> Ns2Vegas<R> {
         let (backward_qt, forward_qt) = self.rule.round_queueing();
         let rtt_len = s.next_seq - self.v_begseq;
         if rtt > 0.0 {
-            // RoVegas: the round's RTT without queueing (rovegas.txt, baseRTT pseudo-code).
+            // RoVegas: the round's RTT without queueing (the baseRTT pseudo-code of the RoVegas
+            // paper, Chan et al., "Design and performance evaluation of an improved TCP
+            // congestion avoidance scheme", section 3).
             let base_candidate = rtt - (backward_qt + forward_qt);
             let corrected = backward_qt != 0.0 || forward_qt != 0.0;
             if base_candidate < self.v_base_rtt || rtt_len <= 1 {

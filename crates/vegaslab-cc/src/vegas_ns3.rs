@@ -1,6 +1,7 @@
 //! The ns-3 `TcpVegas` flavour on the Linux-like sender's NewReno loss recovery
-//! (`shared/REFERENCE.md`); everything ns-3-specific is in this file. It differs
-//! from Linux in how diff is computed: target = floor(cwnd x baseRTT / minRTT) and
+//! (docs/vegas-implementations.md, "Linux and ns-3 Vegas"); everything ns-3-specific is in
+//! this file. It differs from Linux in how diff is computed: target = floor(cwnd x baseRTT /
+//! minRTT) and
 //! diff = cwnd - target, in floating point before the floor; RTT samples are not padded.
 //! The slow-start exit sets ssthresh = max(min(ssthresh, cwnd - 1), 2); after each round
 //! ssthresh is raised to at least 3/4 of cwnd. Fewer than three samples: NewReno increase.

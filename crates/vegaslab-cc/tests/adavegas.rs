@@ -1,4 +1,5 @@
-//! AdaVegas (adavegas.txt section III-B, Table I) and the fixed-increment presets Vegas_1 and
+//! AdaVegas (the AdaVegas paper: Maor and Mansour, "AdaVegas: Adaptive Control for TCP Vegas",
+//! section III-B, Table I) and the fixed-increment presets Vegas_1 and
 //! Vegas_8: every Table I row, the succ counter and its reset, the lastInc rule, the loss
 //! hook (through a `Sender`: the cut is the agent's, succ restarts), and Vegas_1 == classic
 //! ns-2 Vegas ACK for ACK.

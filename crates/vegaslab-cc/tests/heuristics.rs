@@ -1,4 +1,5 @@
-//! Weigle-Feng alpha/beta heuristics (vegas-grids.txt sections 4.1-4.3) on the paper's own
+//! Weigle-Feng alpha/beta heuristics (the grids paper: Weigle and Feng, "A Case for TCP Vegas
+//! in High-Performance Computational Grids", sections 4.1-4.3) on the paper's own
 //! numbers.
 
 use vegaslab_cc::heuristics::{from_queue_size, from_red, from_red_exact, from_red_per_flow, Thresholds};

@@ -1,5 +1,6 @@
 //! Reno (`Agent/TCP/Reno`) behaviour, state x event, against ns-2.35 semantics
-//! (shared/REFERENCE.md; ns-2 tcp.cc / tcp-reno.cc). Every expected number is worked out by
+//! (docs/vegas-implementations.md, "ns-2 TCP defaults and conventions"; ns-2 tcp.cc /
+//! tcp-reno.cc). Every expected number is worked out by
 //! hand in the comments; none is obtained by calling the code's own formulas.
 //!
 //! Conventions: sequence numbers count packets; the sink acknowledges every packet with the

@@ -1,4 +1,5 @@
-//! Vegas-A (vegas-a.txt section 3, pseudo-code lines 01-26): every branch with a constructed
+//! Vegas-A (the Vegas-A paper: Srijith et al., "TCP Vegas-A: Improving the Performance of TCP
+//! Vegas", section 3, pseudo-code lines 01-26): every branch with a constructed
 //! round (the rule called directly), the tie rule of lines 02/06, the first round, the
 //! slow-start bookkeeping of Th(t-rtt), and end to end through a `Sender` on a small
 //! bottleneck path (the paper's rerouting experiment in miniature).
@@ -260,7 +261,7 @@ fn sender_builds_the_vegas_a_rule_with_the_initial_thresholds() {
 
 #[test]
 fn end_to_end_reroute_literal_reading_stalls_at_diff_equal_beta_and_the_between_reading_recovers() {
-    // vegas-a.txt section 4.1 in miniature: 1 Mbit/s bottleneck (1000-byte packets: 8 ms
+    // The Vegas-A paper's section 4.1 in miniature: 1 Mbit/s bottleneck (1000-byte packets: 8 ms
     // each), 50-packet DropTail, propagation RTT 40 ms rising to 220 ms at 20 s. baseRTT
     // stays 48 ms (40 + 8 ms transmission), so after the reroute a window of w packets, all
     // of them in flight, gives diff = round(w x (1 - 48/228)) = round(0.79 w): w 5 -> 4 > 3

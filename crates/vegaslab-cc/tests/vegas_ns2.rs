@@ -1,5 +1,6 @@
 //! The ns-2 Vegas agent (`Agent/TCP/Vegas`, alpha 1, beta 3, gamma 1) driven with synthetic
-//! ACK timings, against ns-2.35 semantics (shared/REFERENCE.md; ns-2 tcp-vegas.cc).
+//! ACK timings, against ns-2.35 semantics (ns-2 tcp-vegas.cc;
+//! docs/vegas-implementations.md, "ns-2's Vegas agent").
 //! Every expected number is worked out by hand in the comments.
 //!
 //! Most tests use "lockstep" rounds: at each batch time every outstanding packet is
@@ -502,8 +503,8 @@ fn a_coarse_timeout_sets_cwnd_to_2_and_ssthresh_to_half_the_window() {
 
 #[test]
 fn after_a_coarse_timeout_a_new_ack_ending_duplicate_inflation_leaves_cwnd_at_zero_as_in_ns2() {
-    // REFERENCE.md, known artefacts: "after a timeout a new ACK during duplicate-ACK
-    // recovery can leave cwnd stuck until the next timeout".
+    // docs/vegas-implementations.md, "Known artefacts": a new ACK that ends duplicate-ACK
+    // inflation after a coarse timeout can leave cwnd stuck until the next timeout.
     let mut s = at_cwnd_8();
     s.on_timer(ms(600)); // cwnd 2, resends 12, 13; v_newcwnd = 0; recover 19
     drain(&mut s);

@@ -204,7 +204,8 @@ fn validate_scenario(py: Python<'_>, toml_text: &str, source_name: &str, overrid
     Ok(summary.to_string())
 }
 
-/// Weigle and Feng's alpha/beta heuristics (vegas-grids.txt sections 4.1-4.3), computed by
+/// Weigle and Feng's alpha/beta heuristics (the grids paper, "A Case for TCP Vegas in
+/// High-Performance Computational Grids", sections 4.1-4.3), computed by
 /// the core (`vegaslab_cc::heuristics`), so that Python and scenarios share one copy.
 /// `name` is one of the scenario's `heuristic` names; `inputs` the packet counts it takes, in
 /// order. Returns `(alpha, beta)`; a bad input raises ValueError naming it.

@@ -5,7 +5,8 @@
 //! ON/OFF switches or flow arrivals; process 1: the pacing clock of `pareto-paced`) and tell
 //! the simulator what to hand to the sender ([`Hand`]).
 //!
-//! - **onoff** (adavegas.txt section IV: "Each user alternates between ON periods, in which it
+//! - **onoff** (the AdaVegas paper: Maor and Mansour, "AdaVegas: Adaptive Control for TCP
+//!   Vegas", section IV: "Each user alternates between ON periods, in which it
 //!   tries to send packets greedily, and OFF periods, in which it is not active", both Pareto
 //!   with shape 1.5): at ON the sender gets infinite data (`app_send(None)`), at OFF the data
 //!   is cut to what was already sent (`app_stop()`); outstanding packets are still delivered
@@ -20,7 +21,8 @@
 //!   not counted as `timeouts`. So the window persists across an OFF period shorter than the
 //!   RTO, and an ON period after a longer one starts again from a small window (in Vegas'
 //!   case in congestion avoidance at cwnd 2). `onoff` changes none of this.
-//! - **nps** (vegas-grids.txt section 3, Tables 2-3: "all packets for a given flow ... are
+//! - **nps** (the grids paper: Weigle and Feng, "A Case for TCP Vegas in High-Performance
+//!   Computational Grids", section 3, Tables 2-3: "all packets for a given flow ... are
 //!   presented to TCP at the same time"): flows arrive as a Poisson process (exponential gaps
 //!   of mean `mean_interarrival`); the first arrives one inter-flow time after the start ("the
 //!   start of Pareto and NPS flows is delayed by the inter-flow time on average"); each has a

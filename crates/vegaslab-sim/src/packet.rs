@@ -19,9 +19,10 @@ pub struct Packet {
     pub size: u32,
     /// Destination node.
     pub dst: u32,
-    /// RoVegas AQT option (rovegas.txt section 3): accumulated queueing time at AQT-enabled
-    /// routers, and the echo of the data packet's AQT on an ACK; nanoseconds, saturating
-    /// at about 4.3 s. Meaningful only when `probe` is set.
+    /// RoVegas AQT option (the RoVegas paper: Chan et al., "Design and performance evaluation
+    /// of an improved TCP congestion avoidance scheme", section 3): accumulated queueing time
+    /// at AQT-enabled routers, and the echo of the data packet's AQT on an ACK; nanoseconds,
+    /// saturating at about 4.3 s. Meaningful only when `probe` is set.
     pub aqt: u32,
     pub aqt_echo: u32,
     pub kind: Kind,

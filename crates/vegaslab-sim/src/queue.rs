@@ -45,7 +45,8 @@
 //!
 //! ## The grids paper's linear RED (`red-linear`)
 //!
-//! Weigle and Feng (vegas-grids §2.2) "use a variable, rather than a constant, drop probability
+//! Weigle and Feng (the grids paper, "A Case for TCP Vegas in High-Performance Computational
+//! Grids", §2.2) "use a variable, rather than a constant, drop probability
 //! P ... P ranges from 0 to 1 as the average queue size ranges from RED_min to RED_max":
 //! `P = (avg - min) / (max - min)` between the thresholds, every packet dropped above `max`.
 //! The average is RED's weighted average (the paper's "weighted average of the queue length"),

@@ -17,7 +17,8 @@
 //!   `mean_burst x (shape - 1) / shape` and OFF from one of scale `mean_off x (shape - 1) / shape`,
 //!   so the means are the given ones.
 //!
-//! **Load** (RoVegas, rovegas.txt section 4: "VBR sources ... exponentially distributed ON-OFF
+//! **Load** (the RoVegas paper: Chan et al., "Design and performance evaluation of an improved
+//! TCP congestion avoidance scheme", section 4: "VBR sources ... exponentially distributed ON-OFF
 //! ... average ON period 10 ms ... 2 Mbit/s" with the mean rate "set by the load", 0.9 ->
 //! 900 kbit/s on its 1 Mbit/s router links): the mean rate r = load x reference bandwidth (by
 //! default the narrowest link direction on the source's path). One ON/OFF cycle sends E[N]

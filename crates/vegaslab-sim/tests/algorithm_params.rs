@@ -147,7 +147,7 @@ fn adavegas_takes_gamma_only_and_names_table_i_for_the_rest() {
 #[test]
 fn presets_fix_alpha_beta_inc() {
     let e = error_of(&["flows[0].cc=vegas_8", "flows[0].params.inc=4"]);
-    assert_eq!(e, "case.toml: flows[0].params.inc: cannot be set: the vegas_8 preset fixes alpha 4, beta 8, inc 8 (adavegas.txt)");
+    assert_eq!(e, "case.toml: flows[0].params.inc: cannot be set: the vegas_8 preset fixes alpha 4, beta 8, inc 8 (the AdaVegas paper, section II)");
     let e = error_of(&["flows[0].cc=vegas_1", "flows[0].params.alpha=2"]);
     assert!(e.starts_with("case.toml: flows[0].params.alpha: cannot be set: the vegas_1 preset fixes alpha 1, beta 3, inc 1"), "{e}");
     let e = error_of(&["flows[0].cc=vegas_1", "flows[0].params.heuristic=queue", "flows[0].params.queue=25"]);

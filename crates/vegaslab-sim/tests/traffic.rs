@@ -21,8 +21,9 @@ fn u(v: &Value) -> u64 {
     v.as_u64().unwrap()
 }
 
-/// RoVegas's single bottleneck (rovegas.txt Fig. 2): access 2 Mbit/s 10 ms, routers 1 Mbit/s
-/// 20 ms, 50-packet FIFOs, 1000-byte packets.
+/// RoVegas's single bottleneck (the RoVegas paper: Chan et al., "Design and performance
+/// evaluation of an improved TCP congestion avoidance scheme", Fig. 2): access 2 Mbit/s
+/// 10 ms, routers 1 Mbit/s 20 ms, 50-packet FIFOs, 1000-byte packets.
 const SINGLE_BOTTLENECK: &str = r#"
 [run]
 duration = "100s"
@@ -97,7 +98,7 @@ fn a_load_of_point_nine_offers_about_900_kbps() {
 
 #[test]
 fn backward_vbr_traffic_cuts_vegas_throughput_as_in_rovegas_fig4() {
-    // rovegas.txt Fig. 4: Vegas holds ~1000 kbit/s until the VBR source starts at 50 s, then
+    // The RoVegas paper, Fig. 4: Vegas holds ~1000 kbit/s until the VBR source starts at 50 s, then
     // falls (the paper: 348 kbit/s) because queueing on the ACK path looks like congestion.
     let r = run(&format!("{SINGLE_BOTTLENECK}{VEGAS}{}", vbr(0.9)));
     let before = mean_throughput(&r, "vegas", 10.0, 50.0);

@@ -2,7 +2,8 @@
 item 6).
 
 RoVegas needs routers that stamp accumulated queueing time (AQT) into probing packets and a
-receiver that echoes it (``shared/papers/rovegas.txt``, section 3). On this kernel the paper's
+receiver that echoes it (the RoVegas paper, Chan et al., "Design and performance evaluation of an
+improved TCP congestion avoidance scheme", section 3). On this kernel the paper's
 IP option becomes an RFC 6994 experimental TCP option (kind 253, ExID 0x564C, 12 bytes:
 AQT and AQT-echo in µs), see ``kernel/aqt.h`` for the layout and why:
 

@@ -6,9 +6,9 @@ list only with ``CAP_NET_ADMIN``. The testbed's own flows run as root and would 
 but a program a user runs inside the testbed's namespaces without privileges (an ``iperf3 -C
 vl_vegas`` under ``sudo -u``), or a per-namespace default, does. The list is global (one for
 the machine, written from the initial namespace) and the kernel drops a name from it at every
-(re)registration (``../shared/KERNEL.md``), so the run adds its names after registering and
-removes exactly the names it added (never one that was listed before, nor one another live run
-also added) when it ends.
+(re)registration (docs/testbed.md, "What the kernel offers"), so the run adds its names after
+registering and removes exactly the names it added (never one that was listed before, nor one
+another live run also added) when it ends.
 
 Two runs at once may share an algorithm registered with the same parameters (the second uses
 the first's registration; it stays until neither needs it); with different parameters the

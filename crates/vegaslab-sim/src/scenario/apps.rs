@@ -5,8 +5,10 @@
 //! 1000 }` (`read_file`). The traffic models
 //! of the papers take a table, `app = { kind = "...", ... }`:
 //!
-//! - `onoff`: AdaVegas users (adavegas.txt section IV): Pareto ON and OFF periods, greedy while ON.
-//! - `nps`: "No Packet Spacing" (vegas-grids.txt section 3, Tables 2-3): Poisson flow arrivals,
+//! - `onoff`: AdaVegas users (the AdaVegas paper: Maor and Mansour, "AdaVegas: Adaptive Control
+//!   for TCP Vegas", section IV): Pareto ON and OFF periods, greedy while ON.
+//! - `nps`: "No Packet Spacing" (the grids paper: Weigle and Feng, "A Case for TCP Vegas in
+//!   High-Performance Computational Grids", section 3, Tables 2-3): Poisson flow arrivals,
 //!   Pareto flow lengths, each flow handed to TCP at once.
 //! - `pareto-paced`: the grids "Pareto" (interactive) model: as `nps`, but the data is handed to
 //!   TCP at the ON rate during Pareto ON periods (ns-2 `Application/Traffic/Pareto` spacing).
@@ -23,7 +25,7 @@ use super::reader::{describe, Obj};
 use super::{AppSpec, ScenarioError};
 use toml::Value;
 
-/// Pareto ON/OFF user (adavegas.txt section IV): greedy while ON, silent while OFF.
+/// Pareto ON/OFF user (the AdaVegas paper, section IV): greedy while ON, silent while OFF.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct OnOffSpec {
     /// Mean ON and OFF durations, seconds.
@@ -35,7 +37,7 @@ pub struct OnOffSpec {
     pub first_on: bool,
 }
 
-/// Poisson flow arrivals with Pareto flow lengths (vegas-grids.txt Table 3).
+/// Poisson flow arrivals with Pareto flow lengths (the grids paper, Table 3).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FlowArrivals {
     /// Mean time between flow arrivals (exponential), seconds.

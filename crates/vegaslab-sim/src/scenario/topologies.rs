@@ -51,7 +51,9 @@ pub fn build_dumbbell(db: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioErro
 
 
 /// `[parking_lot]`: a chain of routers R1 - R2 - ... - Rn with hosts attached to chosen
-/// routers (rovegas.txt Fig. 3: cross traffic joins and leaves at intermediate routers).
+/// routers (the RoVegas paper: Chan et al., "Design and performance evaluation of an improved
+/// TCP congestion avoidance scheme", Fig. 3: cross traffic joins and leaves at intermediate
+/// routers).
 ///
 /// ```toml
 /// [parking_lot]
@@ -87,7 +89,9 @@ pub fn build_parking_lot(pl: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioE
     Ok(())
 }
 
-/// `[lte]`: the LTE-like tree of vegas-lte.txt (Fig. 3, Table 1): server - aGW - eNB1..eNBk,
+/// `[lte]`: the LTE-like tree of the LTE paper (Abed et al., "Characterization and observation
+/// of (transmission control protocol) TCP-Vegas performance with different parameters over
+/// (Long term evolution) LTE networks", Fig. 3, Table 1): server - aGW - eNB1..eNBk,
 /// each eNB serving `ues_per_enb` UEs (UE1..UEn numbered across eNBs).
 ///
 /// The paper calls the aGW - eNB links "simplex"; TCP's ACKs must still return, so they are

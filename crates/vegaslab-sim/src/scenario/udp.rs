@@ -44,7 +44,9 @@ pub enum UdpModel {
     /// `random` adds ns-2's uniform jitter of +-interval/2 (`random_ 1`).
     #[serde(rename = "cbr")]
     Cbr { interval: f64, random: bool },
-    /// ns-2 `Application/Traffic/Exponential` (RoVegas's VBR sources, rovegas.txt section 4).
+    /// ns-2 `Application/Traffic/Exponential` (RoVegas's VBR sources: the RoVegas paper, Chan et
+    /// al., "Design and performance evaluation of an improved TCP congestion avoidance scheme",
+    /// section 4).
     #[serde(rename = "exp-onoff")]
     ExpOnOff { rate_bps: f64, mean_on: f64, off: OffTime },
     /// ns-2 `Application/Traffic/Pareto`.
@@ -61,7 +63,7 @@ pub enum OffTime {
     /// Long-run mean sending rate, bit/s (the OFF time is derived).
     MeanRate(f64),
     /// Mean rate = `load` x `reference_bps`; no reference: the narrowest link direction on the
-    /// source's path (rovegas.txt: "load 0.9" on its 1 Mbit/s bottleneck = 900 kbit/s).
+    /// source's path (the RoVegas paper: "load 0.9" on its 1 Mbit/s bottleneck = 900 kbit/s).
     Load { load: f64, reference_bps: Option<f64> },
 }
 
