@@ -1,5 +1,6 @@
 """Scenario text shared by the Python tests: a two-hop path S1 - R1 - D1 with a 10-packet
-bottleneck queue and one Vegas flow f1 (losses are possible, runs take milliseconds)."""
+bottleneck queue and one Vegas flow f1 (losses are possible, runs take milliseconds), and one
+Reno flow f1 over a single 1 Mbit/s link A - B (ONE_LINK)."""
 
 TWO_HOP = """
 [[links]]
@@ -18,4 +19,17 @@ name = "f1"
 from = "S1"
 to = "D1"
 cc = "vegas"
+"""
+
+ONE_LINK = """
+[[links]]
+endpoints = ["A", "B"]
+bandwidth = "1Mbps"
+delay = "5ms"
+
+[[flows]]
+name = "f1"
+from = "A"
+to = "B"
+cc = "reno"
 """

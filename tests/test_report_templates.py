@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scenario_text import ONE_LINK
 
 import vegaslab
 from vegaslab import ScenarioError, catalog
@@ -58,17 +59,7 @@ figure = "Fig. 9"
 [run]
 duration = "3s"
 
-[[links]]
-endpoints = ["A", "B"]
-bandwidth = "1Mbps"
-delay = "5ms"
-
-[[flows]]
-name = "f1"
-from = "A"
-to = "B"
-cc = "reno"
-
+""" + ONE_LINK + """
 [monitor]
 throughput = true
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from scenario_text import ONE_LINK
 
 from vegaslab import robustness as rb
 
@@ -21,17 +22,7 @@ expr = "tiny:f1.throughput_bps > 600000"
 [run]
 duration = "2s"
 
-[[links]]
-endpoints = ["A", "B"]
-bandwidth = "1Mbps"
-delay = "5ms"
-
-[[flows]]
-name = "f1"
-from = "A"
-to = "B"
-cc = "reno"
-"""
+""" + ONE_LINK
 
 STUDY = """
 [study]

@@ -8,6 +8,7 @@ import os
 import shutil
 
 import pytest
+from scenario_text import ONE_LINK
 
 from vegaslab import robustness as rb
 from vegaslab import robustness_ns2
@@ -32,17 +33,7 @@ expr = "reno:f1.mean_cwnd > 1"
 [run]
 duration = "2s"
 
-[[links]]
-endpoints = ["A", "B"]
-bandwidth = "1Mbps"
-delay = "5ms"
-
-[[flows]]
-name = "f1"
-from = "A"
-to = "B"
-cc = "reno"
-
+""" + ONE_LINK + """
 [monitor]
 cwnd = true
 
