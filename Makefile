@@ -10,8 +10,9 @@ REPORT  ?= report
 REQUIRE_NS2 ?= 1
 REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
+REQUIRE_TSHARK ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf testbed-accuracy compare-kernel bench bench-scale bench-sweep fuzz docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy compare-kernel bench bench-scale bench-sweep fuzz docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -34,13 +35,13 @@ reproduce-all: setup
 	$(VENV)/bin/vegaslab reproduce --all --out $(REPORT)
 
 ## test: every test, Rust and Python, including the differential tests against ns-2, and the wheel check
-test: setup ns2 chromium bpf test-rust test-python wheel-check
+test: setup ns2 chromium bpf tshark test-rust test-python wheel-check
 
 test-rust:
 	cargo test --workspace --exclude vegaslab-py
 
 test-python: setup
-	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) VEGASLAB_REQUIRE_CHROMIUM=$(REQUIRE_CHROMIUM) VEGASLAB_REQUIRE_BPF=$(REQUIRE_BPF) $(PY) -m pytest
+	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) VEGASLAB_REQUIRE_CHROMIUM=$(REQUIRE_CHROMIUM) VEGASLAB_REQUIRE_BPF=$(REQUIRE_BPF) VEGASLAB_REQUIRE_TSHARK=$(REQUIRE_TSHARK) $(PY) -m pytest
 
 ## wheel-check: build the release wheel (maturin, manylinux tag), install it into a fresh venv without Rust on PATH, run `vegaslab reproduce va-reroute` from another directory (~3 min after setup)
 wheel-check:
@@ -49,6 +50,10 @@ wheel-check:
 ## ns2: install ns-2.35 from Debian if missing (the reference for the differential tests)
 ns2:
 	bash scripts/install-ns2.sh
+
+## tshark: install Wireshark's tshark if missing (reads the pcap packet traces in the tests)
+tshark:
+	bash scripts/install-tshark.sh
 
 ## chromium: install Debian's Chromium if missing (the report's headless-browser test)
 chromium:

@@ -22,6 +22,7 @@ import importlib
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -273,6 +274,12 @@ link's two directions (the bottleneck). --no-plots adds none.""",
     p.add_argument("--csv", action="store_true",
                    help="also write each table as CSV (the same rows and columns as its Parquet file); "
                         "without it, Parquet only")
+    p.add_argument("--trace", action="append", default=[], metavar="LINK|FLOW",
+                   help="write a per-packet trace of this link direction ('R1->R2': quote it) or flow "
+                        "(repeatable; 'all' for every one) into DIR/trace.tr, ns-2's format "
+                        "(docs/scenario-format.md, \"Packet traces\")")
+    p.add_argument("--trace-format", choices=("ns2", "pcap"), default="ns2",
+                   help="with --trace: ns-2's text format (default) or pcap (DIR/trace.pcap)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON document on stdout (output directory, files, flows, wall time, "
                         "versions; docs/cli.md) and the summary on stderr")
@@ -617,7 +624,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _out.detail(f"monitors switched on for the plots: {', '.join(added)}")
     # The added monitors come first, so a --set of the same field would still win (it cannot
     # happen: only fields nobody set are added).
-    overrides = [*added, *args.overrides]
+    overrides = [*added, *args.overrides, *_trace_overrides(args, out)]
     ahead = _ImportAhead("vegaslab.results", *(() if args.no_plots else ("vegaslab.plots",)))
     try:
         res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args))
@@ -630,6 +637,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         _out.document(_run_document(res, path, out, written, added, wall_s))
     return 0
+
+
+def _trace_overrides(args: argparse.Namespace, out: Path) -> list[str]:
+    """The ``trace.*`` overrides of ``run --trace``: a name with ``->`` is a link direction,
+    any other a flow, ``all`` everything. The core writes the file beside the output directory
+    (which is replaced only once the run is written) and ``_show_and_write`` moves it in."""
+    if not args.trace:
+        return []
+    names = [] if "all" in args.trace else args.trace
+    links = [n for n in names if "->" in n]
+    flows = [n for n in names if "->" not in n]
+    ext = "pcap" if args.trace_format == "pcap" else "tr"
+    staging = out.parent / f".{out.name}.trace.{ext}"
+    return [vegaslab.format_override("trace.links", links), vegaslab.format_override("trace.flows", flows),
+            f"trace.format={args.trace_format}", vegaslab.format_override("trace.file", str(staging.resolve()))]
 
 
 def plot_monitors(path: Path, overrides: Sequence[str]) -> list[str]:
@@ -744,6 +766,13 @@ def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> 
     from vegaslab.outdir import output_dir
 
     _out.result(res.format_table())
+    # A trace `run --trace` staged beside `out` (`_trace_overrides`) moves in with the rest;
+    # meta.json names where it ends up. A scenario's own [trace] file stays where it said.
+    staged = res.trace_path
+    if staged is None or not staged.name.startswith(f".{out.name}.trace.") or not staged.exists():
+        staged = None
+    else:
+        res.meta["trace"]["file"] = str(out / f"trace{staged.suffix}")
     warning = res.window_warning()
     if warning is not None:
         _out.warning(warning)
@@ -754,6 +783,8 @@ def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> 
             with plots.start_plots(res, tmp) as pending:
                 written = res.write_files(tmp, csv=csv)
                 written += pending.finish()
+        if staged is not None:
+            written.append(Path(shutil.move(staged, Path(tmp) / f"trace{staged.suffix}")))
     _out.result(f"\nwrote {len(written)} files to {out}/")
     for f in written:
         _out.detail(f"  {out / Path(f).name}")

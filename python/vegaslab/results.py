@@ -461,6 +461,15 @@ class Results(_NotebookViews):
         seconds = {r["flow"]: float(r["limited_s"]) for r in self.meta["window_limited"] or []}
         return names.map(lambda n: seconds.get(n, 0.0)).astype("float64")
 
+    @property
+    def trace_path(self):
+        """The packet trace this run wrote (``[trace]`` in the scenario, ``vegaslab run
+        --trace``) as a ``pathlib.Path``, or ``None`` without one. ``meta["trace"]`` has its
+        format, line count and whether ``max_lines`` cut it short."""
+        import pathlib
+        t = self.meta.get("trace")
+        return pathlib.Path(t["file"]) if isinstance(t, dict) and t.get("file") else None
+
     def window_limited_flows(self, min_share: float = 0.1) -> pd.DataFrame:
         """The flows capped by their receiver window ``tcp.window`` (ns-2's ``window_``, 20
         packets by default) for at least ``min_share`` of their active time, most capped first:

@@ -20,6 +20,7 @@ pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod trace;
 pub mod udp;
 pub mod units;
 

@@ -35,6 +35,10 @@ pub struct RunMeta {
     /// table (and the golden summaries built from it) are unchanged; `vegaslab.Results`
     /// shows it as `summary["window_limited_s"]` and `window_limited_flows()`.
     pub window_limited: Vec<WindowLimited>,
+    /// The packet trace this run wrote (`[trace]`): file, format, lines, truncated; absent
+    /// without `[trace]`, so other runs' results are unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::TraceInfo>,
 }
 
 /// A flow entry capped by its receiver window (`RunMeta::window_limited`).

@@ -78,7 +78,7 @@ def _parse_trace(path: pathlib.Path, model) -> tuple[dict, dict, dict]:
 
 
 def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=False,
-                 trace=True, timeout=None, cwnd=False) -> dict:
+                 trace=True, timeout=None, cwnd=False, trace_all=False) -> dict:
     """Run ``scenario`` (dict, or TOML path) in ns-2.35 and return metrics.
 
     The core normalises the scenario first (``vegaslab.normalize``: its units, defaults,
@@ -92,17 +92,19 @@ def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=
     """
     doc = normalize(scenario, overrides=overrides, seed=seed)
     return run_normalized(doc, workdir=workdir, keep_files=keep_files, trace=trace,
-                          timeout=timeout, cwnd=cwnd)
+                          timeout=timeout, cwnd=cwnd, trace_all=trace_all)
 
 
 def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
-                   timeout=None, cwnd=False) -> dict:
+                   timeout=None, cwnd=False, trace_all=False) -> dict:
     """Run a normalised scenario (the dict of ``vegaslab.normalize``) in ns-2.35.
 
     ``workdir``: where the script and trace go (default: a fresh temporary directory, deleted
     afterwards unless ``keep_files``).  ``trace=False`` skips traces and queue monitors and
     reports only what the senders' variables give at the end, plus wall time. ``cwnd=True``
     also traces every sender's ``cwnd_`` and adds ``mean_cwnd`` to each flow (:func:`mean_cwnd`).
+    ``trace_all=True``: ns-2 also writes every link's ``+ - r d`` lines (``$ns trace-all``) to
+    ``vl_all.tr`` in the working directory (give ``workdir`` or ``keep_files`` to read it).
 
     Returns ``{"meta": {...}, "flows": [...], "queues": [...], "links": [...]}``.  Flow dicts
     use the results-format keys; ns-2 specific extras: ``syn_pkts`` (the 40-byte SYN of
@@ -131,7 +133,8 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
     wdir.mkdir(parents=True, exist_ok=True)
     script_path = wdir / "scenario.tcl"
     trace_path = wdir / "vl.tr"
-    script = build_script(model, trace=trace, trace_file=trace_path.name, cwnd_trace=cwnd)
+    script = build_script(model, trace=trace, trace_file=trace_path.name, cwnd_trace=cwnd,
+                          trace_all="vl_all.tr" if trace_all else None)
     cwnd_paths = [wdir / f"vl_cwnd_{f.index}.tr" for f in model.flows] if cwnd else []
     try:
         script_path.write_text(script)

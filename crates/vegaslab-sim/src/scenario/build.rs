@@ -4,7 +4,7 @@ use super::reader::{describe, Ctx, Obj};
 use super::flows::build_flows;
 use super::links::build_link;
 use super::topologies::{build_dumbbell, build_lte, build_parking_lot};
-use super::{ErrorKind, LinkSpec, MonitorSpec, Scenario, ScenarioError, SenderClock};
+use super::{ErrorKind, FlowSpec, LinkSpec, MonitorSpec, Scenario, ScenarioError, SenderClock, TraceFormat, TraceSpec, UdpSpec};
 use std::collections::HashMap;
 use toml::Value;
 
@@ -19,7 +19,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     let ctx = Ctx { file: source, files_read: &files_read };
     let root = Obj::new(ctx, value, "")?;
     // `sweep` is read by `sweep::expand`; a run of the file is the base scenario, no axis applied.
-    root.deny_unknown(&["meta", "variant", "sweep", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte", "udp", "geo", "leo"])?;
+    root.deny_unknown(&["meta", "variant", "sweep", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte", "udp", "geo", "leo", "trace"])?;
 
     let id = match root.table("meta")? {
         Some(meta) => meta.name("id")?.map(str::to_string),
@@ -117,6 +117,10 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     };
 
     let udp = super::udp::build_udp(&root, duration, &net)?;
+    let trace = match root.table("trace")? {
+        Some(t) => Some(read_trace(&t, &net, &flows, &udp)?),
+        None => None,
+    };
     let changes: usize = net.links.iter().map(|l| 2 * l.down.len()).sum();
     if changes > super::limits::MAX_LINK_CHANGES {
         let message = format!("the links' down intervals make {changes} link changes in all; at most {} are allowed", super::limits::MAX_LINK_CHANGES);
@@ -137,6 +141,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         flows,
         monitor,
         files: files_read.into_inner(),
+        trace,
     };
     crate::check_recording_size(&scenario)?;
     Ok(scenario)
@@ -218,6 +223,55 @@ fn build_monitor(m: &Obj, net: &NetBuilder) -> Result<MonitorSpec, ScenarioError
             }
             spec.queues.push((a, b));
         }
+    }
+    Ok(spec)
+}
+
+/// `[trace] links = ["R1->R2"], flows = ["f1"], format = "ns2" | "pcap", file = "...",
+/// max_lines = N` (`crate::trace`). Decided: `links` and `flows` both filter (a hop is
+/// traced when its direction is listed and its packet's flow is listed; an absent or empty
+/// list lets everything through), so `[trace]` alone traces every packet hop, as ns-2's
+/// `trace-all`; `file` defaults to `trace.tr` (ns2) or `trace.pcap`.
+pub fn read_trace(t: &Obj, net: &NetBuilder, flows: &[FlowSpec], udp: &[UdpSpec]) -> Result<TraceSpec, ScenarioError> {
+    t.deny_unknown(&["links", "flows", "format", "file", "max_lines"])?;
+    let format = match t.string("format")?.unwrap_or("ns2") {
+        "ns2" => TraceFormat::Ns2,
+        "pcap" => TraceFormat::Pcap,
+        other => return Err(t.err_kind("format", ErrorKind::OutOfRange, format!("must be \"ns2\" (ns-2's trace lines) or \"pcap\" (a libpcap file), got \"{}\"", other.chars().take(40).collect::<String>()))),
+    };
+    let file = match t.string("file")? {
+        Some(f) if f.is_empty() || f.len() > 4096 || f.contains('\0') => return Err(t.err("file", "must be a file path of 1 to 4096 characters")),
+        Some(f) => f.to_string(),
+        None => match format {
+            TraceFormat::Ns2 => "trace.tr".to_string(),
+            TraceFormat::Pcap => "trace.pcap".to_string(),
+        },
+    };
+    let max = super::limits::MAX_TRACE_LINES as i64;
+    let max_lines = t.integer("max_lines", 1, max)?.map_or(super::limits::DEFAULT_TRACE_LINES, |n| n as u64);
+    let mut spec = TraceSpec { links: Vec::new(), flows: Vec::new(), format, file, max_lines };
+    for (i, item) in t.array("links")?.map(|a| a.as_slice()).unwrap_or(&[]).iter().enumerate() {
+        let path = format!("links[{i}]");
+        let name = item.as_str().ok_or_else(|| t.err_kind(&path, ErrorKind::WrongType, format!("must be a link direction like \"R1->R2\", got {}", describe(item))))?;
+        let (a, b) = name.split_once("->").ok_or_else(|| t.err(&path, format!("must look like \"R1->R2\" (a link direction), got \"{}\"", name.chars().take(80).collect::<String>())))?;
+        let (a, b) = (net.find(t, &path, a.trim())?, net.find(t, &path, b.trim())?);
+        if !net.links.iter().any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) {
+            return Err(t.err_kind(&path, ErrorKind::Reference, format!("there is no link {name}")));
+        }
+        spec.links.push((a, b));
+    }
+    for (i, item) in t.array("flows")?.map(|a| a.as_slice()).unwrap_or(&[]).iter().enumerate() {
+        let path = format!("flows[{i}]");
+        let name = item.as_str().ok_or_else(|| t.err_kind(&path, ErrorKind::WrongType, format!("must be a flow name, got {}", describe(item))))?;
+        let Some(k) = flows.iter().position(|f| f.name == name) else {
+            let mut known: Vec<&str> = flows.iter().map(|f| f.name.as_str()).take(12).collect();
+            if flows.len() > 12 {
+                known.push("...");
+            }
+            let udp_hint = if udp.iter().any(|u| u.name == name) { " (UDP sources are traced when flows is empty)" } else { "" };
+            return Err(t.err_kind(&path, ErrorKind::Reference, format!("no flow named \"{}\" (flows: {}){udp_hint}", name.chars().take(80).collect::<String>(), known.join(", "))));
+        };
+        spec.flows.push(k);
     }
     Ok(spec)
 }

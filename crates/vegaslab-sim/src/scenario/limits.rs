@@ -93,6 +93,14 @@ pub const MAX_UDP_SOURCES: usize = 1 << 20;
 pub const MAX_RUNS: u64 = 1_000_000;
 
 /// Largest delay trace file, bytes.
+/// Most lines (ns-2 format) or events (pcap) a packet trace (`[trace]`) may record, and its
+/// default: a line is about 60 bytes and is held in memory (48 bytes) until the run ends, so
+/// the largest trace is about 300 MB on disk and 240 MB in memory; the default, 10^6 lines,
+/// about 60 MB. A run that reaches the limit stops recording and says so
+/// (`meta.trace.truncated`): no scenario fills the disk unasked.
+pub const MAX_TRACE_LINES: u64 = 5_000_000;
+pub const DEFAULT_TRACE_LINES: u64 = 1_000_000;
+
 pub const MAX_TRACE_BYTES: u64 = 64 << 20;
 
 /// Most change points in one link direction's delay (a schedule, a trace or the LEO model).

@@ -26,6 +26,7 @@ pub use overrides::apply_overrides;
 pub use sweep::Sweep;
 pub use apps::{FlowArrivals, OnOffSpec, PacedSpec};
 pub use udp::{OffTime, UdpModel, UdpSpec};
+pub use build::read_trace;
 
 use serde::Serialize;
 use std::fmt;
@@ -141,6 +142,9 @@ pub struct Scenario {
     pub udp: Vec<UdpSpec>,
     /// Files the scenario read (delay traces), with their content hashes.
     pub files: Vec<FileRef>,
+    /// `[trace]`, absent by default (and then absent from the normalised scenario).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceSpec>,
 }
 
 /// `run.clock`: what a sender reads as the time in seconds where ns-2's TCP agents read
@@ -297,6 +301,28 @@ pub struct MonitorSpec {
     /// Link directions `(from node, to node)` whose queue length is sampled.
     pub queues: Vec<(usize, usize)>,
     pub all_queues: bool,
+}
+
+/// `[trace]`: a per-packet trace of chosen link directions and flows (`crate::trace`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceSpec {
+    /// Link directions `(from node, to node)`; empty: every direction.
+    pub links: Vec<(usize, usize)>,
+    /// Flow entries (indices); empty: every flow (and every UDP source).
+    pub flows: Vec<usize>,
+    pub format: TraceFormat,
+    /// Where the file goes (relative to the working directory of the run).
+    pub file: String,
+    pub max_lines: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormat {
+    /// ns-2's trace lines (`Trace::format`).
+    Ns2,
+    /// A classic libpcap file, LINKTYPE_RAW, synthesized IPv4/TCP headers.
+    Pcap,
 }
 
 /// A TOML syntax error as "not valid TOML at line L, column C: what", without the echo of the

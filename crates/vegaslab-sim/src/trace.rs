@@ -1,0 +1,371 @@
+//! Per-packet traces of chosen links and flows (`[trace]`, docs/scenario-format.md): ns-2's
+//! trace lines or a classic libpcap file. Off by default; a run without `[trace]` carries a
+//! `None` and pays one branch per packet hop.
+//!
+//! **Events.** Every packet a traced link direction is offered gives ns-2's events for that
+//! hop: `+` (offered to the queue; ns-2's `EnqT` sits before the queue, so a dropped packet
+//! has a `+` too), then `d` (dropped by the queue) or `-` (its transmission starts) and `r`
+//! (it reaches the far node). A packet the packet-error model or the loss pattern loses gets
+//! `+`, `-` and `d` at the time it would have been received. The core has no dequeue or
+//! receive event of its own for most hops (a packet's whole hop is decided when it is
+//! offered, and express hops skip events: `express`), so all of a hop's records are made
+//! when the packet is offered, each with its own time, and the file is written in time order
+//! at the end of the run. Records are kept in memory until then: at most `max_lines`
+//! (`limits::MAX_TRACE_LINES`), after which recording stops and `meta.trace.truncated` says so.
+//!
+//! **Times** are ns-2's: the event's double-precision clock (`run.clock = "ns2"`, see
+//! `scenario::SenderClock`) rounded to the microsecond and printed with `%.15g`, as ns-2's
+//! `BaseTrace::round` and `TIME_FORMAT` do; with `run.clock = "exact"` the integer time's
+//! double. The transmission start's double is `max(arrival, end of the previous
+//! transmission)` with the end summed as `Channel::accept` sums it (the tracer keeps that sum
+//! per traced direction, so the channel is untouched).
+//!
+//! **Fields** as ns-2's `Trace::format` (no `show_tcphdr_`): `ev time from to type size flags
+//! fid src.port dst.port seqno uid`. Node numbers are the normalised scenario's node indices
+//! and fid the flow's index, as the ns-2 bridge numbers them (`vegaslab.ns2.translate`); a
+//! port is the agent's slot at its node in the bridge's attach order (each flow's sender at
+//! its source, then its sink at its destination, flows in order). Type `tcp` for data,
+//! `ack` for ACKs, `udp` for UDP datagrams (fid = flow count + source index). Flags are
+//! ns-2's seven dashes (no ECN here). Differences from ns-2, decided: the `uid` is this
+//! trace's own number of the packet's hop (its `+`, `-`, `r` or `d` share it), not ns-2's
+//! global packet id: packets here carry no id (a 40-byte value on the hot path), so
+//! scripts that match a packet across hops by uid should match by (fid, type, seqno)
+//! instead; and lines of one instant are in the order this run made them, which is ns-2's
+//! only as far as the event order is (compare sorted within an instant).
+//!
+//! **pcap**: LINKTYPE_RAW (101), each record a synthesized IPv4 + TCP (or UDP) header of 40
+//! (28) bytes, captured length = the headers, original length = the packet's size on the
+//! wire. Addresses 10.x.y.z from the node index, ports 1024 + the agent slot; TCP sequence
+//! numbers `seqno x tcp.packet_size` (data) and acknowledgement numbers `(ackno + 1) x
+//! tcp.packet_size` (ACKs; both modulo 2^32), so Wireshark's stream analysis sees byte streams. Timestamps
+//! in microseconds. Decided: a pcap holds the `r` events only (what a capture at the far end
+//! of each traced link direction sees); `+` and `-` would repeat every packet and a capture
+//! has no place for drops.
+//! The classic format is two fixed headers (24 and 16 bytes, little-endian here), written
+//! directly rather than through a crate.
+
+use crate::packet::{Kind, Packet};
+use crate::scenario::{Scenario, TraceFormat};
+use serde::Serialize;
+use std::io::Write;
+use vegaslab_cc::Nanos;
+
+/// What the run's trace wrote (`RunMeta::trace`).
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceInfo {
+    pub file: String,
+    pub format: String,
+    /// Lines (ns-2) or records (pcap) written.
+    pub lines: u64,
+    /// Recording stopped at `max_lines`.
+    pub truncated: bool,
+    /// The file could not be written (the run's results stand).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    t: Nanos,
+    clock: f64,
+    ev: u8,
+    from: u32,
+    to: u32,
+    kind: Kind,
+    size: u32,
+    flow: u32,
+    seqno: i64,
+    uid: u64,
+}
+
+/// Per traced channel: its nodes and the transmitter's end on ns-2's double clock.
+#[derive(Clone, Copy, Debug)]
+struct Shadow {
+    busy_clock: f64,
+    bandwidth_bps: f64,
+}
+
+pub struct Tracer {
+    /// Per channel: traced (with its shadow clock) or not.
+    channels: Vec<Option<Shadow>>,
+    /// Per flow entry: traced. Empty: every flow.
+    flows: Vec<bool>,
+    udp_traced: bool,
+    n_flows: u32,
+    /// Per flow: (source node, port, destination node, port) as the ns-2 bridge attaches.
+    endpoints: Vec<(u32, u32, u32, u32)>,
+    udp_endpoints: Vec<(u32, u32, u32, u32)>,
+    exact_clock: bool,
+    /// Per flow: data bytes per packet (`tcp.packet_size`, ns-2's `packetSize_`), for pcap
+    /// sequence numbers.
+    payloads: Vec<i64>,
+    recs: Vec<Rec>,
+    max_lines: u64,
+    truncated: bool,
+    hops: u64,
+    format: TraceFormat,
+    file: String,
+}
+
+/// ns-2's trace time: `floor(x * 1e6 + 0.5) / 1e6` printed as `%.15g`.
+pub fn ns2_time(x: f64) -> String {
+    format_g15((x * 1e6 + 0.5).floor() / 1e6)
+}
+
+/// C's `%.15g` for a finite double.
+pub fn format_g15(v: f64) -> String {
+    if v == 0.0 {
+        return "0".to_string();
+    }
+    let e = format!("{v:.14e}");
+    let (mant, exp) = e.split_once('e').expect("exponent");
+    let x: i32 = exp.parse().expect("exponent digits");
+    let strip = |s: String| if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    if !(-4..15).contains(&x) {
+        let m = strip(mant.to_string());
+        format!("{m}e{}{:02}", if x < 0 { '-' } else { '+' }, x.abs())
+    } else {
+        strip(format!("{v:.*}", (14 - x) as usize))
+    }
+}
+
+impl Tracer {
+    /// The run's tracer, if the scenario asks for a trace. `channels`: (from, to, bandwidth)
+    /// of each channel, in the simulator's order (link i's directions at 2i and 2i + 1).
+    pub fn new(sc: &Scenario, channels: &[(u32, u32, f64)]) -> Option<Box<Tracer>> {
+        let spec = sc.trace.as_ref()?;
+        let traced_link = |a: u32, b: u32| spec.links.is_empty() || spec.links.contains(&(a as usize, b as usize));
+        let chans = channels
+            .iter()
+            .map(|&(a, b, bw)| traced_link(a, b).then_some(Shadow { busy_clock: 0.0, bandwidth_bps: bw }))
+            .collect();
+        let flows = if spec.flows.is_empty() { Vec::new() } else { (0..sc.flows.len()).map(|i| spec.flows.contains(&i)).collect() };
+        // Agent slots in the bridge's attach order: per flow, the sender then the sink.
+        let mut next_port = vec![0u32; sc.nodes.len()];
+        let mut slot = |n: usize| {
+            let p = next_port[n];
+            next_port[n] += 1;
+            p
+        };
+        let endpoints = sc.flows.iter().map(|f| (f.from as u32, slot(f.from), f.to as u32, slot(f.to))).collect();
+        let udp_endpoints = sc.udp.iter().map(|u| (u.from as u32, slot(u.from), u.to as u32, slot(u.to))).collect();
+        Some(Box::new(Tracer {
+            channels: chans,
+            udp_traced: spec.flows.is_empty(),
+            flows,
+            n_flows: sc.flows.len() as u32,
+            endpoints,
+            udp_endpoints,
+            payloads: sc.flows.iter().map(|f| f.tcp.packet_size as i64).collect(),
+            exact_clock: sc.clock == crate::scenario::SenderClock::Exact,
+            recs: Vec::new(),
+            max_lines: spec.max_lines,
+            truncated: false,
+            hops: 0,
+            format: spec.format,
+            file: spec.file.clone(),
+        }))
+    }
+
+    fn clock_of(&self, t: Nanos, clock: f64) -> f64 {
+        if self.exact_clock {
+            t as f64 / 1e9
+        } else {
+            clock
+        }
+    }
+
+    fn push(&mut self, r: Rec) {
+        if (self.recs.len() as u64) < self.max_lines {
+            self.recs.push(r);
+        } else {
+            self.truncated = true;
+        }
+    }
+
+    /// Packet `p` (as it arrived: its clock is the arrival's) was offered to channel `c`
+    /// (from `from` to `to`) at `t` with this outcome. `parent`: the flow entry of a TCP
+    /// packet's connection (a per-flow connection's entry), for the flow filter.
+    #[cold]
+    #[inline(never)]
+    pub fn hop(&mut self, c: usize, from: u32, to: u32, p: &Packet, parent: u32, t: Nanos, adm: &crate::channel::Admission, delay_at: impl FnOnce(Nanos) -> Nanos) {
+        let Some(sh) = self.channels[c] else { return };
+        let traced = match p.kind {
+            Kind::Udp => self.udp_traced,
+            _ => self.flows.is_empty() || self.flows.get(parent as usize).copied().unwrap_or(false),
+        };
+        use crate::channel::Admission;
+        let flow = if p.kind == Kind::Udp { self.n_flows + p.flow } else { parent };
+        let uid = self.hops;
+        let base = Rec { t, clock: self.clock_of(t, p.clock), ev: b'+', from, to, kind: p.kind, size: p.size, flow, seqno: p.seqno, uid };
+        // The shadow transmitter advances for every accepted packet, traced or not.
+        let txt = 8.0 * p.size as f64 / sh.bandwidth_bps;
+        let start_clock = p.clock.max(sh.busy_clock);
+        match *adm {
+            Admission::Dropped => {
+                if traced {
+                    self.hops += 1;
+                    self.push(base);
+                    self.push(Rec { ev: b'd', ..base });
+                }
+            }
+            Admission::Accepted { arrives_at, queued, clock } => {
+                self.channels[c] = Some(Shadow { busy_clock: start_clock + txt, ..sh });
+                if traced {
+                    self.hops += 1;
+                    let start = t + queued;
+                    self.push(base);
+                    self.push(Rec { ev: b'-', t: start, clock: self.clock_of(start, start_clock), ..base });
+                    self.push(Rec { ev: b'r', t: arrives_at, clock: self.clock_of(arrives_at, clock), ..base });
+                }
+            }
+            Admission::Corrupted => {
+                self.channels[c] = Some(Shadow { busy_clock: start_clock + txt, ..sh });
+                if traced {
+                    self.hops += 1;
+                    // Queued until the transmitter is free: the integer start from the clock.
+                    let start_ns = t.max((start_clock * 1e9).round() as Nanos);
+                    let tx = ((p.size as f64 * 8.0 * 1e9) / sh.bandwidth_bps + 0.5) as Nanos;
+                    let delay = delay_at(start_ns);
+                    let at = start_ns + tx.max(1) + delay;
+                    let at_clock = start_clock + (txt + delay as f64 / 1e9);
+                    self.push(base);
+                    self.push(Rec { ev: b'-', t: start_ns, clock: self.clock_of(start_ns, start_clock), ..base });
+                    self.push(Rec { ev: b'd', t: at, clock: self.clock_of(at, at_clock), ..base });
+                }
+            }
+        }
+    }
+
+    fn ends(&self, r: &Rec) -> (u32, u32, u32, u32) {
+        let (s, sp, d, dp) = if r.kind == Kind::Udp {
+            self.udp_endpoints[(r.flow - self.n_flows) as usize]
+        } else {
+            self.endpoints[r.flow as usize]
+        };
+        if r.kind == Kind::Ack {
+            (d, dp, s, sp)
+        } else {
+            (s, sp, d, dp)
+        }
+    }
+
+    /// One record as ns-2's trace line (no newline).
+    fn ns2_line(&self, r: &Rec) -> String {
+        let ty = match r.kind {
+            Kind::Data => "tcp",
+            Kind::Ack => "ack",
+            Kind::Udp => "udp",
+        };
+        let (s, sp, d, dp) = self.ends(r);
+        format!("{} {} {} {} {ty} {} ------- {} {s}.{sp} {d}.{dp} {} {}", r.ev as char, ns2_time(r.clock), r.from, r.to, r.size, r.flow, r.seqno, r.uid)
+    }
+
+    /// Records in time order (stable: a hop's records, and hops, in the order made).
+    fn sorted(&mut self) {
+        self.recs.sort_by(|a, b| a.t.cmp(&b.t).then(a.clock.total_cmp(&b.clock)));
+    }
+
+    /// Write the trace file (`dir` joined with the scenario's `trace.file` unless that is
+    /// absolute) and say what was written.
+    pub fn finish(mut self, end: Nanos) -> std::io::Result<TraceInfo> {
+        self.recs.retain(|r| r.t <= end);
+        self.sorted();
+        let file = std::fs::File::create(&self.file)?;
+        let mut w = std::io::BufWriter::new(file);
+        let format = match self.format {
+            TraceFormat::Ns2 => {
+                for r in &self.recs {
+                    writeln!(w, "{}", self.ns2_line(r))?;
+                }
+                "ns2"
+            }
+            TraceFormat::Pcap => {
+                self.write_pcap(&mut w)?;
+                "pcap"
+            }
+        };
+        w.flush()?;
+        let lines = match self.format {
+            TraceFormat::Ns2 => self.recs.len() as u64,
+            TraceFormat::Pcap => self.recs.iter().filter(|r| r.ev == b'r').count() as u64,
+        };
+        Ok(TraceInfo { file: self.file.clone(), format: format.to_string(), lines, truncated: self.truncated, error: None })
+    }
+
+    /// The ns-2 lines in order (tests).
+    pub fn lines(mut self) -> Vec<String> {
+        self.sorted();
+        self.recs.iter().map(|r| self.ns2_line(r)).collect()
+    }
+
+    fn write_pcap(&self, w: &mut impl Write) -> std::io::Result<()> {
+        // Global header: magic (microsecond timestamps), version 2.4, zone 0, sigfigs 0,
+        // snaplen 65535, LINKTYPE_RAW.
+        w.write_all(&0xa1b2c3d4u32.to_le_bytes())?;
+        w.write_all(&2u16.to_le_bytes())?;
+        w.write_all(&4u16.to_le_bytes())?;
+        w.write_all(&0i32.to_le_bytes())?;
+        w.write_all(&0u32.to_le_bytes())?;
+        w.write_all(&65535u32.to_le_bytes())?;
+        w.write_all(&101u32.to_le_bytes())?;
+        for r in self.recs.iter().filter(|r| r.ev == b'r') {
+            let pkt = self.headers(r);
+            let us = (r.clock * 1e6 + 0.5).floor() as u64;
+            w.write_all(&((us / 1_000_000) as u32).to_le_bytes())?;
+            w.write_all(&((us % 1_000_000) as u32).to_le_bytes())?;
+            w.write_all(&(pkt.len() as u32).to_le_bytes())?;
+            w.write_all(&r.size.max(pkt.len() as u32).to_le_bytes())?;
+            w.write_all(&pkt)?;
+        }
+        Ok(())
+    }
+
+    /// Synthesized IPv4 + TCP/UDP headers of a record (network byte order).
+    fn headers(&self, r: &Rec) -> Vec<u8> {
+        let (s, sp, d, dp) = self.ends(r);
+        let addr = |n: u32| [10, (n >> 16) as u8, (n >> 8) as u8, n as u8];
+        let udp = r.kind == Kind::Udp;
+        let l4 = if udp { 8 } else { 20 };
+        let total = r.size.clamp(20 + l4, 65535) as u16;
+        let mut h = Vec::with_capacity(20 + l4 as usize);
+        h.extend_from_slice(&[0x45, 0]);
+        h.extend_from_slice(&total.to_be_bytes());
+        h.extend_from_slice(&(r.uid as u16).to_be_bytes());
+        h.extend_from_slice(&[0x40, 0, 64, if udp { 17 } else { 6 }, 0, 0]);
+        h.extend_from_slice(&addr(s));
+        h.extend_from_slice(&addr(d));
+        let sum = checksum(&h);
+        h[10..12].copy_from_slice(&sum.to_be_bytes());
+        let (sport, dport) = (1024 + sp as u16, 1024 + dp as u16);
+        h.extend_from_slice(&sport.to_be_bytes());
+        h.extend_from_slice(&dport.to_be_bytes());
+        if udp {
+            h.extend_from_slice(&(total - 20).to_be_bytes());
+            h.extend_from_slice(&[0, 0]);
+        } else {
+            let mss = self.data_payload(r.flow);
+            let (seq, ack, flags) = match r.kind {
+                Kind::Data => (r.seqno.max(0) * mss, 0, 0x18u8),
+                _ => (0, (r.seqno + 1).max(0) * mss, 0x10u8),
+            };
+            h.extend_from_slice(&(seq as u32).to_be_bytes());
+            h.extend_from_slice(&(ack as u32).to_be_bytes());
+            h.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+        }
+        h
+    }
+
+    fn data_payload(&self, flow: u32) -> i64 {
+        self.payloads.get(flow as usize).copied().unwrap_or(0)
+    }
+}
+
+/// The IPv4 header checksum.
+fn checksum(h: &[u8]) -> u16 {
+    let mut sum: u32 = h.chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32).sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}

@@ -1,0 +1,146 @@
+//! Packet traces (`[trace]`, `vegaslab_sim::trace`): ns-2's line format, filters, limits.
+
+use vegaslab_sim::scenario::parse;
+use vegaslab_sim::sim::Simulator;
+use vegaslab_sim::trace::{format_g15, ns2_time};
+
+/// One Reno flow over two links: S -> R (10 Mbit/s, 1 ms) -> D (1 Mbit/s, 5 ms), 1040-byte
+/// packets (1000 + 40 header).
+const BASE: &str = r#"
+[run]
+duration = "30ms"
+[[links]]
+endpoints = ["S", "R"]
+bandwidth = "10Mbps"
+delay = "1ms"
+[[links]]
+endpoints = ["R", "D"]
+bandwidth = "1Mbps"
+delay = "5ms"
+[[flows]]
+name = "f1"
+from = "S"
+to = "D"
+cc = "reno"
+start = "1ms"
+"#;
+
+fn run_trace(extra: &str, name: &str) -> (Vec<String>, vegaslab_sim::trace::TraceInfo) {
+    let dir = std::env::temp_dir().join(format!("vegaslab-trace-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.tr");
+    let text = format!("{BASE}\n[trace]\nfile = {:?}\n{extra}", file.to_str().unwrap());
+    let sc = parse(&text, "t.toml", &[]).unwrap();
+    let r = Simulator::new(sc).run(|_, _| true);
+    let info = r.meta.trace.clone().expect("trace info");
+    let lines = std::fs::read_to_string(&file).unwrap().lines().map(str::to_string).collect();
+    std::fs::remove_dir_all(&dir).ok();
+    (lines, info)
+}
+
+#[test]
+fn times_print_as_ns2_rounds_and_prints_them() {
+    // floor(x * 1e6 + 0.5) / 1e6 with %.15g.
+    assert_eq!(ns2_time(0.0), "0");
+    assert_eq!(ns2_time(1.0), "1");
+    assert_eq!(ns2_time(0.0144100000000001), "0.01441");
+    assert_eq!(ns2_time(1.0242015999999934), "1.024202");
+    assert_eq!(ns2_time(12.5), "12.5");
+    assert_eq!(format_g15(1e-5), "1e-05");
+    assert_eq!(format_g15(123456.789), "123456.789");
+}
+
+#[test]
+fn the_first_packet_gives_ns2s_lines_with_hand_computed_times() {
+    let (lines, info) = run_trace("", "first");
+    // Reno's SYN (40 bytes, seqno 0) at 1 ms: enqueued and sent at once on S->R (node 0 ->
+    // 1); it reaches R after 40 * 8 / 10e6 = 32 us plus 1 ms: 2.032 ms; on R->D 320 us + 5 ms:
+    // 7.352 ms. Sender S.0, sink D.0; fid 0; uid = the hop's number in this trace.
+    assert_eq!(
+        &lines[..6],
+        &[
+            "+ 0.001 0 1 tcp 40 ------- 0 0.0 2.0 0 0",
+            "- 0.001 0 1 tcp 40 ------- 0 0.0 2.0 0 0",
+            "r 0.002032 0 1 tcp 40 ------- 0 0.0 2.0 0 0",
+            "+ 0.002032 1 2 tcp 40 ------- 0 0.0 2.0 0 1",
+            "- 0.002032 1 2 tcp 40 ------- 0 0.0 2.0 0 1",
+            "r 0.007352 1 2 tcp 40 ------- 0 0.0 2.0 0 1",
+        ]
+    );
+    // The sink's ACK (40 bytes, ackno 0) goes back D -> R -> S as `ack` from D.0 to S.0.
+    assert_eq!(lines[6], "+ 0.007352 2 1 ack 40 ------- 0 2.0 0.0 0 2");
+    assert_eq!(info.format, "ns2");
+    assert_eq!(info.lines, lines.len() as u64);
+    assert!(!info.truncated);
+}
+
+#[test]
+fn a_link_filter_keeps_that_direction_only_and_a_waiting_packet_is_dequeued_when_its_transmission_starts() {
+    let (lines, _) = run_trace("links = [\"R->D\"]", "link");
+    assert!(lines.iter().all(|l| l.split(' ').nth(2) == Some("1") && l.split(' ').nth(3) == Some("2")), "{lines:?}");
+    // After the SYN's ACK, two 1040-byte packets leave S 32 us... : the second waits on R->D
+    // for the first's 8.32 ms transmission, so its `-` comes 8.32 ms after the first's.
+    let starts: Vec<f64> = lines.iter().filter(|l| l.starts_with("- ") && l.contains(" tcp 1040 ")).map(|l| l.split(' ').nth(1).unwrap().parse().unwrap()).collect();
+    assert!(starts.len() >= 2, "{lines:?}");
+    assert!((starts[1] - starts[0] - 0.00832).abs() < 1.5e-6, "{starts:?}");
+}
+
+#[test]
+fn max_lines_stops_recording_and_says_so() {
+    let (lines, info) = run_trace("max_lines = 5", "max");
+    assert_eq!(lines.len(), 5);
+    assert!(info.truncated);
+}
+
+#[test]
+fn a_pcap_trace_has_the_classic_header_and_one_raw_ipv4_record_per_reception() {
+    let dir = std::env::temp_dir().join(format!("vegaslab-trace-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("t.pcap");
+    let text = format!("{BASE}\n[trace]\nformat = \"pcap\"\nfile = {:?}\nlinks = [\"R->D\"]\n", file.to_str().unwrap());
+    let r = Simulator::new(parse(&text, "t.toml", &[]).unwrap()).run(|_, _| true);
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(&bytes[..4], &0xa1b2c3d4u32.to_le_bytes());
+    assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101, "LINKTYPE_RAW");
+    // The first record: the SYN's arrival at D, 7.352 ms; 40 bytes captured of 40.
+    let rec = &bytes[24..];
+    assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 0);
+    assert_eq!(u32::from_le_bytes(rec[4..8].try_into().unwrap()), 7352);
+    assert_eq!(u32::from_le_bytes(rec[8..12].try_into().unwrap()), 40);
+    let ip = &rec[16..56];
+    assert_eq!(ip[0], 0x45);
+    assert_eq!(ip[9], 6, "TCP");
+    assert_eq!(&ip[12..16], &[10, 0, 0, 0], "node 0");
+    assert_eq!(&ip[16..20], &[10, 0, 0, 2], "node 2");
+    assert_eq!(r.meta.trace.unwrap().lines, (bytes.len() as u64 - 24) / 56);
+}
+
+#[test]
+fn bad_trace_fields_name_the_field_and_the_allowed_values() {
+    let bad = |extra: &str| parse(&format!("{BASE}\n[trace]\n{extra}"), "t.toml", &[]).unwrap_err().to_string();
+    let e = bad("format = \"pcapng\"");
+    assert!(e.contains("trace.format") && e.contains("\"ns2\"") && e.contains("\"pcap\""), "{e}");
+    let e = bad("links = [\"S->D\"]");
+    assert!(e.contains("trace.links[0]") && e.contains("no link S->D"), "{e}");
+    let e = bad("flows = [\"f9\"]");
+    assert!(e.contains("trace.flows[0]") && e.contains("f1"), "{e}");
+    let e = bad("max_lines = 0");
+    assert!(e.contains("trace.max_lines"), "{e}");
+    let e = bad("max_lines = 99999999999");
+    assert!(e.contains("trace.max_lines") && e.contains("5000000"), "{e}");
+    let e = bad("every = true");
+    assert!(e.contains("every"), "{e}");
+}
+
+#[test]
+fn tracing_changes_no_result() {
+    let plain = Simulator::new(parse(BASE, "t.toml", &[]).unwrap()).run(|_, _| true);
+    let dir = std::env::temp_dir().join(format!("vegaslab-trace-same-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = format!("{BASE}\n[trace]\nfile = {:?}\n", dir.join("t.tr").to_str().unwrap());
+    let traced = Simulator::new(parse(&text, "t.toml", &[]).unwrap()).run(|_, _| true);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(serde_json::to_string(&plain.flows).unwrap(), serde_json::to_string(&traced.flows).unwrap());
+    assert_eq!(serde_json::to_string(&plain.queues).unwrap(), serde_json::to_string(&traced.queues).unwrap());
+}
