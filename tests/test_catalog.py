@@ -38,7 +38,7 @@ assumptions = [{ field = "flows[0].tcp.packet_size", value = 1000, reason = "not
 [[variant]]
 name = "newreno-q5"
 set = { "flows[0].cc" = "newreno", "links[1].queue.limit" = 5 }
-published = { "f1.retransmitted_pkts" = 106, "R1->D1.mean_len" = 2.5 }
+published = { "f1.retransmitted_pkts" = 106, "R1->D1.mean_len_pkts" = 2.5 }
 
 [[variant]]
 name = "vegas-q5"
@@ -121,7 +121,7 @@ def test_expand_gives_one_run_per_variant_with_its_overrides_and_published_numbe
     specs = catalog.expand(catalog.load_entry("t-buffer", cat))
     assert [s.name for s in specs] == ["newreno-q5", "vegas-q5"]
     assert specs[0].overrides == ("flows[0].cc=newreno", "links[1].queue.limit=5")
-    assert specs[0].published == {"f1.retransmitted_pkts": 106, "R1->D1.mean_len": 2.5}
+    assert specs[0].published == {"f1.retransmitted_pkts": 106, "R1->D1.mean_len_pkts": 2.5}
     assert all(s.scenario_path == cat / "t-buffer.toml" and s.entry_id == "t-buffer" for s in specs)
 
 
@@ -149,9 +149,9 @@ def test_malformed_variants_are_scenario_errors_naming_the_field(tmp_path, varia
 
 def test_compare_sets_ours_beside_published_with_the_ratio(res):
     table = catalog.compare(res, {"vegas.goodput_bps": 500000, "reno.retransmitted_pkts": 1,
-                                  "R1->R2.mean_len": 2.1})
+                                  "R1->R2.mean_len_pkts": 2.1})
     assert list(table.columns) == ["metric", "published", "ours", "ratio"]
-    assert list(table["metric"]) == ["vegas.goodput_bps", "reno.retransmitted_pkts", "R1->R2.mean_len"]
+    assert list(table["metric"]) == ["vegas.goodput_bps", "reno.retransmitted_pkts", "R1->R2.mean_len_pkts"]
     assert table["ours"].tolist() == pytest.approx([400000, 2, 2.1])
     assert table["ratio"].tolist() == pytest.approx([0.8, 2.0, 1.0])
 

@@ -34,7 +34,7 @@ def _results(scale: float = 1.0, seed: int = 1) -> Results:
 @pytest.fixture
 def runs() -> RunSet:
     # results-small: flows vegas (goodput 400,000, 0 retx) and reno (240,000, 2 retx);
-    # queue R1->R2 mean_len 2.1; 0.1 s series of throughput/cwnd.
+    # queue R1->R2 mean_len_pkts 2.1; 0.1 s series of throughput/cwnd.
     return RunSet(
         runs={
             "vegas": [_results(1.0, 1), _results(1.5, 2)],   # goodput mean 500,000 over two seeds
@@ -129,9 +129,9 @@ def test_anything_outside_the_language_is_rejected_not_run(runs, expr):
         ("1 > 2 or 2 > 1", "holds"),
         ("(1 if 2 > 1 else 5) == 1", "holds"),
         ("0.2e6 == 200000", "holds"),
-        ("approx(vegas:R1->R2.mean_len, 2.0, rel=0.1)", "holds"),
-        ("approx(vegas:R1->R2.mean_len, 2.0, rel=0.01)", "fails"),
-        ("within(vegas:R1->R2.mean_len, 2, 2.2)", "holds"),
+        ("approx(vegas:R1->R2.mean_len_pkts, 2.0, rel=0.1)", "holds"),
+        ("approx(vegas:R1->R2.mean_len_pkts, 2.0, rel=0.01)", "fails"),
+        ("within(vegas:R1->R2.mean_len_pkts, 2, 2.2)", "holds"),
         ("abs(-3) == 3 and round(2.26, 1) == 2.3 and len([1, 2]) == 2", "holds"),
         ("2 ** 0.5 > 1.414 and 7 // 2 * 2 + 7 % 2 == 7", "holds"),
         # division by zero is an error verdict (missing data), not inf: tests/test_claims_safety.py
@@ -142,7 +142,7 @@ def test_arithmetic_comparisons_and_logic(runs, expr, status):
 
 
 def test_a_queue_name_with_an_arrow_is_part_of_the_reference(runs):
-    v = check("vegas:R1->R2.mean_len - 0.1 == 2", runs)
+    v = check("vegas:R1->R2.mean_len_pkts - 0.1 == 2", runs)
     assert v.status == "holds" and v.detail.startswith("2.1 - 0.1 = 2")
 
 
@@ -195,7 +195,7 @@ def test_forall_iterating_over_a_wildcard_list(runs):
 def test_between_is_the_mean_of_the_series_in_the_window(runs):
     res = runs.runs["q10"][0]
     s = res.series_flows[(res.series_flows["flow"] == "vegas")]
-    want = float(s[(s["time"] > 0.1) & (s["time"] <= 0.3)]["throughput_bps"].mean())
+    want = float(s[(s["time_s"] > 0.1) & (s["time_s"] <= 0.3)]["throughput_bps"].mean())
     v = check(f"between(q10:vegas.throughput_bps, 0.1, 0.3) == {want!r}", runs)
     assert v.status == "holds", v.detail
     assert v.detail.startswith("between(q10:vegas.throughput_bps, 0.1, 0.3) = ")
@@ -203,9 +203,9 @@ def test_between_is_the_mean_of_the_series_in_the_window(runs):
 
 def test_series_max_and_queue_series(runs):
     res = runs.runs["q10"][0]
-    qmax = res.series_queues[res.series_queues["queue"] == "R1->R2"]["length"].max()
-    assert check(f"series_max(q10:R1->R2.length) == {qmax}", runs).status == "holds"
-    assert check("series_min(q10:vegas.cwnd) > 0", runs).status == "holds"
+    qmax = res.series_queues[res.series_queues["queue"] == "R1->R2"]["length_pkts"].max()
+    assert check(f"series_max(q10:R1->R2.length_pkts) == {qmax}", runs).status == "holds"
+    assert check("series_min(q10:vegas.cwnd_pkts) > 0", runs).status == "holds"
     v = check("between(q10:vegas.nothing, 0, 1) > 0", runs)
     assert v.status == "error" and "no time series" in v.detail
     assert check("between(1, 0, 1) > 0", runs).status == "error"

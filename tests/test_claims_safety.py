@@ -253,7 +253,7 @@ def test_complete_data_still_gives_holds_and_fails(runs):
     assert check("vegas:vegas.goodput_bps == 400000", runs).status == "holds"
     assert check("len(q*:vegas.goodput_bps) == 2 and len([]) == 0", runs).status == "holds"
     assert check("vegas:vegas.goodput_bps < inf and -inf < 0", runs).status == "holds"
-    assert check("between(q10:vegas.rtt, 0, 1) > 0", runs).status == "holds"  # null samples are skipped
+    assert check("between(q10:vegas.rtt_s, 0, 1) > 0", runs).status == "holds"  # null samples are skipped
     v = check("vegas:vegas.goodput_bps / vegas:reno.goodput_bps > 2", runs)
     assert v.status == "fails" and v.detail == "400,000 / 240,000 = 1.667 > 2"
 

@@ -272,7 +272,7 @@ def test_core_run_keeps_the_scenarios_queue_list(core, tmp_path):
     assert cli.main(["run", str(scenario), "--out", str(tmp_path / "o"), "-q"]) == 0
     assert _series_queues(tmp_path / "o") == {"R1->D1"}
     res = vegaslab.Results.from_dir(tmp_path / "o")
-    assert res.series_flows["cwnd"].notna().any()  # cwnd was unset: switched on for the plot
+    assert res.series_flows["cwnd_pkts"].notna().any()  # cwnd was unset: switched on for the plot
 
 
 def test_core_run_of_a_scenario_monitoring_nothing_monitors_cwnd_throughput_and_the_bottleneck(core, tmp_path):
@@ -281,7 +281,7 @@ def test_core_run_of_a_scenario_monitoring_nothing_monitors_cwnd_throughput_and_
     assert cli.main(["run", str(scenario), "--out", str(tmp_path / "o"), "-q"]) == 0
     assert _series_queues(tmp_path / "o") == {"R1->D1", "D1->R1"}  # the 500 kbit/s link, both ways
     res = vegaslab.Results.from_dir(tmp_path / "o")
-    assert res.series_flows["cwnd"].notna().any() and res.series_flows["throughput_bps"].notna().any()
+    assert res.series_flows["cwnd_pkts"].notna().any() and res.series_flows["throughput_bps"].notna().any()
     assert (tmp_path / "o" / "queue.png").is_file()
 
 
@@ -291,7 +291,7 @@ def test_core_run_keeps_a_monitor_switched_off_by_set(core, tmp_path):
     assert cli.main(["run", str(scenario), "--out", str(tmp_path / "o"), "-q",
                      "--set", "monitor.cwnd=false", "--set", "monitor.all_queues=true"]) == 0
     res = vegaslab.Results.from_dir(tmp_path / "o")
-    assert not res.series_flows["cwnd"].notna().any()
+    assert not res.series_flows["cwnd_pkts"].notna().any()
     assert _series_queues(tmp_path / "o") == {"S1->R1", "R1->S1", "R1->D1", "D1->R1"}
 
 

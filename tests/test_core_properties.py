@@ -80,7 +80,7 @@ def test_same_scenario_and_seed_give_byte_identical_results_in_two_processes():
         for _ in range(2)
     ]
     assert outs[0] == outs[1]
-    assert json.loads(outs[0])["flows"][0]["data_pkts_sent"] > 0
+    assert json.loads(outs[0])["flows"][0]["sent_pkts"] > 0
 
 
 def test_a_different_seed_changes_only_seeded_quantities_deterministically():
@@ -95,20 +95,20 @@ def test_a_different_seed_changes_only_seeded_quantities_deterministically():
 def test_packets_are_conserved_in_every_catalog_run(spec, short):
     r = vegaslab.run(spec.scenario_path, overrides=list(spec.overrides) + short)
     for _, f in r.flows.iterrows():
-        assert f.data_pkts_sent == f.received_pkts + f.dropped_pkts + f.in_flight_pkts, f.flow
+        assert f.sent_pkts == f.received_pkts + f.dropped_pkts + f.in_flight_pkts, f.flow
         assert f.delivered_pkts <= f.received_pkts
     q = r.queues
     # Every arrival at a queue is dropped, transmitted (its transmission started by the end of
     # the run) or still waiting at the end.
-    assert (q.arrivals == q.departures + q.drops + q.backlog).all()
-    assert (q.backlog <= q.max_len).all()
+    assert (q.arrived_pkts == q.departed_pkts + q.dropped_pkts + q.backlog_pkts).all()
+    assert (q.backlog_pkts <= q.max_len_pkts).all()
 
 
 def test_packets_are_conserved_on_the_congested_benchmark_slice():
     r = vegaslab.run(CATALOG / "bench" / "grids-net2.toml", overrides=["run.duration=3s"])
     assert int(r.flows.dropped_pkts.sum()) > 0, "the slice should already be congested"
     for _, f in r.flows.iterrows():
-        assert f.data_pkts_sent == f.received_pkts + f.dropped_pkts + f.in_flight_pkts, f.flow
+        assert f.sent_pkts == f.received_pkts + f.dropped_pkts + f.in_flight_pkts, f.flow
 
 
 # A 2 Mbit/s CBR source into a 1 Mbit/s link with a 100-packet queue (shared with the Rust tests).
@@ -126,13 +126,13 @@ def test_a_congested_link_departs_no_more_packets_and_bytes_than_its_bandwidth_c
     size = u.sent_bytes / u.sent_pkts  # one packet's wire size
     packet_s = size * 8 / link.bandwidth_bps
     duration = r.meta["duration_s"]
-    assert q.departures * packet_s <= duration + packet_s
-    assert link.bytes_sent * 8 / link.bandwidth_bps <= duration + packet_s
-    assert q.departures * packet_s > duration - 10 * packet_s, "the link should be busy throughout"
-    assert link.utilisation == pytest.approx(1.0, abs=packet_s / duration)
-    assert 90 < q.backlog <= q.max_len
-    assert q.arrivals == q.departures + q.drops + q.backlog
-    assert int(r.meta["packet_hops"]) == int(r.queues.departures.sum())
+    assert q.departed_pkts * packet_s <= duration + packet_s
+    assert link.sent_bytes * 8 / link.bandwidth_bps <= duration + packet_s
+    assert q.departed_pkts * packet_s > duration - 10 * packet_s, "the link should be busy throughout"
+    assert link.utilisation_ratio == pytest.approx(1.0, abs=packet_s / duration)
+    assert 90 < q.backlog_pkts <= q.max_len_pkts
+    assert q.arrived_pkts == q.departed_pkts + q.dropped_pkts + q.backlog_pkts
+    assert int(r.meta["packet_hops"]) == int(r.queues.departed_pkts.sum())
 
 
 def test_the_benchmark_bottleneck_sends_no_more_bytes_than_155_mbit_s_carry_in_10_s():
@@ -143,8 +143,8 @@ def test_the_benchmark_bottleneck_sends_no_more_bytes_than_155_mbit_s_carry_in_1
     q = r.queues.set_index("queue").loc["R1->R2"]
     largest = 1500 + 40  # the scenario's 1500-byte packets plus Reno's 40-byte TCP/IP header
     packet_s = largest * 8 / link.bandwidth_bps
-    assert link.bytes_sent * 8 / link.bandwidth_bps <= r.meta["duration_s"] + packet_s
-    assert q.arrivals == q.departures + q.drops + q.backlog
+    assert link.sent_bytes * 8 / link.bandwidth_bps <= r.meta["duration_s"] + packet_s
+    assert q.arrived_pkts == q.departed_pkts + q.dropped_pkts + q.backlog_pkts
 
 
 def _golden_cases() -> dict[str, dict]:

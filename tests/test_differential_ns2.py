@@ -14,7 +14,7 @@ scenario sets with ``tcp.tick_phase``), one run against one run to the packet: p
 data packets sent, dropped and retransmitted, and those the sender saw acknowledged, must be
 equal.  Cases ``*-phase-*`` set the phase; ``va-file-packets*`` give the file as a packet count.
 
-It also checks conservation on our side: data_pkts_sent == received_pkts + dropped_pkts +
+It also checks conservation on our side: sent_pkts == received_pkts + dropped_pkts +
 in_flight_pkts.  Skipped when ``ns`` is not on PATH or when ``vegaslab.run`` does not exist yet.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ THROUGHPUT_RTOL = 0.02
 #: Per-flow counts that must be equal in both simulators (one run against one run).
 #: ``acked_pkts`` is the sender's cumulative ACK (ns-2: ``ack_ + 1`` less the SYN, from the
 #: agent at the end of the run), so it also checks the ACKs' way back to the sender.
-PACKET_COUNTS = ("data_pkts_sent", "dropped_pkts", "retransmitted_pkts", "acked_pkts")
+PACKET_COUNTS = ("sent_pkts", "dropped_pkts", "retransmitted_pkts", "acked_pkts")
 COMPLETION_RTOL = 0.01
 RETX_RTOL, RETX_ATOL = 0.20, 3
 
@@ -409,7 +409,7 @@ def test_ns2_side(case_id):
     from vegaslab.ns2 import run_scenario
 
     for f in run_scenario(scenario(case_id))["flows"]:
-        assert f["data_pkts_sent"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
+        assert f["sent_pkts"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
         assert f["throughput_bps"] > 0
         if _is_file(SCENARIOS[case_id]["flows"][0]):
             assert f["completion_time_s"] is not None
@@ -428,7 +428,7 @@ def test_against_ns2(case_id, vegaslab_run):
     for name, r in ref.items():
         o = ours[name]
         # conservation on our side
-        assert int(o["data_pkts_sent"]) == (int(o["received_pkts"]) + int(o["dropped_pkts"])
+        assert int(o["sent_pkts"]) == (int(o["received_pkts"]) + int(o["dropped_pkts"])
                                             + int(o["in_flight_pkts"])), f"{name}: conservation"
         if r["throughput_bps"] > 0:
             rel = abs(float(o["throughput_bps"]) - r["throughput_bps"]) / r["throughput_bps"]
@@ -510,9 +510,9 @@ def test_the_loss_cases_lose_packets_to_their_pattern_only(case_id, vegaslab_run
     queue (so matching ns-2 checks the patterns, not only queue drops)."""
     _, loss, direction, _ = LOSSY[case_id]
     q = vegaslab_run(scenario(case_id), seed=1, overrides=[]).queues.set_index("queue")
-    errors = {d: int(q.loc[d, "errors"]) if q.loc[d, "errors"] == q.loc[d, "errors"] else 0
+    errors = {d: int(q.loc[d, "error_pkts"]) if q.loc[d, "error_pkts"] == q.loc[d, "error_pkts"] else 0
               for d in ("R1->R2", "R2->R1")}
-    assert int(q["drops"].sum()) == 0
+    assert int(q["dropped_pkts"].sum()) == 0
     want = {"forward": ("R1->R2",), "reverse": ("R2->R1",), "both": ("R1->R2", "R2->R1")}[direction]
     assert all(errors[d] > 0 for d in want) and all(errors[d] == 0 for d in errors if d not in want)
 
@@ -524,7 +524,7 @@ def test_the_two_way_cases_run_a_different_queue_per_direction_in_both_simulator
     ours = vegaslab_run(scenario(case_id), seed=1, overrides=[]).queues.set_index("queue")
     ref = {q["queue"]: q for q in run_scenario(scenario(case_id), seed=1)["queues"]}
     for name, kind, limit in (("R1->R2", "red", 20), ("R2->R1", "droptail", 5)):
-        assert (ours.loc[name, "kind"], int(ours.loc[name, "limit"])) == (kind, limit)
-        assert (ref[name]["kind"], ref[name]["limit"]) == (kind, limit)
+        assert (ours.loc[name, "kind"], int(ours.loc[name, "limit_pkts"])) == (kind, limit)
+        assert (ref[name]["kind"], ref[name]["limit_pkts"]) == (kind, limit)
     # Both queues drop: the reverse one the ACKs and data sharing it, the forward one (RED) too.
-    assert int(ours.loc["R2->R1", "drops"]) > 0 and int(ours.loc["R1->R2", "drops"]) > 0
+    assert int(ours.loc["R2->R1", "dropped_pkts"]) > 0 and int(ours.loc["R1->R2", "dropped_pkts"]) > 0

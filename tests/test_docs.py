@@ -56,8 +56,8 @@ def test_results_format_documents_exactly_the_columns_a_run_produces(produced):
 def test_columns_run_produces_every_optional_column(produced):
     # The check above is only as good as the run: it must exercise the conditional columns.
     assert {"connections", "open_connections", "late_acks"} <= set(produced["flows"])
-    assert {"errors", "early_drops", "forced_drops"} <= set(produced["queues"])
-    assert {"alpha", "beta", "inc", "succ", "last_inc", "trend", "base_rtt"} <= set(produced["series_flows"])
+    assert {"error_pkts", "early_dropped_pkts", "forced_dropped_pkts"} <= set(produced["queues"])
+    assert {"alpha", "beta", "inc", "succ", "last_inc", "trend", "base_rtt_s"} <= set(produced["series_flows"])
     assert {"provenance", "tables_sha256"} <= set(produced["meta.json"])
 
 
@@ -109,9 +109,9 @@ def test_a_row_wrongly_marked_required_is_refused():
 
 def test_undocumented_and_unproduced_columns_are_both_named(produced):
     text = gen_docs.RESULTS_DOC.read_text(encoding="utf-8")
-    text = text.replace("| `mean_cwnd` | packets |", "| `mean_cwnd_typo` | packets |")
+    text = text.replace("| `mean_cwnd_pkts` | packets |", "| `mean_cwnd_typo` | packets |")
     problems = gen_docs.results_mismatches(text, produced)
-    assert "flows.mean_cwnd: produced by a run but not documented" in problems
+    assert "flows.mean_cwnd_pkts: produced by a run but not documented" in problems
     assert "flows.mean_cwnd_typo: documented but not produced by a run" in problems
 
 

@@ -106,12 +106,12 @@ def test_check_results_flags_utilisation_above_one_throughput_above_the_link_and
     scenario = fuzz.write_case_dir(Case("min-udp-red"), tmp_path)
     res = vegaslab.run(scenario)
     assert fuzz.check_results(res) == []
-    res.links.loc[0, "utilisation"] = 4.5e11
+    res.links.loc[0, "utilisation_ratio"] = 4.5e11
     res.flows.loc[0, "throughput_bps"] = 1e12
-    res.flows.loc[0, "data_pkts_sent"] += 1
+    res.flows.loc[0, "sent_pkts"] += 1
     res.udp.loc[0, "received_bytes"] = float("nan")
     problems = "\n".join(fuzz.check_results(res))
-    for expected in ("utilisation", "throughput_bps", "conservation", "received_bytes is NaN"):
+    for expected in ("utilisation_ratio", "throughput_bps", "conservation", "received_bytes is NaN"):
         assert expected in problems
 
 

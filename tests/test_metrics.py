@@ -58,9 +58,9 @@ def test_jain_index_is_undefined_when_a_value_is_missing_or_there_is_nothing():
 SERIES = {
     # Two sample times, three users. t=1: a and b active (windows 2 and 6), c OFF (its window of
     # 40 must not count). t=2: all three active with windows 4, 4, 4.
-    "time":   [1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0],
+    "time_s": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0],
     "flow":   ["a", "b", "c"] * 3,
-    "cwnd":   [2.0, 6.0, 40.0, 4.0, 4.0, 4.0, 7.0, 9.0, 3.0],
+    "cwnd_pkts": [2.0, 6.0, 40.0, 4.0, 4.0, 4.0, 7.0, 9.0, 3.0],
     "active": [1, 1, 0, 1, 1, 1, 0, 0, 0],
 }
 
@@ -140,7 +140,7 @@ def test_line_utilisation_is_acked_data_over_capacity_times_time():
     # 1,500 x 1500 x 8 / (2e6 x 10) = 0.9.
     r = _results(
         flows=[_flow("a", "vegas", delivered_bytes=1_000 * 1500), _flow("b", "vegas", delivered_bytes=500 * 1500)],
-        links=[{"link": "R1->R2", "bandwidth_bps": 2e6, "bytes_sent": 0, "utilisation": 0.95}],
+        links=[{"link": "R1->R2", "bandwidth_bps": 2e6, "sent_bytes": 0, "utilisation_ratio": 0.95}],
     )
     assert metrics.line_utilisation(r, "R1->R2") == pytest.approx(0.9)
     assert metrics.line_utilisation(r, "R1->R2", flows=["a"]) == pytest.approx(0.6)
@@ -151,8 +151,8 @@ def test_line_utilisation_is_acked_data_over_capacity_times_time():
 
 def test_loss_rate_is_drops_over_arrivals_at_the_queue():
     r = _results(queues=[
-        {"queue": "R1->R2", "arrivals": 2_000, "drops": 26, "departures": 1_974},
-        {"queue": "R2->R1", "arrivals": 0, "drops": 0, "departures": 0},
+        {"queue": "R1->R2", "arrived_pkts": 2_000, "dropped_pkts": 26, "departed_pkts": 1_974},
+        {"queue": "R2->R1", "arrived_pkts": 0, "dropped_pkts": 0, "departed_pkts": 0},
     ])
     assert metrics.loss_rate(r, "R1->R2") == pytest.approx(0.013)
     assert metrics.loss_rate(r, "R2->R1") == 0.0
@@ -210,15 +210,15 @@ def test_metrics_on_a_run_of_onoff_users():
     r = vegaslab.run(ONOFF_RUN)
     assert set(r.series_flows["active"].unique()) == {0, 1}
     per_time = metrics.jain_series(r)
-    n_active = r.series_flows[r.series_flows["active"] == 1].groupby("time").size()
+    n_active = r.series_flows[r.series_flows["active"] == 1].groupby("time_s").size()
     # Each sample's index lies in [1/n, 1] for its n active users.
     for t, j in per_time.items():
         assert 1 / n_active[t] - 1e-12 <= j <= 1 + 1e-12
     assert 0 < metrics.jain_over_active_windows(r) <= 1
     util = metrics.line_utilisation(r, "R1->R2")
     # Goodput-based utilisation is below the link's busy fraction (which counts retransmissions).
-    assert 0 < util <= float(r.links.set_index("link").loc["R1->R2", "utilisation"]) + 1e-9
-    assert metrics.loss_rate(r, "R1->R2") == pytest.approx(float(r.queues.set_index("queue").loc["R1->R2", "loss_rate"]))
+    assert 0 < util <= float(r.links.set_index("link").loc["R1->R2", "utilisation_ratio"]) + 1e-9
+    assert metrics.loss_rate(r, "R1->R2") == pytest.approx(float(r.queues.set_index("queue").loc["R1->R2", "loss_ratio"]))
     assert metrics.goodput_share(r).sum() == pytest.approx(1.0)
     assert (metrics.slow_starts(r) >= 1).all()
     # The UDP table is there, and its source is counted.

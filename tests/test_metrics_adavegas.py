@@ -31,7 +31,7 @@ def _results(flows=(), links=(), series=None, duration=10.0) -> Results:
 
 def _flow(name, cc, **kw):
     row = {"flow": name, "cc": cc, "from": "S", "to": "D", "start_s": 0.0, "end_s": 10.0,
-           "data_pkts_sent": 100, "data_bytes_sent": 150_000, "delivered_bytes": 0}
+           "sent_pkts": 100, "sent_bytes": 150_000, "delivered_bytes": 0}
     row.update(kw)
     return row
 
@@ -40,15 +40,15 @@ def _flow(name, cc, **kw):
 TIMES = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]
 CWND = [10.0, 10.0, 20.0, 30.0, 40.0, 50.0, 47.0, 44.0, 44.0, 44.0]
 SERIES = {
-    "time": TIMES,
+    "time_s": TIMES,
     "flow": ["f1"] * 10,
-    "cwnd": CWND,
+    "cwnd_pkts": CWND,
     # baseRTT 0.6 s from the second sample on (the first has no RTT sample yet)
-    "base_rtt": [math.nan] + [0.6] * 9,
+    "base_rtt_s": [math.nan] + [0.6] * 9,
     "active": [1] * 10,
 }
 # 1500-byte packets (150,000 bytes / 100 packets) over 0.6 Mbit/s: pipe = 0.6e6 x 0.6 / 12000 = 30
-LINK = {"link": "R1->R2", "bandwidth_bps": 0.6e6, "bytes_sent": 0, "utilisation": 0.0}
+LINK = {"link": "R1->R2", "bandwidth_bps": 0.6e6, "sent_bytes": 0, "utilisation_ratio": 0.0}
 
 
 def hand() -> Results:
@@ -98,8 +98,8 @@ def test_line_utilisation_of_a_name_prefix_and_mean_goodput_per_user():
     flows = [_flow("lo1", "adavegas", delivered_bytes=150_000),
              _flow("lo2", "adavegas", delivered_bytes=75_000),
              _flow("hi3", "vegas_1", delivered_bytes=375_000)]
-    r = _results(flows=flows, links=[{"link": "R1->R2", "bandwidth_bps": 1e6, "bytes_sent": 0,
-                                      "utilisation": 0.0}], duration=10.0)
+    r = _results(flows=flows, links=[{"link": "R1->R2", "bandwidth_bps": 1e6, "sent_bytes": 0,
+                                      "utilisation_ratio": 0.0}], duration=10.0)
     # (150,000 + 75,000) x 8 / (1e6 x 10) = 0.18; 375,000 x 8 / 1e7 = 0.3
     assert metrics.line_utilisation_of(r, "R1->R2", "lo") == pytest.approx(0.18)
     assert metrics.line_utilisation_of(r, "R1->R2", "hi") == pytest.approx(0.30)
@@ -125,9 +125,9 @@ def test_two_users_vegas_8_reaches_the_doubled_fair_share_far_sooner_than_vegas_
 
 def test_jain_over_all_windows_counts_the_off_users_too():
     series = {
-        "time": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0],
+        "time_s": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0],
         "flow": ["a", "b", "c"] * 2,
-        "cwnd": [2.0, 6.0, 2.0, 4.0, 4.0, 4.0],
+        "cwnd_pkts": [2.0, 6.0, 2.0, 4.0, 4.0, 4.0],
         "active": [1, 1, 0, 1, 1, 1],
     }
     r = _results(flows=[_flow(n, "vegas_1") for n in "abc"], series=series)

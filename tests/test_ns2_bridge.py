@@ -296,7 +296,7 @@ def test_reroute_vegas_reference_number():
     # Vegas: no SYN, no header: wire size = packetSize_
     assert f["syn_pkts"] == 0
     assert f["received_bytes"] == 1000 * f["received_pkts"]
-    assert f["data_pkts_sent"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
+    assert f["sent_pkts"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
     assert r["meta"]["ns_version"] == "2.35" and "Agent/TCP/Vegas" in r["meta"]["script"]
 
 
@@ -311,7 +311,7 @@ def test_file_transfer_reno_syn_and_sizes():
     # one 40-byte SYN + 1000 data packets of 1040 bytes, no loss at window 20
     assert f["retransmitted_pkts"] == 0
     assert f["received_pkts"] == 1001 and f["received_bytes"] == 40 + 1000 * 1040
-    assert f["data_pkts_sent"] == 1001
+    assert f["sent_pkts"] == 1001
 
 
 @needs_ns
@@ -321,15 +321,15 @@ def test_congested_conservation_and_queue(cc):
     f = r["flows"][0]
     assert f["dropped_pkts"] > 0 and f["retransmitted_pkts"] > 0
     assert f["in_flight_pkts"] >= 0
-    assert f["data_pkts_sent"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
+    assert f["sent_pkts"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
     q = {q["queue"]: q for q in r["queues"]}["R1->R2"]
-    assert q["drops"] == f["dropped_pkts"]
+    assert q["dropped_pkts"] == f["dropped_pkts"]
     # what is left at the end is still queued (at most the limit)
-    assert 0 <= q["arrivals"] - q["departures"] - q["drops"] <= q["limit"]
-    assert 0 < q["mean_len"] < 10
-    assert 0 < q["loss_rate"] < 0.1
+    assert 0 <= q["arrived_pkts"] - q["departed_pkts"] - q["dropped_pkts"] <= q["limit_pkts"]
+    assert 0 < q["mean_len_pkts"] < 10
+    assert 0 < q["loss_ratio"] < 0.1
     link = {l["link"]: l for l in r["links"]}["R1->R2"]
-    assert 0.9 < link["utilisation"] <= 1.0
+    assert 0.9 < link["utilisation_ratio"] <= 1.0
 
 
 @needs_ns
@@ -338,7 +338,7 @@ def test_trace_false_and_files(tmp_path):
     r = run_scenario(scn, trace=False, workdir=tmp_path)
     assert r["queues"] == []
     assert "received_pkts" not in r["flows"][0]
-    assert r["flows"][0]["data_pkts_sent"] > 0 and r["meta"]["wall_time_s"] > 0
+    assert r["flows"][0]["sent_pkts"] > 0 and r["meta"]["wall_time_s"] > 0
     assert not any(tmp_path.iterdir())          # temp files deleted
     r = run_scenario(scn, workdir=tmp_path, keep_files=True, overrides=["run.duration=5s"])
     assert (tmp_path / "scenario.tcl").exists() and (tmp_path / "vl.tr").exists()
@@ -452,7 +452,7 @@ def test_ns2_runs_with_the_phase_it_is_given():
     from vegaslab import _core
 
     def packets(result):
-        return [(f["data_pkts_sent"], f["dropped_pkts"], f["retransmitted_pkts"], f["ns2_ack"])
+        return [(f["sent_pkts"], f["dropped_pkts"], f["retransmitted_pkts"], f["ns2_ack"])
                 for f in result["flows"]]
 
     drawn = _core.seeded_tick_phase(3, 0, 0.01)
@@ -501,7 +501,7 @@ def test_a_packet_count_file_in_ns2_sends_exactly_that_many_data_packets(cc, syn
     scn["flows"][0]["app"] = {"kind": "file", "packets": 317}
     f = run_scenario(scn)["flows"][0]
     assert f["retransmitted_pkts"] == 0
-    assert f["data_pkts_sent"] == 317 + syn and f["syn_pkts"] == syn
+    assert f["sent_pkts"] == 317 + syn and f["syn_pkts"] == syn
     assert f["acked_pkts"] == 317 and f["ns2_ack"] == 317 - 1 + syn
     assert f["completion_time_s"] is not None and f["completion_time_s"] < 30
 
@@ -512,4 +512,4 @@ def test_acked_pkts_is_0_before_any_ack_in_ns2():
     with or without a SYN: a run that ends before the first ACK returns."""
     for cc in ("newreno", "vegas"):
         f = run_scenario(chain(cc, duration="0.01s", sched=False))["flows"][0]
-        assert f["data_pkts_sent"] > 0 and f["ns2_ack"] == -1 and f["acked_pkts"] == 0, cc
+        assert f["sent_pkts"] > 0 and f["ns2_ack"] == -1 and f["acked_pkts"] == 0, cc

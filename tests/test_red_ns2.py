@@ -61,9 +61,9 @@ def test_red_matches_ns2_in_aggregate(name):
     q = ours.queues.set_index("queue").loc["R1->R2"]
     tq = next(x for x in theirs["queues"] if x["queue"] == "R1->R2")
     assert q.kind == "red"
-    assert q.drops == q.early_drops + q.forced_drops
-    assert q.early_drops > 0
+    assert q.dropped_pkts == q.early_dropped_pkts + q.forced_dropped_pkts
+    assert q.early_dropped_pkts > 0
     _close(ours.flows.throughput_bps.sum(), sum(f["throughput_bps"] for f in theirs["flows"]), THROUGHPUT_RTOL,
            "total throughput")
-    _close(q.drops, tq["drops"], DROPS_RTOL, "bottleneck drops")
-    _close(q.mean_len, tq["mean_len"], QUEUE_RTOL, "mean queue length")
+    _close(q.dropped_pkts, tq["dropped_pkts"], DROPS_RTOL, "bottleneck drops")
+    _close(q.mean_len_pkts, tq["mean_len_pkts"], QUEUE_RTOL, "mean queue length")

@@ -394,7 +394,7 @@ def test_core_a_run_a_sweep_stored_with_a_shadowing_parameter_is_a_failed_run_no
 
     out = tmp_path / "rep"
     (job,) = [j for j in runner.plan([catalog.load_entry("t-seeds", cat)], quick=True) if j.variant == "vegas"]
-    spec = dataclasses.replace(job.prepared.spec, params={"limit": 1})  # the same run, a parameter named like queues.limit
+    spec = dataclasses.replace(job.prepared.spec, params={"limit_pkts": 1})  # the same run, a parameter named like queues.limit_pkts
     assert execute([spec], out / "store", scheduler="synchronous").ran == 1
     table = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=1, progress=False)
     failed = table[table["metric"] == "(run failed)"]

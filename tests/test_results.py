@@ -58,9 +58,9 @@ def test_series_are_long_format_with_time_name_and_value_columns(res):
     sf, sq = res.series_flows, res.series_queues
     assert list(sf.columns) == SERIES_FLOW_COLUMNS
     assert len(sf) == 12 and set(sf["flow"]) == {"vegas", "reno"}
-    assert sf["rtt"].isna().sum() == 2  # JSON null before the first RTT sample
-    assert list(sq.columns) == ["time", "queue", "length"]
-    assert sq["length"].max() == 6
+    assert sf["rtt_s"].isna().sum() == 2  # JSON null before the first RTT sample
+    assert list(sq.columns) == ["time_s", "queue", "length_pkts"]
+    assert sq["length_pkts"].max() == 6
 
 
 def test_missing_series_give_empty_frames_that_still_have_their_columns(res_no_series):
@@ -86,13 +86,13 @@ def test_summary_has_one_row_per_flow_with_rates_in_mbit_per_s(res):
     s = res.summary
     assert list(s["flow"]) == ["vegas", "reno"]
     assert s.loc[0, "goodput_mbps"] == pytest.approx(0.4)
-    assert s.loc[1, "retransmitted"] == 2
+    assert s.loc[1, "retransmitted_pkts"] == 2
 
 
 def test_value_finds_flow_queue_link_and_meta_metrics(res):
     assert res.value("vegas.goodput_bps") == 400000.0
-    assert res.value("R1->R2.mean_len") == pytest.approx(2.1)
-    assert res.value("R2->R1.utilisation") == pytest.approx(0.0261)
+    assert res.value("R1->R2.mean_len_pkts") == pytest.approx(2.1)
+    assert res.value("R2->R1.utilisation_ratio") == pytest.approx(0.0261)
     assert res.value("meta.seed") == 7
     assert math.isnan(res.value("reno.completion_time_s"))
 
@@ -350,7 +350,7 @@ def test_core_run_returns_results_with_the_flow_and_its_series(core):
     assert not res.series_flows.empty and set(res.series_flows["flow"]) == {"f1"}
     assert set(res.series_queues["queue"]) == {"R1->D1"}
     f = res.flows.iloc[0]
-    assert f["data_pkts_sent"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
+    assert f["sent_pkts"] == f["received_pkts"] + f["dropped_pkts"] + f["in_flight_pkts"]
 
 
 def test_core_run_gives_the_same_results_for_text_path_and_dict(core, tmp_path):

@@ -41,15 +41,15 @@ def test_the_json_document_keeps_its_series_with_names_per_row():
     text = (builtin_dir() / "va-newreno-share.toml").read_text()
     doc = json.loads(_core.run_scenario(text, "x", 1, ["run.duration=12s"], None))
     flows = doc["series"]["flows"]
-    assert set(flows["flow"]) == {"f1", "nr"} and len(flows["flow"]) == len(flows["time"])
+    assert set(flows["flow"]) == {"f1", "nr"} and len(flows["flow"]) == len(flows["time_s"])
     doc2, _ = _core.run_scenario_columns(text, "x", 1, ["run.duration=12s"], None)
-    assert json.loads(doc2)["series"]["flows"]["time"] == []  # the series travel as columns
+    assert json.loads(doc2)["series"]["flows"]["time_s"] == []  # the series travel as columns
 
 
 def test_vegaslab_run_returns_writable_series_frames():
     r = run("va-reroute", overrides=["run.duration=2s"])
-    r.series_flows.loc[0, "cwnd"] = -1.0  # numpy buffers from bytes are read-only unless copied
-    assert r.series_flows.loc[0, "cwnd"] == -1.0
+    r.series_flows.loc[0, "cwnd_pkts"] = -1.0  # numpy buffers from bytes are read-only unless copied
+    assert r.series_flows.loc[0, "cwnd_pkts"] == -1.0
     assert r.series_flows.flow.iloc[0] == "f1"
 
 

@@ -36,23 +36,23 @@ TEXT_COLS = {
     "udp": ["source", "model", "from", "to"], "series_flows": ["flow"], "series_queues": ["queue"],
 }
 COUNT_COLS = {
-    "flows": ["data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "fast_retransmits", "timeouts",
+    "flows": ["sent_pkts", "sent_bytes", "retransmitted_pkts", "fast_retransmits", "timeouts",
               "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
               "in_flight_pkts", "dropped_pkts"],
-    "queues": ["limit", "arrivals", "drops", "departures", "max_len"],
-    "links": ["bytes_sent"],
+    "queues": ["limit_pkts", "arrived_pkts", "dropped_pkts", "departed_pkts", "max_len_pkts"],
+    "links": ["sent_bytes"],
     "udp": ["sent_pkts", "sent_bytes", "received_pkts", "received_bytes", "dropped_pkts", "dropped_bytes",
             "in_flight_pkts"],
-    "series_flows": [], "series_queues": ["length"],
+    "series_flows": [], "series_queues": ["length_pkts"],
 }
 FLOAT_COLS = {
     "flows": ["start_s", "end_s", "throughput_bps", "goodput_bps", "active_throughput_bps", "completion_time_s",
-              "final_cwnd"],
-    "queues": ["loss_rate", "mean_len", "std_len"],
-    "links": ["bandwidth_bps", "utilisation"],
+              "final_cwnd_pkts"],
+    "queues": ["loss_ratio", "mean_len_pkts", "std_len_pkts"],
+    "links": ["bandwidth_bps", "utilisation_ratio"],
     "udp": ["start_s", "end_s", "throughput_bps", "active_throughput_bps", "offered_bps", "nominal_rate_bps"],
-    "series_flows": ["time", "cwnd", "ssthresh", "rtt", "throughput_bps"],
-    "series_queues": ["time"],
+    "series_flows": ["time_s", "cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps"],
+    "series_queues": ["time_s"],
 }
 TABLE_NAMES = list(TEXT_COLS)
 
@@ -111,7 +111,7 @@ def test_a_run_gives_text_names_integer_counts_and_float_measures_in_every_table
     res = vegaslab.run(TWO_HOP + '\n[run]\nduration = "2s"\n[monitor]\ncwnd = true\nthroughput = true\nall_queues = true\n')
     assert len(res.flows) and len(res.series_flows) and len(res.series_queues) and res.udp.empty
     assert _wrong_dtypes(res) == []
-    assert res.series_queues["length"].dtype == np.int64  # a count of packets, not float64 as before
+    assert res.series_queues["length_pkts"].dtype == np.int64  # a count of packets, not float64 as before
     assert res.series_flows["active"].dtype == np.int64
 
 
@@ -163,8 +163,8 @@ def test_html_view_names_the_run_and_lists_the_tables_and_the_recorded_series(re
     rows = dict(re.findall(r"<code>(\w+)</code></td><td>([\d,]+)</td>", html))
     assert rows == {"flows": "2", "queues": "3", "links": "2", "udp": "0", "series_flows": "12",
                     "series_queues": str(len(res.series_queues))}
-    assert "cwnd, ssthresh, rtt, throughput_bps of 2 flows" in html
-    assert "length of" in html
+    assert "cwnd_pkts, ssthresh_pkts, rtt_s, throughput_bps of 2 flows" in html
+    assert "length_pkts of" in html
 
 
 def test_html_view_says_which_monitors_were_off(doc):
@@ -199,17 +199,17 @@ def test_plot_cwnd_draws_one_labelled_line_per_flow_on_the_given_ax_and_returns_
     assert res.plot_cwnd(ax=ax) is ax
     assert [line.get_label() for line in ax.get_lines()] == ["vegas", "reno"]
     assert ax.get_xlabel() == "time (s)" and ax.get_ylabel() == "cwnd (packets)"
-    vegas = res.series_flows[res.series_flows["flow"] == "vegas"].dropna(subset=["cwnd"]).sort_values("time")
-    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), vegas["cwnd"].to_numpy())
+    vegas = res.series_flows[res.series_flows["flow"] == "vegas"].dropna(subset=["cwnd_pkts"]).sort_values("time_s")
+    np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), vegas["cwnd_pkts"].to_numpy())
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["vegas", "reno"]
 
 
 def test_plots_pick_flows_by_name_and_reject_unknown_names(res):
     ax = res.plot_rtt(ax=_axes(), flows=["reno"])
     assert [line.get_label() for line in ax.get_lines()] == ["reno"] and ax.get_ylabel() == "RTT (ms)"
-    reno = res.series_flows[res.series_flows["flow"] == "reno"].dropna(subset=["rtt"]).sort_values("time")
-    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), reno["rtt"].to_numpy() * 1e3)
-    with pytest.raises(ValueError, match=r"flows: no cwnd samples for 'nope' \(with samples: vegas, reno\)"):
+    reno = res.series_flows[res.series_flows["flow"] == "reno"].dropna(subset=["rtt_s"]).sort_values("time_s")
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), reno["rtt_s"].to_numpy() * 1e3)
+    with pytest.raises(ValueError, match=r"flows: no cwnd_pkts samples for 'nope' \(with samples: vegas, reno\)"):
         res.plot_cwnd(ax=_axes(), flows=["nope"])
 
 
@@ -217,10 +217,10 @@ def test_plot_throughput_names_its_unit_and_can_draw_the_running_mean_from_each_
     ax = res.plot_throughput(ax=_axes(), unit="kbit/s")
     assert ax.get_ylabel() == "throughput (kbit/s)" and len(ax.get_lines()) == 2
     s = res.series_flows
-    vegas = s[s["flow"] == "vegas"].dropna(subset=["throughput_bps"]).sort_values("time")
+    vegas = s[s["flow"] == "vegas"].dropna(subset=["throughput_bps"]).sort_values("time_s")
     np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), vegas["throughput_bps"].to_numpy() / 1e3)
     ax = res.plot_throughput(ax=_axes(), running_mean=True, unit="bit/s")
-    reno = s[(s["flow"] == "reno") & (s["time"] >= 0.2)].dropna(subset=["throughput_bps"]).sort_values("time")
+    reno = s[(s["flow"] == "reno") & (s["time_s"] >= 0.2)].dropna(subset=["throughput_bps"]).sort_values("time_s")
     y = reno["throughput_bps"].to_numpy()
     np.testing.assert_allclose(ax.get_lines()[1].get_ydata(), np.cumsum(y) / np.arange(1, len(y) + 1))
     with pytest.raises(ValueError, match="unit: must be one of bit/s, kbit/s, Mbit/s, Gbit/s"):
@@ -238,7 +238,7 @@ def test_plot_queue_draws_steps_per_queue(res):
 def test_a_plot_of_a_series_not_recorded_names_the_monitor_to_switch_on(doc):
     doc["series"] = None
     res = Results.from_dict(doc)
-    with pytest.raises(ValueError, match=r"tiny seed 7: no cwnd samples .*monitor\.cwnd"):
+    with pytest.raises(ValueError, match=r"tiny seed 7: no cwnd_pkts samples .*monitor\.cwnd"):
         res.plot_cwnd(ax=_axes())
     with pytest.raises(ValueError, match=r"monitor\.queues"):
         res.plot_queue(ax=_axes())
@@ -339,7 +339,7 @@ def test_the_readme_notebook_recipe_runs_verbatim(capsys):
     assert len(both) == 2 and set(both.flows["run"]) == {"av-onoff-10 seed 1", "av-onoff-10 seed 2"}
     for ax, r in zip(axes, runs):  # one line per flow that has cwnd samples
         assert [line.get_label() for line in ax.get_lines()] == list(dict.fromkeys(
-            r.series_flows.dropna(subset=["cwnd"])["flow"]))
+            r.series_flows.dropna(subset=["cwnd_pkts"])["flow"]))
         assert ax.get_ylabel() == "cwnd (packets)"
     last = plt.gcf().axes[0]
     assert [line.get_label() for line in last.get_lines()] == [

@@ -28,7 +28,7 @@ expr = "vegas:f1.delivered_pkts < reno:f1.delivered_pkts * 2"
 
 [[meta.claim]]
 text = "Reno's mean window is above 1"
-expr = "reno:f1.mean_cwnd > 1"
+expr = "reno:f1.mean_cwnd_pkts > 1"
 
 [run]
 duration = "2s"
@@ -124,7 +124,7 @@ def test_a_variant_ns2_cannot_express_is_named_and_the_others_still_compared(tmp
 
 @needs_ns
 def test_a_claim_on_the_mean_window_reads_ns2s_traced_cwnd(tmp_path):
-    r = _study(tmp_path, claim="Reno's mean window is above 1", variants='["reno"]', figure="reno:f1.mean_cwnd")
+    r = _study(tmp_path, claim="Reno's mean window is above 1", variants='["reno"]', figure="reno:f1.mean_cwnd_pkts")
     rb.check_ns2(r, tmp_path / "store")
     assert r.ns2.status == "same conclusion", r.ns2
     # ns-2's trace has 10 us and 0.001-packet precision: the same mean to about 1e-5.

@@ -88,21 +88,21 @@ def test_an_unknown_flow_name_lists_the_flows():
 def test_series_queues_carry_red_average_on_red_rows_and_nan_elsewhere():
     r = vegaslab.run(GROUP)
     q = r.series_queues
-    assert "avg" in q.columns and q["avg"].dtype == np.float64
+    assert "avg_pkts" in q.columns and q["avg_pkts"].dtype == np.float64
     red, other = q[q["queue"] == "R1->R2"], q[q["queue"] == "S1->R1"]
-    assert len(red) == 60 and red["avg"].notna().all() and (red["avg"] >= 0).all()
-    assert other["avg"].isna().all()
-    assert red["avg"].max() > 0
+    assert len(red) == 60 and red["avg_pkts"].notna().all() and (red["avg_pkts"] >= 0).all()
+    assert other["avg_pkts"].isna().all()
+    assert red["avg_pkts"].max() > 0
     # Without a RED queue monitored there is no such column.
     r = vegaslab.run(GROUP, overrides=["dumbbell.bottleneck.queue={ kind = 'droptail', limit = 40 }"])
-    assert "avg" not in r.series_queues.columns
+    assert "avg_pkts" not in r.series_queues.columns
 
 
 def test_the_average_column_is_the_same_by_json_and_by_columns_and_survives_to_dir(tmp_path):
     by_json = Results.from_json(_core.run_scenario(GROUP, "g.toml", 1, [], None))
     doc, series = _core.run_scenario_columns(GROUP, "g.toml", 1, [], None)
     by_columns = Results.from_columns(doc, series)
-    assert "avg" in by_columns.series_queues.columns
+    assert "avg_pkts" in by_columns.series_queues.columns
     pd.testing.assert_frame_equal(by_json.series_queues, by_columns.series_queues, check_exact=True)
     by_columns.to_dir(tmp_path / "out")
     back = Results.from_dir(tmp_path / "out")

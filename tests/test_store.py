@@ -117,7 +117,7 @@ def test_tables_are_tidy_with_typed_parameter_columns_and_provenance(tmp_path):
 
     direct = vegaslab.run(TEXT, seed=3, overrides=["links[1].queue.limit=15"])
     mine = flows[flows["seed"] == 3].reset_index(drop=True)
-    for col in ("throughput_bps", "retransmitted_pkts", "final_cwnd", "delivered_bytes"):
+    for col in ("throughput_bps", "retransmitted_pkts", "final_cwnd_pkts", "delivered_bytes"):
         assert mine[col].tolist() == direct.flows[col].tolist()
 
 
@@ -298,7 +298,7 @@ def test_partial_results_land_while_the_sweep_runs(tmp_path):
 def test_a_parameter_named_like_a_row_identity_column_is_refused():
     # An axis named "flow" would overwrite the flow names in the flows table, and the rows of
     # several flows could no longer be told apart.
-    for name in ("flow", "queue", "link", "source", "time"):
+    for name in ("flow", "queue", "link", "source", "time_s"):
         bad = [RunSpec(TEXT, "two-hop.toml", ("links[1].queue.limit=10",), 1, {name: 10})]
         with pytest.raises(StoreError, match="tells a table's rows apart"):
             param_types(bad)
@@ -352,7 +352,7 @@ def test_a_run_rebuilt_from_a_commit_shared_with_other_algorithms_has_only_its_o
     assert "trend" in store.read("series_flows").columns  # the union is what the tidy table shows
 
 
-@pytest.mark.parametrize("name, path, value", [("limit", "links[1].queue.limit", 8),
+@pytest.mark.parametrize("name, path, value", [("limit_pkts", "links[1].queue.limit", 8),
                                                ("alpha", "flows[0].params.alpha", 2)])
 def test_load_results_leaves_out_runs_whose_parameter_replaced_a_core_column(tmp_path, name, path, value):
     # "alpha" is a column of series_flows that results.TABLES does not list (an algorithm variable).

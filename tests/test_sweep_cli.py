@@ -257,6 +257,16 @@ def test_unknown_metric_names_the_numeric_columns(study, tmp_path):
     assert np.isfinite(res.to_xarray("throughput_bps").values).all()
 
 
+def test_a_metric_renamed_in_0_3_names_its_new_name(study, tmp_path):
+    res = vegaslab.sweep(study, out=tmp_path / "store", scheduler="synchronous", overrides=["sweep.seeds=1"])
+    with pytest.raises(vegaslab.VegaslabError, match="'final_cwnd' was renamed 'final_cwnd_pkts' in 0.3"):
+        res.to_xarray("final_cwnd")
+    with pytest.raises(vegaslab.VegaslabError, match="'queue_drops_total' was renamed 'queue_dropped_pkts_total'"):
+        res.to_xarray("queue_drops_total")
+    assert np.isfinite(res.to_xarray("final_cwnd_pkts").values).all()
+    assert np.isfinite(res.to_xarray("queue_dropped_pkts_total").values).all()
+
+
 def test_the_default_store_is_named_by_the_id_the_core_accepted_after_overrides(study):
     # The raw file's meta.id ("../../escaped") is replaced by --set before the core checks it:
     # the store must be named from the checked id, never from the raw text.

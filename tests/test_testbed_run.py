@@ -31,7 +31,7 @@ def test_kernel_vegas_keeps_a_small_queue_where_reno_fills_the_buffer():
     vegas = _run("flows[0].cc=vegas", "flows[0].params.flavour=linux")
     reno = _run("flows[0].cc=newreno")
     for r in (vegas, reno):
-        assert set(r.flows.columns) >= {"flow", "cc", "throughput_bps", "final_cwnd", "retransmitted_pkts"}
+        assert set(r.flows.columns) >= {"flow", "cc", "throughput_bps", "final_cwnd_pkts", "retransmitted_pkts"}
         assert r.flows.throughput_bps.iloc[0] > 15e6, r.flows.throughput_bps.iloc[0]
         assert len(r.series_flows) >= 350  # one sample per 10 ms
     steady = lambda r: r.series_queues[r.series_queues.time > 2].length  # noqa: E731
@@ -48,7 +48,7 @@ def test_kernel_vegas_keeps_a_small_queue_where_reno_fills_the_buffer():
 
 def test_a_scheduled_delay_change_reaches_the_kernels_rtt():
     r = _run("flows[0].cc=cubic", 'links[0].delay_schedule=[{ at = "2s", delay = "50ms" }]')
-    rtt = r.series_flows.set_index("time").rtt
+    rtt = r.series_flows.set_index("time_s").rtt_s
     before, after = rtt[(rtt.index > 1.5) & (rtt.index < 2.0)], rtt[rtt.index > 3.5]
     # 10 + 5 + 5 ms each way (40 ms) before; the first link's 50 ms each way after (120 ms).
     assert 0.039 < before.min() < 0.1 and after.min() > 0.115, (before.describe(), after.describe())

@@ -30,7 +30,7 @@ A catalog file is a normal scenario (the core ignores ``[meta]`` and ``[[variant
 ``[[variant]]`` (optional, any number)
     ``name``; ``set`` = override path -> value (``{"flows[0].cc" = "newreno"}``);
     ``published`` = ``"<flow|queue|link>.<metric>"`` -> number
-    (``{"f1.completion_time_s" = 161.3, "R1->R2.mean_len" = 11.46}``).
+    (``{"f1.completion_time_s" = 161.3, "R1->R2.mean_len_pkts" = 11.46}``).
     With ``[[variant.axis]]`` tables it is a *grid*: ``name`` is a template over the axis
     names (``"vegas-q{limit}"``), ``set`` applies under every point, ``published`` maps a
     produced name to its numbers, and the axes are the sweep language's
@@ -222,6 +222,10 @@ def _check_published(where: str, table: Any) -> dict[str, float]:
     for key, value in table.items():
         if "." not in key:
             raise ScenarioError(f"{where}.{key}: key must be \"<flow|queue|link>.<metric>\"")
+        from .results import renamed_column_message  # here: resolving an id must not import pandas
+
+        if renamed := renamed_column_message(key.rpartition(".")[2]):
+            raise ScenarioError(f"{where}.{key}: {renamed}")
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ScenarioError(f"{where}.{key}: must be a number, got {value!r}")
         out[key] = value

@@ -8,10 +8,10 @@ Python attribute, a global or a dunder name (see "Safety" below).
 
 References
     ``VARIANT:ENTITY.METRIC`` is the mean over seeds of one number of a variant's runs, as
-    :meth:`Results.value` reads it: ``vegas-a:f1.throughput_bps``, ``newreno-q10:R1->R2.mean_len``,
+    :meth:`Results.value` reads it: ``vegas-a:f1.throughput_bps``, ``newreno-q10:R1->R2.mean_len_pkts``,
     ``vegas:meta.duration_s``. An entry without ``[[variant]]`` has one run named after the entry
     id. ``{name}`` inside a reference is filled in from a comprehension variable
-    (``v1-on{m}:R1->R2.utilisation``); ``*`` and ``?`` in the variant part are wildcards and
+    (``v1-on{m}:R1->R2.utilisation_ratio``); ``*`` and ``?`` in the variant part are wildcards and
     make the reference a list, one mean per matching variant in catalog order
     (``vegas-q*:f1.retransmitted_pkts``). A reference that needs other characters, or starts with
     a wildcard, goes in backticks: `` `*-q10:f1.completion_time_s` ``. Put spaces around
@@ -30,7 +30,8 @@ Functions
     (``std`` is the population standard deviation); ``approx(a, b, rel=0.1)`` (|a - b| <= rel
     |b|); ``within(x, lo, hi)``; ``seeds(ref)`` the per-seed values of a reference;
     ``between(ref, t0, t1)`` the mean of a time series (``series_flows`` columns for a flow:
-    ``throughput_bps``, ``cwnd``, ``rtt``...; ``length`` for a queue) over ``t0 < time <= t1``,
+    ``throughput_bps``, ``cwnd_pkts``, ``rtt_s``...; ``length_pkts`` for a queue) over
+    ``t0 < time_s <= t1``,
     averaged over seeds; ``series_max(ref[, t0, t1])`` and ``series_min(...)`` likewise;
     ``run("variant")`` a variant's runs, for functions of :mod:`vegaslab.metrics`.
     Any other name is looked up in ``vegaslab.metrics.__all__`` when that module can be imported
@@ -761,6 +762,10 @@ class _Evaluator:
 
     def _read_series(self, n: str, key: str, t0: float | None, t1: float | None, how: str) -> float:
         entity, _, metric = key.rpartition(".")
+        from .results import renamed_column_message
+
+        if renamed := renamed_column_message(metric):
+            raise ClaimError(f"{n}:{key}: {renamed}")
         per_seed = []
         for res in self.runs.results(n):
             self.read()
@@ -774,9 +779,9 @@ class _Evaluator:
                 raise ClaimError(f"{n}:{key}: no time series {metric!r} for {entity!r} "
                                  "(is the monitor on?)")
             if t0 is not None:
-                s = s[s["time"] > t0]
+                s = s[s["time_s"] > t0]
             if t1 is not None:
-                s = s[s["time"] <= t1]
+                s = s[s["time_s"] <= t1]
             col = s[metric].dropna()  # a null sample is "no value at that time" (docs/results-format.md)
             window = f"between {fmt(t0)} and {fmt(t1)} s" if t0 is not None else "in the run"
             if col.empty:

@@ -1120,8 +1120,8 @@ def _bench_numbers(child: dict, cc_of: dict[str, str], wall_from_meta: bool) -> 
         out["packet_hops"] = int(meta["packet_hops"])
     for q in doc.get("queues", []):
         if q.get("queue") == BOTTLENECK:
-            out["bottleneck_departures"] = q["departures"]
-            out["bottleneck_pkts_per_s"] = q["departures"] / wall
+            out["bottleneck_departures"] = q["departed_pkts"]
+            out["bottleneck_pkts_per_s"] = q["departed_pkts"] / wall
     out["goodput_bps"] = _split(doc.get("flows", []), cc_of)
     return out
 

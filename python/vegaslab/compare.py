@@ -32,7 +32,7 @@ class Comparison:
 
 def _mean_rtt(r: Results, flow: str) -> float:
     s = r.series_flows
-    rtt = s[(s.flow == flow)].rtt.dropna()
+    rtt = s[(s.flow == flow)].rtt_s.dropna()
     return float(rtt.mean()) if len(rtt) else math.nan
 
 
@@ -74,7 +74,7 @@ def _overlay(sim: Results, kern: Results, column: str, ylabel: str, path: Path, 
         for r, style, side in ((sim, "-", "sim"), (kern, "--", "kernel")):
             s = r.series_flows[r.series_flows.flow == flow].dropna(subset=[column])
             if len(s):
-                ax.plot(s.time, s[column] * scale, style, lw=1, label=f"{flow} {side}")
+                ax.plot(s.time_s, s[column] * scale, style, lw=1, label=f"{flow} {side}")
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, ncol=2)
@@ -87,8 +87,8 @@ def _overlay(sim: Results, kern: Results, column: str, ylabel: str, path: Path, 
 def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern: Results,
                  stack: Stack = Stack()) -> Path:
     figures = [
-        _overlay(sim, kern, "cwnd", "cwnd (packets)", out / "cwnd.png"),
-        _overlay(sim, kern, "rtt", "RTT (ms)", out / "rtt.png", 1e3),
+        _overlay(sim, kern, "cwnd_pkts", "cwnd (packets)", out / "cwnd.png"),
+        _overlay(sim, kern, "rtt_s", "RTT (ms)", out / "rtt.png", 1e3),
         _overlay(sim, kern, "throughput_bps", "throughput (Mbit/s)", out / "throughput.png", 1e-6),
     ]
     fmt = {c: "{:.3f}" for c in ("throughput_ratio", "rtt_ratio")}

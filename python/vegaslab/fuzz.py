@@ -898,7 +898,7 @@ def check_results(res) -> list[str]:
     destination, so throughput and goodput are at most the fastest such link's rate (the
     routing is static: one path per flow); utilisation is in [0, 1]; a queue never holds more
     than its limit. Bookkeeping: no NaN or infinity (only ``completion_time_s`` may be null,
-    and the series' ``ssthresh``/``rtt``/algorithm variables when a flow has none), counts are
+    and the series' ``ssthresh_pkts``/``rtt_s``/algorithm variables when a flow has none), counts are
     non-negative, and packets are conserved as tests/test_core_properties.py checks them
     (sent = received + dropped + in flight per flow and UDP source; arrivals = departures +
     drops + backlog per queue, the backlog at most the most ever waiting; delivered <=
@@ -937,10 +937,10 @@ def check_results(res) -> list[str]:
 
     links = res.links
     numbers("link", links, ("link",))
-    bw, util = ints(links, "bandwidth_bps", "utilisation")
+    bw, util = ints(links, "bandwidth_bps", "utilisation_ratio")
     first("link", links, ~(bw > 0), "bandwidth_bps = {row[bandwidth_bps]!r}")
     first("link", links, ~((util >= 0) & (util <= 1 + 1e-9)),
-          "utilisation = {row[utilisation]!r} (must be in [0, 1])")
+          "utilisation_ratio = {row[utilisation_ratio]!r} (must be in [0, 1])")
     names = links["link"].astype(str)
     dst = names.str.split("->", n=1).str[1]
     good = bw > 0
@@ -959,10 +959,10 @@ def check_results(res) -> list[str]:
 
         optional = tuple(c for c in flows.columns if c not in FLOW_COLUMNS)
         numbers("flow", flows, ("flow", "cc", "from", "to"),
-                nullable=("completion_time_s", "final_ssthresh", *optional))
-        sent, rec, drop, infl, deliv = ints(flows, "data_pkts_sent", "received_pkts", "dropped_pkts",
+                nullable=("completion_time_s", "final_ssthresh_pkts", *optional))
+        sent, rec, drop, infl, deliv = ints(flows, "sent_pkts", "received_pkts", "dropped_pkts",
                                             "in_flight_pkts", "delivered_pkts")
-        first("flow", flows, sent != rec + drop + infl, "conservation: sent {row[data_pkts_sent]} != received "
+        first("flow", flows, sent != rec + drop + infl, "conservation: sent {row[sent_pkts]} != received "
               "{row[received_pkts]} + dropped {row[dropped_pkts]} + in flight {row[in_flight_pkts]}")
         first("flow", flows, deliv > rec, "delivered {row[delivered_pkts]} > received {row[received_pkts]}")
         (acked,) = ints(flows, "acked_pkts")
@@ -986,15 +986,15 @@ def check_results(res) -> list[str]:
     queues = res.queues
     limits: dict = {}
     if len(queues):
-        numbers("queue", queues, ("queue", "kind"), nullable=("errors", "early_drops", "forced_drops"))
-        arr, dep, drops, backlog, loss, lim, mx, mean = ints(queues, "arrivals", "departures", "drops", "backlog",
-                                                             "loss_rate", "limit", "max_len", "mean_len")
+        numbers("queue", queues, ("queue", "kind"), nullable=("error_pkts", "early_dropped_pkts", "forced_dropped_pkts"))
+        arr, dep, drops, backlog, loss, lim, mx, mean = ints(queues, "arrived_pkts", "departed_pkts", "dropped_pkts", "backlog_pkts",
+                                                             "loss_ratio", "limit_pkts", "max_len_pkts", "mean_len_pkts")
         first("queue", queues, arr != dep + drops + backlog,
-              "arrivals {row[arrivals]} != departures {row[departures]} + drops {row[drops]} + backlog {row[backlog]}")
-        first("queue", queues, backlog > mx, "backlog {row[backlog]} > max_len {row[max_len]}")
-        first("queue", queues, loss > 1, "loss_rate = {row[loss_rate]!r}")
-        first("queue", queues, mx > lim, "max_len {row[max_len]} > limit {row[limit]}")
-        first("queue", queues, mean > mx * (1 + 1e-9) + 1e-9, "mean_len {row[mean_len]} > max_len {row[max_len]}")
+              "arrived_pkts {row[arrived_pkts]} != departed_pkts {row[departed_pkts]} + dropped_pkts {row[dropped_pkts]} + backlog_pkts {row[backlog_pkts]}")
+        first("queue", queues, backlog > mx, "backlog_pkts {row[backlog_pkts]} > max_len_pkts {row[max_len_pkts]}")
+        first("queue", queues, loss > 1, "loss_ratio = {row[loss_ratio]!r}")
+        first("queue", queues, mx > lim, "max_len_pkts {row[max_len_pkts]} > limit_pkts {row[limit_pkts]}")
+        first("queue", queues, mean > mx * (1 + 1e-9) + 1e-9, "mean_len_pkts {row[mean_len_pkts]} > max_len_pkts {row[max_len_pkts]}")
         limits = dict(zip(queues["queue"], lim))
     bad.extend(_check_series(res, duration, limits))
     return bad[:50]
@@ -1005,8 +1005,8 @@ def _check_series(res, duration: float, limits: dict) -> list[str]:
 
     bad: list[str] = []
     sf, sq = res.series_flows, res.series_queues
-    for name, frame, strict in (("series_flows", sf, ("time", "active")),
-                                ("series_queues", sq, ("time", "length"))):
+    for name, frame, strict in (("series_flows", sf, ("time_s", "active")),
+                                ("series_queues", sq, ("time_s", "length_pkts"))):
         if frame is None or len(frame) == 0:
             continue
         for col in frame.columns:
@@ -1022,16 +1022,16 @@ def _check_series(res, duration: float, limits: dict) -> list[str]:
             # Throughput is null throughout when its monitor is off; a mix means a bin went NaN.
             if col == "throughput_bps" and np.isnan(values).any() and not np.isnan(values).all():
                 bad.append(f"{name}.{col}: NaN/null in some bins")
-            if col in ("time", "throughput_bps", "length", "cwnd", "rtt", "ssthresh") and (values < 0).any():
+            if col in ("time_s", "throughput_bps", "length_pkts", "cwnd_pkts", "rtt_s", "ssthresh_pkts") and (values < 0).any():
                 bad.append(f"{name}.{col}: negative values")
-        if _finite(duration) and "time" in frame.columns:
-            t = pd_numeric(frame["time"])
+        if _finite(duration) and "time_s" in frame.columns:
+            t = pd_numeric(frame["time_s"])
             if t is not None and (t > duration * (1 + 1e-9)).any():
-                bad.append(f"{name}.time: samples after the end of the run ({duration} s)")
+                bad.append(f"{name}.time_s: samples after the end of the run ({duration} s)")
     if len(sq) and limits:
         for qname, group in sq.groupby("queue"):
             lim = limits.get(qname)
-            length = pd_numeric(group["length"])
+            length = pd_numeric(group["length_pkts"])
             if lim is not None and length is not None and (length > lim).any():
                 bad.append(f"series_queues {qname!r}: length above the limit {lim}")
     return bad

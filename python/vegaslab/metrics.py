@@ -75,7 +75,16 @@ def jain_index(values: Iterable[float]) -> float:
     return s * s / (x.size * sq)
 
 
+def _not_renamed(column: str) -> None:
+    """KeyError naming the new name when ``column`` is a column name of 0.2 (issue 14)."""
+    from .results import renamed_column_message
+
+    if renamed := renamed_column_message(column):
+        raise KeyError(renamed)
+
+
 def _flow_series(results: "Results", column: str) -> pd.DataFrame:
+    _not_renamed(column)
     sf = results.series_flows
     if sf.empty or column not in sf.columns or sf[column].isna().all():
         raise ValueError(
@@ -85,7 +94,7 @@ def _flow_series(results: "Results", column: str) -> pd.DataFrame:
     return sf
 
 
-def jain_series(results: "Results", *, window: str = "cwnd") -> pd.Series:
+def jain_series(results: "Results", *, window: str = "cwnd_pkts") -> pd.Series:
     """Jain's index of the active users' windows at each sample time (a Series indexed by
     time; times with no active user are left out).
 
@@ -105,10 +114,10 @@ def jain_series(results: "Results", *, window: str = "cwnd") -> pd.Series:
             "rerun it with this version of vegaslab (jain_over_all_windows counts every user)"
         )
     rows = sf[sf[window].notna() & (sf["active"].fillna(0) > 0)]
-    return rows.groupby("time", sort=True)[window].apply(jain_index).dropna()
+    return rows.groupby("time_s", sort=True)[window].apply(jain_index).dropna()
 
 
-def jain_over_active_windows(results: "Results", *, window: str = "cwnd", with_std: bool = False):
+def jain_over_active_windows(results: "Results", *, window: str = "cwnd_pkts", with_std: bool = False):
     """Jain's fairness index over the windows of the active users, averaged over the sample
     times (the AdaVegas paper, section IV, Tables V and VIII, which print the mean and the standard
     deviation).
@@ -152,6 +161,7 @@ def interprotocol_fairness_ratio(
     ``cc`` name (``"vegas"``), a flow name, or a list of flow names.
     """
     # skipna=False: a missing value makes the ratio NaN (missing data), never a mean of the rest.
+    _not_renamed(column)
     a = float(_select(results, group_a)[column].astype("float64").mean(skipna=False))
     b = float(_select(results, group_b)[column].astype("float64").mean(skipna=False))
     return a / b if b else math.nan
@@ -193,8 +203,8 @@ def loss_rate(results: "Results", queue: str) -> float:
     row = q[q["queue"] == queue]
     if not len(row):
         raise KeyError(f"no queue {queue!r} (queues: {list(q['queue'])})")
-    arrivals = int(row.iloc[0]["arrivals"])
-    return int(row.iloc[0]["drops"]) / arrivals if arrivals else 0.0
+    arrived = int(row.iloc[0]["arrived_pkts"])
+    return int(row.iloc[0]["dropped_pkts"]) / arrived if arrived else 0.0
 
 
 def goodput_share(results: "Results", *, flows: FlowGroup | None = None, column: str = "goodput_bps") -> pd.Series:
@@ -204,6 +214,7 @@ def goodput_share(results: "Results", *, flows: FlowGroup | None = None, column:
     The Vegas-A paper's Table 13 reports each competing flow's "share" of the bandwidth; this is the
     share of the flows' combined goodput (``flows`` selects which flows compete).
     """
+    _not_renamed(column)
     chosen = results.flows if flows is None else _select(results, flows)
     values = chosen.set_index("flow")[column].astype("float64")
     total = float(values.sum(skipna=False))
@@ -238,11 +249,11 @@ def _one_flow_series(results: "Results", flow: str, column: str) -> pd.DataFrame
     s = sf[(sf["flow"] == flow) & sf[column].notna()]
     if s.empty:
         raise KeyError(f"no sampled {column!r} for flow {flow!r} (flows: {sorted(set(sf['flow']))})")
-    return s.sort_values("time")
+    return s.sort_values("time_s")
 
 
 def time_to_reach(results: "Results", flow: str, level: float, after_s: float = 0.0, *,
-                  column: str = "cwnd") -> float:
+                  column: str = "cwnd_pkts") -> float:
     """Seconds from ``after_s`` until ``flow``'s sampled ``column`` (cwnd by default) first is
     at least ``level``, at the resolution of ``run.sample_interval``; 0 if it already is at the
     first sample after ``after_s``; ``inf`` if it never gets there before the run ends.
@@ -252,15 +263,15 @@ def time_to_reach(results: "Results", flow: str, level: float, after_s: float = 
     faster").
     """
     s = _one_flow_series(results, flow, column)
-    s = s[s["time"] > after_s]
+    s = s[s["time_s"] > after_s]
     hit = s[s[column] >= level]
     if hit.empty:
         return math.inf
-    return max(float(hit["time"].iloc[0]) - float(after_s), 0.0)
+    return max(float(hit["time_s"].iloc[0]) - float(after_s), 0.0)
 
 
 def settling_time(results: "Results", flow: str, after_s: float = 0.0, *, tol: float = 0.1,
-                  column: str = "cwnd") -> float:
+                  column: str = "cwnd_pkts") -> float:
     """Seconds from ``after_s`` until ``flow``'s ``column`` enters, and stays until the run
     ends, the band ``final x (1 +- tol)``, where ``final`` is the last sampled value (the
     window the flow converged to). 0 if it never leaves the band after ``after_s``.
@@ -269,21 +280,21 @@ def settling_time(results: "Results", flow: str, after_s: float = 0.0, *, tol: f
     size, and take[s] longer to converge".
     """
     s = _one_flow_series(results, flow, column)
-    s = s[s["time"] > after_s]
+    s = s[s["time_s"] > after_s]
     if s.empty:
         return math.nan
     final = float(s[column].iloc[-1])
     outside = s[(s[column] - final).abs() > tol * abs(final)]
     if outside.empty:
         return 0.0
-    last_out = float(outside["time"].iloc[-1])
-    later = s[s["time"] > last_out]
-    return (float(later["time"].iloc[0]) if len(later) else last_out) - float(after_s)
+    last_out = float(outside["time_s"].iloc[-1])
+    later = s[s["time_s"] > last_out]
+    return (float(later["time_s"].iloc[0]) if len(later) else last_out) - float(after_s)
 
 
 def pipe_packets(results: "Results", flow: str, link: str) -> float:
     """The window, in packets, that fills ``link`` with an empty queue along ``flow``'s path:
-    link bandwidth x the flow's baseRTT (the smallest sampled ``base_rtt``) / (8 x the flow's
+    link bandwidth x the flow's baseRTT (the smallest sampled ``base_rtt_s``) / (8 x the flow's
     data packet size). With the other user gone, this is the remaining user's "doubled fair
     share" (the AdaVegas paper, section II); a Vegas sender settles alpha..beta packets above it.
 
@@ -294,9 +305,9 @@ def pipe_packets(results: "Results", flow: str, link: str) -> float:
     if not len(row):
         raise KeyError(f"no link direction {link!r} (links: {list(links['link'])})")
     bandwidth = float(row.iloc[0]["bandwidth_bps"])
-    base = float(_one_flow_series(results, flow, "base_rtt")["base_rtt"].min())
+    base = float(_one_flow_series(results, flow, "base_rtt_s")["base_rtt_s"].min())
     f = results.flows[results.flows["flow"] == flow].iloc[0]
-    size = float(f["data_bytes_sent"]) / float(f["data_pkts_sent"])
+    size = float(f["sent_bytes"]) / float(f["sent_pkts"])
     return bandwidth * base / (8.0 * size)
 
 
@@ -313,9 +324,9 @@ def window_overshoot(results: "Results", flow: str, link: str, after_s: float = 
     packets the flow keeps queued at its peak (Vegas aims for alpha..beta of them: 1-3 for
     Vegas_1, 4-8 for Vegas_8): the "overshoot" of the window at low bandwidth in the AdaVegas
     paper's Fig. 1."""
-    s = _one_flow_series(results, flow, "cwnd")
-    s = s[s["time"] > after_s]
-    return float(s["cwnd"].max()) - pipe_packets(results, flow, link)
+    s = _one_flow_series(results, flow, "cwnd_pkts")
+    s = s[s["time_s"] > after_s]
+    return float(s["cwnd_pkts"].max()) - pipe_packets(results, flow, link)
 
 
 def line_utilisation_of(results: "Results", link: str, prefix: str, *,
@@ -333,10 +344,11 @@ def mean_goodput_per_user(results: "Results", group: FlowGroup, *, column: str =
     """Mean ``column`` (acknowledged payload bytes by default) over the flows of ``group`` (a
     ``cc`` name such as ``"adavegas"``, a flow name or a list of names): the AdaVegas paper, Fig. 8:
     "throughput of the average AdaVegas user ... average TCP Vegas user", "measured in bytes"."""
+    _not_renamed(column)
     return float(_select(results, group)[column].astype("float64").mean(skipna=False))
 
 
-def jain_over_all_windows(results: "Results", *, window: str = "cwnd") -> float:
+def jain_over_all_windows(results: "Results", *, window: str = "cwnd_pkts") -> float:
     """Jain's index over the windows of *all* sampled users at each sample time, OFF users
     included (with the window their sender holds while idle: 2 packets once ns-2's idle
     timeout has fired), averaged over the sample times.
@@ -350,5 +362,5 @@ def jain_over_all_windows(results: "Results", *, window: str = "cwnd") -> float:
     """
     sf = _flow_series(results, window)
     rows = sf[sf[window].notna()]
-    s = rows.groupby("time", sort=True)[window].apply(jain_index).dropna()
+    s = rows.groupby("time_s", sort=True)[window].apply(jain_index).dropna()
     return float(s.mean()) if len(s) else math.nan

@@ -163,11 +163,11 @@ def _title(results: "Results", what: str) -> str:
 def plot_cwnd(results: "Results", path: str | os.PathLike, *, ssthresh: bool = False) -> Path | None:
     """cwnd (packets) over time, one line per flow; ``ssthresh=True`` adds it dashed (the y
     axis stays scaled to cwnd, so ns-2's huge initial ssthresh does not flatten the plot)."""
-    s = results.series_flows.dropna(subset=["cwnd"])
+    s = results.series_flows.dropna(subset=["cwnd_pkts"])
     if s.empty:
         return None
     fig, ax = _figure(_title(results, "congestion window"), "cwnd (packets)")
-    time, cwnd, sst = (s[c].to_numpy(dtype=float) for c in ("time", "cwnd", "ssthresh"))
+    time, cwnd, sst = (s[c].to_numpy(dtype=float) for c in ("time_s", "cwnd_pkts", "ssthresh_pkts"))
     groups = _groups(s["flow"])
     for flow, rows in groups:
         (line,) = ax.plot(time[rows], cwnd[rows], lw=1.2, label=str(flow))
@@ -190,7 +190,7 @@ def plot_throughput(results: "Results", path: str | os.PathLike) -> Path | None:
     s = results.series_flows.dropna(subset=["throughput_bps"])
     if s.empty:
         return None
-    time, bps = s["time"].to_numpy(dtype=float), s["throughput_bps"].to_numpy(dtype=float)
+    time, bps = s["time_s"].to_numpy(dtype=float), s["throughput_bps"].to_numpy(dtype=float)
     scale, unit = (1e6, "Mbit/s") if bps.max() >= 1e6 else (1e3, "kbit/s")
     fig, ax = _figure(_title(results, "throughput"), f"throughput ({unit})")
     spans = results.flows.set_index("flow")[["start_s", "end_s"]] if len(results.flows) else None
@@ -214,10 +214,10 @@ def plot_throughput(results: "Results", path: str | os.PathLike) -> Path | None:
 
 def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
     """Queue length (packets) over time for the busiest queues (at most ``MAX_QUEUES``)."""
-    s = results.series_queues.dropna(subset=["length"])
+    s = results.series_queues.dropna(subset=["length_pkts"])
     if s.empty:
         return None
-    time, length = s["time"].to_numpy(dtype=float), s["length"].to_numpy(dtype=float)
+    time, length = s["time_s"].to_numpy(dtype=float), s["length_pkts"].to_numpy(dtype=float)
     groups = _groups(s["queue"])
     means = np.array([length[rows].mean() for _, rows in groups])
     busiest = np.argsort(-means, kind="stable")[:MAX_QUEUES]  # ties: the first seen first

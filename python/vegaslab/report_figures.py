@@ -12,8 +12,8 @@ Reference lines (decided for issue 14, "the report shows the papers"; docs/catal
 - **Published level.** A time-series panel (``throughput``, ``cwnd``, ``queue``) of variant V
   that draws entity E's column C gets a dashed horizontal line at V's published ``E.M``, where
   M is the published metric that is C's mean over the run: ``throughput_bps`` for
-  ``throughput_bps`` (the running mean converges on it), ``mean_cwnd`` for ``cwnd``,
-  ``mean_len`` for a queue's ``length`` (:data:`LEVEL_METRIC`).
+  ``throughput_bps`` (the running mean converges on it), ``mean_cwnd_pkts`` for
+  ``cwnd_pkts``, ``mean_len_pkts`` for a queue's ``length_pkts`` (:data:`LEVEL_METRIC`).
 - **Published end.** V's published ``E.completion_time_s`` is a dotted vertical line: where
   the paper's transfer ends.
 - **Described level over an interval** (a figure spec's ``reference``): the level a claim or
@@ -46,6 +46,7 @@ import numpy as np
 from . import claims
 from .claims import RunSet
 from .report_table import num_cell
+from .results import renamed_column_message as claims_renamed
 
 if TYPE_CHECKING:  # pragma: no cover - type names only
     from .catalog import Entry
@@ -54,7 +55,7 @@ if TYPE_CHECKING:  # pragma: no cover - type names only
 MAX_PANELS = 6
 _COLORS = ["#1f4e9c", "#c0392b", "#2e8b57", "#8e44ad", "#d68910", "#17a2b8", "#5d6d7e", "#a04000"]
 #: The published metric that is a time series column's mean over the run.
-LEVEL_METRIC = {"throughput_bps": "throughput_bps", "cwnd": "mean_cwnd", "length": "mean_len"}
+LEVEL_METRIC = {"throughput_bps": "throughput_bps", "cwnd_pkts": "mean_cwnd_pkts", "length_pkts": "mean_len_pkts"}
 #: The published metric drawn as a vertical line: when the paper's transfer ends.
 END_METRIC = "completion_time_s"
 #: Defaults of a ``reference`` table's departure rule.
@@ -178,9 +179,11 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
     """throughput / cwnd / queue over time, one panel per variant (first seed), with the
     published levels, ends and described levels of the module docstring."""
     table, key, column = {"throughput": ("series_flows", "flow", "throughput_bps"),
-                          "cwnd": ("series_flows", "flow", "cwnd"),
-                          "queue": ("series_queues", "queue", "length")}[kind]
+                          "cwnd": ("series_flows", "flow", "cwnd_pkts"),
+                          "queue": ("series_queues", "queue", "length_pkts")}[kind]
     column = spec.get("column", column)
+    if renamed := claims_renamed(column):
+        raise ValueError(f"column {column!r}: {renamed}")
 
     def has(n: str) -> bool:
         df = getattr(rs.runs[n][0], table)
@@ -209,7 +212,7 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
         scale, unit = float(spec["scale"]), str(spec.get("unit", ""))
     ylabel = spec.get("ylabel") or {"throughput": f"throughput ({unit})", "cwnd": "cwnd (packets)",
                                      "queue": "queue length (packets)"}[kind]
-    if kind == "cwnd" and column != "cwnd" and not spec.get("ylabel"):
+    if kind == "cwnd" and column != "cwnd_pkts" and not spec.get("ylabel"):
         ylabel = f"{column} (packets)"
     level_metric = LEVEL_METRIC.get(column)
     described = references_of(spec)
@@ -230,24 +233,24 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
         spans = res.flows.set_index("flow")[["start_s", "end_s"]] if kind == "throughput" and len(res.flows) else None
         drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for i, ent in enumerate(entities[:8]):
-            g = df[df[key] == ent].sort_values("time")
+            g = df[df[key] == ent].sort_values("time_s")
             color = _COLORS[i % len(_COLORS)]
             if kind == "throughput":
                 if spans is not None and ent in spans.index:
                     start, end = spans.loc[ent, "start_s"], spans.loc[ent, "end_s"]
-                    keep = g["time"] >= (start if np.isfinite(start) else -1)
+                    keep = g["time_s"] >= (start if np.isfinite(start) else -1)
                     if np.isfinite(end):
-                        keep &= g["time"] <= end + 1e-9
+                        keep &= g["time_s"] <= end + 1e-9
                     g = g[keep] if keep.any() else g
                 y = g[column].to_numpy(dtype=float) / scale
-                ax.plot(g["time"], y, lw=0.5, alpha=0.45, color=color)
+                ax.plot(g["time_s"], y, lw=0.5, alpha=0.45, color=color)
                 mean = np.cumsum(y) / np.arange(1, len(y) + 1) if len(y) else y
-                ax.plot(g["time"], mean, lw=2.0, color=color, label=f"{ent} (running mean)")
+                ax.plot(g["time_s"], mean, lw=2.0, color=color, label=f"{ent} (running mean)")
             elif kind == "queue":
-                ax.plot(g["time"], g[column], drawstyle="steps-post", lw=0.9, color=color, label=str(ent))
+                ax.plot(g["time_s"], g[column], drawstyle="steps-post", lw=0.9, color=color, label=str(ent))
             else:
-                ax.plot(g["time"], g[column] / scale, lw=1.2, color=color, label=str(ent))
-            drawn[str(ent)] = (g["time"].to_numpy(dtype=float), g[column].to_numpy(dtype=float))
+                ax.plot(g["time_s"], g[column] / scale, lw=1.2, color=color, label=str(ent))
+            drawn[str(ent)] = (g["time_s"].to_numpy(dtype=float), g[column].to_numpy(dtype=float))
             # the paper's level of this entity's column, and where its transfer ends
             metric = f"{ent}.{level_metric}" if level_metric else None
             if metric and metric in published:

@@ -9,8 +9,13 @@ Tables (one row per entity, the entity's name as a column):
 
 Time series (long format, one row per sample):
 
-- ``series_flows``:  time, flow, cwnd, ssthresh, rtt, throughput_bps, active (0/1)
-- ``series_queues``: time, queue, length
+- ``series_flows``:  time_s, flow, cwnd_pkts, ssthresh_pkts, rtt_s, throughput_bps, active (0/1)
+- ``series_queues``: time_s, queue, length_pkts
+
+Column names end in their unit (decided for issue 14, docs/results-format.md "Column names"):
+``_s``, ``_bps``, ``_pkts``, ``_bytes``; dimensionless ratios end in ``_ratio``; event counts
+named by a plural noun (``timeouts``, ``fast_retransmits``) and flags keep their names. The
+names of 0.2 and before are in :data:`RENAMED_COLUMNS`, the one place they are listed.
 
 ``summary`` is a compact per-flow view in human units for printing (with ``window_limited_s``,
 the seconds a flow's cwnd was at or above its receiver window); ``format_table()`` (and
@@ -48,24 +53,71 @@ from .outdir import TABLE_NAMES, output_dir
 
 FLOW_COLUMNS = [
     "flow", "cc", "from", "to", "start_s", "end_s",
-    "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "fast_retransmits", "timeouts",
+    "sent_pkts", "sent_bytes", "retransmitted_pkts", "fast_retransmits", "timeouts",
     "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
     "acked_pkts",
     "throughput_bps", "goodput_bps", "active_throughput_bps", "completion_time_s",
-    "final_cwnd", "in_flight_pkts", "dropped_pkts",
+    "final_cwnd_pkts", "in_flight_pkts", "dropped_pkts",
 ]
 QUEUE_COLUMNS = [
-    "queue", "kind", "limit", "arrivals", "drops", "departures", "backlog", "loss_rate",
-    "mean_len", "std_len", "max_len",
+    "queue", "kind", "limit_pkts", "arrived_pkts", "dropped_pkts", "departed_pkts", "backlog_pkts",
+    "loss_ratio", "mean_len_pkts", "std_len_pkts", "max_len_pkts",
 ]
-LINK_COLUMNS = ["link", "bandwidth_bps", "bytes_sent", "utilisation"]
+LINK_COLUMNS = ["link", "bandwidth_bps", "sent_bytes", "utilisation_ratio"]
 UDP_COLUMNS = [
     "source", "model", "from", "to", "start_s", "end_s", "sent_pkts", "sent_bytes",
     "received_pkts", "received_bytes", "dropped_pkts", "dropped_bytes", "in_flight_pkts",
     "throughput_bps", "active_throughput_bps", "offered_bps", "nominal_rate_bps",
 ]
-SERIES_FLOW_COLUMNS = ["time", "flow", "cwnd", "ssthresh", "rtt", "throughput_bps", "active"]
-SERIES_QUEUE_COLUMNS = ["time", "queue", "length"]
+SERIES_FLOW_COLUMNS = ["time_s", "flow", "cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps", "active"]
+SERIES_QUEUE_COLUMNS = ["time_s", "queue", "length_pkts"]
+
+#: The release that renamed the columns of :data:`RENAMED_COLUMNS`.
+RENAMED_IN = "0.3"
+#: Old column name -> new, for every table, the series and :attr:`Results.summary` (issue 14):
+#: the one list of the renames of 0.3, read by everything that meets an old name. No old name
+#: maps to two new ones, so one flat map serves every table. Decided: for one version, results
+#: written before (``Results.from_dir``, ``Results.from_dict``, the results store's tables) are
+#: read with their columns renamed, while an old name *asked for* (a ``Results.value`` key, a
+#: claim's metric, a figure's column) is an error naming the new one
+#: (:func:`renamed_column_message`), so a stale notebook or catalog fails loudly instead of
+#: reading NaN. The series' algorithm variables alpha, beta, inc and trend keep their names: they
+#: are the papers' parameters (in packets) under the papers' names; ``base_rtt`` is a time and
+#: becomes ``base_rtt_s``.
+RENAMED_COLUMNS: dict[str, str] = {
+    # flows
+    "data_pkts_sent": "sent_pkts", "data_bytes_sent": "sent_bytes", "final_cwnd": "final_cwnd_pkts",
+    "mean_cwnd": "mean_cwnd_pkts", "final_ssthresh": "final_ssthresh_pkts",
+    # queues
+    "limit": "limit_pkts", "arrivals": "arrived_pkts", "drops": "dropped_pkts",
+    "departures": "departed_pkts", "backlog": "backlog_pkts", "loss_rate": "loss_ratio",
+    "mean_len": "mean_len_pkts", "std_len": "std_len_pkts", "max_len": "max_len_pkts",
+    "errors": "error_pkts", "early_drops": "early_dropped_pkts", "forced_drops": "forced_dropped_pkts",
+    # links
+    "bytes_sent": "sent_bytes", "utilisation": "utilisation_ratio",
+    # series_flows (and algorithm variables), series_queues
+    "time": "time_s", "cwnd": "cwnd_pkts", "ssthresh": "ssthresh_pkts", "rtt": "rtt_s",
+    "base_rtt": "base_rtt_s", "length": "length_pkts", "avg": "avg_pkts",
+    # summary
+    "retransmitted": "retransmitted_pkts", "dropped": "dropped_pkts", "completion_s": "completion_time_s",
+}
+
+
+def renamed_column_message(name: str) -> str | None:
+    """``"'final_cwnd' was renamed 'final_cwnd_pkts' in 0.3"`` for an old column name, else None."""
+    new = RENAMED_COLUMNS.get(name)
+    return None if new is None else f"{name!r} was renamed {new!r} in {RENAMED_IN}"
+
+
+def upgrade_columns(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the old column names of :data:`RENAMED_COLUMNS` renamed (results written by
+    0.2 and before); a frame that already has the new names is returned unchanged. An old
+    column whose new name is also present is dropped (the new one wins)."""
+    old = [c for c in df.columns if isinstance(c, str) and c in RENAMED_COLUMNS]
+    if not old:
+        return df
+    clash = [c for c in old if RENAMED_COLUMNS[c] in df.columns]
+    return df.drop(columns=clash).rename(columns={c: RENAMED_COLUMNS[c] for c in old if c not in clash})
 
 #: Table name -> (key column, documented columns); the order `to_dir` writes them in.
 TABLES = dict(zip(TABLE_NAMES, [
@@ -105,23 +157,23 @@ TEXT_COLUMNS = frozenset({"flow", "queue", "link", "source", "cc", "from", "to",
 #: a missing value (a core's optional column on a row it does not apply to, a counter the
 #: testbed or ns-2 does not report, a document from before the column existed) is ``float64``
 #: with NaN, as pandas makes it, rather than pandas' nullable ``Int64``: NaN is the one
-#: missing-value marker of every table (``completion_time_s``, the series' ``rtt``), works with
+#: missing-value marker of every table (``completion_time_s``, the series' ``rtt_s``), works with
 #: numpy, ``math.isnan`` and the claims' missing-data checks, and is what the results store's
 #: Arrow tables give back; ``df[col].astype("Int64")`` gives the nullable form on request.
 COUNT_COLUMNS = frozenset({
     # flows (the last six only on the rows they apply to)
-    "data_pkts_sent", "data_bytes_sent", "retransmitted_pkts", "fast_retransmits", "timeouts",
+    "sent_pkts", "sent_bytes", "retransmitted_pkts", "fast_retransmits", "timeouts",
     "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
-    "acked_pkts", "in_flight_pkts", "dropped_pkts", "final_ssthresh",
+    "acked_pkts", "in_flight_pkts", "dropped_pkts", "final_ssthresh_pkts",
     "connections", "open_connections", "late_acks",
     "vegas_decisions", "vegas_threshold_ties", "vegas_decisive_ties",
-    # queues (errors, early_drops, forced_drops only on some rows)
-    "limit", "arrivals", "drops", "departures", "backlog", "max_len",
-    "errors", "early_drops", "forced_drops",
+    # queues (error_pkts, early_dropped_pkts, forced_dropped_pkts only on some rows)
+    "limit_pkts", "arrived_pkts", "departed_pkts", "backlog_pkts", "max_len_pkts",
+    "error_pkts", "early_dropped_pkts", "forced_dropped_pkts",
     # links, udp
-    "bytes_sent", "sent_pkts", "sent_bytes", "dropped_bytes",
+    "dropped_bytes",
     # series
-    "active", "length",
+    "active", "length_pkts",
 })
 #: pandas' dtype for text (what a non-empty table's name column gets): ``str`` in pandas 3,
 #: ``object`` in pandas 2.
@@ -177,7 +229,7 @@ def _frame(rows: Any, columns: Sequence[str]) -> pd.DataFrame:
     column in the dtype its name calls for (:func:`_typed`)."""
     if rows is None:
         rows = []
-    df = pd.DataFrame(rows)
+    df = upgrade_columns(pd.DataFrame(rows))
     for col in columns:
         if col not in df.columns:
             df[col] = _missing(col, len(df)).set_axis(df.index)
@@ -232,10 +284,10 @@ class _NotebookViews:
         on ``ax`` or a new figure; returns the axes. Needs ``monitor.cwnd``."""
         from . import plots
 
-        s = self._samples("series_flows", "cwnd", "flow", flows, "monitor.cwnd", "flows")
+        s = self._samples("series_flows", "cwnd_pkts", "flow", flows, "monitor.cwnd", "flows")
         title = None if ax is not None else self._title("congestion window")
         ax = plots.new_axes() if ax is None else ax
-        plots.draw_lines(ax, s["time"], s["cwnd"], self._line_keys(s, "flow"), lw=1.2)
+        plots.draw_lines(ax, s["time_s"], s["cwnd_pkts"], self._line_keys(s, "flow"), lw=1.2)
         plots.finish_axes(ax, ylabel="cwnd (packets)", title=title)
         return ax
 
@@ -252,10 +304,10 @@ class _NotebookViews:
         if running_mean:  # from each flow's start, as the PNG figure does
             keys = [*self._label_columns, "flow"]
             starts = s[keys].merge(self.flows[[*keys, "start_s"]], on=keys, how="left")["start_s"].to_numpy()
-            s = s[~(s["time"].to_numpy() < starts)]
+            s = s[~(s["time_s"].to_numpy() < starts)]
         title = None if ax is not None else self._title("throughput" + (" (running mean)" if running_mean else ""))
         ax = plots.new_axes() if ax is None else ax
-        plots.draw_lines(ax, s["time"], s["throughput_bps"] / scale, self._line_keys(s, "flow"),
+        plots.draw_lines(ax, s["time_s"], s["throughput_bps"] / scale, self._line_keys(s, "flow"),
                          transform=plots.running_mean if running_mean else None, lw=1.6 if running_mean else 0.8)
         plots.finish_axes(ax, ylabel=f"throughput ({unit})", title=title)
         return ax
@@ -267,10 +319,10 @@ class _NotebookViews:
 
         if unit not in plots.TIME_UNITS:
             raise ValueError(f"unit: must be one of {', '.join(plots.TIME_UNITS)}, got {unit!r}")
-        s = self._samples("series_flows", "rtt", "flow", flows, "monitor.cwnd", "flows")
+        s = self._samples("series_flows", "rtt_s", "flow", flows, "monitor.cwnd", "flows")
         title = None if ax is not None else self._title("round-trip time")
         ax = plots.new_axes() if ax is None else ax
-        plots.draw_lines(ax, s["time"], s["rtt"] / plots.TIME_UNITS[unit], self._line_keys(s, "flow"), lw=1.0)
+        plots.draw_lines(ax, s["time_s"], s["rtt_s"] / plots.TIME_UNITS[unit], self._line_keys(s, "flow"), lw=1.0)
         plots.finish_axes(ax, ylabel=f"RTT ({unit})", title=title)
         return ax
 
@@ -281,16 +333,16 @@ class _NotebookViews:
         ``monitor.all_queues``."""
         from . import plots
 
-        s = self._samples("series_queues", "length", "queue", queues, "monitor.queues", "queues")
+        s = self._samples("series_queues", "length_pkts", "queue", queues, "monitor.queues", "queues")
         keys = self._line_keys(s, "queue")
         if queues is None:
-            means = pd.Series(s["length"].to_numpy(dtype=float)).groupby(keys, sort=False).mean()
+            means = pd.Series(s["length_pkts"].to_numpy(dtype=float)).groupby(keys, sort=False).mean()
             busiest = means.sort_values(ascending=False, kind="stable").index[:plots.MAX_QUEUES]
             keep = np.isin(keys, np.asarray(busiest, dtype=object))
             s, keys = s[keep], keys[keep]
         title = None if ax is not None else self._title("queue length")
         ax = plots.new_axes() if ax is None else ax
-        plots.draw_lines(ax, s["time"], s["length"], keys, drawstyle="steps-post", lw=1.0)
+        plots.draw_lines(ax, s["time_s"], s["length_pkts"], keys, drawstyle="steps-post", lw=1.0)
         plots.finish_axes(ax, ylabel="queue length (packets)", title=title)
         return ax
 
@@ -300,7 +352,7 @@ class _NotebookViews:
         for table, key, monitors in (("series_flows", "flow", "monitor.cwnd / monitor.throughput"),
                                      ("series_queues", "queue", "monitor.queues")):
             frame = getattr(self, table)
-            skip = {"time", key, *self._label_columns}
+            skip = {"time_s", key, *self._label_columns}
             present = [c for c in frame.columns if c not in skip and frame[c].notna().any()]
             if len(frame) and present:
                 what = f"{', '.join(present)} of {frame[key].nunique()} {key}{'s' if frame[key].nunique() != 1 else ''}"
@@ -386,19 +438,19 @@ class Results(_NotebookViews):
         doc = json.loads(text)
         f, q = series["flows"], series["queues"]
         flows = {
-            "time": column_f64(f["time"]), "flow": column_names(f["flow"], f["names"]),
-            **{c: column_f64(f[c]) for c in ("cwnd", "ssthresh", "rtt", "throughput_bps")},
+            "time_s": column_f64(f["time_s"]), "flow": column_names(f["flow"], f["names"]),
+            **{c: column_f64(f[c]) for c in ("cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps")},
             "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
             **{name: column_f64(column) for name, column in f["extra"].items()},
         }
-        # Further columns the core lists (RED's ``avg`` when a RED queue is monitored), in its
+        # Further columns the core lists (RED's ``avg_pkts`` when a RED queue is monitored), in its
         # order, as the flows' algorithm variables: no column name is restated here.
-        queues = {"time": column_f64(q["time"]), "queue": column_names(q["queue"], q["names"]),
-                  "length": column_f64(q["length"]),
+        queues = {"time_s": column_f64(q["time_s"]), "queue": column_names(q["queue"], q["names"]),
+                  "length_pkts": column_f64(q["length_pkts"]),
                   **{name: column_f64(column) for name, column in q.get("extra", {}).items()}}
         if isinstance(doc, dict):
-            doc["series"] = {"flows": flows if len(flows["time"]) else None,
-                             "queues": queues if len(queues["time"]) else None}
+            doc["series"] = {"flows": flows if len(flows["time_s"]) else None,
+                             "queues": queues if len(queues["time_s"]) else None}
         return cls.from_dict(doc)
 
     @classmethod
@@ -432,7 +484,8 @@ class Results(_NotebookViews):
 
     @property
     def summary(self) -> pd.DataFrame:
-        """One row per flow, the numbers one usually looks at, rates in Mbit/s."""
+        """One row per flow, the numbers one usually looks at, rates in Mbit/s; every column named
+        as in :attr:`flows` except the two rates (``goodput_mbps``, ``throughput_mbps``)."""
         f = self.flows
         return pd.DataFrame({
             "flow": f["flow"],
@@ -441,11 +494,11 @@ class Results(_NotebookViews):
             "end_s": f["end_s"],
             "goodput_mbps": f["goodput_bps"] / 1e6,
             "throughput_mbps": f["throughput_bps"] / 1e6,
-            "retransmitted": f["retransmitted_pkts"],
+            "retransmitted_pkts": f["retransmitted_pkts"],
             "timeouts": f["timeouts"],
-            "dropped": f["dropped_pkts"],
-            "completion_s": f["completion_time_s"],
-            "final_cwnd": f["final_cwnd"],
+            "dropped_pkts": f["dropped_pkts"],
+            "completion_time_s": f["completion_time_s"],
+            "final_cwnd_pkts": f["final_cwnd_pkts"],
             "window_limited_s": self._window_limited_s(),
         })
 
@@ -502,10 +555,13 @@ class Results(_NotebookViews):
 
     def value(self, key: str) -> Any:
         """One number by ``"<name>.<metric>"``, where name is a flow, a queue or a link
-        (``"f1.completion_time_s"``, ``"R1->R2.mean_len"``) or ``meta``."""
+        (``"f1.completion_time_s"``, ``"R1->R2.mean_len_pkts"``) or ``meta``. A metric renamed in
+        0.3 (:data:`RENAMED_COLUMNS`) is a ``KeyError`` naming its new name."""
         name, sep, metric = key.rpartition(".")
         if not sep or not name:
             raise KeyError(f"{key!r}: expected '<flow|queue|link>.<metric>'")
+        if name != "meta" and (renamed := renamed_column_message(metric)):
+            raise KeyError(f"{key!r}: {renamed}")
         if name == "meta":
             if metric not in self.meta:
                 raise KeyError(f"{key!r}: no field {metric!r} in meta")
@@ -612,21 +668,21 @@ class Results(_NotebookViews):
             ["flow", "cc", "start s", "end s", "goodput Mbit/s", "thrput Mbit/s", "retx",
              "timeouts", "drops", "done s", "cwnd"],
             [[r.flow, r.cc, _num(r.start_s), _num(r.end_s), _num(r.goodput_mbps, 4),
-              _num(r.throughput_mbps, 4), _int(r.retransmitted), _int(r.timeouts), _int(r.dropped),
-              _num(r.completion_s, 6), _num(r.final_cwnd, 4)] for r in s.itertuples(index=False)],
+              _num(r.throughput_mbps, 4), _int(r.retransmitted_pkts), _int(r.timeouts), _int(r.dropped_pkts),
+              _num(r.completion_time_s, 6), _num(r.final_cwnd_pkts, 4)] for r in s.itertuples(index=False)],
             left=2,
         )
         q = self.queues
         if len(q):
-            busy = q[q["arrivals"].fillna(0) > 0] if "arrivals" in q else q
-            busy = busy.sort_values("arrivals", ascending=False, kind="stable")
+            busy = q[q["arrived_pkts"].fillna(0) > 0] if "arrived_pkts" in q else q
+            busy = busy.sort_values("arrived_pkts", ascending=False, kind="stable")
             shown = busy.head(max_queues)
             lines.append("")
             lines += _fixed_width(
                 ["queue", "kind", "limit", "arrivals", "drops", "loss %", "mean pkts", "max pkts"],
-                [[r.queue, r.kind, _int(r.limit), _int(r.arrivals), _int(r.drops),
-                  _num(100 * r.loss_rate if _ok(r.loss_rate) else r.loss_rate, 3),
-                  _num(r.mean_len, 4), _int(r.max_len)] for r in shown.itertuples(index=False)],
+                [[r.queue, r.kind, _int(r.limit_pkts), _int(r.arrived_pkts), _int(r.dropped_pkts),
+                  _num(100 * r.loss_ratio if _ok(r.loss_ratio) else r.loss_ratio, 3),
+                  _num(r.mean_len_pkts, 4), _int(r.max_len_pkts)] for r in shown.itertuples(index=False)],
                 left=2,
             )
             hidden = len(q) - len(shown)

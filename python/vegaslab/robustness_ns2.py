@@ -17,7 +17,7 @@ What is decided here, and why:
 
 - **The same quantities.** ns-2's output becomes a :class:`vegaslab.Results` whose
   ``delivered_pkts`` / ``delivered_bytes`` are the sink's in-order point, the core's meaning
-  (:func:`as_results`). A claim or figure on ``mean_cwnd`` gets ns-2's traced ``cwnd_``
+  (:func:`as_results`). A claim or figure on ``mean_cwnd_pkts`` gets ns-2's traced ``cwnd_``
   (:func:`vegaslab.ns2.runner.mean_cwnd`, the core's time-weighted mean); ns-2 records no
   other time series, so a claim that needs one is reported as not measurable in ns-2's
   output, never guessed.
@@ -96,7 +96,7 @@ def _key(normalized: Mapping[str, Any], cwnd: bool) -> str:
 
 def _run_cached(path: str, overrides: tuple[str, ...], seed: int, cache: Path, cwnd: bool = False) -> dict:
     """ns-2's output for one run, from ``cache`` or by running it (``ValueError``: the
-    bridge cannot express the scenario); ``cwnd``: with each flow's ``mean_cwnd``."""
+    bridge cannot express the scenario); ``cwnd``: with each flow's ``mean_cwnd_pkts``."""
     from .ns2 import build_model, normalize, run_normalized
 
     doc = normalize(path, overrides=list(overrides), seed=seed)
@@ -139,7 +139,7 @@ def check(study, plan, ours: Mapping[str, Any], cache: str | os.PathLike) -> Ns2
         return result
     theirs: dict[str, Any] = {}
     # ns-2's window trace is a line per ACK: recorded only when the claim or figure reads it.
-    cwnd = "mean_cwnd" in str(plan.claim.get("expr", "")) or "mean_cwnd" in study.figure
+    cwnd = "mean_cwnd_pkts" in str(plan.claim.get("expr", "")) or "mean_cwnd_pkts" in study.figure
     for job, (i, name, s) in zip(plan.jobs, plan.index):
         if i != 0 or s != seed:
             continue

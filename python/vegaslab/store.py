@@ -101,8 +101,18 @@ __all__ = [
 
 #: Layout version of a store (``store.json``, ``_commit.json`` and the key's definition).
 #: 2: ``runs.meta`` holds the results document's ``meta`` (so a stored run rebuilds the
-#: :class:`vegaslab.Results` that :func:`vegaslab.run` returns).
-STORE_FORMAT = 2
+#: :class:`vegaslab.Results` that :func:`vegaslab.run` returns). 3: the columns carry their
+#: unit (``sent_pkts``, ``time_s``, ``cwnd_pkts``, ...; :data:`vegaslab.results.RENAMED_COLUMNS`)
+#: and the aggregate ``queue_drops_total`` is ``queue_dropped_pkts_total``.
+STORE_FORMAT = 3
+#: Formats a store or commit may have to be read (decided for issue 14, for one version): a
+#: format-2 store is read with its columns renamed (:func:`_upgrade_table`), but never written
+#: to (its runs' keys include the format, so they would all be computed again beside the old
+#: ones): :meth:`Store.writer` refuses it and names the way out.
+READABLE_STORE_FORMATS = (2, 3)
+#: The ``runs`` table's aggregate columns renamed in format 3 (the results tables' renames are
+#: :data:`vegaslab.results.RENAMED_COLUMNS`).
+RENAMED_AGGREGATES = {"queue_drops_total": "queue_dropped_pkts_total"}
 
 #: The Parquet tables of a commit, in the order they are written.
 TABLES = ("runs", "flows", "queues", "links", "udp", "series_flows", "series_queues")
@@ -329,12 +339,12 @@ def param_types(specs: Iterable[RunSpec | PreparedRun]) -> dict[str, str]:
 
 def _identity_columns() -> frozenset[str]:
     """The columns that tell a results table's rows apart (``flow``, ``queue``, ``link``,
-    ``source``, and ``time`` of the series): a parameter may not take their names, or the rows
+    ``source``, and ``time_s`` of the series): a parameter may not take their names, or the rows
     of several flows would merge. A parameter named like another results column replaces it in
     the tidy tables (docs/store-format.md)."""
     from .results import TABLES
 
-    return frozenset([key for key, _columns in TABLES.values()] + ["time"])
+    return frozenset([key for key, _columns in TABLES.values()] + ["time_s"])
 
 
 def _nan_if_none(x: Any) -> float:
@@ -442,7 +452,7 @@ def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
         "retransmitted_pkts_total": total(flows, "retransmitted_pkts"),
         "timeouts_total": total(flows, "timeouts"),
         "dropped_pkts_total": total(flows, "dropped_pkts"),
-        "queue_drops_total": total(queues, "drops"),
+        "queue_dropped_pkts_total": total(queues, "dropped_pkts"),
         "flows_completed": len(done),
         "completion_time_s_max": max(done) if done else math.nan,
     }
@@ -465,12 +475,12 @@ def series_from_columns(columns: Mapping[str, Any]) -> dict[str, dict[str, "pa.A
         return pa.array(column_names(codes, names_), type=pa.string())
 
     f, q = columns["flows"], columns["queues"]
-    flows = {"time": f64(f["time"]), "flow": names(f["flow"], f["names"]),
-             **{c: f64(f[c]) for c in ("cwnd", "ssthresh", "rtt", "throughput_bps")},
+    flows = {"time_s": f64(f["time_s"]), "flow": names(f["flow"], f["names"]),
+             **{c: f64(f[c]) for c in ("cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps")},
              "active": pa.array(np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64)),
              **{name: f64(column) for name, column in f["extra"].items()}}
-    queues = {"time": f64(q["time"]), "queue": names(q["queue"], q["names"]),
-              "length": pa.array(column_f64(q["length"]).astype(np.int64)),
+    queues = {"time_s": f64(q["time_s"]), "queue": names(q["queue"], q["names"]),
+              "length_pkts": pa.array(column_f64(q["length_pkts"]).astype(np.int64)),
               **{name: f64(column) for name, column in q.get("extra", {}).items()}}
     return {"flows": flows, "queues": queues}
 
@@ -550,7 +560,7 @@ def runs_table(rows: Sequence[Mapping[str, Any]], types: Mapping[str, str]) -> "
         pa.field("flows", pa.int64()), pa.field("throughput_bps_total", pa.float64()),
         pa.field("goodput_bps_total", pa.float64()), pa.field("jain_throughput", pa.float64()),
         pa.field("retransmitted_pkts_total", pa.int64()), pa.field("timeouts_total", pa.int64()),
-        pa.field("dropped_pkts_total", pa.int64()), pa.field("queue_drops_total", pa.int64()),
+        pa.field("dropped_pkts_total", pa.int64()), pa.field("queue_dropped_pkts_total", pa.int64()),
         pa.field("flows_completed", pa.int64()), pa.field("completion_time_s_max", pa.float64()),
         pa.field("events", pa.int64()), pa.field("duration_s", pa.float64()),
         pa.field("sim_wall_s", pa.float64()), pa.field("wall_s", pa.float64()), pa.field("worker", pa.string()),
@@ -590,6 +600,8 @@ class Commit:
     params: Mapping[str, str]
     files: Mapping[str, Mapping[str, Any]]
     replaces: tuple[str, ...] = ()
+    #: Its ``_commit.json`` format (:data:`READABLE_STORE_FORMATS`).
+    format: int = STORE_FORMAT
 
     @property
     def bytes(self) -> int:
@@ -637,10 +649,12 @@ class Store:
             info = json.loads(meta.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise StoreError(f"{meta}: unreadable: {exc}") from None
-        if not isinstance(info, dict) or info.get("format") != STORE_FORMAT:
+        if not isinstance(info, dict) or info.get("format") not in READABLE_STORE_FORMATS:
             raise StoreError(f"{meta}: store format {info.get('format') if isinstance(info, dict) else '?'!r}; "
                              f"this vegaslab reads format {STORE_FORMAT}; its runs would be computed again: use a "
                              "new directory (another --out) or delete this one")
+        #: The store's format: an older readable one is read, never written (:meth:`writer`).
+        self.format: int = info["format"]
 
     # ------------------------------------------------------------------ commits
 
@@ -744,7 +758,8 @@ class Store:
             files = dict(info["files"])
             params = dict(info.get("params") or {})
             replaces = tuple(str(c) for c in info.get("replaces") or ())
-            if info.get("format") != STORE_FORMAT or info.get("commit") != d.name:
+            fmt = info.get("format")
+            if fmt not in READABLE_STORE_FORMATS or info.get("commit") != d.name:
                 return None, f"{record}: format or id does not match"
         except FileNotFoundError:
             return None, f"{record}: missing"
@@ -769,7 +784,7 @@ class Store:
         extra = sorted(p.name for p in d.iterdir() if p.name != _COMMIT_FILE and p.name not in files)
         if extra:
             return None, f"{d}: holds files its {_COMMIT_FILE} does not list ({', '.join(extra[:3])})"
-        return Commit(d.name, d, runs, params, files, replaces), ""
+        return Commit(d.name, d, runs, params, files, replaces, fmt), ""
 
     def commits(self) -> list[Commit]:
         """The verified commits, in id order."""
@@ -829,7 +844,7 @@ class Store:
                     name = f"{table}.parquet"
                     if not own or name not in c.files:
                         continue
-                    t = _read_parquet(c.path / name)
+                    t = _upgrade_table(_read_parquet(c.path / name), c)
                     if len(own) != len(c.runs):
                         t = t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(own, pa.string())))
                     parts.append(t)
@@ -904,9 +919,9 @@ class Store:
         for c in self.commits():
             if not any(k in wanted and k not in out for k in c.runs):
                 continue
-            rows = {row["run_key"]: row for row in _read_parquet(c.path / "runs.parquet").to_pylist()
+            rows = {row["run_key"]: row for row in _upgrade_table(_read_parquet(c.path / "runs.parquet"), c).to_pylist()
                     if row["run_key"] in wanted and row["run_key"] not in out}
-            layouts = {k: json.loads(row["layout"]) if isinstance(row.get("layout"), str) else None
+            layouts = {k: _upgrade_layout(json.loads(row["layout"]), c) if isinstance(row.get("layout"), str) else None
                        for k, row in rows.items()}
             # A run whose parameter is named like a column the core wrote had that column
             # replaced (see the module docstring): it cannot give back the core's numbers.
@@ -918,7 +933,7 @@ class Store:
             for name in RESULT_TABLES:
                 if f"{name}.parquet" not in c.files:
                     continue
-                t = _read_parquet(c.path / f"{name}.parquet")
+                t = _upgrade_table(_read_parquet(c.path / f"{name}.parquet"), c)
                 # A run's rows are contiguous: cut where the (dictionary-encoded) key changes.
                 encoded = t.column("run_key").combine_chunks().dictionary_encode()
                 codes = encoded.indices.to_numpy(zero_copy_only=False)
@@ -967,6 +982,10 @@ class Store:
         (:meth:`StoreWriter.add`) in batches; the last batch is committed when the block
         ends, also on an exception or Ctrl-C. :class:`StoreLockedError` when another
         process holds the lock."""
+        if self.format != STORE_FORMAT:
+            raise StoreError(f"{self.path / _STORE_FILE}: store format {self.format}, written by vegaslab 0.2 (column "
+                             f"names without units); this vegaslab reads it but writes format {STORE_FORMAT}, and its "
+                             "runs would be computed again: use a new directory (another --out) or delete this one")
         w = StoreWriter(self, batch_runs=batch_runs, flush_s=flush_s)
         try:
             yield w
@@ -989,6 +1008,32 @@ def _read_parquet(path: Path) -> "pa.Table":
 
     with pq.ParquetFile(path) as f:
         return f.read()
+
+
+def _old_names(c: Commit) -> dict[str, str]:
+    """Old column name -> new for a commit written before format 3 (empty for a current one);
+    the commit's parameter columns keep their names (a parameter may be called ``limit``)."""
+    if c.format >= 3:
+        return {}
+    from .results import RENAMED_COLUMNS
+
+    return {o: n for o, n in {**RENAMED_COLUMNS, **RENAMED_AGGREGATES}.items() if o not in c.params}
+
+
+def _upgrade_table(t: "pa.Table", c: Commit) -> "pa.Table":
+    """A table of commit ``c`` with the column names of the current format."""
+    old = _old_names(c)
+    if not old or not any(n in old for n in t.column_names):
+        return t
+    return t.rename_columns([old.get(n, n) for n in t.column_names])
+
+
+def _upgrade_layout(layout: Any, c: Commit) -> Any:
+    """A run's ``runs.layout`` with the column names of the current format."""
+    old = _old_names(c)
+    if old and isinstance(layout, dict) and isinstance(layout.get("columns"), dict):
+        layout = {**layout, "columns": {t: [old.get(n, n) for n in cols] for t, cols in layout["columns"].items()}}
+    return layout
 
 
 def _read_verified(path: Path, meta: Mapping[str, Any]) -> "pa.Table | None":

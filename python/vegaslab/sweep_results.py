@@ -424,6 +424,12 @@ class SweepResults:
         allowed = [c for c in flows.columns if c not in ("run_key", "point", "seed", *self.params)
                    and flows[c].dtype.kind in "fiub"]
         allowed += [c for c in runs.columns if c.endswith(("_total", "_max")) or c in ("jain_throughput", "wall_s")]
+        from .results import renamed_column_message
+        from .store import RENAMED_AGGREGATES
+
+        if renamed := renamed_column_message(metric) or (
+                metric in RENAMED_AGGREGATES and f"{metric!r} was renamed {RENAMED_AGGREGATES[metric]!r} in 0.3"):
+            raise VegaslabError(f"metric {metric!r}: {renamed}")
         raise VegaslabError(f"metric {metric!r}: not a column of the flows or runs table; numeric ones are "
                             f"{', '.join(dict.fromkeys(allowed))}")
 

@@ -234,7 +234,9 @@ pub trait CongestionControl: ControllerBase + fmt::Debug + Send {
         None
     }
 
-    /// The algorithm's own variables (name, value) for the time series, appended to `out`.
+    /// The algorithm's own variables (name, value) for the time series, appended to `out`. A
+    /// name is a column name: a time ends in `_s` (`base_rtt_s`), while the papers' parameters
+    /// keep the papers' names (`alpha`, `beta`, `inc`: packets; docs/results-format.md).
     fn variables(&self, _out: &mut Vec<(&'static str, f64)>) {}
 
     /// ns-2-flavour Vegas: how often delta's rounding sat on a decision boundary

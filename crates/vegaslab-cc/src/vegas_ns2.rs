@@ -334,6 +334,6 @@ impl<R: VegasRule> CongestionControl for Ns2Vegas<R> {
 
     fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
         self.rule.variables(out);
-        out.push(("base_rtt", if self.v_base_rtt < 1e8 { self.v_base_rtt } else { f64::NAN }));
+        out.push(("base_rtt_s", if self.v_base_rtt < 1e8 { self.v_base_rtt } else { f64::NAN }));
     }
 }

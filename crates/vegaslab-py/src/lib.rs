@@ -140,19 +140,19 @@ fn nullable<'py>(py: Python<'py>, column: &[Option<f64>]) -> Bound<'py, PyBytes>
     f64_bytes(py, column.iter().map(|v| v.unwrap_or(f64::NAN)))
 }
 
-/// The time series as `{"flows": {...}, "queues": {...}}`, each column `bytes`: `time` and the
+/// The time series as `{"flows": {...}, "queues": {...}}`, each column `bytes`: `time_s` and the
 /// value columns little-endian f64 (NaN where the JSON form has null), `active` u8, the
-/// interned `flow` / `queue` column u32 indices into the `names` list, `length` f64; the
-/// queues' further columns (`avg` with a RED queue monitored) in `queues["extra"]`.
+/// interned `flow` / `queue` column u32 indices into the `names` list, `length_pkts` f64; the
+/// queues' further columns (`avg_pkts` with a RED queue monitored) in `queues["extra"]`.
 fn series_columns(py: Python<'_>, s: &Series) -> PyResult<PyObject> {
     let f = &s.flows;
     let flows = PyDict::new_bound(py);
-    flows.set_item("time", f64_bytes(py, f.time.iter().copied()))?;
+    flows.set_item("time_s", f64_bytes(py, f.time.iter().copied()))?;
     flows.set_item("flow", u32_bytes(py, &f.flow))?;
     flows.set_item("names", f.names.clone())?;
-    flows.set_item("cwnd", nullable(py, &f.cwnd))?;
-    flows.set_item("ssthresh", nullable(py, &f.ssthresh))?;
-    flows.set_item("rtt", nullable(py, &f.rtt))?;
+    flows.set_item("cwnd_pkts", nullable(py, &f.cwnd))?;
+    flows.set_item("ssthresh_pkts", nullable(py, &f.ssthresh))?;
+    flows.set_item("rtt_s", nullable(py, &f.rtt))?;
     flows.set_item("throughput_bps", nullable(py, &f.throughput_bps))?;
     flows.set_item("active", PyBytes::new_bound(py, &f.active))?;
     let extra = PyDict::new_bound(py);
@@ -162,11 +162,11 @@ fn series_columns(py: Python<'_>, s: &Series) -> PyResult<PyObject> {
     flows.set_item("extra", extra)?;
     let q = &s.queues;
     let queues = PyDict::new_bound(py);
-    queues.set_item("time", f64_bytes(py, q.time.iter().copied()))?;
+    queues.set_item("time_s", f64_bytes(py, q.time.iter().copied()))?;
     queues.set_item("queue", u32_bytes(py, &q.queue))?;
     queues.set_item("names", q.names.clone())?;
-    queues.set_item("length", f64_bytes(py, q.length.iter().map(|&n| n as f64)))?;
-    // Further value columns in the core's own list (`QueueSeries::value_columns`; RED's `avg`
+    queues.set_item("length_pkts", f64_bytes(py, q.length.iter().map(|&n| n as f64)))?;
+    // Further value columns in the core's own list (`QueueSeries::value_columns`; RED's `avg_pkts`
     // when a monitored queue is RED), as the flows' `extra`: Python reads whatever is listed.
     let extra = PyDict::new_bound(py);
     for (name, column) in q.value_columns() {

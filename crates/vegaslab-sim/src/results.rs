@@ -1,4 +1,11 @@
 //! What a run reports (`docs/results-format.md`), serialisable to JSON.
+//!
+//! The field names are the column names, and they carry their unit (decided for issue 14, 0.3;
+//! `docs/results-format.md`, "Column names"): `_s`, `_bps`, `_pkts`, `_bytes`, `_ratio`; event
+//! counts named by a plural noun and flags keep their names. The series' keys are written by
+//! hand in the `Serialize` impls below (and in `vegaslab-py`'s typed columns), where the struct
+//! fields keep their short internal names (`time`, `cwnd`, ...). Python's
+//! `vegaslab.results.RENAMED_COLUMNS` lists the names of 0.2.
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
@@ -12,7 +19,7 @@ pub struct RunMeta {
     pub duration_s: f64,
     pub wall_time_s: f64,
     pub events: u64,
-    /// Packets whose transmission started on a link by the end of the run (`departures`),
+    /// Packets whose transmission started on a link by the end of the run (`departed_pkts`),
     /// summed over every link direction: the packet-hops, the work any packet-level simulator
     /// does for the scenario (comparable across simulators, unlike events).
     pub packet_hops: u64,
@@ -88,8 +95,8 @@ pub struct FlowResult {
     pub vegas_threshold_ties: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vegas_decisive_ties: Option<u64>,
-    pub data_pkts_sent: u64,
-    pub data_bytes_sent: u64,
+    pub sent_pkts: u64,
+    pub sent_bytes: u64,
     pub retransmitted_pkts: u64,
     pub fast_retransmits: u64,
     pub timeouts: u64,
@@ -105,10 +112,10 @@ pub struct FlowResult {
     pub goodput_bps: f64,
     pub active_throughput_bps: f64,
     pub completion_time_s: Option<f64>,
-    pub final_cwnd: f64,
+    pub final_cwnd_pkts: f64,
     /// Time-weighted mean cwnd (packets) from the flow's start to its end.
-    pub mean_cwnd: f64,
-    pub final_ssthresh: i64,
+    pub mean_cwnd_pkts: f64,
+    pub final_ssthresh_pkts: i64,
     pub in_flight_pkts: u64,
     pub dropped_pkts: u64,
 }
@@ -117,39 +124,39 @@ pub struct FlowResult {
 pub struct QueueResult {
     pub queue: String,
     pub kind: String,
-    pub limit: u32,
-    pub arrivals: u64,
-    pub drops: u64,
+    pub limit_pkts: u32,
+    pub arrived_pkts: u64,
+    pub dropped_pkts: u64,
     /// Packets whose transmission started by the end of the run (counted when it starts, as
     /// ns-2's queue monitor counts at dequeue; a start exactly at the end counts).
-    pub departures: u64,
+    pub departed_pkts: u64,
     /// Packets accepted and still waiting at the end of the run (their transmission had not
-    /// started): arrivals = departures + drops + backlog.
-    pub backlog: u64,
-    pub loss_rate: f64,
-    pub mean_len: f64,
-    pub std_len: f64,
-    pub max_len: u64,
+    /// started): arrived_pkts = departed_pkts + dropped_pkts + backlog_pkts.
+    pub backlog_pkts: u64,
+    pub loss_ratio: f64,
+    pub mean_len_pkts: f64,
+    pub std_len_pkts: f64,
+    pub max_len_pkts: u64,
     /// Packets lost to the packet-error model (only for directions with an error rate).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub errors: Option<u64>,
+    pub error_pkts: Option<u64>,
     /// RED queues only: random (unforced) drops and forced drops (average over the top
-    /// threshold, or the hard limit); `drops` = early + forced.
+    /// threshold, or the hard limit); `dropped_pkts` = early + forced.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub early_drops: Option<u64>,
+    pub early_dropped_pkts: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub forced_drops: Option<u64>,
+    pub forced_dropped_pkts: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LinkResult {
     pub link: String,
     pub bandwidth_bps: f64,
-    /// Bytes of the packets whose transmission started by the end of the run (`departures`;
+    /// Bytes of the packets whose transmission started by the end of the run (`departed_pkts`;
     /// one in transmission at the end counts whole).
-    pub bytes_sent: u64,
+    pub sent_bytes: u64,
     /// Transmission time within the run over the run's duration.
-    pub utilisation: f64,
+    pub utilisation_ratio: f64,
 }
 
 /// Long-format per-flow samples: one row per (time, flow). Rows name their flow by index into
@@ -190,12 +197,12 @@ pub struct QueueSeries {
 }
 
 impl QueueSeries {
-    /// The value columns after `time` and `queue`, in order, as the JSON form and the typed
-    /// columns of `vegaslab._core` write them: the one list both read (`length` as f64 there).
+    /// The value columns after `time_s` and `queue`, in order, as the JSON form and the typed
+    /// columns of `vegaslab._core` write them: the one list both read (`length_pkts` as f64 there).
     pub fn value_columns(&self) -> Vec<(&'static str, QueueColumn<'_>)> {
-        let mut out = vec![("length", QueueColumn::Count(&self.length))];
+        let mut out = vec![("length_pkts", QueueColumn::Count(&self.length))];
         if !self.avg.is_empty() {
-            out.push(("avg", QueueColumn::Nullable(&self.avg)));
+            out.push(("avg_pkts", QueueColumn::Nullable(&self.avg)));
         }
         out
     }
@@ -229,11 +236,11 @@ impl Serialize for Named<'_> {
 impl Serialize for FlowSeries {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(7 + self.extra.len()))?;
-        m.serialize_entry("time", &self.time)?;
+        m.serialize_entry("time_s", &self.time)?;
         m.serialize_entry("flow", &Named(&self.flow, &self.names))?;
-        m.serialize_entry("cwnd", &self.cwnd)?;
-        m.serialize_entry("ssthresh", &self.ssthresh)?;
-        m.serialize_entry("rtt", &self.rtt)?;
+        m.serialize_entry("cwnd_pkts", &self.cwnd)?;
+        m.serialize_entry("ssthresh_pkts", &self.ssthresh)?;
+        m.serialize_entry("rtt_s", &self.rtt)?;
         m.serialize_entry("throughput_bps", &self.throughput_bps)?;
         m.serialize_entry("active", &self.active)?;
         for (name, column) in &self.extra {
@@ -247,7 +254,7 @@ impl Serialize for QueueSeries {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let columns = self.value_columns();
         let mut m = s.serialize_map(Some(2 + columns.len()))?;
-        m.serialize_entry("time", &self.time)?;
+        m.serialize_entry("time_s", &self.time)?;
         m.serialize_entry("queue", &Named(&self.queue, &self.names))?;
         for (name, column) in &columns {
             m.serialize_entry(name, column)?;

@@ -934,8 +934,8 @@ impl Simulator {
                     vegas_decisions: ties.map(|t| t.decisions),
                     vegas_threshold_ties: ties.map(|t| t.exact),
                     vegas_decisive_ties: ties.map(|t| t.decisive),
-                    data_pkts_sent: st.pkts_sent,
-                    data_bytes_sent: st.bytes_sent,
+                    sent_pkts: st.pkts_sent,
+                    sent_bytes: st.bytes_sent,
                     retransmitted_pkts: st.retransmitted_pkts,
                     fast_retransmits: st.fast_retransmits,
                     timeouts: st.timeouts,
@@ -949,8 +949,8 @@ impl Simulator {
                     goodput_bps: delivered_bytes as f64 * 8.0 / dur_s,
                     active_throughput_bps: if active > 0.0 { received_bytes as f64 * 8.0 / active } else { 0.0 },
                     completion_time_s: completion,
-                    final_cwnd,
-                    mean_cwnd: {
+                    final_cwnd_pkts: final_cwnd,
+                    mean_cwnd_pkts: {
                         // Summed over the connections (a finished one stopped integrating).
                         let mut area = 0.0;
                         for g in group() {
@@ -962,7 +962,7 @@ impl Simulator {
                         let span = end.saturating_sub(f.start);
                         if span > 0 { area / span as f64 } else { final_cwnd }
                     },
-                    final_ssthresh,
+                    final_ssthresh_pkts: final_ssthresh,
                     in_flight_pkts,
                     dropped_pkts,
                 }
@@ -976,18 +976,18 @@ impl Simulator {
                 QueueResult {
                     queue: channel_name(sc, c),
                     kind: c.queue_spec().kind().to_string(),
-                    limit: c.queue_spec().limit(),
-                    arrivals: c.stats.arrivals(),
-                    drops: c.stats.drops,
-                    departures: c.stats.departures,
-                    backlog: c.stats.backlog,
-                    loss_rate: if c.stats.arrivals() > 0 { c.stats.drops as f64 / c.stats.arrivals() as f64 } else { 0.0 },
-                    mean_len: mean,
-                    std_len: std,
-                    max_len: c.stats.max_len,
-                    errors: (c.has_error_model() || c.can_fail).then_some(c.stats.errors),
-                    early_drops: c.red().map(|r| r.early_drops),
-                    forced_drops: c.red().map(|r| r.forced_drops),
+                    limit_pkts: c.queue_spec().limit(),
+                    arrived_pkts: c.stats.arrivals(),
+                    dropped_pkts: c.stats.drops,
+                    departed_pkts: c.stats.departures,
+                    backlog_pkts: c.stats.backlog,
+                    loss_ratio: if c.stats.arrivals() > 0 { c.stats.drops as f64 / c.stats.arrivals() as f64 } else { 0.0 },
+                    mean_len_pkts: mean,
+                    std_len_pkts: std,
+                    max_len_pkts: c.stats.max_len,
+                    error_pkts: (c.has_error_model() || c.can_fail).then_some(c.stats.errors),
+                    early_dropped_pkts: c.red().map(|r| r.early_drops),
+                    forced_dropped_pkts: c.red().map(|r| r.forced_drops),
                 }
             })
             .collect();
@@ -998,8 +998,8 @@ impl Simulator {
                 LinkResult {
                     link: channel_name(sc, c),
                     bandwidth_bps: c.bandwidth_bps,
-                    bytes_sent: c.stats.bytes_sent,
-                    utilisation: c.stats.busy_ns() as f64 / duration as f64,
+                    sent_bytes: c.stats.bytes_sent,
+                    utilisation_ratio: c.stats.busy_ns() as f64 / duration as f64,
                 }
             })
             .collect();

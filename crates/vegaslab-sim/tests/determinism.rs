@@ -137,7 +137,7 @@ fn identity(doc: &serde_json::Value) -> serde_json::Value {
         "scenario": doc["meta"]["scenario"],
         "duration_s": doc["meta"]["duration_s"],
         "flows": pick("flows", &["flow", "cc", "from", "to", "start_s"]),
-        "queues": pick("queues", &["queue", "kind", "limit"]),
+        "queues": pick("queues", &["queue", "kind", "limit_pkts"]),
         "links": pick("links", &["link", "bandwidth_bps"]),
         "udp": pick("udp", &["source", "model", "from", "to", "start_s", "nominal_rate_bps"]),
     })

@@ -122,7 +122,7 @@ fn a_packet_count_file_sends_exactly_that_many_distinct_data_packets_and_complet
             let text = with_app(LOSSY, &format!("{{ kind = \"file\", packets = {n} }}"));
             let r = run(&text, &[&format!("flows[0].cc={cc}"), &format!("flows[0].tcp.packet_size={packet_size}")]);
             let f = &r["flows"][0];
-            let sent = u(f, "data_pkts_sent");
+            let sent = u(f, "sent_pkts");
             let retx = u(f, "retransmitted_pkts");
             // Every packet sent is new data, a retransmission or the SYN.
             assert_eq!(sent - retx - syn, n, "{cc} n={n} size={packet_size}: {f}");
@@ -164,7 +164,7 @@ fn acked_pkts_counts_the_acks_that_reached_the_sender_by_the_end() {
         let f = &r["flows"][0];
         assert_eq!(u(f, "delivered_pkts"), received, "{end}: {f}");
         assert_eq!(u(f, "acked_pkts"), acked, "{end}: {f}");
-        assert!(u(f, "acked_pkts") <= u(f, "data_pkts_sent"), "{end}");
+        assert!(u(f, "acked_pkts") <= u(f, "sent_pkts"), "{end}");
     }
 }
 
@@ -173,7 +173,7 @@ fn acked_pkts_never_exceeds_delivered_or_sent() {
     for cc in ["reno", "newreno", "vegas", "vegas-a", "cubic"] {
         let r = run(LOSSY, &[&format!("flows[0].cc={cc}")]);
         let f = &r["flows"][0];
-        let (acked, delivered, sent) = (u(f, "acked_pkts"), u(f, "delivered_pkts"), u(f, "data_pkts_sent"));
+        let (acked, delivered, sent) = (u(f, "acked_pkts"), u(f, "delivered_pkts"), u(f, "sent_pkts"));
         assert!(acked <= delivered && delivered <= sent, "{cc}: {f}");
         // A long-lived flow has ACKs on their way at the end: at most a window behind.
         assert!(acked + 64 >= delivered && acked > 1000, "{cc}: {f}");

@@ -131,7 +131,7 @@ impl Value {
 // ------------------------------------------------------------------------------ pandas mapping
 
 /// Columns Python forces to float64 even when every value is null (`results._NULLABLE_FLOAT`).
-const NULLABLE_FLOAT: &[&str] = &["completion_time_s", "cwnd", "ssthresh", "rtt", "throughput_bps", "length", "time"];
+const NULLABLE_FLOAT: &[&str] = &["completion_time_s", "cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps", "length_pkts", "time_s"];
 
 /// `pd.DataFrame(records).to_dict("records")` for the core's records (see the module doc).
 fn pandas_records(table: &str, rows: &[Value]) -> Value {

@@ -64,9 +64,9 @@ fn u(v: &Value) -> u64 {
 #[test]
 fn without_a_down_schedule_the_backup_path_is_never_used() {
     let v = run(&diamond("", true, ""));
-    assert_eq!(u(&row(&v, "links", "link", "R1->R3")["bytes_sent"]), 0);
+    assert_eq!(u(&row(&v, "links", "link", "R1->R3")["sent_bytes"]), 0);
     // No failure possible: no `errors` column for the link.
-    assert!(row(&v, "queues", "queue", "R1->R2").get("errors").is_none());
+    assert!(row(&v, "queues", "queue", "R1->R2").get("error_pkts").is_none());
 }
 
 #[test]
@@ -74,19 +74,19 @@ fn routes_switch_to_the_backup_at_the_failure_and_back_at_the_repair() {
     let down = r#"down = [["2s", "4s"]]"#;
     // Until the failure nothing takes the backup.
     let early = run(&diamond(down, true, "").replace("duration = \"8s\"", "duration = \"1.999s\""));
-    assert_eq!(u(&row(&early, "links", "link", "R1->R3")["bytes_sent"]), 0);
+    assert_eq!(u(&row(&early, "links", "link", "R1->R3")["sent_bytes"]), 0);
     // During the failure the backup carries the data (at most 2 s at 1 Mbit/s; Reno recovers
     // from the losses first) ...
     let at_5 = run(&diamond(down, true, "").replace("duration = \"8s\"", "duration = \"5s\""));
-    let backup_5 = u(&row(&at_5, "links", "link", "R1->R3")["bytes_sent"]);
+    let backup_5 = u(&row(&at_5, "links", "link", "R1->R3")["sent_bytes"]);
     assert!(backup_5 > 100_000 && backup_5 <= 250_000, "{backup_5}");
     // ... and after the repair nothing more: the same bytes at 8 s, while R1 -> R2 carries on.
     let full = run(&diamond(down, true, ""));
-    assert_eq!(u(&row(&full, "links", "link", "R1->R3")["bytes_sent"]), backup_5);
-    let primary = |v: &Value| u(&row(v, "links", "link", "R1->R2")["bytes_sent"]);
+    assert_eq!(u(&row(&full, "links", "link", "R1->R3")["sent_bytes"]), backup_5);
+    let primary = |v: &Value| u(&row(v, "links", "link", "R1->R2")["sent_bytes"]);
     assert!(primary(&full) > primary(&at_5) + 300_000);
     // The ACKs came back over the backup too.
-    assert!(u(&row(&full, "links", "link", "R3->R1")["bytes_sent"]) > 0);
+    assert!(u(&row(&full, "links", "link", "R3->R1")["sent_bytes"]) > 0);
 }
 
 #[test]
@@ -95,22 +95,22 @@ fn packets_queued_and_in_flight_at_the_failure_are_lost_and_counted() {
     let q = row(&v, "queues", "queue", "R1->R2");
     // A saturated 1 Mbit/s link: its queue is full at 2 s and a packet is in transmission or
     // propagating (10 ms = 1.25 packets).
-    let (drops, errors) = (u(&q["drops"]), u(&q["errors"]));
+    let (drops, errors) = (u(&q["dropped_pkts"]), u(&q["error_pkts"]));
     assert!(errors >= 1 && errors <= 3, "{q}");
-    assert_eq!(u(&q["arrivals"]), u(&q["departures"]) + drops + u(&q["backlog"]), "{q}");
+    assert_eq!(u(&q["arrived_pkts"]), u(&q["departed_pkts"]) + drops + u(&q["backlog_pkts"]), "{q}");
     let f = &v["flows"][0];
-    assert_eq!(u(&f["data_pkts_sent"]), u(&f["received_pkts"]) + u(&f["dropped_pkts"]) + u(&f["in_flight_pkts"]), "{f}");
+    assert_eq!(u(&f["sent_pkts"]), u(&f["received_pkts"]) + u(&f["dropped_pkts"]) + u(&f["in_flight_pkts"]), "{f}");
     // The same run cut just before the failure: every drop after it is a failure loss.
     let before = run(&diamond(r#"down = [["2s", "4s"]]"#, true, "").replace("duration = \"8s\"", "duration = \"1.999999999s\""));
     let qb = row(&before, "queues", "queue", "R1->R2");
-    let waiting = u(&qb["backlog"]);
+    let waiting = u(&qb["backlog_pkts"]);
     assert!(waiting > 10, "{qb}");
     let cut = run(&diamond(r#"down = [["2s", "4s"]]"#, true, "").replace("duration = \"8s\"", "duration = \"2s\""));
     let qc = row(&cut, "queues", "queue", "R1->R2");
     // At 2 s: the waiting packets became drops (no departure), the started ones errors.
-    assert_eq!(u(&qc["drops"]), u(&qb["drops"]) + waiting, "{qc} vs {qb}");
-    assert_eq!(u(&qc["backlog"]), 0);
-    assert_eq!(u(&qc["departures"]), u(&qb["departures"]));
+    assert_eq!(u(&qc["dropped_pkts"]), u(&qb["dropped_pkts"]) + waiting, "{qc} vs {qb}");
+    assert_eq!(u(&qc["backlog_pkts"]), 0);
+    assert_eq!(u(&qc["departed_pkts"]), u(&qb["departed_pkts"]));
     assert_eq!(u(&cut["flows"][0]["in_flight_pkts"]) + u(&cut["flows"][0]["dropped_pkts"]), u(&before["flows"][0]["in_flight_pkts"]) + u(&before["flows"][0]["dropped_pkts"]));
 }
 
@@ -120,7 +120,7 @@ fn a_flow_without_a_backup_stalls_loses_what_it_sends_and_recovers_at_the_repair
     let at_4 = run(&diamond(down, false, "").replace("duration = \"8s\"", "duration = \"4s\""));
     let at_2 = run(&diamond(down, false, "").replace("duration = \"8s\"", "duration = \"2s\""));
     let rcv = |v: &Value| u(&v["flows"][0]["received_pkts"]);
-    let sent = |v: &Value| u(&v["flows"][0]["data_pkts_sent"]);
+    let sent = |v: &Value| u(&v["flows"][0]["sent_pkts"]);
     // Nothing arrives while the link is down (a packet already past it may).
     assert!(rcv(&at_4) <= rcv(&at_2) + 2, "{} vs {}", rcv(&at_4), rcv(&at_2));
     // What the sender sends meanwhile (timeouts) reaches R1 by the old route and is dropped at the
@@ -128,13 +128,13 @@ fn a_flow_without_a_backup_stalls_loses_what_it_sends_and_recovers_at_the_repair
     assert!(sent(&at_4) > sent(&at_2));
     let q4 = row(&at_4, "queues", "queue", "R1->R2");
     let q2 = row(&at_2, "queues", "queue", "R1->R2");
-    assert_eq!(u(&q4["arrivals"]) - u(&q2["arrivals"]), u(&q4["drops"]) - u(&q2["drops"]));
-    assert_eq!(u(&q4["departures"]), u(&q2["departures"]));
+    assert_eq!(u(&q4["arrived_pkts"]) - u(&q2["arrived_pkts"]), u(&q4["dropped_pkts"]) - u(&q2["dropped_pkts"]));
+    assert_eq!(u(&q4["departed_pkts"]), u(&q2["departed_pkts"]));
     // ACKs for data past the link at the failure are dropped on R2 -> R1 the same way.
     let full = run(&diamond(down, false, ""));
     assert!(rcv(&full) > rcv(&at_4) + 300, "recovers: {} vs {}", rcv(&full), rcv(&at_4));
     let f = &full["flows"][0];
-    assert_eq!(u(&f["data_pkts_sent"]), u(&f["received_pkts"]) + u(&f["dropped_pkts"]) + u(&f["in_flight_pkts"]), "{f}");
+    assert_eq!(u(&f["sent_pkts"]), u(&f["received_pkts"]) + u(&f["dropped_pkts"]) + u(&f["in_flight_pkts"]), "{f}");
 }
 
 #[test]

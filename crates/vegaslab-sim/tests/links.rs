@@ -32,15 +32,15 @@ fn packet_errors_hit_about_the_error_rate_and_count_as_losses() {
     let v = run_text(ONE_LINK, "t.toml", 1);
     let fwd = &v["queues"][0];
     assert_eq!(fwd["queue"], "A->B");
-    let (errors, departures) = (fwd["errors"].as_u64().unwrap(), fwd["departures"].as_u64().unwrap());
+    let (errors, departures) = (fwd["error_pkts"].as_u64().unwrap(), fwd["departed_pkts"].as_u64().unwrap());
     let rate = errors as f64 / departures as f64;
     assert!((0.005..0.02).contains(&rate), "{errors}/{departures}");
     // The reverse direction has no error model and reports no error counter.
-    assert!(v["queues"][1].get("errors").is_none());
+    assert!(v["queues"][1].get("error_pkts").is_none());
     let f = &v["flows"][0];
     assert!(f["retransmitted_pkts"].as_u64().unwrap() >= errors / 2);
     // Conservation: what was sent is received, dropped (here: corrupted) or still in flight.
-    let sent = f["data_pkts_sent"].as_u64().unwrap();
+    let sent = f["sent_pkts"].as_u64().unwrap();
     let accounted = f["received_pkts"].as_u64().unwrap() + f["dropped_pkts"].as_u64().unwrap() + f["in_flight_pkts"].as_u64().unwrap();
     assert_eq!(sent, accounted);
 }
@@ -48,7 +48,7 @@ fn packet_errors_hit_about_the_error_rate_and_count_as_losses() {
 #[test]
 fn packet_errors_are_deterministic_per_seed() {
     assert_eq!(run_text(ONE_LINK, "t.toml", 5), run_text(ONE_LINK, "t.toml", 5));
-    assert_ne!(run_text(ONE_LINK, "t.toml", 5)["queues"][0]["errors"], run_text(ONE_LINK, "t.toml", 6)["queues"][0]["errors"]);
+    assert_ne!(run_text(ONE_LINK, "t.toml", 5)["queues"][0]["error_pkts"], run_text(ONE_LINK, "t.toml", 6)["queues"][0]["error_pkts"]);
 }
 
 #[test]
@@ -190,7 +190,7 @@ fn geo_builder_makes_the_vegas_a_bent_pipe() {
     let both = scenario::parse(&GEO.replace("error_rate = 0.005", "error_rate = 0.005\nerror_at = \"both\""), "geo.toml", &[]).unwrap();
     assert_eq!((both.links[0].forward.error_rate, both.links[0].reverse.error_rate), (0.005, 0.005));
     let v = run_text(GEO, "geo.toml", 1);
-    assert!(v["queues"][0]["errors"].as_u64().unwrap() > 0);
+    assert!(v["queues"][0]["error_pkts"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -218,16 +218,16 @@ fn a_congested_link_reports_no_more_departures_or_bytes_than_its_bandwidth_can_c
     let q = v["queues"].as_array().unwrap().iter().find(|q| q["queue"] == "R->D").unwrap();
     let l = v["links"].as_array().unwrap().iter().find(|l| l["link"] == "R->D").unwrap();
     let (duration_ns, packet_ns) = (10_000_000_000u64, 8_000_000u64); // 1000 bytes at 1 Mbit/s
-    let departures = u(&q["departures"]);
+    let departures = u(&q["departed_pkts"]);
     // Transmissions start back to back: at most one per packet time, the last one at most at
     // the end of the run.
     assert!(departures * packet_ns <= duration_ns + packet_ns, "{departures} departures in 10 s");
-    assert!(u(&l["bytes_sent"]) * 8 * 1000 <= duration_ns + packet_ns, "{} bytes in 10 s", l["bytes_sent"]);
+    assert!(u(&l["sent_bytes"]) * 8 * 1000 <= duration_ns + packet_ns, "{} bytes in 10 s", l["sent_bytes"]);
     // The link is busy from the first packet on: it sends all it can.
     assert!(departures * packet_ns > duration_ns - 10 * packet_ns, "{departures}");
     // Every arrival is dropped, transmitted or still waiting at the end.
-    let backlog = u(&q["backlog"]);
-    assert!(backlog > 90 && backlog <= u(&q["max_len"]), "{q}");
-    assert_eq!(u(&q["arrivals"]), departures + u(&q["drops"]) + backlog, "{q}");
-    assert_eq!(v["udp"][0]["dropped_pkts"], q["drops"]);
+    let backlog = u(&q["backlog_pkts"]);
+    assert!(backlog > 90 && backlog <= u(&q["max_len_pkts"]), "{q}");
+    assert_eq!(u(&q["arrived_pkts"]), departures + u(&q["dropped_pkts"]) + backlog, "{q}");
+    assert_eq!(v["udp"][0]["dropped_pkts"], q["dropped_pkts"]);
 }

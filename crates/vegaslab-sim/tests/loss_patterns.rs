@@ -49,7 +49,7 @@ fn a_list_loses_exactly_the_listed_packets_counted_from_zero() {
     let v = run(CBR, &["links[0].loss={packets=[99, 0, 17, 1000]}"]);
     // 0, 17 and 99 are sent; 1000 never is.
     assert_eq!(udp_counts(&v), (100, 97, 3));
-    assert_eq!(v["queues"][0]["errors"], 3);
+    assert_eq!(v["queues"][0]["error_pkts"], 3);
     // Off by one: [100] is past the last packet, [99] the last one.
     assert_eq!(udp_counts(&run(CBR, &["links[0].loss={packets=[100]}"])), (100, 100, 0));
     assert_eq!(udp_counts(&run(CBR, &["links[0].loss={packets=[99]}"])), (100, 99, 1));
@@ -72,7 +72,7 @@ fn a_pattern_counts_only_its_own_direction() {
     // The CBR packets go A -> B: a reverse pattern sees nothing, a forward one everything.
     let v = run(CBR, &["links[0].loss_reverse={every=1}"]);
     assert_eq!(udp_counts(&v), (100, 100, 0));
-    assert_eq!((v["queues"][0].get("errors"), &v["queues"][1]["errors"]), (None, &serde_json::json!(0)));
+    assert_eq!((v["queues"][0].get("error_pkts"), &v["queues"][1]["error_pkts"]), (None, &serde_json::json!(0)));
     let v = run(CBR, &["links[0].loss_forward={packets=[5]}", "links[0].loss={every=1}"]);
     assert_eq!(udp_counts(&v), (100, 99, 1), "loss_forward wins over loss");
 }
@@ -96,7 +96,7 @@ tcp = { window = 4, syn = false, packet_size = 1000 }
 
 fn flow_counts(v: &serde_json::Value) -> (u64, u64, u64) {
     let f = &v["flows"][0];
-    (f["data_pkts_sent"].as_u64().unwrap(), f["dropped_pkts"].as_u64().unwrap(), f["retransmitted_pkts"].as_u64().unwrap())
+    (f["sent_pkts"].as_u64().unwrap(), f["dropped_pkts"].as_u64().unwrap(), f["retransmitted_pkts"].as_u64().unwrap())
 }
 
 #[test]
@@ -105,7 +105,7 @@ fn lost_data_packets_count_as_flow_drops_and_are_retransmitted() {
     assert_eq!(flow_counts(&clean), (30, 0, 0));
     let v = run(RENO, &["links[0].loss_forward={packets=[5]}"]);
     assert_eq!(flow_counts(&v), (31, 1, 1));
-    assert_eq!(v["queues"][0]["errors"], 1);
+    assert_eq!(v["queues"][0]["error_pkts"], 1);
     assert!(v["flows"][0]["completion_time_s"].as_f64().unwrap() > clean["flows"][0]["completion_time_s"].as_f64().unwrap());
 }
 
@@ -113,12 +113,12 @@ fn lost_data_packets_count_as_flow_drops_and_are_retransmitted() {
 fn lost_acks_count_in_the_reverse_direction_and_not_as_data_drops() {
     // Both directions lose their packet 2: the third data packet and the third ACK.
     let v = run(RENO, &["links[0].loss={packets=[2]}"]);
-    assert_eq!((&v["queues"][0]["errors"], &v["queues"][1]["errors"]), (&serde_json::json!(1), &serde_json::json!(1)));
+    assert_eq!((&v["queues"][0]["error_pkts"], &v["queues"][1]["error_pkts"]), (&serde_json::json!(1), &serde_json::json!(1)));
     assert_eq!(flow_counts(&v).1, 1, "only the data packet is a flow drop");
     // Only the ACK: cumulative ACKs cover it, nothing is retransmitted.
     let v = run(RENO, &["links[0].loss_reverse={packets=[2]}"]);
     assert_eq!(flow_counts(&v), (30, 0, 0));
-    assert_eq!(v["queues"][1]["errors"], 1);
+    assert_eq!(v["queues"][1]["error_pkts"], 1);
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn a_run_without_patterns_normalises_and_runs_as_before() {
     let empty = run(RENO, &["links[0].loss={packets=[]}"]);
     let plain = run(RENO, &[]);
     assert_eq!(empty["flows"], plain["flows"]);
-    assert_eq!(empty["queues"][0]["errors"], 0);
+    assert_eq!(empty["queues"][0]["error_pkts"], 0);
 }
 
 #[test]
@@ -140,7 +140,7 @@ fn each_direction_gets_its_own_queue_discipline() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|q| (q["queue"].as_str().unwrap().to_string(), q["kind"].as_str().unwrap().to_string(), q["limit"].as_u64().unwrap()))
+        .map(|q| (q["queue"].as_str().unwrap().to_string(), q["kind"].as_str().unwrap().to_string(), q["limit_pkts"].as_u64().unwrap()))
         .collect();
     assert_eq!(q, vec![("A->B".into(), "red".into(), 20), ("B->A".into(), "droptail".into(), 5)]);
     // Each defaults to `queue`, and overrides it.

@@ -54,7 +54,7 @@ fn monitoring_queues_adds_no_event() {
     let (v, monitored) = common::run_express(&queues_only, true);
     assert_eq!(plain, monitored, "a monitored queue must not cost events");
     // 20 s at 10 ms: 2000 samples of each of the 18 channels (9 links).
-    assert_eq!(queue_series(&v)["time"].as_array().unwrap().len(), 2000 * 18);
+    assert_eq!(queue_series(&v)["time_s"].as_array().unwrap().len(), 2000 * 18);
 }
 
 #[test]
@@ -66,7 +66,7 @@ fn queue_samples_are_identical_with_and_without_express_hops() {
     assert!(ea < eb, "express hops should stay on monitored links ({ea} vs {eb})");
     assert_eq!(queue_series(&with), queue_series(&without));
     // The egress queues really were busy, so the comparison means something.
-    let lengths = queue_series(&with)["length"].as_array().unwrap();
+    let lengths = queue_series(&with)["length_pkts"].as_array().unwrap();
     let queue = queue_series(&with)["queue"].as_array().unwrap();
     let peak = lengths.iter().zip(queue).filter(|(_, q)| *q == "R2->D1").map(|(l, _)| l.as_u64().unwrap()).max();
     assert!(peak.unwrap_or(0) >= 5, "the express egress queue should fill: peak {peak:?}");
@@ -78,7 +78,7 @@ fn a_stopped_run_keeps_the_samples_up_to_where_it_stopped() {
     // Stopped at the first progress report (after 16,384 events, a fraction of the run).
     let r = vegaslab_sim::Simulator::new(sc).run(|_, _| false);
     let v: Value = serde_json::from_str(&r.to_json()).unwrap();
-    let times: Vec<f64> = queue_series(&v)["time"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
+    let times: Vec<f64> = queue_series(&v)["time_s"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
     assert!(!times.is_empty() && times.len() < 2000 * 18, "{} samples", times.len());
     assert_eq!(times.len() % 18, 0, "every queue has a sample at each time");
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "rows are in time order");

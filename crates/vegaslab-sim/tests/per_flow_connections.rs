@@ -105,9 +105,9 @@ fn connections_run_in_parallel_and_finished_ones_are_released() {
     // some sample (several connections in parallel).
     let s = &r["series"]["flows"];
     let mut max_cwnd = 0.0f64;
-    for k in 0..s["time"].as_array().unwrap().len() {
+    for k in 0..s["time_s"].as_array().unwrap().len() {
         if s["flow"][k] == "vnps3" {
-            max_cwnd = max_cwnd.max(s["cwnd"][k].as_f64().unwrap_or(0.0));
+            max_cwnd = max_cwnd.max(s["cwnd_pkts"][k].as_f64().unwrap_or(0.0));
         }
     }
     assert!(max_cwnd > 2.0, "{max_cwnd}");
@@ -120,7 +120,7 @@ fn conservation_per_entry() {
     let r = run(SCENARIO);
     for f in r["flows"].as_array().unwrap() {
         assert_eq!(
-            u(f, "data_pkts_sent"),
+            u(f, "sent_pkts"),
             u(f, "received_pkts") + u(f, "dropped_pkts") + u(f, "in_flight_pkts"),
             "{}",
             f["flow"]

@@ -45,14 +45,14 @@ fn red_drops_early_and_counts_early_and_forced_drops() {
     let v = run(&net1(r#"{ kind = "red", limit = 25, min = 4, max = 8, max_p = 0.1, weight = 0.002 }"#), 1);
     let q = bottleneck(&v);
     assert_eq!(q["kind"], "red");
-    let (drops, early, forced) = (q["drops"].as_u64().unwrap(), q["early_drops"].as_u64().unwrap(), q["forced_drops"].as_u64().unwrap());
+    let (drops, early, forced) = (q["dropped_pkts"].as_u64().unwrap(), q["early_dropped_pkts"].as_u64().unwrap(), q["forced_dropped_pkts"].as_u64().unwrap());
     assert!(drops > 0);
     assert_eq!(drops, early + forced);
     assert!(early > 0, "RED should drop some packets at random: {q}");
     // RED keeps the queue far below the 25-packet limit most of the time.
-    assert!(q["mean_len"].as_f64().unwrap() < 12.0, "{q}");
+    assert!(q["mean_len_pkts"].as_f64().unwrap() < 12.0, "{q}");
     // DropTail queues report no RED counters.
-    assert!(v["queues"][0].get("early_drops").is_none());
+    assert!(v["queues"][0].get("early_dropped_pkts").is_none());
 }
 
 #[test]
@@ -60,7 +60,7 @@ fn red_linear_drops_early_too() {
     let v = run(&net1(r#"{ kind = "red-linear", limit = 25, min = 4, max = 8 }"#), 1);
     let q = bottleneck(&v);
     assert_eq!(q["kind"], "red-linear");
-    assert!(q["early_drops"].as_u64().unwrap() > 0, "{q}");
+    assert!(q["early_dropped_pkts"].as_u64().unwrap() > 0, "{q}");
 }
 
 #[test]
@@ -73,7 +73,7 @@ fn red_runs_are_identical_for_a_seed_and_differ_between_seeds() {
 #[test]
 fn gentle_red_and_auto_weight_run() {
     let v = run(&net1(r#"{ kind = "red", limit = 25, min = 4, max = 8, max_p = 0.1, weight = "auto", gentle = true }"#), 3);
-    assert!(bottleneck(&v)["drops"].as_u64().unwrap() > 0);
+    assert!(bottleneck(&v)["dropped_pkts"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -83,6 +83,6 @@ fn a_red_queue_with_high_thresholds_behaves_like_droptail_with_one_more_slot() {
     let v_red = run(&net1(r#"{ kind = "red", limit = 24, min = 22, max = 23, weight = 0.000001 }"#), 1);
     let v_dt = run(&net1(r#"{ kind = "droptail", limit = 25 }"#), 1);
     assert_eq!(v_red["flows"], v_dt["flows"]);
-    assert_eq!(bottleneck(&v_red)["early_drops"], 0);
-    assert_eq!(bottleneck(&v_red)["drops"], bottleneck(&v_dt)["drops"]);
+    assert_eq!(bottleneck(&v_red)["early_dropped_pkts"], 0);
+    assert_eq!(bottleneck(&v_red)["dropped_pkts"], bottleneck(&v_dt)["dropped_pkts"]);
 }

@@ -201,7 +201,7 @@ const RED: &str = r#"{ kind = "red", limit = 40, min = 5, max = 15, weight = 0.0
 fn a_monitored_red_queue_reports_its_average_beside_its_length() {
     let v = red_run(RED, "[monitor]\nqueues = [\"R1->R2\", \"S1->R1\"]");
     let q = &v["series"]["queues"];
-    let (names, lengths, avgs) = (q["queue"].as_array().unwrap(), q["length"].as_array().unwrap(), q["avg"].as_array().expect("an avg column"));
+    let (names, lengths, avgs) = (q["queue"].as_array().unwrap(), q["length_pkts"].as_array().unwrap(), q["avg_pkts"].as_array().expect("an avg column"));
     assert_eq!(avgs.len(), lengths.len());
     let mut red = Vec::new();
     for ((name, length), avg) in names.iter().zip(lengths).zip(avgs) {
@@ -232,9 +232,9 @@ fn the_average_column_changes_no_other_result_and_is_absent_without_red() {
         assert_eq!(watched[key], unwatched[key], "{key}");
     }
     let droptail = red_run(r#"{ kind = "droptail", limit = 40 }"#, "[monitor]\nqueues = [\"R1->R2\"]");
-    assert!(droptail["series"]["queues"].get("avg").is_none(), "no RED queue monitored: no avg column");
+    assert!(droptail["series"]["queues"].get("avg_pkts").is_none(), "no RED queue monitored: no avg column");
     let linear = red_run(r#"{ kind = "red-linear", limit = 40, min = 5, max = 15 }"#, "[monitor]\nqueues = [\"R1->R2\"]");
-    assert!(linear["series"]["queues"]["avg"][100].as_f64().is_some(), "linear RED has an average too");
+    assert!(linear["series"]["queues"]["avg_pkts"][100].as_f64().is_some(), "linear RED has an average too");
 }
 
 // ------------------------------------------------------------------------ window-limited flows
@@ -287,7 +287,7 @@ fn a_flow_capped_by_its_window_is_reported_with_the_time_and_share() {
     // Independently: the share of 10 ms cwnd samples at or above the window, within a few
     // samples of the time-weighted measure.
     let s = &v["series"]["flows"];
-    let (flows, cwnd, time) = (s["flow"].as_array().unwrap(), s["cwnd"].as_array().unwrap(), s["time"].as_array().unwrap());
+    let (flows, cwnd, time) = (s["flow"].as_array().unwrap(), s["cwnd_pkts"].as_array().unwrap(), s["time_s"].as_array().unwrap());
     let at_cap = (0..flows.len())
         .filter(|&k| flows[k] == "big" && time[k].as_f64().unwrap() > 1.0 && cwnd[k].as_f64().unwrap() >= 20.0)
         .count();

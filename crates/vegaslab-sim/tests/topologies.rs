@@ -88,7 +88,7 @@ fn parking_lot_hosts_must_name_existing_routers() {
 #[test]
 fn a_parking_lot_flow_crosses_every_router() {
     let r = vegaslab_sim::run_text(PARKING, "pl.toml", None, &[], |_, _| true).unwrap();
-    let hops: Vec<&str> = r.queues.iter().filter(|q| q.arrivals > 0).map(|q| q.queue.as_str()).collect();
+    let hops: Vec<&str> = r.queues.iter().filter(|q| q.arrived_pkts > 0).map(|q| q.queue.as_str()).collect();
     for q in ["S1->R1", "R1->R2", "R2->R3", "R3->R4", "R4->D1", "D1->R4", "R4->R3", "R3->R2", "R2->R1", "R1->S1"] {
         assert!(hops.contains(&q), "no traffic on {q}: {hops:?}");
     }

@@ -63,8 +63,8 @@ fn vbr(load: f64) -> String {
 /// Mean of a flow's sampled throughput over samples with time in (from, to].
 fn mean_throughput(r: &Value, flow: &str, from: f64, to: f64) -> f64 {
     let s = &r["series"]["flows"];
-    let vals: Vec<f64> = (0..s["time"].as_array().unwrap().len())
-        .filter(|&i| s["flow"][i] == flow && f(&s["time"][i]) > from && f(&s["time"][i]) <= to)
+    let vals: Vec<f64> = (0..s["time_s"].as_array().unwrap().len())
+        .filter(|&i| s["flow"][i] == flow && f(&s["time_s"][i]) > from && f(&s["time_s"][i]) <= to)
         .map(|i| f(&s["throughput_bps"][i]))
         .collect();
     vals.iter().sum::<f64>() / vals.len() as f64
@@ -83,7 +83,7 @@ fn udp_packets_are_conserved_and_counted_at_the_sink() {
     assert!(u(&s["received_pkts"]) > 5000);
     // The TCP flow's own conservation is untouched by the UDP packets sharing its links.
     let fl = &r["flows"][0];
-    assert_eq!(u(&fl["data_pkts_sent"]), u(&fl["received_pkts"]) + u(&fl["dropped_pkts"]) + u(&fl["in_flight_pkts"]));
+    assert_eq!(u(&fl["sent_pkts"]), u(&fl["received_pkts"]) + u(&fl["dropped_pkts"]) + u(&fl["in_flight_pkts"]));
 }
 
 #[test]
@@ -153,9 +153,9 @@ throughput = true
 /// Rows of one flow's sampled series: (time, active, cwnd, throughput).
 fn rows(r: &Value, flow: &str) -> Vec<(f64, u64, f64, f64)> {
     let s = &r["series"]["flows"];
-    (0..s["time"].as_array().unwrap().len())
+    (0..s["time_s"].as_array().unwrap().len())
         .filter(|&i| s["flow"][i] == flow)
-        .map(|i| (f(&s["time"][i]), u(&s["active"][i]), f(&s["cwnd"][i]), f(&s["throughput_bps"][i])))
+        .map(|i| (f(&s["time_s"][i]), u(&s["active"][i]), f(&s["cwnd_pkts"][i]), f(&s["throughput_bps"][i])))
         .collect()
 }
 
@@ -197,13 +197,13 @@ fn an_onoff_user_sends_while_on_and_restarts_after_an_idle_rto_as_ns2_does() {
 fn an_idle_reno_user_restarts_from_one_packet_keeping_its_ssthresh() {
     let r = onoff_user("reno");
     let s = &r["series"]["flows"];
-    let n = s["time"].as_array().unwrap().len();
+    let n = s["time_s"].as_array().unwrap().len();
     let mut checked = 0;
     for i in 2..n {
         if s["active"][i - 2] == 1 && s["active"][i - 1] == 0 && s["active"][i] == 0 {
-            assert_eq!(f(&s["cwnd"][i]), 1.0);
+            assert_eq!(f(&s["cwnd_pkts"][i]), 1.0);
             // restart_bugfix_: an idle restart does not cut ssthresh.
-            assert_eq!(f(&s["ssthresh"][i]), f(&s["ssthresh"][i - 2]));
+            assert_eq!(f(&s["ssthresh_pkts"][i]), f(&s["ssthresh_pkts"][i - 2]));
             checked += 1;
         }
     }

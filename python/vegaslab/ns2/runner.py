@@ -102,13 +102,13 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
     ``workdir``: where the script and trace go (default: a fresh temporary directory, deleted
     afterwards unless ``keep_files``).  ``trace=False`` skips traces and queue monitors and
     reports only what the senders' variables give at the end, plus wall time. ``cwnd=True``
-    also traces every sender's ``cwnd_`` and adds ``mean_cwnd`` to each flow (:func:`mean_cwnd`).
+    also traces every sender's ``cwnd_`` and adds ``mean_cwnd_pkts`` to each flow (:func:`mean_cwnd`).
     ``trace_all=True``: ns-2 also writes every link's ``+ - r d`` lines (``$ns trace-all``) to
     ``vl_all.tr`` in the working directory (give ``workdir`` or ``keep_files`` to read it).
 
     Returns ``{"meta": {...}, "flows": [...], "queues": [...], "links": [...]}``.  Flow dicts
     use the results-format keys; ns-2 specific extras: ``syn_pkts`` (the 40-byte SYN of
-    Reno/NewReno, counted in ``data_pkts_sent`` and ``received_pkts``), ``ack_drops``,
+    Reno/NewReno, counted in ``sent_pkts`` and ``received_pkts``), ``ack_drops``,
     ``sink_delivered_pkts`` and ``sink_delivered_bytes`` (the sink's in-order point from the
     trace, which is ahead of the sender's ``ack_`` by the ACKs still in flight at the end), ``ns2_ack`` and ``ns2_nrexmit``
     (raw ``ack_`` / ``nrexmit_``; ns-2's Vegas also counts its fine-grained dup-ACK
@@ -160,7 +160,7 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
         result = _assemble(model, fvars, done, qvars, recv if trace else None,
                            drops if trace else None, ack_drops if trace else None)
         for f, d, path in zip(model.flows, result["flows"], cwnd_paths):
-            d["mean_cwnd"] = mean_cwnd(path, f.start, d["end_s"])
+            d["mean_cwnd_pkts"] = mean_cwnd(path, f.start, d["end_s"])
         result["meta"] = {"scenario": model.name, "simulator": "ns-2", "ns_version": NS_VERSION,
                           "seed": model.seed, "ns2_seed": ns2_seed(model.seed),
                           "tick_phases": [f.tick_phase for f in model.flows],
@@ -181,7 +181,7 @@ def run_normalized(doc: dict, *, workdir=None, keep_files=False, trace=True,
 def mean_cwnd(path: pathlib.Path, start: float, end: float) -> float | None:
     """The time-weighted mean of a sender's ``cwnd_`` over [start, end] from its ns-2
     traced-variable file (``time saddr sport daddr dport cwnd_ value`` per change), the
-    core's ``mean_cwnd``: the window is taken as constant between changes, and before the
+    core's ``mean_cwnd_pkts``: the window is taken as constant between changes, and before the
     first change as the first value traced (ns-2 traces the initial window when the agent
     resets at its start). The file's precision (10 us, 0.001 packet) bounds the agreement
     with the core's exact mean. None when nothing was traced or the interval is empty."""
@@ -226,12 +226,12 @@ def _assemble(model, fvars, done, qvars, recv, drops, ack_drops) -> dict:
         end = ct if ct is not None else (T if f.stop is None else min(f.stop, T))
         d = {"flow": f.name, "cc": f.cc, "from": f.src_name, "to": f.dst_name,
              "start_s": f.start, "end_s": end,
-             "data_pkts_sent": ndp, "data_bytes_sent": ndb,
+             "sent_pkts": ndp, "sent_bytes": ndb,
              "retransmitted_pkts": nrx, "timeouts": nrexmit,
              "delivered_pkts": delivered, "delivered_bytes": delivered_bytes,
              "acked_pkts": delivered,
              "goodput_bps": delivered_bytes * 8 / T,
-             "completion_time_s": completion, "final_cwnd": float(cwnd),
+             "completion_time_s": completion, "final_cwnd_pkts": float(cwnd),
              "syn_pkts": syn, "ns2_ack": ack, "ns2_nrexmit": nrexmit}
         if recv is not None:
             rp, rb, _, inorder = recv[f.index]
@@ -252,15 +252,15 @@ def _assemble(model, fvars, done, qvars, recv, drops, ack_drops) -> dict:
         arr, drp, dep, bdep, s, lastx, lasty = qvars[k]
         arr, drp, dep, bdep = int(arr), int(drp), int(dep), int(bdep)
         integral = float(s) + float(lasty) * max(0.0, T - float(lastx))
-        queues.append({"queue": ld.name, "kind": ld.kind, "limit": ld.limit,
-                       "arrivals": arr, "drops": drp, "departures": dep,
+        queues.append({"queue": ld.name, "kind": ld.kind, "limit_pkts": ld.limit,
+                       "arrived_pkts": arr, "dropped_pkts": drp, "departed_pkts": dep,
                        # ns-2's queue monitor counts a departure when the packet leaves the
                        # queue for the link (its transmission starts), as vegaslab does.
-                       "backlog": arr - drp - dep,
-                       "loss_rate": drp / arr if arr else 0.0, "mean_len": integral / T})
+                       "backlog_pkts": arr - drp - dep,
+                       "loss_ratio": drp / arr if arr else 0.0, "mean_len_pkts": integral / T})
         bsent = _unwrap32(bdep, ld.bandwidth * T / 8)
-        links.append({"link": ld.name, "bandwidth_bps": ld.bandwidth, "bytes_sent": bsent,
-                      "utilisation": bsent * 8 / (ld.bandwidth * T)})
+        links.append({"link": ld.name, "bandwidth_bps": ld.bandwidth, "sent_bytes": bsent,
+                      "utilisation_ratio": bsent * 8 / (ld.bandwidth * T)})
     return {"flows": flows, "queues": queues, "links": links}
 
 

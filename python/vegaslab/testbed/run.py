@@ -95,9 +95,9 @@ def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict
         for r in rows:
             t = r["t"] / 1e9
             series.append({
-                "time": round(t, 6), "flow": f.name, "cwnd": float(r["snd_cwnd"]),
-                "ssthresh": float(min(r["snd_ssthresh"], 2**31 - 1)),
-                "rtt": r["rtt_us"] / 1e6 if r["rtt_us"] else None,
+                "time_s": round(t, 6), "flow": f.name, "cwnd_pkts": float(r["snd_cwnd"]),
+                "ssthresh_pkts": float(min(r["snd_ssthresh"], 2**31 - 1)),
+                "rtt_s": r["rtt_us"] / 1e6 if r["rtt_us"] else None,
                 "throughput_bps": (r["bytes_acked"] - prev_acked) * 8 / interval,
                 "active": 1,
             })
@@ -111,28 +111,28 @@ def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict
         flows.append({
             "flow": f.name, "cc": cc_of[f.name], "from": f.src, "to": f.dst,
             "start_s": f.start_s, "end_s": end_s,
-            "data_pkts_sent": last.get("data_segs_out"), "data_bytes_sent": last.get("bytes_sent"),
+            "sent_pkts": last.get("data_segs_out"), "sent_bytes": last.get("bytes_sent"),
             "retransmitted_pkts": last.get("total_retrans"),
             "fast_retransmits": None, "timeouts": None, "slow_start_entries": None, "received_pkts": None,
             "received_bytes": sink["bytes"], "delivered_pkts": None, "delivered_bytes": sink["bytes"],
             "throughput_bps": sink["bytes"] * 8 / span, "goodput_bps": sink["bytes"] * 8 / span,
             "active_throughput_bps": sink["bytes"] * 8 / span,
             "completion_time_s": (done / 1e9 - f.start_s) if (f.size_bytes and done is not None) else None,
-            "final_cwnd": float(last["snd_cwnd"]) if last else None,
-            "mean_cwnd": float(np.mean(cwnds)) if cwnds else None,
-            "final_ssthresh": min(last.get("snd_ssthresh", 0), 2**31 - 1) if last else None,
+            "final_cwnd_pkts": float(last["snd_cwnd"]) if last else None,
+            "mean_cwnd_pkts": float(np.mean(cwnds)) if cwnds else None,
+            "final_ssthresh_pkts": min(last.get("snd_ssthresh", 0), 2**31 - 1) if last else None,
             "in_flight_pkts": None, "dropped_pkts": None,
         })
     queue_series, lengths = [], []
     for q in raw["queues"]:
-        queue_series.append({"time": round(q["t"] / 1e9, 6), "queue": p.bottleneck_name, "length": q["forward"]})
+        queue_series.append({"time_s": round(q["t"] / 1e9, 6), "queue": p.bottleneck_name, "length_pkts": q["forward"]})
         lengths.append(q["forward"])
     queues = [{
-        "queue": p.bottleneck_name, "kind": "droptail", "limit": p.forward[1],
-        "arrivals": None, "drops": None, "departures": None, "backlog": None, "loss_rate": None,
-        "mean_len": float(np.mean(lengths)) if lengths else None,
-        "std_len": float(np.std(lengths)) if lengths else None,
-        "max_len": int(max(lengths)) if lengths else None,
+        "queue": p.bottleneck_name, "kind": "droptail", "limit_pkts": p.forward[1],
+        "arrived_pkts": None, "dropped_pkts": None, "departed_pkts": None, "backlog_pkts": None, "loss_ratio": None,
+        "mean_len_pkts": float(np.mean(lengths)) if lengths else None,
+        "std_len_pkts": float(np.std(lengths)) if lengths else None,
+        "max_len_pkts": int(max(lengths)) if lengths else None,
     }]
     meta = {
         "scenario": doc.get("id"), "source": source, "seed": doc.get("seed"), "version": __version__,
