@@ -157,3 +157,18 @@ def test_ns2_output_reads_as_results_with_the_cores_delivered_meaning():
     r = robustness_ns2.as_results(out)
     assert list(r.flows["delivered_pkts"]) == [93] and list(r.flows["delivered_bytes"]) == [93000]
     assert r.meta["duration_s"] == 2.0 and "script" not in r.meta
+
+
+@needs_ns
+def test_an_ns2_run_that_fails_is_an_error_not_a_missing_feature(tmp_path, monkeypatch):
+    from vegaslab.ns2 import NS2Error
+
+    r = _study(tmp_path)
+
+    def crash(*a, **k):
+        raise NS2Error("ns failed (exit 1) in /tmp/x:\nsegfault")
+
+    monkeypatch.setattr("vegaslab.ns2.run_normalized", crash)
+    rb.check_ns2(r, tmp_path / "store")
+    assert r.ns2.status == "error" and "failed in ns-2" in r.ns2.detail
+    assert r.ns2.ns2_claim is None

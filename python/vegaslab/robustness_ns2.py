@@ -156,11 +156,13 @@ def check(study, plan, ours: Mapping[str, Any], cache: str | os.PathLike) -> Ns2
             result.flows_compared += n
             if result.flow_diff is None or d > result.flow_diff:
                 result.flow_diff, result.flow_diff_at = d, f"{name}:{at}"
-    refused = {k: v for k, v in result.variants.items() if v != "ran"}
-    if refused:
-        name, why = next(iter(refused.items()))
-        result.status = "not expressible"
-        result.detail = f"{len(refused)} of {len(result.variants)} variants cannot run in ns-2 ({name}: {why})"
+    failed = {k: v for k, v in result.variants.items() if v.startswith("ns-2 failed")}
+    refused = {k: v for k, v in result.variants.items() if v != "ran" and k not in failed}
+    if failed or refused:
+        name, why = next(iter((failed or refused).items()))
+        result.status = "error" if failed else "not expressible"
+        verb = "failed in ns-2" if failed else "cannot run in ns-2"
+        result.detail = f"{len(failed or refused)} of {len(result.variants)} variants {verb} ({name}: {why})"
         return result
     mine = RunSet(runs={k: [v] for k, v in ours.items()})
     other = RunSet(runs={k: [v] for k, v in theirs.items()})
@@ -198,7 +200,7 @@ def describe(c: Ns2Check | None) -> str:
 
 
 def _pct(x: float) -> str:
-    return "0%" if x == 0 else f"{100 * x:.2g}%"
+    return "0%" if x == 0 else f"{100 * x:.3g}%"
 
 
 def _num(x: float | None) -> str:
