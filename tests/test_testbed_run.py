@@ -34,13 +34,13 @@ def test_kernel_vegas_keeps_a_small_queue_where_reno_fills_the_buffer():
         assert set(r.flows.columns) >= {"flow", "cc", "throughput_bps", "final_cwnd_pkts", "retransmitted_pkts"}
         assert r.flows.throughput_bps.iloc[0] > 15e6, r.flows.throughput_bps.iloc[0]
         assert len(r.series_flows) >= 350  # one sample per 10 ms
-    steady = lambda r: r.series_queues[r.series_queues.time > 2].length  # noqa: E731
+    steady = lambda r: r.series_queues[r.series_queues.time_s > 2].length_pkts  # noqa: E731
     assert steady(vegas).mean() < 10, steady(vegas).describe()
     # Reno's saw-tooth: after a loss its window (about 58 packets) is below the pipe (about 67)
     # and grows by one packet per 40 ms RTT, so the queue takes about 2 s to refill and a
     # window from 2 s to 4 s can fall between two peaks (sampled max 20 in one of four runs,
     # 2026-11-24); from 1 s on, every run (4 of 4) saw the buffer full (49-50).
-    after_slow_start = reno.series_queues[reno.series_queues.time > 1].length
+    after_slow_start = reno.series_queues[reno.series_queues.time_s > 1].length_pkts
     assert after_slow_start.max() >= 40, after_slow_start.describe()
     assert vegas.flows.cc.iloc[0] == "vegas" and reno.flows.cc.iloc[0] == "newreno"
     assert "vl_vegas" not in kernel.registered()  # unregistered after the run
@@ -76,7 +76,7 @@ def test_rovegas_runs_with_the_bottlenecks_queueing_stamps_reaching_its_controll
     # the option space).
     assert counters["samples"] > 500 and counters["stamped"] > 0.8 * counters["samples"], counters
     assert r.flows.throughput_bps.iloc[0] > 15e6
-    steady = r.series_queues[r.series_queues.time > 2].length
+    steady = r.series_queues[r.series_queues.time_s > 2].length_pkts
     assert steady.mean() < 10, steady.describe()  # Vegas-like: a few packets queued
     assert "vl_rovegas" not in kernel.registered()
 
