@@ -900,9 +900,10 @@ def cmd_robustness(args: argparse.Namespace) -> int:
             rb.check_ns2(r, out / "store")
         results.append(r)
         figures = [Path("robustness") / f.name for f in rb.figure(r, out / "robustness")]
-        rb.save_summary(rb.summary(r, figures), out / "robustness")
+        summary = rb.summary(r, figures)
+        rb.save_summary(summary, out / "robustness")
         d = r.default
-        ns2 = f"; ns-2.35: {rb.ns2_cell(rb.summary(r))}" if r.ns2 is not None else ""
+        ns2 = f"; ns-2.35: {rb.ns2_cell(summary)}" if r.ns2 is not None else ""
         _out.result(f"{st.entry}: {r.verdict} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
                     f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s{ns2}")
     saved = rb.load_summaries(out / "robustness")

@@ -405,16 +405,7 @@ impl Simulator {
         for c in &mut self.channels {
             c.finish(duration);
         }
-        if let Some(tr) = self.tracer.take() {
-            let (file, format) = (self.scenario.trace.as_ref().map(|t| t.file.clone()).unwrap_or_default(), self.scenario.trace.as_ref().map(|t| t.format));
-            self.trace_info = Some(tr.finish(duration).unwrap_or_else(|e| crate::trace::TraceInfo {
-                file,
-                format: if format == Some(crate::scenario::TraceFormat::Pcap) { "pcap" } else { "ns2" }.to_string(),
-                lines: 0,
-                truncated: false,
-                error: Some(e.to_string()),
-            }));
-        }
+        self.trace_info = self.tracer.take().map(|tr| tr.finish(duration));
         self.results(wall.elapsed().as_secs_f64())
     }
 

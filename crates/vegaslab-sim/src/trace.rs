@@ -266,31 +266,39 @@ impl Tracer {
         self.recs.sort_by(|a, b| a.t.cmp(&b.t).then(a.clock.total_cmp(&b.clock)));
     }
 
-    /// Write the trace file (`dir` joined with the scenario's `trace.file` unless that is
-    /// absolute) and say what was written.
-    pub fn finish(mut self, end: Nanos) -> std::io::Result<TraceInfo> {
+    /// Write the trace file (the scenario's `trace.file`) and say what was written; a file that
+    /// cannot be written is recorded as the `error` (the run's results stand).
+    pub fn finish(mut self, end: Nanos) -> TraceInfo {
+        let format = match self.format {
+            TraceFormat::Ns2 => "ns2",
+            TraceFormat::Pcap => "pcap",
+        };
+        let (lines, truncated, error) = match self.write(end) {
+            Ok(lines) => (lines, self.truncated, None),
+            Err(e) => (0, false, Some(e.to_string())),
+        };
+        TraceInfo { file: self.file.clone(), format: format.to_string(), lines, truncated, error }
+    }
+
+    /// The records up to `end`, in time order, into the file; returns the lines (ns-2) or
+    /// records (pcap) written.
+    fn write(&mut self, end: Nanos) -> std::io::Result<u64> {
         self.recs.retain(|r| r.t <= end);
         self.sorted();
-        let file = std::fs::File::create(&self.file)?;
-        let mut w = std::io::BufWriter::new(file);
-        let format = match self.format {
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&self.file)?);
+        match self.format {
             TraceFormat::Ns2 => {
                 for r in &self.recs {
                     writeln!(w, "{}", self.ns2_line(r))?;
                 }
-                "ns2"
             }
-            TraceFormat::Pcap => {
-                self.write_pcap(&mut w)?;
-                "pcap"
-            }
-        };
+            TraceFormat::Pcap => self.write_pcap(&mut w)?,
+        }
         w.flush()?;
-        let lines = match self.format {
+        Ok(match self.format {
             TraceFormat::Ns2 => self.recs.len() as u64,
             TraceFormat::Pcap => self.recs.iter().filter(|r| r.ev == b'r').count() as u64,
-        };
-        Ok(TraceInfo { file: self.file.clone(), format: format.to_string(), lines, truncated: self.truncated, error: None })
+        })
     }
 
     /// The ns-2 lines in order (tests).

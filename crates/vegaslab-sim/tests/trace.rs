@@ -144,3 +144,14 @@ fn tracing_changes_no_result() {
     assert_eq!(serde_json::to_string(&plain.flows).unwrap(), serde_json::to_string(&traced.flows).unwrap());
     assert_eq!(serde_json::to_string(&plain.queues).unwrap(), serde_json::to_string(&traced.queues).unwrap());
 }
+
+#[test]
+fn a_trace_file_that_cannot_be_written_is_an_error_in_the_meta_and_the_results_stand() {
+    let missing = std::env::temp_dir().join(format!("vegaslab-no-such-dir-{}", std::process::id())).join("t.tr");
+    let text = format!("{BASE}\n[trace]\nfile = {:?}\n", missing.to_str().unwrap());
+    let traced = Simulator::new(parse(&text, "t.toml", &[]).unwrap()).run(|_, _| true);
+    let info = traced.meta.trace.clone().expect("trace info");
+    assert!(info.error.is_some() && info.lines == 0 && info.format == "ns2", "{info:?}");
+    let plain = Simulator::new(parse(BASE, "t.toml", &[]).unwrap()).run(|_, _| true);
+    assert_eq!(traced.flows[0].sent_pkts, plain.flows[0].sent_pkts);
+}
