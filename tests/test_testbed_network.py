@@ -240,7 +240,10 @@ def test_each_host_pair_gets_its_own_delay_in_each_direction():
     # (kernel/delayline.c), which would move a mean of 20 by up to 0.5 ms.
     assert len(got["r1"]) == len(got["r2"]) == 20, got
     median = {r: statistics.median(v) for r, v in got.items()}
-    assert 15.0 <= median["r1"] <= 15.5 and 50.0 <= median["r2"] <= 50.5, median
+    # Each pair's own delay, not the delay line's accuracy (make testbed-accuracy measures that):
+    # under the full suite the medians reached 15.6 and 50.6 ms in 2 of 4 CI runs (idle: 10 of
+    # 10 within 0.5 ms), so the bound is 1 ms above the configured RTT, far from the other pair's.
+    assert 15.0 <= median["r1"] <= 16.0 and 50.0 <= median["r2"] <= 51.0, median
     assert min(got["r1"]) >= 15.0 and min(got["r2"]) >= 50.0, got
 
 
