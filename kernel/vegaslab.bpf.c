@@ -55,10 +55,18 @@ const volatile __u32 vl_at_beta = 0;          /* 0: "between" (lines 01-09), 1: 
 /* The AQT stamps, shared with aqt_sockops.bpf.c (same definition, pinned by name). */
 VL_AQT_STAMPS_MAP;
 
-/* Observability (read by vegaslab.kernel.rovegas_counters): RTT samples taken, and how many
- * of them came with a fresh AQT stamp, over every socket since registration. */
+/* Observability (read by vegaslab.kernel.rovegas_counters), over every socket since
+ * registration: RTT samples taken, and how many of them came with a fresh AQT stamp; the
+ * smallest RTT sample, the smallest baseRTT candidate a stamped sample gave (its RTT minus its
+ * stamps) and the largest stamped queueing time (AQT + AQT-echo), all in µs, 0 while there was
+ * none. A candidate well below the smallest sample minus the propagation delay's share means
+ * stamps that claimed more queueing than the sample held, which lowers baseRTT for good. Written
+ * without atomics: a race between sockets can lose an update, never make one up. */
 __u64 vl_ro_samples = 0;
 __u64 vl_ro_stamped = 0;
+__u64 vl_ro_min_rtt_us = 0;
+__u64 vl_ro_min_candidate_us = 0;
+__u64 vl_ro_max_queueing_us = 0;
 #endif
 
 static __always_inline struct tcp_sock *vl_tcp_sk(struct sock *sk)
@@ -148,9 +156,21 @@ void VL_PROG(pkts_acked, struct sock *sk, const struct ack_sample *sample)
 			s->ro_stamp_seen = count;
 		}
 		if (sample->rtt_us >= 0) {
+			__u64 rtt = (__u64)sample->rtt_us;
+
 			__sync_fetch_and_add(&vl_ro_samples, 1);
-			if (fresh)
+			if (vl_ro_min_rtt_us == 0 || rtt < vl_ro_min_rtt_us)
+				vl_ro_min_rtt_us = rtt;
+			if (fresh) {
+				__u64 q = (__u64)qb + qf;
+				__u64 cand = q < rtt ? rtt - q : 0;
+
 				__sync_fetch_and_add(&vl_ro_stamped, 1);
+				if (vl_ro_min_candidate_us == 0 || cand < vl_ro_min_candidate_us)
+					vl_ro_min_candidate_us = cand;
+				if (q > vl_ro_max_queueing_us)
+					vl_ro_max_queueing_us = q;
+			}
 		}
 		vl_pkts_acked_q(s, &p, &w, sample->rtt_us, fresh, qb, qf);
 	}

@@ -195,11 +195,16 @@ def parameters(name: str) -> dict[str, int]:
 
 
 def rovegas_counters() -> dict[str, int]:
-    """Since ``vl_rovegas`` was registered: ``samples`` (RTT samples, all its sockets) and
+    """Since ``vl_rovegas`` was registered, over all its sockets: ``samples`` (RTT samples),
     ``stamped`` (those whose ACK carried a fresh AQT stamp, i.e. reached the rule with
-    queueing times)."""
+    queueing times), ``min_rtt_us`` (the smallest sample), ``min_candidate_us`` (the smallest
+    baseRTT candidate of a stamped sample: its RTT minus its stamps) and
+    ``max_queueing_us`` (the largest stamped queueing time); the last three are 0 while there
+    was none."""
     g = _globals(ALGORITHMS["rovegas"], ".bss")
-    return {"samples": int(g["vl_ro_samples"]), "stamped": int(g["vl_ro_stamped"])}
+    return {"samples": int(g["vl_ro_samples"]), "stamped": int(g["vl_ro_stamped"]),
+            "min_rtt_us": int(g["vl_ro_min_rtt_us"]), "min_candidate_us": int(g["vl_ro_min_candidate_us"]),
+            "max_queueing_us": int(g["vl_ro_max_queueing_us"])}
 
 
 #: How long :func:`unregister` waits for sockets still using the algorithm to go away.
