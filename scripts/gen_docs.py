@@ -259,6 +259,8 @@ def tables() -> dict[str, list[Table]]:
             Row("seed", "seed", "count"),
             Row("sample_interval", "sample_interval_ns", "time"),
             Row("clock", "clock", "enum", probe="exact"),
+            # Absent from the normalised document at its default (so stored keys stay as they were).
+            Row("tie_order", lambda doc: doc.get("tie_order"), "enum", none="`\"ns2\"`", probe="shuffled"),
         ])],
         "link": [Table("every link table", "links[0]", link, [
             Row("endpoints", None, "", required=True, bad=[["a b", "D"]]),

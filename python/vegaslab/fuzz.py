@@ -572,6 +572,7 @@ PLAUSIBLE = {
     "initial_rto": ["1ns", "1e9s"], "interval": ["1ns", "1e-300s"],
     "sample_interval": ["1us", "10us", "1ms", "1e6s"], "at": ["0s", "1ns", "1e-300s", "1.999999999s"],
     "clock": ["ns2", "exact", "NS2", ""],
+    "tie_order": ["ns2", "shuffled", "random", ""],
     "down": [[["0.1s", "0.2s"]], [["1ns", "2ns"]], [["1.999999999s", "1e6s"]], [], [["0s", "1s"]]],
     "packets": [1, 2**40, 10**12, 10**12 + 1],
     "pairs": [1, 200, 1000], "routers": [2, 1000], "enbs": [1, 100], "ues_per_enb": [1, 100],

@@ -27,7 +27,8 @@
 //! among events scheduled at one instant is the order it ran that instant's events, which we
 //! follow only as far as our own order does (a packet that waited in a queue is scheduled
 //! here at admission, in ns-2 at the end of the previous transmission; we do not model that
-//! last step).
+//! last step). `run.tie_order = "shuffled"` (`scenario::TieOrder`) replaces that last key by
+//! a hash drawn from the seed, to measure what a result owes to it.
 //!
 //! The key stores `ahead = time - since`, saturated at `u32::MAX` ns (4.29 s), and the
 //! double's bits (a non-negative double's bits order as its value does): 24 bytes an entry.
@@ -157,10 +158,41 @@ type Entry = (Nanos, u32, u32, u64);
 type EarlyKey = (Nanos, u64, Reverse<u32>, u64, u32);
 
 /// Order of two events at the same time: the smaller ns-2 double first, then the larger
-/// `ahead` (the earlier `since`).
+/// `ahead` (the earlier `since`); events equal in both keep their scheduling order, or with
+/// `run.tie_order = "shuffled"` go by `shuffled_key`.
 #[inline]
 fn tie_key(e: &Entry) -> (u64, Reverse<u32>) {
     (e.3, Reverse(e.1))
+}
+
+/// `tie_key` and then `shuffled_rank` with the run's `key`.
+#[inline]
+fn shuffled_key(e: &Entry, key: u64) -> (u64, Reverse<u32>, u64) {
+    (e.3, Reverse(e.1), shuffled_rank(e, key))
+}
+
+/// Whether `a` goes before `b` at one time: by `tie_key`, or `shuffled_key` when `shuffle` is
+/// the run's key.
+#[inline]
+fn goes_before(a: &Entry, b: &Entry, shuffle: Option<u64>) -> bool {
+    match shuffle {
+        None => tie_key(a) < tie_key(b),
+        Some(key) => shuffled_key(a, key) < shuffled_key(b, key),
+    }
+}
+
+/// A tied event's place under `run.tie_order = "shuffled"`: its time and code mixed with the
+/// run's key by SplitMix64's finaliser (Steele, Lea and Flood, "Fast Splittable Pseudorandom
+/// Number Generators", 2014), so the order changes from instant to instant and seed to seed.
+/// Two tied events never share a code (one pending delivery per channel, one timer per flow,
+/// and so on), so their ranks differ unless the 64-bit hashes collide, and then scheduling
+/// order decides.
+#[inline]
+fn shuffled_rank(e: &Entry, key: u64) -> u64 {
+    let mut z = e.0.rotate_left(32) ^ (e.2 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// ns-2's double for an event at a time the scenario wrote: the double Tcl reads from the
@@ -202,6 +234,8 @@ pub struct EventQueue {
     reordered: u64,
     /// The `ahead` of the event popped last (tells a stale delivery from its replacement).
     popped_ahead: u32,
+    /// `run.tie_order = "shuffled"`: the key of `shuffled_rank` (`None`: scheduling order).
+    shuffle: Option<u64>,
 }
 
 impl Default for EventQueue {
@@ -216,28 +250,47 @@ impl Default for EventQueue {
             early_seq: 0,
             reordered: 0,
             popped_ahead: 0,
+            shuffle: None,
         }
     }
 }
 
-/// Sort same-time events by ns-2's double, then `since` (stably: scheduling order among
-/// equals); returns how many moved ahead of an event scheduled before them.
+/// Sort same-time events by `tie_key` (stably: scheduling order among equals); returns how
+/// many moved ahead of an event scheduled before them.
 #[cold]
-fn reorder_ties(zero: &mut [Entry]) -> u64 {
+fn reorder_ties(zero: &mut [Entry], shuffle: Option<u64>) -> u64 {
     let mut moved = 0;
-    let mut largest = (0, Reverse(u32::MAX));
+    let mut largest: Option<&Entry> = None;
     for e in zero.iter() {
         // An event with a smaller key than one before it will overtake that one.
-        if tie_key(e) < largest {
-            moved += 1;
+        match largest {
+            Some(l) if goes_before(e, l, shuffle) => moved += 1,
+            _ => largest = Some(e),
         }
-        largest = largest.max(tie_key(e));
     }
-    zero.sort_by_key(tie_key);
+    match shuffle {
+        None => zero.sort_by_key(tie_key),
+        Some(key) => zero.sort_by_key(|e| shuffled_key(e, key)),
+    }
     moved
 }
 
+/// Whether bucket 0's events are already in their order (`goes_before`).
+#[inline]
+fn in_tie_order(zero: &[Entry], shuffle: Option<u64>) -> bool {
+    match shuffle {
+        None => zero.is_sorted_by_key(tie_key),
+        Some(key) => zero.is_sorted_by_key(|e| shuffled_key(e, key)),
+    }
+}
+
 impl EventQueue {
+    /// A queue that orders fully tied events by `shuffled_rank` with `key` (`run.tie_order =
+    /// "shuffled"`) instead of by scheduling order.
+    pub fn with_shuffled_ties(key: u64) -> Self {
+        EventQueue { shuffle: Some(key), ..EventQueue::default() }
+    }
+
     /// Schedule `event` at `at`; `since` is the instant ns-2 would have scheduled it (see the
     /// module documentation; the current time unless the event stands for one ns-2 schedules
     /// earlier). Its ns-2 double is `at`'s own (`scripted_clock`): for events at times the
@@ -274,8 +327,8 @@ impl EventQueue {
     fn schedule_now(&mut self, entry: Entry) {
         let zero = &mut self.buckets[0];
         match zero.last() {
-            Some(tail) if zero.len() > self.head && tie_key(tail) > tie_key(&entry) => {
-                let pos = self.head + zero[self.head..].partition_point(|e| tie_key(e) <= tie_key(&entry));
+            Some(tail) if zero.len() > self.head && goes_before(&entry, tail, self.shuffle) => {
+                let pos = self.head + zero[self.head..].partition_point(|e| !goes_before(&entry, e, self.shuffle));
                 zero.insert(pos, entry);
                 self.reordered += 1;
             }
@@ -339,8 +392,8 @@ impl EventQueue {
         from.clear();
         self.buckets[k] = from; // keep its allocation
         let zero = &mut self.buckets[0];
-        if !zero.is_sorted_by_key(tie_key) {
-            self.reordered += reorder_ties(zero);
+        if !in_tie_order(zero, self.shuffle) {
+            self.reordered += reorder_ties(zero, self.shuffle);
         }
     }
 
@@ -377,6 +430,62 @@ mod tests {
         assert_eq!(q.pop(), Some((5, Event::Timer(2))));
         assert_eq!(q.pop(), Some((5, Event::Timer(1))));
         assert_eq!(q.pop(), None);
+    }
+
+    /// Pop every event, with the order of deliveries 0..n scheduled at one time in that
+    /// order, into a queue made by `make`.
+    fn tied_order(make: impl Fn() -> EventQueue, n: u32, at: Nanos) -> Vec<u32> {
+        let mut q = make();
+        for c in 0..n {
+            q.schedule(at, 0, Event::Delivery(c));
+        }
+        std::iter::from_fn(|| q.pop())
+            .map(|(_, e)| match e {
+                Event::Delivery(c) => c,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shuffled_ties_are_a_permutation_fixed_by_the_key_and_different_from_instant_to_instant() {
+        let scheduled: Vec<u32> = (0..16).collect();
+        assert_eq!(tied_order(EventQueue::default, 16, 500), scheduled);
+        let a = tied_order(|| EventQueue::with_shuffled_ties(7), 16, 500);
+        let mut sorted = a.clone();
+        sorted.sort();
+        assert_eq!(sorted, scheduled, "every event pops once");
+        assert_ne!(a, scheduled);
+        assert_eq!(a, tied_order(|| EventQueue::with_shuffled_ties(7), 16, 500), "same key, same order");
+        assert_ne!(a, tied_order(|| EventQueue::with_shuffled_ties(8), 16, 500), "another key");
+        assert_ne!(a, tied_order(|| EventQueue::with_shuffled_ties(7), 16, 501), "another instant");
+    }
+
+    #[test]
+    fn shuffled_ties_keep_the_double_and_since_order() {
+        let mut q = EventQueue::with_shuffled_ties(3);
+        q.schedule_clocked(100, 90, 1e-7, Event::Delivery(1));
+        q.schedule_clocked(100, 40, 1e-7, Event::Delivery(2)); // earlier since: first of the 1e-7s
+        q.schedule_clocked(100, 90, 0.99e-7, Event::Delivery(3)); // smaller double: first of all
+        for c in 4..12 {
+            q.schedule_clocked(100, 90, 1e-7, Event::Delivery(c)); // tie with 1: shuffled among them
+        }
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(&order[..2], &[Event::Delivery(3), Event::Delivery(2)]);
+        // Scheduled at the current time into a non-empty bucket 0: placed by the same key.
+        let mut q = EventQueue::with_shuffled_ties(3);
+        q.schedule(50, 50, Event::Sample);
+        assert_eq!(q.pop(), Some((50, Event::Sample)));
+        let mut pushed = EventQueue::with_shuffled_ties(3);
+        for c in 0..8 {
+            q.schedule(50, 50, Event::Delivery(c));
+            pushed.schedule(50, 0, Event::Delivery(c));
+        }
+        pushed.schedule(40, 0, Event::Sample);
+        assert_eq!(pushed.pop(), Some((40, Event::Sample)));
+        let now: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let refilled: Vec<_> = std::iter::from_fn(|| pushed.pop()).collect();
+        assert_eq!(now, refilled, "inserted one by one or sorted at a refill, the same order");
     }
 
     #[test]

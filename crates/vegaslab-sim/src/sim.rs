@@ -7,8 +7,8 @@ use crate::express::{express_channels, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
 use crate::results::{Aborted, WindowLimited, FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series, UdpResult};
-use crate::rng::{stream, STREAM_APP_BASE, STREAM_UDP_BASE};
-use crate::scenario::{Scenario, SenderClock};
+use crate::rng::{stream, STREAM_APP_BASE, STREAM_TIES, STREAM_UDP_BASE};
+use crate::scenario::{Scenario, SenderClock, TieOrder};
 use crate::udp::UdpSource;
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -148,10 +148,11 @@ impl Simulator {
                 scenario.monitor.all_queues || monitored.contains(&(ch.from as usize, ch.to as usize))
             })
             .collect();
+        let events = event_queue(&scenario);
         let mut sim = Simulator {
             scenario,
             now: 0,
-            events: EventQueue::default(),
+            events,
             channels,
             routes,
             router: RefCell::new(router),
@@ -1162,6 +1163,15 @@ impl Simulator {
             }
             Kind::Ack => {}
         }
+    }
+}
+
+/// The run's event queue: ties in scheduling order, or shuffled by a key drawn from the seed
+/// (`run.tie_order`, `scenario::TieOrder`).
+fn event_queue(scenario: &Scenario) -> EventQueue {
+    match scenario.tie_order {
+        TieOrder::Ns2 => EventQueue::default(),
+        TieOrder::Shuffled => EventQueue::with_shuffled_ties(rand::RngCore::next_u64(&mut stream(scenario.seed, STREAM_TIES))),
     }
 }
 

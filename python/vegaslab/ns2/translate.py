@@ -503,6 +503,10 @@ def build_model(doc: dict) -> Model:
     if doc.get("format") != FORMAT:
         raise ValueError(f"format: the ns-2 bridge reads normalised scenarios of format "
                          f"{FORMAT}, got {doc.get('format')!r}")
+    if "tie_order" in doc:  # the core writes it only when it is not the default
+        raise ValueError(f"run.tie_order = {doc['tie_order']!r}: ties ordered by a hash drawn from the "
+                         "seed have no ns-2 counterpart (ns-2 runs them in its scheduler's order); "
+                         "leave run.tie_order at its default to run in ns-2")
     _check_keys(doc, _TOP_MAPPED | _TOP_IGNORED, "scenario")
     duration_ns = _int(doc.get("duration_ns"), "duration_ns", 1, 2**63 - 1)
     seed = _int(doc.get("seed"), "seed", 0, 2**64 - 1)

@@ -4,7 +4,7 @@ use super::reader::{describe, Ctx, Obj};
 use super::flows::build_flows;
 use super::links::build_link;
 use super::topologies::{build_dumbbell, build_lte, build_parking_lot};
-use super::{ErrorKind, FlowSpec, LinkSpec, MonitorSpec, Scenario, ScenarioError, SenderClock, TraceFormat, TraceSpec, UdpSpec};
+use super::{ErrorKind, FlowSpec, LinkSpec, MonitorSpec, Scenario, ScenarioError, SenderClock, TieOrder, TraceFormat, TraceSpec, UdpSpec};
 use std::collections::HashMap;
 use toml::Value;
 
@@ -28,7 +28,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     .unwrap_or_else(|| file_stem(source));
 
     let run = root.table("run")?.ok_or_else(|| ctx.err("run", "is required (a [run] table with at least duration)"))?;
-    run.deny_unknown(&["duration", "seed", "sample_interval", "clock"])?;
+    run.deny_unknown(&["duration", "seed", "sample_interval", "clock", "tie_order"])?;
     let duration = run.time("duration", 1, FOREVER)?.ok_or_else(|| run.err("duration", "is required, e.g. duration = \"200s\""))?;
     let seed = run.integer("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
     let sample_interval = run.time("sample_interval", 1, FOREVER)?.unwrap_or(100_000_000);
@@ -36,6 +36,11 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         "ns2" => SenderClock::Ns2,
         "exact" => SenderClock::Exact,
         other => return Err(run.err("clock", format!("must be \"ns2\" (ns-2's double-precision clock, the default) or \"exact\" (the integer time), got \"{other}\""))),
+    };
+    let tie_order = match run.string("tie_order")?.unwrap_or("ns2") {
+        "ns2" => TieOrder::Ns2,
+        "shuffled" => TieOrder::Shuffled,
+        other => return Err(run.err("tie_order", format!("must be \"ns2\" (ties in scheduling order, as far as ns-2's is modelled; the default) or \"shuffled\" (ties in an order drawn from the seed), got \"{other}\""))),
     };
 
     let mut net = NetBuilder::default();
@@ -136,6 +141,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         seed,
         sample_interval,
         clock,
+        tie_order,
         nodes: net.nodes,
         links: net.links,
         flows,
