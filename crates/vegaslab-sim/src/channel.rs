@@ -134,7 +134,7 @@ impl QueueStats {
 pub enum Admission {
     /// Accepted; waits `queued` before its transmission starts and reaches the far node at
     /// `arrives_at`, which ns-2's double clock reads as `clock` (see `Channel::accept`).
-    Accepted { arrives_at: Nanos, queued: Nanos, clock: f64 },
+    Accepted { arrives_at: Nanos, queued: Nanos, clock: f64, start_clock: f64 },
     /// Dropped by the queue on arrival.
     Dropped,
     /// Transmitted but lost after the link (the packet-error model or the loss pattern): it
@@ -149,6 +149,9 @@ struct Waiting {
     start: Nanos,
     /// `start` on ns-2's double clock (`accept`).
     start_clock: f64,
+    /// When ns-2 scheduled the resume event that starts it: the previous transmission's
+    /// start on the double clock (`start_clock` less the previous packet's transmission time).
+    resume_since: f64,
     bytes: u32,
     /// The packet-error model or the loss pattern will lose it (counted in `errors`).
     corrupted: bool,
@@ -211,10 +214,10 @@ pub struct Channel {
     // Line 3.
     /// Packets propagating or waiting, by arrival time at the far node, each with the time
     /// its transmission starts (where ns-2 schedules its arrival: see `event`).
-    pipe: VecDeque<(Nanos, Nanos, Packet)>,
-    /// Time and `ahead` key (`event`) of the pending delivery event, if one is scheduled: an
+    pipe: VecDeque<Piped>,
+    /// Time and `since` bits (`event`) of the pending delivery event, if one is scheduled: an
     /// event superseded by an earlier head, popped later, matches neither.
-    pub scheduled: Option<(Nanos, u32)>,
+    pub scheduled: Option<(Nanos, u64)>,
     pub to: u32,
     /// The queue is RED (`red`).
     red_queue: bool,
@@ -257,6 +260,24 @@ const _: () = {
     assert!(offset_of!(Channel, pipe) == 192);
     assert!(offset_of!(Channel, ties_by_clock) < 256);
 };
+
+/// The nanosecond nearest a time on ns-2's double clock (halves up, as `tx_times` rounds;
+/// saturating: `Nanos::MAX` for an infinite or absurd time). Adding a half and truncating, not
+/// `f64::round`, which is a libm call on baseline x86-64 (9% of the benchmark's time).
+#[inline]
+fn ns_of(clock: f64) -> Nanos {
+    (clock * 1e9 + 0.5) as Nanos
+}
+
+/// A packet in the pipe: when it reaches the far node, when its transmission starts, in
+/// nanoseconds and on ns-2's double clock (where ns-2 schedules its arrival: see `event`).
+#[derive(Clone, Copy, Debug)]
+struct Piped {
+    at: Nanos,
+    start: Nanos,
+    start_clock: f64,
+    packet: Packet,
+}
 
 impl Channel {
     /// Channel number `index` of a run with this `seed` (its random streams, see `queue`).
@@ -454,17 +475,20 @@ impl Channel {
         self.stats.integrate(self.waiting.len() as u64, t);
     }
 
-    /// `advance` for an arrival at `now` whose ns-2 double is `clock`. A transmission due to
-    /// start at `now` itself has started for this arrival only if ns-2 runs its queue's resume
-    /// event first: when the resume's double (`Waiting::start_clock`) is at most the
-    /// arrival's (at equal doubles ns-2 goes by scheduling order; decided: the resume, which
-    /// is our order without doubles). Otherwise the arrival finds that packet still waiting,
-    /// which matters to a full queue. With `run.clock = "exact"` (`ties_by_clock` off) every
-    /// such transmission has started, as before doubles were modelled.
+    /// `advance` for an arrival at `now` whose ns-2 double is `clock`, during an event ns-2
+    /// scheduled at the double `since`. A transmission due to start at `now` itself has
+    /// started for this arrival only if ns-2 runs its queue's resume event first: when the
+    /// resume's double (`Waiting::start_clock`) is below the arrival's, or equal to it with
+    /// the resume scheduled no later (`Waiting::resume_since`; ns-2 runs events of one double
+    /// in the order it scheduled them; decided: the resume when both were scheduled at the
+    /// same double). Otherwise the arrival finds that packet still waiting, which matters to a
+    /// full queue. With `run.clock = "exact"` (`ties_by_clock` off) every such transmission
+    /// has started, as before doubles were modelled.
     #[inline]
-    fn advance_for_arrival(&mut self, now: Nanos, clock: f64) {
-        while let Some(&Waiting { start, start_clock, .. }) = self.waiting.front() {
-            if start > now || (start == now && self.ties_by_clock && start_clock > clock) {
+    fn advance_for_arrival(&mut self, now: Nanos, clock: f64, since: f64) {
+        while let Some(&Waiting { start, start_clock, resume_since, .. }) = self.waiting.front() {
+            let resume_later = start_clock > clock || (start_clock == clock && resume_since > since);
+            if start > now || (start == now && self.ties_by_clock && resume_later) {
                 break;
             }
             self.stats.integrate(self.waiting.len() as u64, start);
@@ -480,10 +504,10 @@ impl Channel {
 
     /// A packet arrives at time `now`: queue it (and put it in the pipe) or drop it.
     pub fn admit(&mut self, now: Nanos, mut packet: Packet) -> Admission {
-        let admission = self.accept(now, packet.size, packet.clock);
-        if let Admission::Accepted { arrives_at, queued, clock } = admission {
+        let admission = self.accept(now, packet.size, packet.clock, packet.clock);
+        if let Admission::Accepted { arrives_at, queued, clock, start_clock } = admission {
             packet.clock = clock;
-            self.push_pipe(arrives_at, now + queued, packet);
+            self.push_pipe(arrives_at, now + queued, start_clock, packet);
         }
         admission
     }
@@ -497,10 +521,19 @@ impl Channel {
     /// two, ns-2 runs whichever has the smaller double first and the transmission starts
     /// at the later of the two. So the start is `max(clock, busy_clock)` in every case, the
     /// end `start + txt`, and the arrival at the far node `start + (txt + delay)`, summed as
-    /// `LinkDelay::recv` schedules it.
-    pub fn accept(&mut self, now: Nanos, bytes: u32, clock: f64) -> Admission {
+    /// `LinkDelay::recv` schedules it. `since` is the double at which ns-2 scheduled the
+    /// event the packet arrives in (`advance_for_arrival`).
+    ///
+    /// Decided (issue 11, the benchmark's Reno/Vegas split): with `run.clock = "ns2"` the
+    /// transmission's end and the arrival in nanoseconds are those doubles rounded to the
+    /// nanosecond (`ns_of`), not sums of rounded times. A busy queue otherwise adds up each
+    /// packet's rounding (79,483.87 ns counted as 79,484 for 1540 bytes at 155 Mbit/s), our
+    /// time drifted tens of nanoseconds from ns-2's, and events ns-2 has in one order fell
+    /// on nanoseconds that ran them in the other (docs/ns2-reference-numbers.md, "Benchmark").
+    /// With `"exact"` times are the integer sums, as before.
+    pub fn accept(&mut self, now: Nanos, bytes: u32, clock: f64, since: f64) -> Admission {
         self.sample_up_to(now);
-        self.advance_for_arrival(now, clock);
+        self.advance_for_arrival(now, clock, since);
         let len = self.waiting.len() as u64;
         let accept = if self.red_queue { self.red_admits(now, len) } else { droptail_admits(len, self.limit) };
         if !accept {
@@ -508,14 +541,16 @@ impl Channel {
             return Admission::Dropped;
         }
         let start = now.max(self.busy_until);
+        let txt_previous = self.tx_memo.1;
         let (tx, txt) = self.tx_times(bytes);
         // Saturating: an absurd bandwidth or delay means "never", not a wrapped-around
         // "at once" (`Nanos::MAX` lies beyond any run's end).
-        self.busy_until = start.saturating_add(tx);
         let start_clock = clock.max(self.busy_clock);
         self.busy_clock = start_clock + txt;
+        self.busy_until = if self.ties_by_clock { ns_of(self.busy_clock).max(start.saturating_add(1)) } else { start.saturating_add(tx) };
         if start > now {
-            self.waiting.push_back(Waiting { start, start_clock, bytes, corrupted: false });
+            let resume_since = start_clock - txt_previous;
+            self.waiting.push_back(Waiting { start, start_clock, resume_since, bytes, corrupted: false });
             self.stats.max_len = self.stats.max_len.max(self.waiting.len() as u64);
         }
         // Counted now, taken back by `finish` if the transmission has not started by the end.
@@ -526,7 +561,9 @@ impl Channel {
             return self.lost_on_link(now, start);
         }
         let (delay, delay_clock) = self.delays_at(start);
-        Admission::Accepted { arrives_at: self.busy_until.saturating_add(delay), queued: start - now, clock: start_clock + (txt + delay_clock) }
+        let arrival_clock = start_clock + (txt + delay_clock);
+        let arrives_at = if self.ties_by_clock { ns_of(arrival_clock).max(self.busy_until) } else { self.busy_until.saturating_add(delay) };
+        Admission::Accepted { arrives_at, queued: start - now, clock: arrival_clock, start_clock }
     }
 
     /// Whether the loss pattern or the packet-error model loses the packet just transmitted.
@@ -564,32 +601,34 @@ impl Channel {
 
     /// Put an accepted packet in the pipe: it reaches the far node at `at`, its transmission
     /// starts at `start`.
-    pub fn push_pipe(&mut self, at: Nanos, start: Nanos, packet: Packet) {
+    pub fn push_pipe(&mut self, at: Nanos, start: Nanos, start_clock: f64, packet: Packet) {
+        let piped = Piped { at, start, start_clock, packet };
         match self.pipe.back() {
-            Some(&(last, _, _)) if at < last => {
+            Some(last) if at < last.at => {
                 // The delay fell: this packet overtakes earlier ones.
-                let pos = self.pipe.partition_point(|&(t, _, _)| t <= at);
-                self.pipe.insert(pos, (at, start, packet));
+                let pos = self.pipe.partition_point(|q| q.at <= at);
+                self.pipe.insert(pos, piped);
             }
-            _ => self.pipe.push_back((at, start, packet)),
+            _ => self.pipe.push_back(piped),
         }
     }
 
     /// Packets accepted and not yet delivered (waiting, in transmission or propagating).
     pub fn packets(&self) -> impl Iterator<Item = &Packet> {
-        self.pipe.iter().map(|(_, _, p)| p)
+        self.pipe.iter().map(|q| &q.packet)
     }
 
-    /// The earliest arrival still in the pipe, when that packet's transmission starts, and
-    /// its arrival on ns-2's double clock.
-    pub fn head_time(&self) -> Option<(Nanos, Nanos, f64)> {
-        self.pipe.front().map(|&(t, start, p)| (t, start, p.clock))
+    /// The earliest arrival still in the pipe, when that packet's transmission starts (in
+    /// nanoseconds and on ns-2's double clock), and its arrival on ns-2's double clock.
+    pub fn head_time(&self) -> Option<(Nanos, Nanos, f64, f64)> {
+        self.pipe.front().map(|q| (q.at, q.start, q.start_clock, q.packet.clock))
     }
 
     /// Take the head packet if it arrives at or before `now`.
     pub fn pop_arrived(&mut self, now: Nanos) -> Option<Packet> {
         match self.pipe.front() {
-            Some(&(t, _, p)) if t <= now => {
+            Some(q) if q.at <= now => {
+                let p = q.packet;
                 self.pipe.pop_front();
                 Some(p)
             }
@@ -626,7 +665,7 @@ impl Channel {
             self.busy_clock = crate::event::scripted_clock(start);
         }
         self.stats.errors += (self.pipe.len() - waiting_intact) as u64;
-        lost.extend(self.pipe.drain(..).map(|(_, _, p)| p));
+        lost.extend(self.pipe.drain(..).map(|q| q.packet));
         self.down = true;
     }
 
@@ -677,6 +716,11 @@ mod tests {
         Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data, probe: false, aqt: 0, aqt_echo: 0, clock: 0.0 }
     }
 
+    /// A packet arriving at `now`, its ns-2 double consistent with it (as in a run).
+    fn pkt_at(size: u32, now: Nanos) -> Packet {
+        Packet { clock: now as f64 / 1e9, ..pkt(size) }
+    }
+
     fn chan(limit: u32) -> Channel {
         Channel::new(
             0,
@@ -698,7 +742,7 @@ mod tests {
     fn droptail_limit_counts_the_packet_in_transmission() {
         // limit 3: one transmitting + 2 waiting; the fourth back-to-back arrival drops.
         let mut c = chan(3);
-        let got: Vec<bool> = (0..4).map(|i| matches!({ let _ = i; c.admit(0, pkt(1000)) }, Admission::Accepted { .. })).collect();
+        let got: Vec<bool> = (0..4).map(|i| matches!({ let _ = i; c.admit(0, pkt_at(1000, 0)) }, Admission::Accepted { .. })).collect();
         assert_eq!(got, vec![true, true, true, false]);
         assert_eq!(c.queue_len(), 2);
     }
@@ -707,9 +751,9 @@ mod tests {
     fn arrival_time_is_start_plus_transmission_plus_delay() {
         let mut c = chan(50);
         // 1000 bytes at 1 Mbps = 8 ms; delay 10 ms.
-        assert_eq!(times(c.admit(0, pkt(1000))), Some((18_000_000, 0)));
+        assert_eq!(times(c.admit(0, pkt_at(1000, 0))), Some((18_000_000, 0)));
         // Second waits for the first: starts at 8 ms.
-        assert_eq!(times(c.admit(0, pkt(1000))), Some((26_000_000, 8_000_000)));
+        assert_eq!(times(c.admit(0, pkt_at(1000, 0))), Some((26_000_000, 8_000_000)));
     }
 
     #[test]
@@ -749,8 +793,8 @@ mod tests {
         let c_at = |clock: f64, ties_by_clock: bool| {
             let mut c = chan(2);
             c.ties_by_clock = ties_by_clock;
-            c.admit(0, pkt(1000));
-            c.admit(0, pkt(1000));
+            c.admit(0, pkt_at(1000, 0));
+            c.admit(0, pkt_at(1000, 0));
             c.admit(8_000_000, Packet { clock, ..pkt(1000) })
         };
         let resume: f64 = 8.0 * 1000.0 / 1e6;
@@ -766,7 +810,7 @@ mod tests {
     fn delay_in_force_at_transmission_start_applies() {
         let mut c = chan(50);
         // Starts at 1.5 s, after the change to 100 ms.
-        assert_eq!(times(c.admit(1_500_000_000, pkt(1000))), Some((1_608_000_000, 0)));
+        assert_eq!(times(c.admit(1_500_000_000, pkt_at(1000, 1_500_000_000))), Some((1_608_000_000, 0)));
     }
 
     /// An admission's arrival time and queueing delay (None: not accepted).
@@ -787,8 +831,8 @@ mod tests {
         // 41 bytes at 1 Pbit/s would round to 0 ns.
         let mut c = chan_with(1e15, 0);
         assert_eq!(c.tx_time(41), 1);
-        assert_eq!(times(c.admit(5, pkt(41))), Some((6, 0)));
-        assert_eq!(times(c.admit(5, pkt(41))), Some((7, 1)));
+        assert_eq!(times(c.admit(5, pkt_at(41, 5))), Some((6, 0)));
+        assert_eq!(times(c.admit(5, pkt_at(41, 5))), Some((7, 1)));
         // Rounding to the nearest nanosecond is unchanged above 1 ns: 1040 bytes at 10 Mbit/s.
         assert_eq!(chan_with(10e6, 0).tx_time(1040), 832_000);
     }
@@ -797,13 +841,13 @@ mod tests {
     fn a_huge_delay_saturates_instead_of_wrapping_to_zero() {
         // About 584 years: start + tx + delay exceeds u64.
         let mut c = chan_with(1e6, Nanos::MAX - 10);
-        let Admission::Accepted { arrives_at, .. } = c.admit(1_000_000_000, pkt(1000)) else { panic!("accepted") };
+        let Admission::Accepted { arrives_at, .. } = c.admit(1_000_000_000, pkt_at(1000, 1_000_000_000)) else { panic!("accepted") };
         assert_eq!(arrives_at, Nanos::MAX);
         // A zero bandwidth transmits forever; the next packet waits "forever" too.
         let mut z = chan_with(0.0, 0);
-        let Admission::Accepted { arrives_at, .. } = z.admit(1, pkt(1000)) else { panic!("accepted") };
+        let Admission::Accepted { arrives_at, .. } = z.admit(1, pkt_at(1000, 1)) else { panic!("accepted") };
         assert_eq!(arrives_at, Nanos::MAX);
-        assert!(matches!(z.admit(2, pkt(1000)), Admission::Accepted { arrives_at: Nanos::MAX, .. }));
+        assert!(matches!(z.admit(2, pkt_at(1000, 2)), Admission::Accepted { arrives_at: Nanos::MAX, .. }));
     }
 
     #[test]
@@ -812,12 +856,12 @@ mod tests {
         c.start_sampling(5_000_000);
         // 1000 bytes take 8 ms: four at 0 ms transmit 0-8, 8-16, 16-24 and 24-32 ms.
         for _ in 0..4 {
-            c.admit(0, pkt(1000));
+            c.admit(0, pkt_at(1000, 0));
         }
         // Nothing is sampled until an arrival later than a sample time comes.
         assert!(c.samples.is_empty());
         // At 30 ms: the samples at 5-25 ms are taken first, without this packet.
-        c.admit(30_000_000, pkt(1000));
+        c.admit(30_000_000, pkt_at(1000, 30_000_000));
         assert_eq!(c.samples, vec![3, 2, 2, 1, 0]);
         // The sample at 30 ms counts the packet that arrived then (it waits until 32 ms).
         assert_eq!(c.finish_sampling(30_000_000), vec![3, 2, 2, 1, 0, 1]);
@@ -827,9 +871,9 @@ mod tests {
     fn samples_taken_ahead_of_where_the_run_stopped_are_cut() {
         let mut c = chan(50);
         c.start_sampling(5_000_000);
-        c.admit(0, pkt(1000));
-        c.admit(0, pkt(1000));
-        c.admit(23_000_000, pkt(1000)); // an express hop, ahead of the run's clock
+        c.admit(0, pkt_at(1000, 0));
+        c.admit(0, pkt_at(1000, 0));
+        c.admit(23_000_000, pkt_at(1000, 23_000_000)); // an express hop, ahead of the run's clock
         assert_eq!(c.finish_sampling(12_000_000), vec![1, 0]);
     }
 
@@ -839,7 +883,7 @@ mod tests {
         let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate, loss: None };
         let mut c = Channel::new(0, 1, &spec, 1, 0);
         for _ in 0..3 {
-            c.admit(0, pkt(1000));
+            c.admit(0, pkt_at(1000, 0));
         }
         c
     }
@@ -885,7 +929,7 @@ mod tests {
         let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 100_000_000, delay_schedule, queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0, loss: None };
         let mut c = Channel::new(0, 1, &spec, 1, 0);
         for size in [1000, 500, 1500] {
-            c.admit(0, pkt(size));
+            c.admit(0, pkt_at(size, 0));
         }
         c
     }
@@ -895,7 +939,7 @@ mod tests {
         // The delay falls to 1 ms at 10 ms: the third packet (start 12 ms) arrives at 25 ms,
         // ahead of the first two (108 and 112 ms), so it heads the pipe.
         let mut c = three_sizes(vec![(10_000_000, 1_000_000)]);
-        assert_eq!(c.head_time().map(|(t, start, _)| (t, start)), Some((25_000_000, 12_000_000)));
+        assert_eq!(c.head_time().map(|(t, start, _, _)| (t, start)), Some((25_000_000, 12_000_000)));
         c.finish(10_000_000);
         assert_eq!((c.stats.departures, c.stats.backlog, c.stats.bytes_sent), (2, 1, 1500));
         let mut c = three_sizes(vec![(10_000_000, 1_000_000)]);
@@ -909,7 +953,7 @@ mod tests {
         // From 5 ms the delay is 96 ms: the second packet (start 8 ms, sent by 12 ms) arrives at
         // 108 ms, with the first (sent 0-8 ms, 100 ms delay).
         let mut c = three_sizes(vec![(5_000_000, 96_000_000)]);
-        let arrivals: Vec<(Nanos, u32)> = c.pipe.iter().map(|&(t, _, p)| (t, p.size)).collect();
+        let arrivals: Vec<(Nanos, u32)> = c.pipe.iter().map(|q| (q.at, q.packet.size)).collect();
         assert_eq!(arrivals, vec![(108_000_000, 1000), (108_000_000, 500), (120_000_000, 1500)]);
         c.finish(7_000_000);
         assert_eq!((c.stats.departures, c.stats.backlog, c.stats.bytes_sent), (1, 2, 1000));
@@ -938,7 +982,7 @@ mod tests {
                 }
                 let size = [40, 1040, 576, 1500][(i % 4) as usize];
                 arrivals += 1;
-                let start = match c.admit(now, pkt(size)) {
+                let start = match c.admit(now, pkt_at(size, now)) {
                     Admission::Accepted { queued, .. } => Some((now + queued, false)),
                     Admission::Corrupted => Some((now.max(c.busy_until - c.tx_time(size)), true)),
                     Admission::Dropped => None,
@@ -971,8 +1015,8 @@ mod tests {
     #[test]
     fn mean_queue_length_is_time_weighted() {
         let mut c = chan(50);
-        c.admit(0, pkt(1000)); // transmits 0-8 ms
-        c.admit(0, pkt(1000)); // waits 0-8 ms
+        c.admit(0, pkt_at(1000, 0)); // transmits 0-8 ms
+        c.admit(0, pkt_at(1000, 0)); // waits 0-8 ms
         c.advance(16_000_000);
         let (mean, _) = c.stats.mean_std(16_000_000);
         assert!((mean - 0.5).abs() < 1e-12, "{mean}");
@@ -986,8 +1030,8 @@ mod tests {
         let loss = crate::queue::LossPattern::List { packets: vec![1, 3].into() };
         let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 3 }, error_rate: 0.0, loss: Some(loss) };
         let mut c = Channel::new(0, 1, &spec, 1, 0);
-        let mut admissions: Vec<Admission> = (0..5).map(|_| c.admit(0, pkt(1000))).collect();
-        admissions.push(c.admit(1_000_000_000, pkt(1000)));
+        let mut admissions: Vec<Admission> = (0..5).map(|_| c.admit(0, pkt_at(1000, 0))).collect();
+        admissions.push(c.admit(1_000_000_000, pkt_at(1000, 1_000_000_000)));
         let fates: Vec<&str> = admissions
             .into_iter()
             .map(|a| match a {
@@ -1009,7 +1053,7 @@ mod tests {
         let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.999_999_999, loss: Some(loss) };
         let mut c = Channel::new(0, 1, &spec, 1, 0);
         for i in 0..10u64 {
-            assert_eq!(c.admit(i * 10_000_000, pkt(1000)), Admission::Corrupted);
+            assert_eq!(c.admit(i * 10_000_000, pkt_at(1000, i * 10_000_000)), Admission::Corrupted);
         }
         assert_eq!((c.stats.departures, c.stats.errors), (10, 10));
     }

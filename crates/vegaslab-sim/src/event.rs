@@ -1,48 +1,49 @@
 //! The event queue: pending events pop in ns-2's order, so simultaneous events run in the order
 //! ns-2 would run them and every run is reproducible.
 //!
-//! **Order** (issue 12, "Order of same-instant events"). ns-2's scheduler runs events by time,
-//! and events at the same time first-in first-out: in the order they were scheduled. Its
-//! events are scheduled at different moments than ours: a packet's arrival at the far end of
-//! a link is scheduled when its transmission starts (`LinkDelay::recv`), while here a link's
-//! next delivery is scheduled when its packet becomes the head of the link's pipe, and
-//! express hops skip events. So every event carries the instant ns-2 would have scheduled it
-//! (`since`: a delivery's transmission start, a retransmission timer's last reset, otherwise
-//! the time it is scheduled), and events pop by (time, ns-2's double time, `since`,
-//! scheduling order here).
+//! **Order** (issue 12, "Order of same-instant events"; issue 11, the benchmark's split).
+//! ns-2's scheduler runs events by their double time, and events at the same double
+//! first-in first-out: in the order they were scheduled. Its events are scheduled at
+//! different moments than ours: a packet's arrival at the far end of a link is scheduled when
+//! its transmission starts (`LinkDelay::recv`), while here a link's next delivery is scheduled
+//! when its packet becomes the head of the link's pipe, and express hops skip events. So every
+//! event carries the instant ns-2 would have scheduled it (`since`, as ns-2's double: a
+//! delivery's transmission start; otherwise the double of the event being processed when it
+//! is scheduled (`Moment`), or of its own integer time when it stands for one ns-2 schedules
+//! at another time, such as a retransmission timer's last reset), and events pop by (time,
+//! ns-2's double time, `since`'s double, event code, scheduling order here).
 //!
-//! The double: ns-2's clock is a double accumulated by sums (`scenario::SenderClock`), so two
-//! events at the same nanosecond here are, in ns-2, usually a few units in the last place
-//! apart, and ns-2 runs the smaller first whenever it was scheduled. Each event therefore
-//! carries the double ns-2 would give it (a delivery: its packet's clock; a retransmission
-//! timer: its armed clock plus the timeout; every other event: its time's own double, as
-//! ns-2 reads it from the script), and it decides first among events at the same time;
-//! `since` decides between equal doubles. With `run.clock = "exact"` every event carries its
-//! time's own double, so ties go by `since` alone. The integer time stays the first key: the
-//! doubles of different nanoseconds are in the nanoseconds' order as long as the two clocks
-//! stay within a nanosecond of each other. ns-2's accumulated rounding does (at 100 s of
-//! simulated time a nanosecond is about 70,000 units in the last place, at 10^6 s about 9);
-//! ours does not always: a transmission time is rounded to the nanosecond and a busy queue sums
-//! them, so on the benchmark our times run about 50 ns ahead of ns-2's doubles after 0.19 s,
-//! and two arrivals ns-2 has 5e-17 s apart fall 4 ns apart here, the other way round
-//! (docs/ns2-reference-numbers.md, "Benchmark": what that costs, and why taking the
-//! nanoseconds from the doubles is not done yet). Two events at the same time with the same double and
-//! `since` keep our scheduling order: ns-2's order
-//! among events scheduled at one instant is the order it ran that instant's events, which we
-//! follow only as far as our own order does (a packet that waited in a queue is scheduled
-//! here at admission, in ns-2 at the end of the previous transmission; we do not model that
-//! last step). `run.tie_order = "shuffled"` (`scenario::TieOrder`) replaces that last key by
-//! a hash drawn from the seed, to measure what a result owes to it.
+//! The double: ns-2's clock is a double accumulated by sums (`scenario::SenderClock`). Each
+//! event carries the double ns-2 would give it (a delivery: its packet's clock; a
+//! retransmission timer: its armed clock plus the timeout; every other event: its time's own
+//! double, as ns-2 reads it from the script), and it decides first among events at the same
+//! nanosecond; `since` decides between equal doubles. With `run.clock = "exact"` every event
+//! carries its time's own double and `since`'s, so ties go by `since` alone. The integer time
+//! stays the first key (the radix heap needs integers): the doubles of different nanoseconds
+//! are in the nanoseconds' order because, with `"ns2"`, a link's integer times are ns-2's
+//! doubles rounded to the nanosecond (`Channel::accept`). They used to be sums of rounded
+//! transmission times, which drifted about 50 ns ahead of ns-2's doubles within 0.19 s on the
+//! benchmark, so two arrivals ns-2 has 5e-17 s apart fell 4 ns apart here, the other way
+//! round (docs/ns2-reference-numbers.md, "Benchmark").
 //!
-//! The key stores `ahead = time - since`, saturated at `u32::MAX` ns (4.29 s), and the
-//! double's bits (a non-negative double's bits order as its value does): 24 bytes an entry.
-//! Saturation keeps the order between a saturated and an unsaturated event (the saturated one was scheduled earlier either way); two saturated events at one time keep
-//! our scheduling order, which is their `since` order when both were scheduled at their
-//! `since` (flow starts and stops, sources, samples), but not always otherwise: a
-//! retransmission timer backed off beyond 4.29 s, or a delivery whose transmission and
-//! propagation took that long. Same for a timer re-armed lazily (scheduled when its older
-//! deadline pops, not when it was armed): its `since` is right, its place among events with
-//! the same `since` is ours.
+//! Two events tied on time, double and `since` go by their code (`Event::encode`: deliveries,
+//! then flow starts, stops, timers and so on, each by channel or flow number), then by our
+//! scheduling order. Decided: ns-2's order among events scheduled at one double instant is the
+//! order it ran that instant's events, recursively, which we do not follow step by step (a
+//! packet that waited in a queue is scheduled here at admission, in ns-2 by the previous
+//! transmission's resume event); such chains of ties mostly start where the script created
+//! the flows, in their order, so the lower channel or flow goes first. The code, unlike our
+//! scheduling order, is the same whether an express hop processed a packet ahead of time or
+//! an event did at its time, so results do not depend on express hops (`tests/monitors.rs`).
+//! With it the benchmark's trace equals ns-2's for its first 6 s and the staggered
+//! lte-alpha-beta run's for 10 s (`tests/test_trace_ns2.py`); where it differs from ns-2's
+//! chain the same file pins a case. `run.tie_order = "shuffled"` (`scenario::TieOrder`)
+//! replaces the code by a hash drawn from the seed, to measure what a result owes to it.
+//!
+//! An entry is 32 bytes: the time, the code and the bits of both doubles (a non-negative
+//! double's bits order as its value does). A timer re-armed lazily (scheduled when its older
+//! deadline pops, not when it was armed) gets its `since` from its integer arming time, not
+//! from the double of the event that armed it.
 //!
 //! It is a *radix heap* (Ahuja, Mehlhorn, Orlin and Tarjan, 1990), which relies on the
 //! simulation being monotone: nothing is scheduled before the last event popped. Each event
@@ -55,10 +56,10 @@
 //! Scheduling order comes free: a bucket only ever gets events appended in scheduling order,
 //! or the whole of one higher bucket's events, in their order, while it is empty; so every
 //! bucket is in scheduling order. Bucket 0 (all at one time) is the exception that keeps the
-//! tie order: it is stably sorted by (double, larger `ahead` first) when a refill fills it,
+//! tie order: it is stably sorted by (double, `since`, code) when a refill fills it,
 //! and an event scheduled into it goes after every event whose key is at most its own
 //! (almost always at the end: an event scheduled at the current time for the current time
-//! has `ahead` 0). No sequence number is stored, so there is none to run out (the old heap
+//! has the latest `since`). No sequence number is stored, so there is none to run out (the old heap
 //! renumbered its 40-bit one).
 //!
 //! Why: the benchmark (`bench/grids-net2`: 50 pairs, 7.6 M events) spent most of
@@ -153,26 +154,43 @@ impl Event {
     }
 }
 
-/// One pending event: its time, how long before it ns-2 would have scheduled it (saturated;
-/// see the module documentation), its [`Event::encode`]d code and the bits of its ns-2
-/// double time (`f64::to_bits`: a non-negative double's bits order as its value does).
-type Entry = (Nanos, u32, u32, u64);
-
-/// An early event's key: time, ns-2 double, larger `ahead` first, scheduling number, code.
-type EarlyKey = (Nanos, u64, Reverse<u32>, u64, u32);
-
-/// Order of two events at the same time: the smaller ns-2 double first, then the larger
-/// `ahead` (the earlier `since`); events equal in both keep their scheduling order, or with
-/// `run.tie_order = "shuffled"` go by `shuffled_key`.
-#[inline]
-fn tie_key(e: &Entry) -> (u64, Reverse<u32>) {
-    (e.3, Reverse(e.1))
+/// One pending event: its time, its [`Event::encode`]d code, and the bits (`f64::to_bits`: a
+/// non-negative double's bits order as its value does) of its ns-2 double time and of the
+/// ns-2 double at which ns-2 would have scheduled it (`since`; see the module documentation).
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    at: Nanos,
+    code: u32,
+    clock: u64,
+    since: u64,
 }
 
-/// `tie_key` and then `shuffled_rank` with the run's `key`.
+/// The event being processed: its time, its ns-2 double, and the double at which ns-2 would
+/// have scheduled it (what is scheduled now is scheduled at `at` and `clock`; an arrival at a
+/// queue tied with its resume event goes by `since`, `Channel::accept`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Moment {
+    pub at: Nanos,
+    pub clock: f64,
+    pub since: f64,
+}
+
+/// An early event's key: time, ns-2 double, earlier `since` first, code, scheduling number.
+type EarlyKey = (Nanos, u64, u64, u32, u64);
+
+/// Order of two events at the same time: the smaller ns-2 double first, then the earlier
+/// `since`, then the smaller code (see the module documentation); events equal in all three
+/// keep their scheduling order. With `run.tie_order = "shuffled"` a hash replaces the code
+/// (`shuffled_key`).
 #[inline]
-fn shuffled_key(e: &Entry, key: u64) -> (u64, Reverse<u32>, u64) {
-    (e.3, Reverse(e.1), shuffled_rank(e, key))
+fn tie_key(e: &Entry) -> (u64, u64, u32) {
+    (e.clock, e.since, e.code)
+}
+
+/// `tie_key` with `shuffled_rank` (under the run's `key`) in place of the code.
+#[inline]
+fn shuffled_key(e: &Entry, key: u64) -> (u64, u64, u64) {
+    (e.clock, e.since, shuffled_rank(e, key))
 }
 
 /// Whether `a` goes before `b` at one time: by `tie_key`, or `shuffled_key` when `shuffle` is
@@ -193,7 +211,7 @@ fn goes_before(a: &Entry, b: &Entry, shuffle: Option<u64>) -> bool {
 /// order decides.
 #[inline]
 fn shuffled_rank(e: &Entry, key: u64) -> u64 {
-    let mut z = e.0.rotate_left(32) ^ (e.2 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key;
+    let mut z = e.at.rotate_left(32) ^ (e.code as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -206,11 +224,6 @@ pub(crate) fn scripted_clock(at: Nanos) -> f64 {
     at as f64 / 1e9
 }
 
-/// `at - since`, saturated to the entry's field.
-#[inline]
-pub(crate) fn ahead(at: Nanos, since: Nanos) -> u32 {
-    at.saturating_sub(since).min(u32::MAX as u64) as u32
-}
 
 /// Bucket of an event at `time` when the last bucket minimum was `last` (`time >= last`):
 /// 0 if equal, else 1 + the highest bit in which they differ (1..=64).
@@ -236,8 +249,10 @@ pub struct EventQueue {
     early_seq: u64,
     /// Events that ns-2's order put before an event scheduled earlier here (diagnostics).
     reordered: u64,
-    /// The `ahead` of the event popped last (tells a stale delivery from its replacement).
-    popped_ahead: u32,
+    /// The event popped last (`Moment`; `set_instant` moves it along an express hop), and
+    /// its `since` bits (tell a stale delivery from its replacement).
+    instant: Moment,
+    popped_since: u64,
     /// `run.tie_order = "shuffled"`: the key of `shuffled_rank` (`None`: scheduling order).
     shuffle: Option<u64>,
 }
@@ -253,7 +268,8 @@ impl Default for EventQueue {
             early: BinaryHeap::new(),
             early_seq: 0,
             reordered: 0,
-            popped_ahead: 0,
+            instant: Moment::default(),
+            popped_since: 0,
             shuffle: None,
         }
     }
@@ -306,12 +322,21 @@ impl EventQueue {
 
     /// [`EventQueue::schedule`] with the double time ns-2 would give the event (`clock`, in
     /// seconds, non-negative; see `scenario::SenderClock`), which orders it among the events
-    /// at the same nanosecond.
+    /// at the same nanosecond. `since`'s double is the current instant's (`set_instant`) when
+    /// `since` is the current time, else `since`'s own (`scripted_clock`).
     #[inline]
     pub fn schedule_clocked(&mut self, at: Nanos, since: Nanos, clock: f64, event: Event) {
+        let since_clock = if since == self.instant.at { self.instant.clock } else { scripted_clock(since) };
+        self.schedule_since(at, since_clock, clock, event)
+    }
+
+    /// [`EventQueue::schedule_clocked`] with the double of the instant ns-2 would have
+    /// scheduled it given (`since_clock`): a delivery's transmission start.
+    #[inline]
+    pub fn schedule_since(&mut self, at: Nanos, since_clock: f64, clock: f64, event: Event) {
         debug_assert!(clock >= 0.0, "negative clock {clock}");
         self.len += 1;
-        let entry = (at, ahead(at, since), event.encode(), clock.to_bits());
+        let entry = Entry { at, code: event.encode(), clock: clock.to_bits(), since: since_clock.max(0.0).to_bits() };
         if at < self.last {
             self.schedule_early(entry);
             return;
@@ -341,9 +366,9 @@ impl EventQueue {
     }
 
     #[cold]
-    fn schedule_early(&mut self, (at, ahead, code, clock): Entry) {
+    fn schedule_early(&mut self, e: Entry) {
         self.early_seq += 1;
-        self.early.push(Reverse((at, clock, Reverse(ahead), self.early_seq, code)));
+        self.early.push(Reverse((e.at, e.clock, e.since, e.code, self.early_seq)));
     }
 
     #[inline]
@@ -358,23 +383,40 @@ impl EventQueue {
             self.refill();
         }
         let zero = &mut self.buckets[0];
-        let (at, ahead, code, _) = zero[self.head];
-        self.popped_ahead = ahead;
+        let e = zero[self.head];
+        self.instant = Moment { at: e.at, clock: f64::from_bits(e.clock), since: f64::from_bits(e.since) };
+        self.popped_since = e.since;
         self.head += 1;
         if self.head == zero.len() {
             zero.clear();
             self.head = 0;
         }
         self.len -= 1;
-        Some((at, Event::decode(code)))
+        Some((e.at, Event::decode(e.code)))
     }
 
     #[cold]
     fn pop_early(&mut self) -> Option<(Nanos, Event)> {
-        let Reverse((at, _, Reverse(ahead), _, code)) = self.early.pop()?;
-        self.popped_ahead = ahead;
+        let Reverse((at, clock, since, code, _)) = self.early.pop()?;
+        self.instant = Moment { at, clock: f64::from_bits(clock), since: f64::from_bits(since) };
+        self.popped_since = since;
         self.len -= 1;
         Some((at, Event::decode(code)))
+    }
+
+    /// The current instant: the event popped last, or the delivery an express hop stands for
+    /// while it processes a packet ahead of the clock.
+    #[inline]
+    pub fn instant(&self) -> Moment {
+        self.instant
+    }
+
+    /// Move the current instant (an express hop processes a packet at its arrival, ahead of
+    /// the clock: what it schedules is scheduled at that time and double, as the delivery
+    /// event it stands for would have); `instant` gives the one to restore.
+    #[inline]
+    pub fn set_instant(&mut self, instant: Moment) {
+        self.instant = instant;
     }
 
     /// Bucket 0 is empty: the lowest non-empty bucket's earliest time becomes `last`, and its
@@ -384,10 +426,10 @@ impl EventQueue {
         let k = self.occupied.trailing_zeros() as usize + 1;
         self.occupied &= !(1 << (k - 1));
         let mut from = std::mem::take(&mut self.buckets[k]);
-        let last = from.iter().map(|e| e.0).min().expect("occupied bucket");
+        let last = from.iter().map(|e| e.at).min().expect("occupied bucket");
         self.last = last;
         for &entry in &from {
-            let b = bucket(entry.0, last);
+            let b = bucket(entry.at, last);
             self.buckets[b].push(entry);
             if b > 0 {
                 self.occupied |= 1 << (b - 1);
@@ -405,9 +447,9 @@ impl EventQueue {
         self.len
     }
 
-    /// The `at - since` (saturated) of the event popped last.
-    pub fn popped_ahead(&self) -> u32 {
-        self.popped_ahead
+    /// The `since` bits (`f64::to_bits`) of the event popped last.
+    pub fn popped_since(&self) -> u64 {
+        self.popped_since
     }
 
     /// How many events ns-2's order moved ahead of an event scheduled before them here.
@@ -425,14 +467,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn simultaneous_events_pop_in_scheduling_order() {
+    fn events_tied_on_time_double_and_since_pop_in_the_order_of_what_they_are() {
         let mut q = EventQueue::default();
         q.schedule(5, 0, Event::Timer(2));
         q.schedule(3, 0, Event::Sample);
         q.schedule(5, 0, Event::Timer(1));
+        q.schedule(5, 0, Event::Delivery(9));
         assert_eq!(q.pop(), Some((3, Event::Sample)));
-        assert_eq!(q.pop(), Some((5, Event::Timer(2))));
+        // By code: deliveries before timers, lower channel or flow numbers first, whichever
+        // was scheduled first (so an express hop, which schedules ahead of time, changes
+        // nothing).
+        assert_eq!(q.pop(), Some((5, Event::Delivery(9))));
         assert_eq!(q.pop(), Some((5, Event::Timer(1))));
+        assert_eq!(q.pop(), Some((5, Event::Timer(2))));
         assert_eq!(q.pop(), None);
     }
 
@@ -576,23 +623,23 @@ mod tests {
     }
 
     #[test]
-    fn events_scheduled_more_than_the_saturation_ahead_keep_their_order() {
+    fn events_scheduled_long_before_keep_their_order() {
         let mut q = EventQueue::default();
         let t = 10_000_000_000; // 10 s
-        q.schedule(t, 0, Event::FlowStart(1)); // ahead saturates
+        q.schedule(t, 0, Event::FlowStart(1));
         q.schedule(t, t - 1_000, Event::Delivery(2));
-        // 2^32 + 5 ns ahead: saturates too (truncating would make it 5 ns, after Delivery(2)),
-        // so scheduling order with FlowStart(1).
+        // 2^32 + 5 ns before (once saturated in a 32-bit `ahead`): after FlowStart(1), before
+        // Delivery(2).
         q.schedule(t, t - ((1 << 32) + 5), Event::FlowStart(3));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, vec![Event::FlowStart(1), Event::FlowStart(3), Event::Delivery(2)]);
     }
 
-    /// The reference: a binary heap of (time, smaller double first, larger `ahead` first,
-    /// scheduling number).
+    /// The reference: a binary heap of (time, smaller double first, smaller `since` double
+    /// first, event code, scheduling number).
     #[derive(Default)]
     struct Reference {
-        heap: BinaryHeap<Reverse<(Nanos, OrdClock, Reverse<u64>, u64, u32)>>,
+        heap: BinaryHeap<Reverse<(Nanos, OrdClock, OrdClock, u32, u64)>>,
         seq: u64,
     }
 
@@ -612,14 +659,12 @@ mod tests {
     }
 
     impl Reference {
-        fn schedule(&mut self, at: Nanos, since: Nanos, clock: f64, event: Event) {
+        fn schedule(&mut self, at: Nanos, since_clock: f64, clock: f64, event: Event) {
             self.seq += 1;
-            // Computed here, not with `ahead`, so a bug there shows.
-            let ahead = (at - since).min(u64::from(u32::MAX));
-            self.heap.push(Reverse((at, OrdClock(clock), Reverse(ahead), self.seq, event.encode())));
+            self.heap.push(Reverse((at, OrdClock(clock), OrdClock(since_clock), event.encode(), self.seq)));
         }
         fn pop(&mut self) -> Option<(Nanos, Event)> {
-            self.heap.pop().map(|Reverse((at, _, _, _, code))| (at, Event::decode(code)))
+            self.heap.pop().map(|Reverse((at, _, _, code, _))| (at, Event::decode(code)))
         }
     }
 
@@ -664,8 +709,10 @@ mod tests {
                     2 => scripted_clock(at).to_bits() + (raw >> 32) % 3,
                     _ => scripted_clock(at).to_bits().saturating_sub((raw >> 32) % 3),
                 });
-                q.schedule_clocked(at, since, clock, event);
-                r.schedule(at, since, clock, event);
+                // `since`'s double: its own, or a unit in the last place off it.
+                let since_clock = f64::from_bits(scripted_clock(since).to_bits() + (raw >> 40) % 2);
+                q.schedule_since(at, since_clock, clock, event);
+                r.schedule(at, since_clock, clock, event);
             }
             prop_assert_eq!(q.len(), r.heap.len());
         }

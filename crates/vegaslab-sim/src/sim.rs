@@ -2,7 +2,7 @@
 
 use crate::apps::{plain_active, App, Hand};
 use crate::channel::{Admission, Channel};
-use crate::event::{scripted_clock, Event, EventQueue, MAX_INDEX};
+use crate::event::{scripted_clock, Event, EventQueue, Moment, MAX_INDEX};
 use crate::express::{express_channels, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
@@ -411,7 +411,7 @@ impl Simulator {
     }
 
     fn on_delivery(&mut self, c: usize) {
-        if self.channels[c].scheduled != Some((self.now, self.events.popped_ahead())) {
+        if self.channels[c].scheduled != Some((self.now, self.events.popped_since())) {
             return; // superseded by an earlier head
         }
         self.channels[c].scheduled = None;
@@ -434,24 +434,35 @@ impl Simulator {
     /// starts: that is the event's `since`; its double time is the packet's clock.
     fn schedule_channel(&mut self, c: usize) {
         let ch = &mut self.channels[c];
-        if let Some((head, start, clock)) = ch.head_time() {
+        if let Some((head, start, start_clock, clock)) = ch.head_time() {
             if ch.scheduled.is_none_or(|(s, _)| head < s) {
-                ch.scheduled = Some((head, crate::event::ahead(head, start)));
+                let since_clock = event_clock(self.scenario.clock, start_clock, start);
+                ch.scheduled = Some((head, since_clock.max(0.0).to_bits()));
                 let clock = event_clock(self.scenario.clock, clock, head);
-                self.events.schedule_clocked(head, start, clock, Event::Delivery(c as u32));
+                self.events.schedule_since(head, since_clock, clock, Event::Delivery(c as u32));
             }
         }
     }
 
-    /// A packet is at `node` at time `t`: deliver it locally or forward it. `t` is the
-    /// current time except on express hops, where it is the packet's (later) arrival time.
+    /// A packet is at `node` at time `t` (the current time): deliver it locally or forward it,
+    /// along express hops too (`hops`), after which the event queue's current instant is the
+    /// event's again.
+    #[inline]
+    fn arrive(&mut self, p: Packet, node: u32, t: Nanos) {
+        let instant = self.events.instant();
+        self.hops(p, node, t);
+        self.events.set_instant(instant);
+    }
+
+    /// `arrive`'s hops. `t` is the current time except on express hops, where it is the
+    /// packet's (later) arrival time, and the event queue's instant with it.
     ///
     /// A loop, not recursion: an express hop hands the packet on, and a sink reached that way
     /// answers with an ACK that travels on, for as many hops as the paths have (a 20,000-link
     /// chain overflowed the stack when each hop was a nested call). Each turn is one hop of a
     /// loop-free path, so the loop ends: express hops (the only turns that continue without an
     /// event) happen only before the first link change, while routes are the static ones.
-    fn arrive(&mut self, mut p: Packet, mut node: u32, mut t: Nanos) {
+    fn hops(&mut self, mut p: Packet, mut node: u32, mut t: Nanos) {
         loop {
             if p.dst == node {
                 match p.kind {
@@ -491,21 +502,25 @@ impl Simulator {
             if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
                 return self.lost_without_link(p, c, t);
             }
-            let admission = self.channels[c].accept(t, p.size, p.clock);
+            let admission = self.channels[c].accept(t, p.size, p.clock, self.events.instant().since);
             if self.tracer.is_some() {
                 self.trace_hop(c, &p, t, &admission);
             }
             match admission {
-                Admission::Accepted { arrives_at, queued, clock } => {
+                Admission::Accepted { arrives_at, queued, clock, start_clock } => {
                     p.clock = clock;
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
                     }
                     if self.express_from[c] && arrives_at < self.express_until {
+                        // What the far node does happens in the delivery event this hop stands
+                        // for: at the packet's arrival, scheduled at its transmission start.
+                        let since = event_clock(self.scenario.clock, start_clock, t + queued);
                         (node, t) = (self.channels[c].to, arrives_at);
+                        self.events.set_instant(Moment { at: t, clock: event_clock(self.scenario.clock, clock, t), since });
                         continue;
                     }
-                    self.channels[c].push_pipe(arrives_at, t + queued, p);
+                    self.channels[c].push_pipe(arrives_at, t + queued, start_clock, p);
                     self.schedule_channel(c);
                 }
                 Admission::Dropped | Admission::Corrupted => self.count_lost(&p),

@@ -209,7 +209,7 @@ impl Tracer {
                     self.push(Rec { ev: b'd', ..base });
                 }
             }
-            Admission::Accepted { arrives_at, queued, clock } => {
+            Admission::Accepted { arrives_at, queued, clock, .. } => {
                 self.channels[c] = Some(Shadow { busy_clock: start_clock + txt, ..sh });
                 if traced {
                     self.hops += 1;

@@ -40,7 +40,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
     let tie_order = match run.string("tie_order")?.unwrap_or("ns2") {
         "ns2" => TieOrder::Ns2,
         "shuffled" => TieOrder::Shuffled,
-        other => return Err(run.err("tie_order", format!("must be \"ns2\" (ties in scheduling order, as far as ns-2's is modelled; the default) or \"shuffled\" (ties in an order drawn from the seed), got \"{other}\""))),
+        other => return Err(run.err("tie_order", format!("must be \"ns2\" (ties by event, lower channel or flow first; the default) or \"shuffled\" (ties in an order drawn from the seed), got \"{other}\""))),
     };
 
     let mut net = NetBuilder::default();

@@ -196,15 +196,16 @@ pub enum SenderClock {
 /// and the same ns-2 scheduling instant (`since`), runs first (the order `event` documents).
 ///
 /// Such events are independent: any order is a correct simulation, and which one is taken is
-/// an artefact of the simulator. ns-2 takes the order its scheduler inserted them; `"ns2"`
-/// (the default) takes ours, which is ns-2's except for a packet that waited in a queue
-/// (scheduled here at admission, in ns-2 by the previous transmission's end; `event`'s
-/// module documentation). Where many flows send in lock-step (equal paths, equal starts) the
-/// same side of every tie wins again and again, which can tilt a result: Floyd and
-/// Jacobson's phase effects ("On Traffic Phase Effects in Packet-Switched Gateways", 1992).
-/// On the benchmark (`bench/grids-net2`: 25 Reno and 25 Vegas flows started together, 200 s,
-/// seeds 1-20) Reno's share of the delivered bytes has mean 64.15% with `"ns2"`, 63.86% with
-/// `"shuffled"` and 63.55% in ns-2.35 itself (docs/ns2-reference-numbers.md, "Benchmark").
+/// an artefact of the simulator. ns-2 takes the order its scheduler inserted them, which
+/// follows chains of such ties back to where the script created the flows. `"ns2"` (the
+/// default) takes the lower channel or flow first (`event`'s module documentation): ns-2's
+/// order in the cases checked on traces, not in every case. Where many flows send in
+/// lock-step (equal paths, equal starts) the same side of every tie wins again and again,
+/// which can tilt a result: Floyd and Jacobson's phase effects ("On Traffic Phase Effects in
+/// Packet-Switched Gateways", 1992). On the benchmark (`bench/grids-net2`: 25 Reno and 25
+/// Vegas flows started together, 200 s, seeds 1-20) Reno's share of the delivered bytes has
+/// mean 63.53% with `"ns2"`, 63.78% with `"shuffled"` and 63.55% in ns-2.35 itself
+/// (docs/ns2-reference-numbers.md, "Benchmark").
 ///
 /// Decided: `"shuffled"` orders each set of tied events by a hash of the event, its time and
 /// a number drawn from the run's seed (`rng::STREAM_TIES`): an order that differs from
@@ -212,7 +213,7 @@ pub enum SenderClock {
 /// seed. It keeps every other key (time, double, `since`), so causality and ns-2's modelled
 /// order are untouched; it is a check of how much a conclusion owes to tie-breaking, not a
 /// model of ns-2 (the ns-2 bridge refuses it). Events scheduled before the queue's current
-/// time (never, in a correct simulation) keep their scheduling order.
+/// time (never, in a correct simulation) keep their order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TieOrder {
