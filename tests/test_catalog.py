@@ -12,7 +12,6 @@ import pytest
 import vegaslab
 from vegaslab.catalog import builtin_dir
 from vegaslab import catalog
-from vegaslab.results import Results
 from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,11 +60,6 @@ def cat(tmp_path) -> Path:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "nested.toml").write_text(SINGLE.replace("t-single", "t-nested"))
     return tmp_path
-
-
-@pytest.fixture
-def res() -> Results:
-    return Results.from_json((DATA / "results-small.json").read_text())
 
 
 def test_list_entries_returns_the_top_level_files_sorted_by_id(cat):

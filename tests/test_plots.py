@@ -3,7 +3,6 @@ reduced to what its pixel columns show, without losing a peak, a dip or a gap.""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -19,7 +18,6 @@ import pytest
 
 import vegaslab
 from vegaslab import plots
-from vegaslab.results import Results
 from scenario_text import TWO_HOP
 
 
@@ -127,12 +125,6 @@ def test_a_decimated_figure_draws_the_same_pixels_to_within_a_pixel_and_keeps_a_
 # ---------------------------------------------------------------------- the figures in processes
 
 DATA = Path(__file__).parent / "data"
-
-
-@pytest.fixture
-def res() -> Results:
-    """A hand-written run with all three series (cwnd, throughput, queue)."""
-    return Results.from_dict(json.loads((DATA / "results-small.json").read_text()))
 
 
 def _in_time(func, seconds: float = 60.0):

@@ -22,16 +22,6 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture
-def doc() -> dict:
-    return json.loads((DATA / "results-small.json").read_text())
-
-
-@pytest.fixture
-def res(doc) -> Results:
-    return Results.from_dict(doc)
-
-
-@pytest.fixture
 def res_no_series() -> Results:
     return Results.from_json((DATA / "results-no-series.json").read_text())
 

@@ -5,7 +5,6 @@ tables (``vegaslab.concat``), and the README's notebook recipe run verbatim."""
 from __future__ import annotations
 
 import copy
-import json
 import re
 import subprocess
 import sys
@@ -55,16 +54,6 @@ FLOAT_COLS = {
     "series_queues": ["time_s"],
 }
 TABLE_NAMES = list(TEXT_COLS)
-
-
-@pytest.fixture
-def doc() -> dict:
-    return json.loads((DATA / "results-small.json").read_text())
-
-
-@pytest.fixture
-def res(doc) -> Results:
-    return Results.from_dict(doc)
 
 
 @pytest.fixture(autouse=True)

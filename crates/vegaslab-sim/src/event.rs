@@ -179,28 +179,16 @@ pub struct Moment {
 type EarlyKey = (Nanos, u64, u64, u32, u64);
 
 /// Order of two events at the same time: the smaller ns-2 double first, then the earlier
-/// `since`, then the smaller code (see the module documentation); events equal in all three
-/// keep their scheduling order. With `run.tie_order = "shuffled"` a hash replaces the code
-/// (`shuffled_key`).
+/// `since`, then the smaller code (see the module documentation), or with `run.tie_order =
+/// "shuffled"` (`shuffle` is the run's key) `shuffled_rank` in place of the code; events equal
+/// in all three keep their scheduling order.
 #[inline]
-fn tie_key(e: &Entry) -> (u64, u64, u32) {
-    (e.clock, e.since, e.code)
-}
-
-/// `tie_key` with `shuffled_rank` (under the run's `key`) in place of the code.
-#[inline]
-fn shuffled_key(e: &Entry, key: u64) -> (u64, u64, u64) {
-    (e.clock, e.since, shuffled_rank(e, key))
-}
-
-/// Whether `a` goes before `b` at one time: by `tie_key`, or `shuffled_key` when `shuffle` is
-/// the run's key.
-#[inline]
-fn goes_before(a: &Entry, b: &Entry, shuffle: Option<u64>) -> bool {
-    match shuffle {
-        None => tie_key(a) < tie_key(b),
-        Some(key) => shuffled_key(a, key) < shuffled_key(b, key),
-    }
+fn tie_key(e: &Entry, shuffle: Option<u64>) -> (u64, u64, u64) {
+    let third = match shuffle {
+        None => e.code as u64,
+        Some(key) => shuffled_rank(e, key),
+    };
+    (e.clock, e.since, third)
 }
 
 /// A tied event's place under `run.tie_order = "shuffled"`: its time and code mixed with the
@@ -249,10 +237,8 @@ pub struct EventQueue {
     early_seq: u64,
     /// Events that ns-2's order put before an event scheduled earlier here (diagnostics).
     reordered: u64,
-    /// The event popped last (`Moment`; `set_instant` moves it along an express hop), and
-    /// its `since` bits (tell a stale delivery from its replacement).
+    /// The event popped last (`Moment`; `set_instant` moves it along an express hop).
     instant: Moment,
-    popped_since: u64,
     /// `run.tie_order = "shuffled"`: the key of `shuffled_rank` (`None`: scheduling order).
     shuffle: Option<u64>,
 }
@@ -269,7 +255,6 @@ impl Default for EventQueue {
             early_seq: 0,
             reordered: 0,
             instant: Moment::default(),
-            popped_since: 0,
             shuffle: None,
         }
     }
@@ -280,28 +265,17 @@ impl Default for EventQueue {
 #[cold]
 fn reorder_ties(zero: &mut [Entry], shuffle: Option<u64>) -> u64 {
     let mut moved = 0;
-    let mut largest: Option<&Entry> = None;
+    let mut largest = (0, 0, 0);
     for e in zero.iter() {
         // An event with a smaller key than one before it will overtake that one.
-        match largest {
-            Some(l) if goes_before(e, l, shuffle) => moved += 1,
-            _ => largest = Some(e),
+        let key = tie_key(e, shuffle);
+        if key < largest {
+            moved += 1;
         }
+        largest = largest.max(key);
     }
-    match shuffle {
-        None => zero.sort_by_key(tie_key),
-        Some(key) => zero.sort_by_key(|e| shuffled_key(e, key)),
-    }
+    zero.sort_by_key(|e| tie_key(e, shuffle));
     moved
-}
-
-/// Whether bucket 0's events are already in their order (`goes_before`).
-#[inline]
-fn in_tie_order(zero: &[Entry], shuffle: Option<u64>) -> bool {
-    match shuffle {
-        None => zero.is_sorted_by_key(tie_key),
-        Some(key) => zero.is_sorted_by_key(|e| shuffled_key(e, key)),
-    }
 }
 
 impl EventQueue {
@@ -356,8 +330,9 @@ impl EventQueue {
     fn schedule_now(&mut self, entry: Entry) {
         let zero = &mut self.buckets[0];
         match zero.last() {
-            Some(tail) if zero.len() > self.head && goes_before(&entry, tail, self.shuffle) => {
-                let pos = self.head + zero[self.head..].partition_point(|e| !goes_before(&entry, e, self.shuffle));
+            Some(tail) if zero.len() > self.head && tie_key(tail, self.shuffle) > tie_key(&entry, self.shuffle) => {
+                let key = tie_key(&entry, self.shuffle);
+                let pos = self.head + zero[self.head..].partition_point(|e| tie_key(e, self.shuffle) <= key);
                 zero.insert(pos, entry);
                 self.reordered += 1;
             }
@@ -385,7 +360,6 @@ impl EventQueue {
         let zero = &mut self.buckets[0];
         let e = zero[self.head];
         self.instant = Moment { at: e.at, clock: f64::from_bits(e.clock), since: f64::from_bits(e.since) };
-        self.popped_since = e.since;
         self.head += 1;
         if self.head == zero.len() {
             zero.clear();
@@ -399,7 +373,6 @@ impl EventQueue {
     fn pop_early(&mut self) -> Option<(Nanos, Event)> {
         let Reverse((at, clock, since, code, _)) = self.early.pop()?;
         self.instant = Moment { at, clock: f64::from_bits(clock), since: f64::from_bits(since) };
-        self.popped_since = since;
         self.len -= 1;
         Some((at, Event::decode(code)))
     }
@@ -438,7 +411,7 @@ impl EventQueue {
         from.clear();
         self.buckets[k] = from; // keep its allocation
         let zero = &mut self.buckets[0];
-        if !in_tie_order(zero, self.shuffle) {
+        if !zero.is_sorted_by_key(|e| tie_key(e, self.shuffle)) {
             self.reordered += reorder_ties(zero, self.shuffle);
         }
     }
@@ -447,9 +420,10 @@ impl EventQueue {
         self.len
     }
 
-    /// The `since` bits (`f64::to_bits`) of the event popped last.
+    /// The `since` bits (`f64::to_bits`) of the event popped last (read before an express hop
+    /// moves the current `Moment`: it tells a stale delivery from its replacement).
     pub fn popped_since(&self) -> u64 {
-        self.popped_since
+        self.instant.since.to_bits()
     }
 
     /// How many events ns-2's order moved ahead of an event scheduled before them here.
