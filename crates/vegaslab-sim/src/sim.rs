@@ -424,7 +424,9 @@ impl Simulator {
         // One packet per event: a second packet arriving at the same time takes its own
         // event, ordered by its own transmission start among other links' (`event`).
         if let Some(p) = self.channels[c].pop_arrived(self.now) {
-            self.arrive(p, node, self.now);
+            // `hops`, not `arrive`: nothing from here to the next pop reads the current
+            // instant (`schedule_channel` gives its event's doubles), so it need not be put back.
+            self.hops(p, node, self.now);
         }
         self.schedule_channel(c);
     }
@@ -472,20 +474,7 @@ impl Simulator {
                     }
                     Kind::Ack => {
                         debug_assert_eq!(t, self.now, "ACKs reach senders only through events");
-                        let f = p.flow as usize;
-                        if self.flows[f].finished {
-                            // Only a per-flow connection finishes; it ignores late ACKs.
-                            self.flows[f].late_acks += 1;
-                            return;
-                        }
-                        let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
-                        self.flows[f].integrate_cwnd(self.now);
-                        let clock = self.sender_clock(p.clock);
-                        self.flows[f].sender.on_ack_at(self.now, clock, &AckInfo { seqno: p.seqno, queueing });
-                        self.flush_sender(f);
-                        if self.flows[f].child {
-                            self.finish_if_done(f);
-                        }
+                        self.at_sender(&p);
                     }
                     Kind::Udp => {
                         let s = &mut self.udp[p.flow as usize].stats;
@@ -503,29 +492,60 @@ impl Simulator {
                 return self.lost_without_link(p, c, t);
             }
             let admission = self.channels[c].accept(t, p.size, p.clock, self.events.instant().since);
-            if self.tracer.is_some() {
-                self.trace_hop(c, &p, t, &admission);
-            }
+            // The trace gets the admission in each arm, rebuilt from its parts: handed the
+            // admission itself, the compiler kept that in memory and read its two doubles back
+            // in one load wider than the writes, which the processor cannot forward (perf put
+            // ~10% of the benchmark's samples on that load; issue 11).
             match admission {
                 Admission::Accepted { arrives_at, queued, clock, start_clock } => {
-                    p.clock = clock;
+                    if self.tracer.is_some() {
+                        self.trace_hop(c, &p, t, Admission::Accepted { arrives_at, queued, clock, start_clock });
+                    }
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
                     }
                     if self.express_from[c] && arrives_at < self.express_until {
                         // What the far node does happens in the delivery event this hop stands
                         // for: at the packet's arrival, scheduled at its transmission start.
+                        p.clock = clock;
                         let since = event_clock(self.scenario.clock, start_clock, t + queued);
                         (node, t) = (self.channels[c].to, arrives_at);
                         self.events.set_instant(Moment { at: t, clock: event_clock(self.scenario.clock, clock, t), since });
                         continue;
                     }
-                    self.channels[c].push_pipe(arrives_at, t + queued, start_clock, p);
+                    // The new clock goes straight into the pipe's copy (written into `p` first,
+                    // it was read back by the copy in a wider load, the same stall as above).
+                    self.channels[c].push_pipe(arrives_at, t + queued, start_clock, Packet { clock, ..p });
                     self.schedule_channel(c);
                 }
-                Admission::Dropped | Admission::Corrupted => self.count_lost(&p),
+                lost @ (Admission::Dropped | Admission::Corrupted) => {
+                    if self.tracer.is_some() {
+                        self.trace_hop(c, &p, t, lost);
+                    }
+                    self.count_lost(&p)
+                }
             }
             return;
+        }
+    }
+
+    /// An ACK reaches its sender (always in an event: `express`): the sender reacts and sends
+    /// what it may. Out of line, so that `hops` is the forwarding loop alone.
+    #[inline(never)]
+    fn at_sender(&mut self, p: &Packet) {
+        let f = p.flow as usize;
+        if self.flows[f].finished {
+            // Only a per-flow connection finishes; it ignores late ACKs.
+            self.flows[f].late_acks += 1;
+            return;
+        }
+        let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
+        self.flows[f].integrate_cwnd(self.now);
+        let clock = self.sender_clock(p.clock);
+        self.flows[f].sender.on_ack_at(self.now, clock, &AckInfo { seqno: p.seqno, queueing });
+        self.flush_sender(f);
+        if self.flows[f].child {
+            self.finish_if_done(f);
         }
     }
 
@@ -533,11 +553,11 @@ impl Simulator {
     /// only the test of `tracer`.
     #[cold]
     #[inline(never)]
-    fn trace_hop(&mut self, c: usize, p: &Packet, t: Nanos, admission: &Admission) {
+    fn trace_hop(&mut self, c: usize, p: &Packet, t: Nanos, admission: Admission) {
         let Some(tr) = self.tracer.as_deref_mut() else { return };
         let ch = &self.channels[c];
         let parent = self.flows.get(p.flow as usize).map_or(p.flow, |f| f.parent);
-        tr.hop(c, ch.from, ch.to, p, parent, t, admission, |at| ch.delay_at(at));
+        tr.hop(c, ch.from, ch.to, p, parent, t, &admission, |at| ch.delay_at(at));
     }
 
     /// A data packet reaches its sink at time `t`: count it; returns the ACK to send from
@@ -1193,11 +1213,19 @@ fn event_queue(scenario: &Scenario) -> EventQueue {
 /// The double time that orders an event among those at the same nanosecond (`event`): ns-2's
 /// (`ns2`) with `run.clock = "ns2"`; with `"exact"` the integer time's own, so ties keep the
 /// `since` and scheduling order alone.
+#[inline]
 fn event_clock(mode: SenderClock, ns2: f64, at: Nanos) -> f64 {
     match mode {
         SenderClock::Ns2 => ns2,
-        SenderClock::Exact => scripted_clock(at),
+        SenderClock::Exact => exact_clock(at),
     }
+}
+
+/// `event_clock` with `"exact"`, out of line: inlined, the compiler converted and divided
+/// on every call whatever the setting and then chose (1.8% of the benchmark's instructions).
+#[inline(never)]
+fn exact_clock(at: Nanos) -> f64 {
+    scripted_clock(at)
 }
 
 fn channel_name(sc: &Scenario, c: &Channel) -> String {
