@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -389,6 +390,40 @@ def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, t
     assert ours["packet_hops"] > 3 * ours["bottleneck_departures"]
     assert ours["ns_per_packet_hop"] == pytest.approx(ours["wall_s"] * 1e9 / ours["packet_hops"])
     assert "ns per packet-hop" in printed
+    # The whole `vegaslab run` command, tables only and with the default plots, each timed from
+    # start to exit: its files written (the plots only in the second), never faster than the
+    # core's run inside it.
+    e2e = report["end_to_end"]
+    assert [e2e[k]["command"] for k in ("run_tables", "run_plots")] == ["vegaslab run --no-plots", "vegaslab run"]
+    assert "flows.parquet" in e2e["run_tables"]["files"] and not any(f.endswith(".png") for f in e2e["run_tables"]["files"])
+    assert {"cwnd.png", "throughput.png", "queue.png"} <= set(e2e["run_plots"]["files"])
+    assert all(e2e[k]["wall_s"] > ours["wall_s"] for k in e2e)
+    assert "`vegaslab run --no-plots` end to end" in printed and "`vegaslab run` end to end" in printed
+
+
+def test_core_bench_without_end_to_end_runs_the_core_alone(core, tmp_path):
+    assert cli.main(["bench", "--duration", "0.2s", "--no-ns2", "--no-end-to-end", "--out", str(tmp_path)]) == 0
+    assert "end_to_end" not in json.loads((tmp_path / "bench.json").read_text())
+
+
+def test_core_bench_stops_with_an_error_when_an_end_to_end_command_fails(core, capsys, monkeypatch):
+    # A benchmark missing one of its numbers is an error, never a shorter report.
+    monkeypatch.setattr(cli, "END_TO_END", (("run_tables", "vegaslab run --trace", ["--trace", "NOSUCH->LINK"]),))
+    assert cli.main(["bench", "--duration", "0.2s", "--no-ns2"]) == 1
+    err = _one_line_error(capsys)
+    assert "vegaslab run --trace NOSUCH->LINK" in err and "failed (exit" in err
+
+
+@pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("VEGASLAB_REQUIRE_NS2") != "1",
+                    reason="ns-2 ('ns') not on PATH")
+def test_core_bench_gives_ns2s_wall_over_the_core_and_each_end_to_end_command(core, tmp_path, capsys):
+    assert cli.main(["bench", "--duration", "0.5s", "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "bench.json").read_text())
+    ns2_wall = report["ns2"]["wall_s"]
+    assert report["ns2_over_vegaslab_wall"] == pytest.approx(ns2_wall / report["vegaslab"]["wall_s"])
+    for key, timed in report["end_to_end"].items():
+        assert report["ns2_over_end_to_end_wall"][key] == pytest.approx(ns2_wall / timed["wall_s"])
+    assert "ns-2 wall / end-to-end wall:" in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------- bad input and outputs (issue 7)
