@@ -635,6 +635,12 @@ impl Channel {
         }
     }
 
+    /// No packet is waiting, in transmission or propagating (`packets` is empty).
+    #[inline]
+    pub fn pipe_is_empty(&self) -> bool {
+        self.pipe.is_empty()
+    }
+
     /// Packets accepted and not yet delivered (waiting, in transmission or propagating).
     pub fn packets(&self) -> impl Iterator<Item = &Packet> {
         self.pipe.iter().map(|q| &q.packet)

@@ -15,12 +15,22 @@
 //! samples itself as its own clock passes each sample time (`Channel::start_sampling`). A channel
 //! `c` hands packets on directly (`express_from[c]`) when every packet leaving it goes either
 //! into an expressable channel fed by `c`, or to a sink whose ACK channel is expressable and
-//! fed by `c`. Packets to senders always take an event (the sender has timers).
+//! fed by `c`. Packets to senders are not decided here: a sender has timers, so whether its
+//! ACK may skip the event is decided per ACK ("ACKs to a sender", below).
 //!
 //! UDP sources are local feeders too: their datagrams merge into the channels of their path,
 //! so they are given as one-way routes (an empty ACK path). Their sink only counts, so a
 //! channel may hand datagrams to it directly.
-
+//!
+//! **ACKs to a sender** (issue 11) may be handed on too, under conditions the simulator checks
+//! per ACK (`Simulator::sender_may_run_ahead`): nothing else may touch the sender or what it
+//! sends into before the ACK's arrival. Statically (here, `solo_first_hops`), the sender's
+//! first link must carry its flow's data alone, so that what the sender sends ahead of the
+//! clock cannot be overtaken there by another source's packet sent in between. At run time:
+//! no pending event of the flow's own (its retransmission timer's deadline and pending event,
+//! its stop, a monitor's sample of its state) falls before the ACK's arrival, no earlier packet
+//! waits in the ACK's link, and the ACK is not itself a consequence of a sender's sending
+//! (which would nest one sender's processing inside another's, or its own).
 use crate::channel::Channel;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -94,10 +104,23 @@ pub fn express_channels(channels: &[Channel], routes: &[Route]) -> Vec<bool> {
             used[w[0] as usize] = true;
             ok[w[0] as usize] &= expressable_from(w[1], w[0]);
         }
-        // ACKs reaching the sender always take an event.
+        // ACKs reaching the sender: decided per ACK by the simulator (module documentation).
         let last_ack = *r.ack.last().unwrap();
         used[last_ack as usize] = true;
         ok[last_ack as usize] = false;
     }
     ok.iter().zip(&used).map(|(o, u)| *o && *u).collect()
+}
+
+/// Per route: its first channel carries this route's packets alone (no other flow's or UDP
+/// source's path, data or ACK, uses it), so a sender running ahead of the clock sends into a
+/// channel nothing else feeds (see the module documentation, "ACKs to a sender").
+pub fn solo_first_hops(channels: usize, routes: &[Route]) -> Vec<bool> {
+    let mut uses = vec![0u32; channels];
+    for r in routes {
+        for &c in r.data.iter().chain(&r.ack) {
+            uses[c as usize] = uses[c as usize].saturating_add(1);
+        }
+    }
+    routes.iter().map(|r| r.data.first().is_some_and(|&c| uses[c as usize] == 1)).collect()
 }

@@ -3,7 +3,7 @@
 use crate::apps::{plain_active, App, Hand};
 use crate::channel::{Admission, Channel};
 use crate::event::{scripted_clock, Event, EventQueue, Moment, MAX_INDEX};
-use crate::express::{express_channels, Route};
+use crate::express::{express_channels, solo_first_hops, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
 use crate::results::{Aborted, WindowLimited, FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series, UdpResult};
@@ -53,6 +53,14 @@ pub struct Simulator {
     monitored_queues: Vec<usize>,
     /// Packets leaving channel c are handed on at arrival without an event (`express`).
     express_from: Vec<bool>,
+    /// Per flow: its ACKs may reach its sender without an event when `sender_may_run_ahead`
+    /// says so at the time (`express`, "ACKs to a sender"): a flow (not a per-flow
+    /// connection) without an application clock, alone on its first link.
+    express_sender: Vec<bool>,
+    /// A sender is sending (`flush_sender`): an ACK reached through its packets takes an event.
+    in_sender: bool,
+    /// When the next `Event::Sample` reads the flows' state (`Nanos::MAX`: none pending).
+    next_flow_sample: Nanos,
     flow_series: FlowSeries,
     queue_series: QueueSeries,
     events_processed: u64,
@@ -170,6 +178,9 @@ impl Simulator {
             last_arrival: vec![Nanos::MAX; n_nodes],
             same_instant_arrivals: 0,
             express_from: Vec::new(),
+            express_sender: Vec::new(),
+            in_sender: false,
+            next_flow_sample: Nanos::MAX,
             connection_limit: MAX_INDEX as usize + 1,
             aborted: None,
             express_until,
@@ -211,8 +222,11 @@ impl Simulator {
             let mut routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
             routes.extend((0..sim.scenario.udp.len()).map(|i| sim.udp_route(i)));
             sim.express_from = express_channels(&sim.channels, &routes);
+            let solo = solo_first_hops(sim.channels.len(), &routes);
+            sim.express_sender = (0..sim.flows.len()).map(|f| solo[f] && !sim.flows[f].child && sim.apps[f].is_none()).collect();
         } else {
             sim.express_from = vec![false; sim.channels.len()];
+            sim.express_sender = vec![false; sim.flows.len()];
         }
         sim
     }
@@ -228,6 +242,14 @@ impl Simulator {
     /// Process every hop through an event (for checking that express hops change nothing).
     pub fn without_express_hops(mut self) -> Self {
         self.express_from.iter_mut().for_each(|e| *e = false);
+        self.without_express_to_senders()
+    }
+
+    /// Express hops, but every ACK reaches its sender through an event (for checking that
+    /// ACKs handed to their senders ahead of the clock change nothing).
+    #[doc(hidden)]
+    pub fn without_express_to_senders(mut self) -> Self {
+        self.express_sender.iter_mut().for_each(|e| *e = false);
         self
     }
 
@@ -362,6 +384,7 @@ impl Simulator {
                 }
             }
             self.events.schedule(self.scenario.sample_interval, 0, Event::Sample);
+            self.next_flow_sample = self.scenario.sample_interval;
         }
         let dur_s = secs(duration);
         let mut last_progress = wall;
@@ -472,10 +495,8 @@ impl Simulator {
                         (p, node, t) = self.at_sink(p, t);
                         continue;
                     }
-                    Kind::Ack => {
-                        debug_assert_eq!(t, self.now, "ACKs reach senders only through events");
-                        self.at_sender(&p);
-                    }
+                    Kind::Ack if t == self.now => self.at_sender(&p),
+                    Kind::Ack => self.at_sender_ahead(&p, t),
                     Kind::Udp => {
                         let s = &mut self.udp[p.flow as usize].stats;
                         s.received_pkts += 1;
@@ -504,7 +525,7 @@ impl Simulator {
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
                     }
-                    if self.express_from[c] && arrives_at < self.express_until {
+                    if (self.express_from[c] || self.ack_to_sender_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
                         // What the far node does happens in the delivery event this hop stands
                         // for: at the packet's arrival, scheduled at its transmission start.
                         p.clock = clock;
@@ -529,8 +550,51 @@ impl Simulator {
         }
     }
 
-    /// An ACK reaches its sender (always in an event: `express`): the sender reacts and sends
-    /// what it may. Out of line, so that `hops` is the forwarding loop alone.
+    /// Whether `p`, an ACK just accepted onto channel `c` toward its sender, may be handed to
+    /// the sender at its arrival `at` without an event (`express`, "ACKs to a sender"): the
+    /// flow qualifies (`express_sender`), no sender is sending (`in_sender`), nothing waits in
+    /// `c` ahead of it and nothing sent later can overtake it there (`c`'s delay is constant),
+    /// and `sender_may_run_ahead`.
+    ///
+    /// Decided: an ACK behind another in `c`'s pipe takes an event, so on a link whose pipe
+    /// never drains (a long delay and a steady stream of ACKs) senders stop running ahead once
+    /// one ACK could not. Draining such a pipe ahead of the clock is left for later.
+    #[inline]
+    fn ack_to_sender_may_run_ahead(&self, p: &Packet, c: usize, at: Nanos) -> bool {
+        p.kind == Kind::Ack
+            && self.express_sender.get(p.flow as usize).copied().unwrap_or(false)
+            && p.dst == self.channels[c].to
+            && !self.in_sender
+            && self.channels[c].pipe_is_empty()
+            && self.channels[c].keeps_order()
+            && self.sender_may_run_ahead(p.flow as usize, at)
+    }
+
+    /// Nothing of flow `f`'s own happens before `at` (strictly): no retransmission timer falls
+    /// due (its deadline, and its pending event, which may fire or re-arm), the flow does not
+    /// stop, and no monitor samples its state. Then processing its ACK at `at` ahead of the
+    /// clock gives what the event at `at` would give.
+    #[cold]
+    fn sender_may_run_ahead(&self, f: usize, at: Nanos) -> bool {
+        let flow = &self.flows[f];
+        !flow.finished
+            && at < self.next_flow_sample
+            && flow.stop.is_none_or(|s| at < s)
+            && flow.timer_pending.is_none_or(|p| at < p)
+            && flow.sender.rtx_deadline().is_none_or(|d| at < d)
+    }
+
+    /// An ACK handed to its sender at its arrival `t`, ahead of the clock (`at_sender` there:
+    /// the current time is `t` while the sender reacts, as in the event it stands for).
+    #[inline(never)]
+    fn at_sender_ahead(&mut self, p: &Packet, t: Nanos) {
+        let now = std::mem::replace(&mut self.now, t);
+        self.at_sender(p);
+        self.now = now;
+    }
+
+    /// An ACK reaches its sender: the sender reacts and sends what it may. Out of line, so
+    /// that `hops` is the forwarding loop alone.
     #[inline(never)]
     fn at_sender(&mut self, p: &Packet) {
         let f = p.flow as usize;
@@ -757,9 +821,11 @@ impl Simulator {
         for seg in self.flows[f].sender.drain_segments() {
             out.push(Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst, probe: seg.probe, aqt: 0, aqt_echo: 0, clock });
         }
+        let in_sender = std::mem::replace(&mut self.in_sender, true);
         for &p in &out {
             self.arrive(p, src, self.now);
         }
+        self.in_sender = in_sender;
         out.clear();
         self.outgoing = out;
         self.arm_timer(f);
@@ -852,8 +918,10 @@ impl Simulator {
             }
         }
         let next = self.now.saturating_add(self.scenario.sample_interval);
+        self.next_flow_sample = Nanos::MAX;
         if next <= self.scenario.duration {
             self.events.schedule(next, self.now, Event::Sample);
+            self.next_flow_sample = next;
         }
     }
 
