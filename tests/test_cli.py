@@ -83,6 +83,16 @@ def test_bench_help_documents_ns2_switch_and_duration(capsys):
     assert "--ns2, --no-ns2" in text and "--duration S" in text
 
 
+def test_the_command_line_starts_without_reading_package_metadata():
+    # importlib.metadata took 35-45 ms of every command's start; __version__ reads it lazily
+    code = "import sys, vegaslab.cli; print('importlib.metadata' in sys.modules)"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "False"
+    import importlib.metadata
+
+    assert vegaslab.__version__ == importlib.metadata.version("vegaslab")
+
+
 def test_version_prints_the_package_version_even_without_the_core(capsys):
     assert _exit_code(["--version"]) == 0
     out = capsys.readouterr().out
@@ -332,7 +342,7 @@ def test_core_run_imports_plots_during_the_simulation_and_reports_its_failure_in
                    "(set VEGASLAB_DEBUG=1 for a traceback, and please report it)\n")
     # first on the background thread (overlapping the simulation), then again on the main
     # thread, which raises what the background import swallowed
-    assert importers == ["vegaslab: import vegaslab.results, vegaslab.plots", threading.main_thread().name]
+    assert importers == ["vegaslab: import vegaslab.results, importlib.metadata, vegaslab.plots", threading.main_thread().name]
     assert not out.exists() and not list(tmp_path.glob(".out*"))
     assert not [t for t in threading.enumerate() if t.name.startswith("vegaslab: import")]
 

@@ -20,6 +20,7 @@ including an internal panic); both derive from :class:`VegaslabError`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -59,6 +60,7 @@ __all__ = [
 ]
 
 
+@functools.cache
 def _package_version() -> str:
     try:
         from importlib.metadata import PackageNotFoundError, version
@@ -69,8 +71,6 @@ def _package_version() -> str:
     except PackageNotFoundError:
         return "0+unknown"
 
-
-__version__ = _package_version()
 
 
 class VegaslabError(Exception):
@@ -422,7 +422,7 @@ def _provenance_of(normalized: dict, source: str, seed: int | None, overrides: l
         "overrides": list(overrides),
         "seed": effective_seed,
         "scenario_sha256": scenario_hash(normalized),
-        "vegaslab_version": __version__,
+        "vegaslab_version": _package_version(),
         "core_version": str(_call_core(core.version)),
         "source_revision": str(_call_core(core.source_revision)),
         "command": command,
@@ -498,6 +498,12 @@ def sweep(scenario: Scenario, overrides: Overrides | None = (), out: str | os.Pa
 
 
 def __getattr__(name: str) -> Any:
+    # `__version__` is read from the installed package's metadata when first asked for.
+    # Decided for issue 11 (the end-to-end fast path): importing `importlib.metadata` took
+    # 35-45 ms of every command's start; `vegaslab run` imports it on its background import
+    # thread while the core simulates.
+    if name == "__version__":
+        return _package_version()
     # Results pulls in pandas; load it on first use so `import vegaslab` stays light (the
     # benchmark measures the simulator's memory in a child process that imports only the core).
     if name == "Results":

@@ -630,7 +630,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # The added monitors come first, so a --set of the same field would still win (it cannot
     # happen: only fields nobody set are added).
     overrides = [*added, *args.overrides, *_trace_overrides(args, out)]
-    ahead = _ImportAhead("vegaslab.results", *(() if args.no_plots else ("vegaslab.plots",)))
+    ahead = _ImportAhead("vegaslab.results", "importlib.metadata", *(() if args.no_plots else ("vegaslab.plots",)))
     try:
         res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args))
         written = _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
