@@ -233,7 +233,7 @@ def test_core_run_by_catalog_id_works_from_any_directory(core, tmp_path):
 def test_core_bench_works_from_any_directory_with_the_builtin_scenario(core, tmp_path):
     from vegaslab.catalog import builtin_dir
 
-    proc = _run_anywhere(tmp_path, "bench", "--duration", "0.5s", "--no-ns2", "--out", "b")
+    proc = _run_anywhere(tmp_path, "bench", "--duration", "0.5s", "--no-ns2", "--no-end-to-end", "--repeat", "1", "--out", "b")
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "b" / "bench.json").read_text())
     assert Path(report["scenario"]) == builtin_dir() / cli.BENCH_SCENARIO
@@ -242,7 +242,7 @@ def test_core_bench_works_from_any_directory_with_the_builtin_scenario(core, tmp
 
 def test_core_bench_scenario_accepts_a_catalog_id(core, tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("VEGASLAB_CATALOG", raising=False)
-    assert cli.main(["bench", "--scenario", "va-reroute", "--duration", "0.5s", "--no-ns2"]) == 0
+    assert cli.main(["bench", "--scenario", "va-reroute", "--duration", "0.5s", "--no-ns2", "--no-end-to-end", "--repeat", "1"]) == 0
     assert "va-reroute.toml" in capsys.readouterr().out
 
 
@@ -386,7 +386,7 @@ def test_core_reproduce_writes_summary_md_and_per_run_tables(core, tiny, tmp_pat
 
 
 def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, tmp_path, capsys):
-    assert cli.main(["bench", "--duration", "0.5s", "--no-ns2", "--out", str(tmp_path)]) == 0
+    assert cli.main(["bench", "--duration", "0.5s", "--no-ns2", "--repeat", "1", "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     assert "events/s" in printed and "peak RSS" in printed and "reno" in printed and "vegas" in printed
     report = json.loads((tmp_path / "bench.json").read_text())
@@ -411,15 +411,20 @@ def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, t
     assert "`vegaslab run --no-plots` end to end" in printed and "`vegaslab run` end to end" in printed
 
 
+def test_bench_refuses_a_repeat_count_out_of_range(capsys):
+    assert _exit_code(["bench", "--repeat", "0"]) == 2
+    assert "--repeat: must be from 1 to 100, got 0" in capsys.readouterr().err
+
+
 def test_core_bench_without_end_to_end_runs_the_core_alone(core, tmp_path):
-    assert cli.main(["bench", "--duration", "0.2s", "--no-ns2", "--no-end-to-end", "--out", str(tmp_path)]) == 0
+    assert cli.main(["bench", "--duration", "0.2s", "--no-ns2", "--no-end-to-end", "--repeat", "1", "--out", str(tmp_path)]) == 0
     assert "end_to_end" not in json.loads((tmp_path / "bench.json").read_text())
 
 
 def test_core_bench_stops_with_an_error_when_an_end_to_end_command_fails(core, capsys, monkeypatch):
     # A benchmark missing one of its numbers is an error, never a shorter report.
     monkeypatch.setattr(cli, "END_TO_END", (("run_tables", "vegaslab run --trace", ["--trace", "NOSUCH->LINK"]),))
-    assert cli.main(["bench", "--duration", "0.2s", "--no-ns2"]) == 1
+    assert cli.main(["bench", "--duration", "0.2s", "--no-ns2", "--repeat", "1"]) == 1
     err = _one_line_error(capsys)
     assert "vegaslab run --trace NOSUCH->LINK" in err and "failed (exit" in err
 
@@ -427,8 +432,13 @@ def test_core_bench_stops_with_an_error_when_an_end_to_end_command_fails(core, c
 @pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("VEGASLAB_REQUIRE_NS2") != "1",
                     reason="ns-2 ('ns') not on PATH")
 def test_core_bench_gives_ns2s_wall_over_the_core_and_each_end_to_end_command(core, tmp_path, capsys):
-    assert cli.main(["bench", "--duration", "0.5s", "--out", str(tmp_path)]) == 0
+    # Two rounds: every command twice; each reports its median (the lower of two) and the
+    # ratios are of medians.
+    assert cli.main(["bench", "--duration", "0.5s", "--repeat", "2", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "bench.json").read_text())
+    assert report["repeat"] == 2
+    for n in (report["vegaslab"], report["ns2"], *report["end_to_end"].values()):
+        assert len(n["walls_s"]) == 2 and n["wall_s"] == min(n["walls_s"])
     ns2_wall = report["ns2"]["wall_s"]
     assert report["ns2_over_vegaslab_wall"] == pytest.approx(ns2_wall / report["vegaslab"]["wall_s"])
     for key, timed in report["end_to_end"].items():

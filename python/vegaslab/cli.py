@@ -204,6 +204,21 @@ def _jobs(text: str) -> int:
     return value
 
 
+#: Most rounds ``vegaslab bench --repeat`` runs.
+MAX_BENCH_REPEAT = 100
+
+
+def _repeat(text: str) -> int:
+    """``bench --repeat``: 1 .. MAX_BENCH_REPEAT rounds."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to {MAX_BENCH_REPEAT}, got {text!r}") from None
+    if not 1 <= value <= MAX_BENCH_REPEAT:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {MAX_BENCH_REPEAT}, got {text}")
+    return value
+
+
 def _wrap(text: str) -> str:
     return textwrap.fill(text, width=88)
 
@@ -391,6 +406,9 @@ is written); a claim that fails is a finding, not an error.""",
     p.add_argument("--end-to-end", action=argparse.BooleanOptionalAction, default=True,
                    help="also time `vegaslab run --no-plots` and `vegaslab run` (default plots) on the "
                         "scenario, each a fresh process, and give their ratios to ns-2 (default: on)")
+    p.add_argument("--repeat", metavar="N", type=_repeat, default=3,
+                   help="rounds of measurements, each command once per round; each command's "
+                        f"median is reported and the ratios are of medians (default: 3; 1-{MAX_BENCH_REPEAT})")
     p.add_argument("--duration", metavar="S", help="override run.duration, e.g. 20 or 20s")
     p.add_argument("--scenario", metavar="FILE.toml|ID",
                    help="benchmark scenario file or catalog id (default: the built-in catalog's bench/grids-net2)")
@@ -1154,7 +1172,7 @@ def _per_packet_hop(n: dict[str, Any], hops: int | None) -> None:
 
 
 def _bench_lines(label: str, n: dict[str, Any]) -> list[str]:
-    parts = [f"wall {n['wall_s']:.3f} s"]
+    parts = [_wall_text(n)]
     if "ns_per_packet_hop" in n:
         parts.append(f"{_fmt_rate(n['packet_hops_per_s'], 'packet-hops/s')} ({n['ns_per_packet_hop']:.0f} ns per packet-hop)")
     if "events_per_s" in n:
@@ -1202,55 +1220,94 @@ def _time_command(key: str, scenario: Path, overrides: list[str], options: list[
     return {"wall_s": wall, "files": files}
 
 
+def _median_of(runs: list[Any], wall) -> tuple[Any, list[float]]:
+    """The run with the median wall time (the lower middle one of an even count), and every
+    run's wall time in the order they ran."""
+    walls = [wall(r) for r in runs]
+    order = sorted(range(len(runs)), key=walls.__getitem__)
+    return runs[order[(len(runs) - 1) // 2]], walls
+
+
+def _with_walls(numbers: dict[str, Any], walls: list[float]) -> dict[str, Any]:
+    numbers["walls_s"] = walls
+    return numbers
+
+
+def _wall_text(n: dict[str, Any]) -> str:
+    walls = n.get("walls_s") or [n["wall_s"]]
+    if len(walls) == 1:
+        return f"wall {n['wall_s']:.3f} s"
+    return f"wall {n['wall_s']:.3f} s (median of {len(walls)}: {min(walls):.3f}-{max(walls):.3f} s)"
+
+
 def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end: bool = True,
-          echo=print) -> dict[str, Any]:
+          repeat: int = 1, echo=print) -> dict[str, Any]:
     """Run the benchmark (the core, then with ``end_to_end`` the ``vegaslab run`` commands of
-    :data:`END_TO_END`, then ns-2 if asked and available); return the numbers."""
+    :data:`END_TO_END`, then ns-2 if asked and available); return the numbers.
+
+    Decided (issue 11: ratios in one run, on a shared machine): with ``repeat`` > 1 the
+    measurements run in ``repeat`` rounds, each round every command once in the same order, so
+    a slow spell of the machine touches all of them alike; each command's numbers are those of
+    its median run, its wall times all listed (``walls_s``), and the ratios are of medians."""
     doc = vegaslab.load_scenario(scenario)
     cc_of = {str(f.get("name", f"flow{i}")): str(f.get("cc", "reno")) for i, f in enumerate(doc.get("flows", []))}
-    report: dict[str, Any] = {"scenario": str(scenario), "overrides": overrides, "flows": len(cc_of)}
-    echo(f"benchmark {scenario} ({len(cc_of)} flows{', ' + ' '.join(overrides) if overrides else ''})")
-    child = _child(_VEGASLAB_CHILD, scenario, overrides)
-    if "error" in child:
-        raise VegaslabError(f"vegaslab benchmark run failed: {child['error']}")
-    ours = _bench_numbers(child, cc_of, wall_from_meta=False)
+    report: dict[str, Any] = {"scenario": str(scenario), "overrides": overrides, "flows": len(cc_of), "repeat": repeat}
+    echo(f"benchmark {scenario} ({len(cc_of)} flows{', ' + ' '.join(overrides) if overrides else ''}"
+         f"{f', {repeat} rounds' if repeat > 1 else ''})")
+    report["ns2"] = None
+    if not ns2:
+        report["ns2_skipped"] = "--no-ns2"
+    elif not _which("ns"):
+        report["ns2_skipped"] = "`ns` is not on PATH"
+    rounds: dict[str, list[Any]] = {"vegaslab": [], "ns2": [], **{key: [] for key, _, _ in END_TO_END}}
+    for _ in range(repeat):
+        child = _child(_VEGASLAB_CHILD, scenario, overrides)
+        if "error" in child:
+            raise VegaslabError(f"vegaslab benchmark run failed: {child['error']}")
+        rounds["vegaslab"].append(child)
+        if end_to_end:
+            for key, _, options in END_TO_END:
+                rounds[key].append(_time_command(key, scenario, overrides, options))
+        if not report.get("ns2_skipped"):
+            if not rounds["ns2"]:
+                echo("running ns-2 on the same scenario ...")
+            theirs = _child(_NS2_CHILD, scenario, overrides)
+            if "error" in theirs:
+                report["ns2_skipped"] = theirs["error"]
+            else:
+                rounds["ns2"].append(theirs)
+    child, walls = _median_of(rounds["vegaslab"], lambda c: float(c["wall_s"]))
+    ours = _with_walls(_bench_numbers(child, cc_of, wall_from_meta=False), walls)
     _per_packet_hop(ours, ours.get("packet_hops"))
     report["vegaslab"] = ours
     for line in _bench_lines("vegaslab", ours):
         echo(line)
     if end_to_end:
         report["end_to_end"] = {}
-        for key, label, options in END_TO_END:
-            timed = _time_command(key, scenario, overrides, options)
-            report["end_to_end"][key] = {"command": label, **timed}
-            echo(f"{'':9s} `{label}` end to end: wall {timed['wall_s']:.3f} s ({len(timed['files'])} files written)")
-    report["ns2"] = None
-    if not ns2:
-        report["ns2_skipped"] = "--no-ns2"
-    elif not _which("ns"):
-        report["ns2_skipped"] = "`ns` is not on PATH"
-    else:
-        echo("running ns-2 on the same scenario ...")
-        theirs = _child(_NS2_CHILD, scenario, overrides)
-        if "error" in theirs:
-            report["ns2_skipped"] = theirs["error"]
-        else:
-            report["ns2"] = _bench_numbers(theirs, cc_of, wall_from_meta=True)
-            # ns-2 counts no packet-hops without queue monitors on every link, which would slow
-            # it; it runs the same scenario, so its work is taken as ours (the Reno/Vegas split
-            # printed below shows whether the two runs did the same).
-            _per_packet_hop(report["ns2"], ours.get("packet_hops"))
-            report["ns2_over_vegaslab_wall"] = report["ns2"]["wall_s"] / ours["wall_s"]
-            for line in _bench_lines("ns-2", report["ns2"]):
-                echo(line)
-            echo(f"ns-2 wall / vegaslab wall: {report['ns2_over_vegaslab_wall']:.1f}x")
-            if report.get("end_to_end"):
-                report["ns2_over_end_to_end_wall"] = {key: report["ns2"]["wall_s"] / timed["wall_s"]
-                                                      for key, timed in report["end_to_end"].items()}
-                echo("ns-2 wall / end-to-end wall: " + ", ".join(
-                    f"{report['ns2_over_end_to_end_wall'][key]:.1f}x (`{timed['command']}`)"
-                    for key, timed in report["end_to_end"].items()))
+        for key, label, _ in END_TO_END:
+            timed, walls = _median_of(rounds[key], lambda t: t["wall_s"])
+            report["end_to_end"][key] = {"command": label, **timed, "walls_s": walls}
+            echo(f"{'':9s} `{label}` end to end: {_wall_text(report['end_to_end'][key])} "
+                 f"({len(timed['files'])} files written)")
+    if rounds["ns2"] and not report.get("ns2_skipped"):
+        theirs, walls = _median_of(rounds["ns2"], lambda c: float(c["doc"].get("meta", {}).get("wall_time_s") or c["wall_s"]))
+        report["ns2"] = _with_walls(_bench_numbers(theirs, cc_of, wall_from_meta=True), walls)
+        # ns-2 counts no packet-hops without queue monitors on every link, which would slow
+        # it; it runs the same scenario, so its work is taken as ours (the Reno/Vegas split
+        # printed below shows whether the two runs did the same).
+        _per_packet_hop(report["ns2"], ours.get("packet_hops"))
+        report["ns2_over_vegaslab_wall"] = report["ns2"]["wall_s"] / ours["wall_s"]
+        for line in _bench_lines("ns-2", report["ns2"]):
+            echo(line)
+        echo(f"ns-2 wall / vegaslab wall: {report['ns2_over_vegaslab_wall']:.1f}x")
+        if report.get("end_to_end"):
+            report["ns2_over_end_to_end_wall"] = {key: report["ns2"]["wall_s"] / timed["wall_s"]
+                                                  for key, timed in report["end_to_end"].items()}
+            echo("ns-2 wall / end-to-end wall: " + ", ".join(
+                f"{report['ns2_over_end_to_end_wall'][key]:.1f}x (`{timed['command']}`)"
+                for key, timed in report["end_to_end"].items()))
     if report.get("ns2_skipped"):
+        report["ns2"] = None
         echo(f"ns-2: skipped ({report['ns2_skipped']})")
     return report
 
@@ -1277,7 +1334,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.duration:
         overrides.append(f"run.duration={args.duration}")
-    report = bench(scenario, overrides, ns2=args.ns2, end_to_end=args.end_to_end, echo=_out.result)
+    report = bench(scenario, overrides, ns2=args.ns2, end_to_end=args.end_to_end, repeat=args.repeat, echo=_out.result)
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
