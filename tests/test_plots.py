@@ -329,3 +329,33 @@ def test_when_no_process_can_be_forked_the_figures_are_drawn_here(res, tmp_path,
     made = _in_time(lambda: plots.plot_all(res, tmp_path, processes=3))
     assert [p.name for p in made] == ["cwnd.png", "throughput.png", "queue.png"]
     assert {int(Path(f"{p}.pid").read_text()) for p in made} == {os.getpid()}
+
+
+def _dumbbell_throughput(pairs: int):
+    """A 1 s dumbbell run of `pairs` Reno flows with the throughput sampled every 50 ms."""
+    text = f"""
+[run]
+duration = "1s"
+sample_interval = "50ms"
+[dumbbell]
+pairs = {pairs}
+access = {{ bandwidth = "10Mbps", delay = "1ms" }}
+bottleneck = {{ bandwidth = "20Mbps", delay = "5ms" }}
+[monitor]
+throughput = true
+[[flows]]
+pairs = "1-{pairs}"
+cc = "reno"
+"""
+    return vegaslab.run(text)
+
+
+@pytest.mark.parametrize("pairs, thin", [(plots.MAX_PER_BIN_LINES, True), (plots.MAX_PER_BIN_LINES + 1, False)])
+def test_the_throughput_figure_leaves_out_per_bin_lines_beyond_so_many_flows(pairs, thin):
+    # Each flow's running mean (thick) always; its per-bin line (thin) only up to
+    # MAX_PER_BIN_LINES flows, where they do not yet cover each other.
+    fig, ax, n = plots.throughput_axes(_dumbbell_throughput(pairs))
+    widths = [line.get_linewidth() for line in ax.get_lines()]
+    assert n == pairs
+    assert widths.count(2.2) == pairs and widths.count(0.5) == (pairs if thin else 0)
+    assert ("running mean per flow" in ax.get_title()) is not thin

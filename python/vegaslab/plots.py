@@ -17,7 +17,7 @@ import signal
 import sys
 import traceback
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -31,6 +31,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: More lines than this and the legend is left out (it would hide the data).
 MAX_LEGEND = 12
+#: More flows than this and the throughput figure draws each flow's running mean alone.
+#: Decided for issue 11: the thin per-bin lines of that many noisy flows only cover each other
+#: (the running means stay readable), and on the benchmark's 50 flows they were 0.32 of the
+#: figure's 0.47 s, Agg rasterising 100,000 zigzag points. The per-bin values are still in
+#: series_flows.parquet and drawn by ``Results.plot_throughput``.
+MAX_PER_BIN_LINES = MAX_LEGEND
 #: At most this many queues are drawn (the busiest ones).
 MAX_QUEUES = 8
 #: Options for PIL's PNG encoder. Decided for issue 11: zlib level 1 instead of PIL's 6 encodes
@@ -186,15 +192,28 @@ def running_mean(values: np.ndarray) -> np.ndarray:
 
 def plot_throughput(results: "Results", path: str | os.PathLike) -> Path | None:
     """Throughput per sample bin (0.1 s by default) as a thin line and its running mean since
-    the flow's start as a thick line, per flow (the Vegas-A paper's figures)."""
+    the flow's start as a thick line, per flow (the Vegas-A paper's figures); with more than
+    ``MAX_PER_BIN_LINES`` flows, the running means alone."""
+    drawn = throughput_axes(results)
+    if drawn is None:
+        return None
+    fig, ax, n_flows = drawn
+    return _save(fig, ax, path, n_flows)
+
+
+def throughput_axes(results: "Results") -> tuple[Figure, Any, int] | None:
+    """:func:`plot_throughput`'s figure, axes and number of flows, before layout and saving
+    (``None`` without throughput samples)."""
     s = results.series_flows.dropna(subset=["throughput_bps"])
     if s.empty:
         return None
     time, bps = s["time_s"].to_numpy(dtype=float), s["throughput_bps"].to_numpy(dtype=float)
     scale, unit = (1e6, "Mbit/s") if bps.max() >= 1e6 else (1e3, "kbit/s")
-    fig, ax = _figure(_title(results, "throughput"), f"throughput ({unit})")
     spans = results.flows.set_index("flow")[["start_s", "end_s"]] if len(results.flows) else None
     groups = _groups(s["flow"])
+    per_bin = len(groups) <= MAX_PER_BIN_LINES
+    what = "throughput" if per_bin else "throughput (running mean per flow)"
+    fig, ax = _figure(_title(results, what), f"throughput ({unit})")
     for flow, rows in groups:
         rows = rows[np.argsort(time[rows], kind="stable")]
         t = time[rows]
@@ -206,10 +225,10 @@ def plot_throughput(results: "Results", path: str | os.PathLike) -> Path | None:
             if active.any():
                 rows, t = rows[active], t[active]
         y = bps[rows] / scale
-        (line,) = ax.plot(t, y, lw=0.5, alpha=0.6)
-        ax.plot(t, running_mean(y), lw=2.2, color=line.get_color(), label=f"{flow} (running mean)")
+        color = ax.plot(t, y, lw=0.5, alpha=0.6)[0].get_color() if per_bin else None
+        ax.plot(t, running_mean(y), lw=2.2, color=color, label=f"{flow} (running mean)")
     ax.set_ylim(bottom=0)
-    return _save(fig, ax, path, len(groups))
+    return fig, ax, len(groups)
 
 
 def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
@@ -230,9 +249,10 @@ def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
     return _save(fig, ax, path, len(busiest))
 
 
-#: The figures :func:`plot_all` draws: file name, function, keyword arguments; costliest first
-#: (measured on the benchmark: throughput 0.45 s, its 50 thin noisy lines are 0.31 s of Agg
-#: rasterising; cwnd 0.17 s; queue 0.14 s), because the first ones go to child processes.
+#: The figures :func:`plot_all` draws: file name, function, keyword arguments; the first ones go
+#: to child processes. Measured on the benchmark (CPU seconds): throughput 0.14 (0.47 with the
+#: per-bin lines, before ``MAX_PER_BIN_LINES``), cwnd 0.16, queue 0.09; throughput stays first,
+#: as the figure that grows most with longer runs (one line per flow and bin).
 FIGURES: tuple[tuple[str, Callable[..., "Path | None"], dict], ...] = (
     ("throughput.png", plot_throughput, {}),
     ("cwnd.png", plot_cwnd, {"ssthresh": True}),
