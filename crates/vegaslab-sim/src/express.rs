@@ -22,15 +22,19 @@
 //! so they are given as one-way routes (an empty ACK path). Their sink only counts, so a
 //! channel may hand datagrams to it directly.
 //!
-//! **ACKs to a sender** (issue 11) may be handed on too, under conditions the simulator checks
-//! per ACK (`Simulator::sender_may_run_ahead`): nothing else may touch the sender or what it
-//! sends into before the ACK's arrival. Statically (here, `solo_first_hops`), the sender's
-//! first link must carry its flow's data alone, so that what the sender sends ahead of the
-//! clock cannot be overtaken there by another source's packet sent in between. At run time:
-//! no pending event of the flow's own (its retransmission timer's deadline and pending event,
-//! its stop, a monitor's sample of its state) falls before the ACK's arrival, no earlier packet
-//! waits in the ACK's link, and the ACK is not itself a consequence of a sender's sending
-//! (which would nest one sender's processing inside another's, or its own).
+//! **Packets to an end node** (issue 11): a node where packets only end (senders get their
+//! ACKs, sinks their data) may take them at their arrival ahead of the clock too, within the
+//! event that accepted them, under conditions checked partly here (`express_nodes`) and
+//! partly per packet (`Simulator::node_may_run_ahead`): nothing else may touch the node's
+//! senders and sinks, or the links they send into, before the packet's arrival. Statically:
+//! the node has one link in (so its packets arrive in that link's order), every link out of it
+//! carries only what the node's own senders and sinks send (no transit, no UDP source there),
+//! and its senders have no application clock. Per packet: no pending event of the node's
+//! senders (a retransmission timer's deadline or pending event, a stop, a monitor's sample of
+//! their state) falls before the arrival, no earlier packet waits in the link in and its delay
+//! is constant, and the packet is not itself a consequence of a sender's sending (which would
+//! nest one sender's processing inside another's, or its own).
+
 use crate::channel::Channel;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -112,15 +116,40 @@ pub fn express_channels(channels: &[Channel], routes: &[Route]) -> Vec<bool> {
     ok.iter().zip(&used).map(|(o, u)| *o && *u).collect()
 }
 
-/// Per route: its first channel carries this route's packets alone (no other flow's or UDP
-/// source's path, data or ACK, uses it), so a sender running ahead of the clock sends into a
-/// channel nothing else feeds (see the module documentation, "ACKs to a sender").
-pub fn solo_first_hops(channels: usize, routes: &[Route]) -> Vec<bool> {
-    let mut uses = vec![0u32; channels];
+/// Per node: the static conditions under which packets arriving there may be processed ahead
+/// of the clock (module documentation, "Packets to an end node"): one used link in; every
+/// used link out carries only the first hops of routes starting there (a sender's data, a
+/// sink's ACKs), none of a UDP source. (The caller adds what the routes do not show: the
+/// senders' applications.)
+///
+/// With routes the same both ways (hop-count shortest paths), a node with one link in cannot
+/// forward anything onto a link its own traffic uses, so the transit test only matters for
+/// asymmetric routes; it and the one-link-in test are kept for those, without a scenario of
+/// the test suite that needs them (`tests/express_senders.rs` covers the UDP test, the
+/// per-packet conditions and every kind of end node).
+pub fn express_nodes(nodes: usize, channels: &[Channel], routes: &[Route]) -> Vec<bool> {
+    let mut used = vec![false; channels.len()];
+    let mut transit = vec![false; channels.len()];
+    let mut ok = vec![true; nodes];
     for r in routes {
-        for &c in r.data.iter().chain(&r.ack) {
-            uses[c as usize] = uses[c as usize].saturating_add(1);
+        for path in [&r.data, &r.ack] {
+            for (i, &c) in path.iter().enumerate() {
+                used[c as usize] = true;
+                transit[c as usize] |= i > 0;
+            }
+        }
+        if r.ack.is_empty() {
+            if let Some(&c) = r.data.first() {
+                ok[channels[c as usize].from as usize] = false; // a UDP source's node
+            }
         }
     }
-    routes.iter().map(|r| r.data.first().is_some_and(|&c| uses[c as usize] == 1)).collect()
+    let mut links_in = vec![0u32; nodes];
+    for (c, ch) in channels.iter().enumerate().filter(|&(c, _)| used[c]) {
+        links_in[ch.to as usize] += 1;
+        if transit[c] {
+            ok[ch.from as usize] = false;
+        }
+    }
+    ok.iter().zip(&links_in).map(|(&o, &n)| o && n == 1).collect()
 }

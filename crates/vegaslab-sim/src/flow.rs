@@ -137,6 +137,8 @@ pub struct Flow {
     /// Packets of this connection's flow the application has not handed over yet (paced).
     pub pending: i64,
     pub late_acks: u64,
+    /// Its start event has run (`Simulator::on_flow_start`).
+    pub started: bool,
 }
 
 // The lines `Flow` documents.
@@ -180,6 +182,7 @@ impl Flow {
             finished: false,
             pending: 0,
             late_acks: 0,
+            started: false,
         }
     }
 
@@ -216,6 +219,7 @@ impl Flow {
             finished: false,
             pending: 0,
             late_acks: 0,
+            started: false,
         }
     }
 

@@ -3,7 +3,7 @@
 use crate::apps::{plain_active, App, Hand};
 use crate::channel::{Admission, Channel};
 use crate::event::{scripted_clock, Event, EventQueue, Moment, MAX_INDEX};
-use crate::express::{express_channels, solo_first_hops, Route};
+use crate::express::{express_channels, express_nodes, Route};
 use crate::flow::Flow;
 use crate::packet::{Kind, Packet};
 use crate::results::{Aborted, WindowLimited, FlowResult, FlowSeries, LinkResult, QueueResult, QueueSeries, RunMeta, RunResults, Series, UdpResult};
@@ -53,10 +53,11 @@ pub struct Simulator {
     monitored_queues: Vec<usize>,
     /// Packets leaving channel c are handed on at arrival without an event (`express`).
     express_from: Vec<bool>,
-    /// Per flow: its ACKs may reach its sender without an event when `sender_may_run_ahead`
-    /// says so at the time (`express`, "ACKs to a sender"): a flow (not a per-flow
-    /// connection) without an application clock, alone on its first link.
-    express_sender: Vec<bool>,
+    /// Per node: packets ending there may be taken at their arrival without an event when
+    /// `node_may_run_ahead` says so at the time (`express`, "Packets to an end node").
+    express_node: Vec<bool>,
+    /// Per node: the flows sending from it (their timers and stops are checked per packet).
+    node_senders: Vec<Vec<u32>>,
     /// A sender is sending (`flush_sender`): an ACK reached through its packets takes an event.
     in_sender: bool,
     /// When the next `Event::Sample` reads the flows' state (`Nanos::MAX`: none pending).
@@ -104,6 +105,9 @@ struct Failures {
 /// The event loop calls `progress` at least this often in wall time (and every 0x3fff events),
 /// so an interrupt (Python's Ctrl-C is checked in the callback) always gets through.
 const PROGRESS_WALL: Duration = Duration::from_millis(50);
+/// Most senders on one node for which packets reaching it may be taken ahead of the clock
+/// (`node_may_run_ahead` checks each of them per packet).
+const MAX_SENDERS_AHEAD: usize = 16;
 /// Events between two looks at the wall clock (a look costs about 20 ns). No event runs long:
 /// transmissions take at least 1 ns (`Channel::tx_time`), so an event handles only packets
 /// already in a pipe when it started, and hops and ACKs handed on at once follow loop-free
@@ -178,7 +182,8 @@ impl Simulator {
             last_arrival: vec![Nanos::MAX; n_nodes],
             same_instant_arrivals: 0,
             express_from: Vec::new(),
-            express_sender: Vec::new(),
+            express_node: Vec::new(),
+            node_senders: Vec::new(),
             in_sender: false,
             next_flow_sample: Nanos::MAX,
             connection_limit: MAX_INDEX as usize + 1,
@@ -222,11 +227,25 @@ impl Simulator {
             let mut routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
             routes.extend((0..sim.scenario.udp.len()).map(|i| sim.udp_route(i)));
             sim.express_from = express_channels(&sim.channels, &routes);
-            let solo = solo_first_hops(sim.channels.len(), &routes);
-            sim.express_sender = (0..sim.flows.len()).map(|f| solo[f] && !sim.flows[f].child && sim.apps[f].is_none()).collect();
+            sim.express_node = express_nodes(n_nodes, &sim.channels, &routes);
+            sim.node_senders = vec![Vec::new(); n_nodes];
+            for f in 0..sim.flows.len() {
+                let src = sim.flows[f].src as usize;
+                sim.node_senders[src].push(f as u32);
+                // A sender with its own clock sends at times no arrival decides.
+                if sim.apps[f].is_some() {
+                    sim.express_node[src] = false;
+                }
+            }
+            for (n, senders) in sim.node_senders.iter().enumerate() {
+                // Checked per packet, one by one: a node sending many flows is left to events.
+                if senders.len() > MAX_SENDERS_AHEAD {
+                    sim.express_node[n] = false;
+                }
+            }
         } else {
             sim.express_from = vec![false; sim.channels.len()];
-            sim.express_sender = vec![false; sim.flows.len()];
+            sim.express_node = vec![false; n_nodes];
         }
         sim
     }
@@ -249,7 +268,7 @@ impl Simulator {
     /// ACKs handed to their senders ahead of the clock change nothing).
     #[doc(hidden)]
     pub fn without_express_to_senders(mut self) -> Self {
-        self.express_sender.iter_mut().for_each(|e| *e = false);
+        self.express_node.iter_mut().for_each(|e| *e = false);
         self
     }
 
@@ -525,7 +544,7 @@ impl Simulator {
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
                     }
-                    if (self.express_from[c] || self.ack_to_sender_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
+                    if (self.express_from[c] || self.node_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
                         // What the far node does happens in the delivery event this hop stands
                         // for: at the packet's arrival, scheduled at its transmission start.
                         p.clock = clock;
@@ -550,35 +569,36 @@ impl Simulator {
         }
     }
 
-    /// Whether `p`, an ACK just accepted onto channel `c` toward its sender, may be handed to
-    /// the sender at its arrival `at` without an event (`express`, "ACKs to a sender"): the
-    /// flow qualifies (`express_sender`), no sender is sending (`in_sender`), nothing waits in
+    /// Whether `p`, just accepted onto channel `c` toward the node where it ends, may be taken
+    /// there at its arrival `at` without an event (`express`, "Packets to an end node"): the
+    /// node qualifies (`express_node`), no sender is sending (`in_sender`), nothing waits in
     /// `c` ahead of it and nothing sent later can overtake it there (`c`'s delay is constant),
-    /// and `sender_may_run_ahead`.
+    /// no monitor samples the flows before `at`, and none of the node's senders has an event
+    /// of its own before `at` (`sender_may_run_ahead`).
     ///
-    /// Decided: an ACK behind another in `c`'s pipe takes an event, so on a link whose pipe
-    /// never drains (a long delay and a steady stream of ACKs) senders stop running ahead once
-    /// one ACK could not. Draining such a pipe ahead of the clock is left for later.
+    /// Decided: a packet behind another in `c`'s pipe takes an event, so on a link whose pipe
+    /// never drains (a long delay and a steady stream) the node stops running ahead once one
+    /// packet could not. Draining such a pipe ahead of the clock is left for later.
     #[inline]
-    fn ack_to_sender_may_run_ahead(&self, p: &Packet, c: usize, at: Nanos) -> bool {
-        p.kind == Kind::Ack
-            && self.express_sender.get(p.flow as usize).copied().unwrap_or(false)
-            && p.dst == self.channels[c].to
+    fn node_may_run_ahead(&self, p: &Packet, c: usize, at: Nanos) -> bool {
+        let node = self.channels[c].to;
+        p.dst == node
+            && self.express_node[node as usize]
             && !self.in_sender
+            && at < self.next_flow_sample
             && self.channels[c].pipe_is_empty()
             && self.channels[c].keeps_order()
-            && self.sender_may_run_ahead(p.flow as usize, at)
+            && self.node_senders[node as usize].iter().all(|&f| self.sender_may_run_ahead(f as usize, at))
     }
 
-    /// Nothing of flow `f`'s own happens before `at` (strictly): no retransmission timer falls
-    /// due (its deadline, and its pending event, which may fire or re-arm), the flow does not
-    /// stop, and no monitor samples its state. Then processing its ACK at `at` ahead of the
-    /// clock gives what the event at `at` would give.
+    /// Nothing of flow `f`'s own happens before `at` (strictly): it does not start (it has,
+    /// or starts later), no retransmission timer falls due (its deadline, and its pending
+    /// event, which may fire or re-arm) and it does not stop. Then processing what reaches its
+    /// node at `at` ahead of the clock gives what the event at `at` would give.
     #[inline]
     fn sender_may_run_ahead(&self, f: usize, at: Nanos) -> bool {
         let flow = &self.flows[f];
-        !flow.finished
-            && at < self.next_flow_sample
+        (flow.started || at < flow.start)
             && flow.stop.is_none_or(|s| at < s)
             && flow.timer_pending.is_none_or(|p| at < p)
             && flow.sender.rtx_deadline().is_none_or(|d| at < d)
@@ -729,6 +749,7 @@ impl Simulator {
     }
 
     fn on_flow_start(&mut self, f: usize) {
+        self.flows[f].started = true;
         if self.apps[f].is_some() {
             let (apps, events, now) = (&mut self.apps, &mut self.events, self.now);
             let hand = apps[f].as_mut().expect("app").start(now, &mut |t, k| events.schedule(t, now, Event::App(2 * f as u32 + k)));

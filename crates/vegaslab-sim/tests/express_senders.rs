@@ -1,7 +1,8 @@
-//! ACKs handed to their senders ahead of the clock (src/express.rs, "ACKs to a sender"; issue
-//! 11) change nothing but the event count: each scenario runs three ways (every express hop;
-//! express hops but ACKs to senders through events; no express hop at all) and must give the
-//! same results, with fewer events when senders may run ahead.
+//! Packets taken at the node where they end ahead of the clock (src/express.rs, "Packets to
+//! an end node"; issue 11: ACKs to their senders, data to their sinks) change nothing but the
+//! event count: each scenario runs three ways (every express hop; express hops but packets to
+//! end nodes through events; no express hop at all) and must give the same results, with
+//! fewer events where end nodes may run ahead.
 
 use serde_json::Value;
 use vegaslab_sim::scenario::parse;
@@ -180,4 +181,56 @@ cc = "newreno"
 tcp = { window = 150 }
 "#;
     three_ways(text);
+}
+
+/// A dumbbell with traffic both ways: each S_i sends to D_i and D_i to S_i, so every end node
+/// has a sender and a sink, and its one link out carries both one's data and the other's ACKs;
+/// the reverse flows start at `reverse_start`.
+fn two_way(reverse_start: &str) -> String {
+    let mut text = dumbbell(20, "");
+    for i in 1..=6 {
+        text += &format!("[[flows]]\nname = \"back{i}\"\nfrom = \"D{i}\"\nto = \"S{i}\"\ncc = \"{}\"\nstart = \"{reverse_start}\"\ntcp = {{ window = 64 }}\n", if i % 2 == 0 { "vegas" } else { "reno" });
+    }
+    text
+}
+
+#[test]
+fn end_nodes_with_a_sender_and_a_sink_run_ahead_with_traffic_both_ways_and_change_nothing() {
+    let (ahead, evented) = three_ways(&two_way("0.5s"));
+    assert!(ahead < evented, "end nodes should take fewer events ({ahead} vs {evented})");
+}
+
+#[test]
+fn a_sender_starting_on_a_node_that_already_receives_stops_it_running_ahead_and_changes_nothing() {
+    // D_i's senders start at 7.25 s while D_i's sinks have been receiving since 0-1 s: before
+    // the start, what reaches D_i may run ahead only up to it.
+    three_ways(&two_way("7.25s"));
+}
+
+#[test]
+fn a_udp_source_on_an_end_node_keeps_it_to_events_and_changes_nothing() {
+    // S1 and D1 also send on/off UDP traffic into the links their TCP sender and sink use:
+    // the datagrams leave at their sources' own times, so nothing reaching those nodes may
+    // run ahead of them.
+    let extra = r#"
+[[udp]]
+name = "s1-out"
+from = "S1"
+to = "D1"
+packet_size = 500
+model = "exp-onoff"
+rate = "1Mbps"
+mean_on = "30ms"
+mean_off = "30ms"
+[[udp]]
+name = "d1-out"
+from = "D1"
+to = "S1"
+packet_size = 500
+model = "exp-onoff"
+rate = "1Mbps"
+mean_on = "30ms"
+mean_off = "30ms"
+"#;
+    three_ways(&(two_way("0.5s") + extra));
 }
