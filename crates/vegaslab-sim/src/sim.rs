@@ -1,7 +1,7 @@
 //! The simulator: builds the network from a [`Scenario`] and runs the event loop.
 
 use crate::apps::{plain_active, App, Hand};
-use crate::channel::{Admission, Channel};
+use crate::channel::{Admission, Channel, NOT_SCHEDULED};
 use crate::event::{scripted_clock, Event, EventQueue, Moment, MAX_INDEX};
 use crate::express::{express_channels, express_nodes, Route};
 use crate::flow::Flow;
@@ -89,7 +89,44 @@ pub struct Simulator {
     tracer: Option<Box<crate::trace::Tracer>>,
     /// Where the trace went, or why it could not be written (`RunMeta::trace`).
     trace_info: Option<crate::trace::TraceInfo>,
+    /// Prefetch what the next delivery and a long waiting queue will read (`prefetch_next`,
+    /// `Channel::prefetch_waiting`): runs with at least `PREFETCH_FROM_CHANNELS` channels.
+    prefetch: bool,
 }
+
+/// Runs with this many channels or more prefetch (`Simulator::prefetch_next`).
+///
+/// Decided (issue 11, cost per packet-hop at many flows): from 5,000 flows on, most of a
+/// delivery's time was two dependent cache misses, the channel's line 3 and then its pipe's
+/// head (perf at 20,000 flows: 19% and 36% of `run`'s samples), and the next event is
+/// known before the current one runs: bucket 0's next entry, or the earliest entry the last
+/// refill moved (`EventQueue::next_code`; it names the next delivery 74% of the time at
+/// 20,000 flows, 67% at 5,000). So each event first asks for the next delivery's channel
+/// line, and a delivery, once it holds its packet, for the next one's pipe head; an arrival
+/// at a channel asks for its waiting queue's entry 8 places ahead (a bottleneck's front is a
+/// miss at every arrival: 12% of `hops`' samples at 5,000 flows). Hints only: results are
+/// bit-identical. Measured (2026-11-25, release binary, interleaved runs on the shared
+/// 2-core VM, medians of `meta.wall_time_s`; "off" is this code with the threshold out of
+/// reach, so it has the other changes of the same commit: `push_fields`, `Channel::tail_at`):
+///
+/// | scenario (`scripts/bench_scale.py`'s dumbbells) | before  | off     | prefetching |
+/// |--------------------------------------------------|---------|---------|-------------|
+/// | 20,000 flows, 400 ms simulated, 9 runs            | 3.09 s  | 3.21 s  | 2.74 s      |
+/// | 20,000 flows, 2 s simulated, 3 runs               | 10.27 s |         | 9.45 s      |
+/// | 5,000 flows, 1 s simulated, 9 runs                | 1.19 s  | 1.21 s  | 1.18 s      |
+/// | 500 flows, 2 s simulated, 15 runs                 | 0.119 s | 0.118 s | 0.115 s     |
+/// | benchmark (50 flows, 202 channels), 5 runs        |         | 0.811 s | 0.848 s     |
+///
+/// The waiting-queue prefetch came on top, in another batch at 20,000 flows, 400 ms (7
+/// runs): 3.07 s before, 2.79 s without it, 2.67 s with it. At 5,000 flows every variant
+/// stayed within the machine's noise. Small runs lose (everything is in cache and the hints
+/// cost instructions), hence the threshold, between the benchmark's 202 channels and 500
+/// flows' 2,002. Below it the gate costs a branch per event and per hop (429.0 M -> 431.8 M
+/// instructions on the benchmark's 10 s slice). Tried, not kept: a lookahead of two events
+/// (at each event the channel line of the one after next, and the next one's head) was no
+/// faster at 20,000 flows than one and cost 6% more instructions on the benchmark before the
+/// gate; noting events scheduled after a refill in the hint left its hit rate at 74.0%.
+const PREFETCH_FROM_CHANNELS: usize = 1024;
 
 /// The link changes of a run and what rebuilding the routes needs.
 // A change is named by its index in an event (`Event::Route`).
@@ -160,7 +197,11 @@ impl Simulator {
                 scenario.monitor.all_queues || monitored.contains(&(ch.from as usize, ch.to as usize))
             })
             .collect();
-        let events = event_queue(&scenario);
+        let mut events = event_queue(&scenario);
+        let prefetch = channels.len() >= PREFETCH_FROM_CHANNELS;
+        if prefetch {
+            events.track_ahead();
+        }
         let mut sim = Simulator {
             scenario,
             now: 0,
@@ -192,6 +233,7 @@ impl Simulator {
             failures,
             tracer: None,
             trace_info: None,
+            prefetch,
         };
         let chans: Vec<(u32, u32, f64)> = sim.channels.iter().map(|c| (c.from, c.to, c.bandwidth_bps)).collect();
         sim.tracer = crate::trace::Tracer::new(&sim.scenario, &chans);
@@ -415,6 +457,9 @@ impl Simulator {
             }
             self.now = t;
             self.events_processed += 1;
+            if self.prefetch {
+                self.prefetch_next();
+            }
             match ev {
                 Event::Delivery(c) => self.on_delivery(c as usize),
                 Event::FlowStart(f) => self.on_flow_start(f as usize),
@@ -452,11 +497,33 @@ impl Simulator {
         self.results(wall.elapsed().as_secs_f64())
     }
 
+    /// Overlap the next delivery's cache misses with this event: its channel's line now, its
+    /// pipe's head once this delivery has its packet (`prefetch_next_head`). Hints only
+    /// (`EventQueue::next_code`): nothing reads what they fetch any sooner.
+    #[inline]
+    fn prefetch_next(&self) {
+        if let Some(c) = Event::delivery_channel(self.events.next_code()) {
+            if let Some(ch) = self.channels.get(c as usize) {
+                ch.prefetch_delivery();
+            }
+        }
+    }
+
+    #[inline]
+    fn prefetch_next_head(&self) {
+        if let Some(c) = Event::delivery_channel(self.events.next_code()) {
+            if let Some(ch) = self.channels.get(c as usize) {
+                ch.prefetch_head();
+            }
+        }
+    }
+
     fn on_delivery(&mut self, c: usize) {
-        if self.channels[c].scheduled != Some((self.now, self.events.popped_since())) {
+        let ch = &self.channels[c];
+        if ch.scheduled_since != self.events.popped_since() || ch.scheduled_at != self.now {
             return; // superseded by an earlier head
         }
-        self.channels[c].scheduled = None;
+        self.channels[c].scheduled_since = NOT_SCHEDULED;
         let node = self.channels[c].to;
         let seen = &mut self.last_arrival[node as usize];
         if *seen == self.now {
@@ -466,6 +533,9 @@ impl Simulator {
         // One packet per event: a second packet arriving at the same time takes its own
         // event, ordered by its own transmission start among other links' (`event`).
         if let Some(p) = self.channels[c].pop_arrived(self.now) {
+            if self.prefetch {
+                self.prefetch_next_head();
+            }
             // `hops`, not `arrive`: nothing from here to the next pop reads the current
             // instant (`schedule_channel` gives its event's doubles), so it need not be put back.
             self.hops(p, node, self.now);
@@ -479,9 +549,9 @@ impl Simulator {
     fn schedule_channel(&mut self, c: usize) {
         let ch = &mut self.channels[c];
         if let Some((head, start, start_clock, clock)) = ch.head_time() {
-            if ch.scheduled.is_none_or(|(s, _)| head < s) {
+            if !ch.is_scheduled() || head < ch.scheduled_at {
                 let since_clock = event_clock(self.scenario.clock, start_clock, start);
-                ch.scheduled = Some((head, since_clock.max(0.0).to_bits()));
+                (ch.scheduled_at, ch.scheduled_since) = (head, since_clock.max(0.0).to_bits());
                 let clock = event_clock(self.scenario.clock, clock, head);
                 self.events.schedule_since(head, since_clock, clock, Event::Delivery(c as u32));
             }
@@ -531,6 +601,9 @@ impl Simulator {
             if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
                 return self.lost_without_link(p, c, t);
             }
+            if self.prefetch {
+                self.channels[c].prefetch_waiting();
+            }
             let admission = self.channels[c].accept(t, p.size, p.clock, self.events.instant().since);
             // The trace gets the admission in each arm, rebuilt from its parts: handed the
             // admission itself, the compiler kept that in memory and read its two doubles back
@@ -555,8 +628,14 @@ impl Simulator {
                     }
                     // The new clock goes straight into the pipe's copy (written into `p` first,
                     // it was read back by the copy in a wider load, the same stall as above).
-                    self.channels[c].push_pipe(arrives_at, t + queued, start_clock, Packet { clock, ..p });
-                    self.schedule_channel(c);
+                    let ch = &mut self.channels[c];
+                    let head_changed = ch.push_pipe(arrives_at, t + queued, start_clock, Packet { clock, ..p });
+                    // A packet behind the head changes nothing to schedule when the head's
+                    // delivery is scheduled (a scheduled delivery is never later than the
+                    // head): skipping `schedule_channel` then saves reading the head.
+                    if head_changed || !ch.is_scheduled() {
+                        self.schedule_channel(c);
+                    }
                 }
                 lost @ (Admission::Dropped | Admission::Corrupted) => {
                     if self.tracer.is_some() {
@@ -1246,7 +1325,7 @@ impl Simulator {
             for c in [2 * link as usize, 2 * link as usize + 1] {
                 if down {
                     self.channels[c].fail(self.now, &mut lost);
-                    self.channels[c].scheduled = None; // its pending delivery finds nothing
+                    self.channels[c].scheduled_since = NOT_SCHEDULED; // its pending delivery finds nothing
                 } else {
                     self.channels[c].down = false;
                 }
