@@ -6,6 +6,11 @@ beta 105, 1500-byte packets) with N pairs, the bottleneck's rate and buffer scal
 Mbit/s and 6,711 packets per 50 flows), run twice in a fresh interpreter: for 1 ms (the set-up)
 and for the measured duration. ns per packet-hop = (wall - set-up) / packet-hops.
 
+Decided: a size below 5,000 flows simulates `duration x 5000 / N` seconds (the 50-flow run is
+the benchmark's 200 s at the default 2 s), so that every size does about as many packet-hops
+(the bottleneck scales with N): a 2 s run of 50 flows took 7 ms of wall time, too short to be
+the figure the others are divided by.
+
     python scripts/bench_scale.py [--sizes 50,500,5000,20000,100000] [--duration 2] [--out FILE.json]
 """
 from __future__ import annotations
@@ -63,6 +68,10 @@ tcp = {{ window = 10000, packet_size = 1500 }}
 """
 
 
+#: Sizes below this simulate proportionally longer (module documentation).
+SAME_WORK_FLOWS = 5000
+
+
 def child(text: str, duration: str, timeout: float) -> dict:
     p = subprocess.run([sys.executable, "-c", CHILD, text, json.dumps([f"run.duration={duration}"])],
                        capture_output=True, text=True, timeout=timeout)
@@ -74,7 +83,8 @@ def child(text: str, duration: str, timeout: float) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="50,500,5000,20000,100000")
-    ap.add_argument("--duration", type=float, default=2.0, help="simulated seconds per size (README: 2)")
+    ap.add_argument("--duration", type=float, default=2.0,
+                    help="simulated seconds from 5,000 flows on; smaller sizes proportionally longer (README: 2)")
     ap.add_argument("--timeout", type=float, default=900.0, help="wall seconds per run")
     ap.add_argument("--out")
     args = ap.parse_args(argv)
@@ -82,9 +92,10 @@ def main(argv=None) -> int:
     print(f"{'flows':>7} {'set-up s':>9} {'run s':>8} {'packet-hops':>12} {'ns/hop':>7} {'x 50-flow':>9} {'peak MB':>8}")
     for n in (int(x) for x in args.sizes.split(",")):
         text = scenario(n)
+        duration = args.duration * max(1.0, SAME_WORK_FLOWS / n)
         try:
             setup = child(text, "1ms", args.timeout)
-            run = child(text, f"{args.duration}s", args.timeout)
+            run = child(text, f"{duration:g}s", args.timeout)
         except subprocess.TimeoutExpired:
             print(f"{n:>7} timed out after {args.timeout:.0f} s")
             rows.append({"flows": n, "error": "timeout"})
@@ -95,7 +106,7 @@ def main(argv=None) -> int:
             continue
         ns = (run["wall_s"] - setup["wall_s"]) * 1e9 / max(run["packet_hops"], 1)
         base = base or ns
-        rows.append({"flows": n, "setup_s": setup["wall_s"], "run_s": run["wall_s"], "packet_hops": run["packet_hops"],
+        rows.append({"flows": n, "duration_s": duration, "setup_s": setup["wall_s"], "run_s": run["wall_s"], "packet_hops": run["packet_hops"],
                      "ns_per_packet_hop": ns, "vs_50": ns / base, "peak_rss_bytes": run["peak_rss_bytes"]})
         print(f"{n:>7} {setup['wall_s']:>9.2f} {run['wall_s']:>8.2f} {run['packet_hops']:>12,} {ns:>7.0f} "
               f"{ns / base:>9.2f} {run['peak_rss_bytes'] / 1e6:>8.0f}", flush=True)
