@@ -393,6 +393,9 @@ def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, t
     ours = report["vegaslab"]
     assert report["flows"] == 50 and report["ns2"] is None and report["ns2_skipped"] == "--no-ns2"
     assert ours["wall_s"] > 0 and ours["events_per_s"] > 0 and ours["peak_rss_bytes"] > 0
+    # CPU time of the simulating process: the run is single-threaded, so no more than its
+    # wall time (plus the clock's resolution).
+    assert 0 < ours["cpu_s"] <= ours["wall_s"] + 0.01 and ours["cpus_s"] == [ours["cpu_s"]]
     assert ours["bottleneck_departures"] > 0
     assert set(ours["goodput_bps"]) == {"reno", "vegas"}
     # Packet-hops: every link's packets, so more than the bottleneck's (each data packet
@@ -407,7 +410,7 @@ def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, t
     assert [e2e[k]["command"] for k in ("run_tables", "run_plots")] == ["vegaslab run --no-plots", "vegaslab run"]
     assert "flows.parquet" in e2e["run_tables"]["files"] and not any(f.endswith(".png") for f in e2e["run_tables"]["files"])
     assert {"cwnd.png", "throughput.png", "queue.png"} <= set(e2e["run_plots"]["files"])
-    assert all(e2e[k]["wall_s"] > ours["wall_s"] for k in e2e)
+    assert all(e2e[k]["wall_s"] > ours["wall_s"] and e2e[k]["cpu_s"] > ours["cpu_s"] for k in e2e)
     assert "`vegaslab run --no-plots` end to end" in printed and "`vegaslab run` end to end" in printed
 
 
@@ -443,7 +446,16 @@ def test_core_bench_gives_ns2s_wall_over_the_core_and_each_end_to_end_command(co
     assert report["ns2_over_vegaslab_wall"] == pytest.approx(ns2_wall / report["vegaslab"]["wall_s"])
     for key, timed in report["end_to_end"].items():
         assert report["ns2_over_end_to_end_wall"][key] == pytest.approx(ns2_wall / timed["wall_s"])
-    assert "ns-2 wall / end-to-end wall:" in capsys.readouterr().out
+    # CPU time too (the issue's measure for the core): the median of each command's rounds,
+    # and its ratios beside the wall ratios.
+    ns2_cpu = report["ns2"]["cpu_s"]
+    assert len(report["ns2"]["cpus_s"]) == 2 and ns2_cpu == min(report["ns2"]["cpus_s"]) > 0
+    assert report["ns2_over_vegaslab_cpu"] == pytest.approx(ns2_cpu / report["vegaslab"]["cpu_s"])
+    for key, timed in report["end_to_end"].items():
+        assert report["ns2_over_end_to_end_cpu"][key] == pytest.approx(ns2_cpu / timed["cpu_s"])
+    printed = capsys.readouterr().out
+    assert "ns-2 CPU / " in printed and "(the core)" in printed and "(`vegaslab run --no-plots`)" in printed
+    assert "ns-2 wall / " in printed
 
 
 # ---------------------------------------------------------------------- bad input and outputs (issue 7)
