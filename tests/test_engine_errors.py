@@ -103,6 +103,22 @@ def test_core_ctrl_c_on_the_process_group_says_interrupted_without_any_traceback
     assert "ERROR" not in err, err
 
 
+def _blocked_signals(status: str) -> int:
+    return int(next(line for line in status.splitlines() if line.startswith("SigBlk:")).split()[1], 16)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the signal mask from /proc")
+def test_the_embedded_clusters_workers_block_sigint_from_their_start_and_the_client_does_not(no_env_scheduler):
+    # A worker that got SIGINT while still importing Dask (before its preload ignores it)
+    # printed a KeyboardInterrupt traceback; blocked from its process's start, it never gets
+    # it. Read in the workers' main threads, where Python would run a handler.
+    with engine._client(None, 2, None) as (client, _):
+        masks = client.run(lambda: open("/proc/self/status").read())
+    assert len(masks) == 2
+    assert all(_blocked_signals(status) & (1 << (signal.SIGINT - 1)) for status in masks.values())
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+
+
 # ---------------------------------------------------------------------- the scheduler address
 
 

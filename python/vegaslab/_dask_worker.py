@@ -13,6 +13,9 @@ start: a process spawned with SIGINT ignored would keep ignoring it, but a nanny
 dead worker later, when the client handles SIGINT again. The preload runs in the worker's
 event loop, which is its main thread (the only one where a handler may be set); a worker
 that does not run it there (an unknown Dask layout) keeps the default rather than failing.
+The engine also starts every worker process with SIGINT blocked
+(:func:`vegaslab.engine._sigint_blocked_in_new_threads`), which covers the second or so
+before this preload runs, while the worker still imports Dask.
 """
 
 from __future__ import annotations
