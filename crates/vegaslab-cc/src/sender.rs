@@ -185,6 +185,23 @@ impl Sender {
         self.state.outbox.drain(..)
     }
 
+    /// Take the segments queued for transmission since the last call as the queue itself, to
+    /// send them while the sender may be called again; hand it back with
+    /// [`Sender::give_back_segments`] so that its buffer is reused (the simulator's way:
+    /// no copy into a second buffer).
+    pub fn take_segments(&mut self) -> Vec<Segment> {
+        std::mem::take(&mut self.state.outbox)
+    }
+
+    /// Return the queue taken by [`Sender::take_segments`], its segments sent: its buffer
+    /// serves again, unless the sender queued new segments meanwhile (they stay).
+    pub fn give_back_segments(&mut self, mut segments: Vec<Segment>) {
+        if self.state.outbox.capacity() == 0 {
+            segments.clear();
+            self.state.outbox = segments;
+        }
+    }
+
     pub fn cwnd(&self) -> f64 {
         self.state.cwnd
     }
