@@ -248,7 +248,7 @@ impl TcpAgent {
         }
         if s.rtt_active && seqno >= s.rtt_seq {
             s.rtt_active = false;
-            s.rto.backoff = 1;
+            s.rto.reset_backoff();
         }
         let next = s.last_ack + 1;
         self.output(s, cc, now, next);
