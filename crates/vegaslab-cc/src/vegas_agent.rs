@@ -119,7 +119,7 @@ impl VegasAgent {
     }
 
     pub fn send_much(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, burst: u32) {
-        send_much_with(s, now, burst, Self::window, |s, now, seq| self.output(s, cc, now, seq));
+        send_much_with(s, now, burst, Self::window(s), |s, now, seq| self.output(s, cc, now, seq));
     }
 
     /// `VegasTcpAgent::output`: record a fine-grained send time and transmit count.
