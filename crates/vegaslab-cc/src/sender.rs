@@ -32,7 +32,10 @@ impl Sender {
     /// The sender and controller of a registered algorithm.
     pub fn new(cfg: TcpConfig, algorithm: AlgorithmSpec) -> Self {
         let cc = algorithm.controller(&cfg);
-        Self::with_controller(cfg, algorithm.sender(), cc)
+        let mut sender = Self::with_controller(cfg, algorithm.sender(), cc);
+        // Only a router-assist algorithm's controller tags segments (`SenderState::tag`).
+        sender.state.router_assist = algorithm.router_assist().is_some();
+        sender
     }
 
     /// A sender of the given kind driving any controller (tests, tools, new algorithms).

@@ -8,7 +8,7 @@
 
 use crate::config::TcpConfig;
 pub use crate::controller::QueueingTimes;
-use crate::controller::Window;
+use crate::controller::{CongestionControl, Window};
 use crate::rto::RtoEstimator;
 use crate::Nanos;
 
@@ -116,6 +116,9 @@ pub struct SenderState {
     pub last_rtt_sample: Option<f64>,
     pub stats: SenderStats,
     pub(crate) outbox: Vec<Segment>,
+    /// The controller may tag segments as router-assist probes: ask it per data segment
+    /// ([`SenderState::tag`]).
+    pub(crate) router_assist: bool,
     in_slow_start: bool,
 }
 
@@ -159,6 +162,7 @@ impl SenderState {
             last_rtt_sample: None,
             stats: SenderStats::default(),
             outbox: Vec::with_capacity(8),
+            router_assist: true,
             in_slow_start: false,
             cfg,
         }
@@ -272,6 +276,25 @@ impl SenderState {
     /// Record an RTT sample of a packet that was sent once.
     pub fn note_rtt_sample(&mut self, rtt: f64) {
         self.last_rtt_sample = Some(rtt);
+    }
+
+    /// The router-assist option of the next data segment: the controller's `tag_segment`, if
+    /// it may tag (RoVegas picks its probing packets; the option travels on the wire).
+    ///
+    /// Decided (issue 11): a controller is asked only if its algorithm declares router assist
+    /// (`AlgorithmParams::router_assist`, which also sizes the sink's answers to probes);
+    /// every other controller's `tag_segment` answers `None` and changes nothing, and the call
+    /// through the trait object per packet was measurable. A sender built around a bare
+    /// controller (`Sender::with_controller`) asks on every segment. Measured (2026-11-28,
+    /// results bit-identical): 1,766.7 M -> 1,759.0 M instructions on the benchmark's 50 s
+    /// slice.
+    #[inline]
+    pub(crate) fn tag(&self, cc: &mut dyn CongestionControl) -> Option<u32> {
+        if self.router_assist {
+            cc.tag_segment()
+        } else {
+            None
+        }
     }
 
     /// Queue a segment for transmission and update ns-2's send-side bookkeeping

@@ -343,9 +343,7 @@ fn output(s: &mut SenderState, log: &mut SendLog, cc: &mut dyn CongestionControl
     } else {
         (s.cfg.packet_size + s.cfg.header_bytes, s.cfg.packet_size)
     };
-    // Router assist (RoVegas): the controller picks the probing packets; the option travels
-    // on the wire.
-    let option = if syn { None } else { cc.tag_segment() };
+    let option = if syn { None } else { s.tag(cc) };
     wire += option.unwrap_or(0);
     let force_timer = s.highest_ack == s.maxseq;
     let fresh = seqno > s.maxseq;

@@ -135,9 +135,7 @@ impl VegasAgent {
         slot.0 = Self::vegastime(s);
         slot.1 += 1;
         let mut wire = s.cfg.packet_size + if s.cfg.vegas_headers { s.cfg.header_bytes } else { 0 };
-        // Router assist (RoVegas): the controller picks the probing packets; the option
-        // travels on the wire.
-        let option = cc.tag_segment();
+        let option = s.tag(cc);
         wire += option.unwrap_or(0);
         let fresh = seqno > s.maxseq;
         s.emit(
