@@ -32,7 +32,7 @@
 
 use crate::config::PartialAckTimer;
 use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, Loss, LossKind, RttSample};
-use crate::state::{send_much_with, slowdown, AckInfo, CwndAction, Segment, SenderState};
+use crate::state::{grown_len, send_much_with, slowdown, AckInfo, CwndAction, Segment, SenderState};
 use crate::Nanos;
 
 /// Send times of outstanding packets, for RTT samples (Karn: only packets sent once).
@@ -76,7 +76,7 @@ impl SendLog {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, i: usize) {
-        let n = (i + 1).next_power_of_two().max(64).min(self.mask as usize + 1);
+        let n = grown_len(self.slots.len(), i, self.mask as usize + 1);
         self.slots.resize(n, NEVER);
     }
 

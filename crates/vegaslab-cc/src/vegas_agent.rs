@@ -22,7 +22,7 @@
 //!    router-assist option the controller asks for (`tag_segment`).
 
 use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, RttSample};
-use crate::state::{send_much_with, slowdown, AckInfo, CwndAction, QueueingTimes, Segment, SenderState};
+use crate::state::{grown_len, send_much_with, slowdown, AckInfo, CwndAction, QueueingTimes, Segment, SenderState};
 use crate::Nanos;
 
 /// The ns-2 Vegas agent's recovery state (names follow ns-2's `v_*` variables).
@@ -105,7 +105,7 @@ impl VegasAgent {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, i: usize) {
-        let n = (i + 1).next_power_of_two().max(64).min(self.v_maxwnd as usize);
+        let n = grown_len(self.v_table.len(), i, self.v_maxwnd as usize);
         self.v_table.resize(n, (-1.0, 0));
     }
 
