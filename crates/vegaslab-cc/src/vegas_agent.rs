@@ -80,8 +80,13 @@ impl VegasAgent {
         s.elapsed()
     }
 
+    /// ns-2's `seqno % v_maxwnd`. Every caller's sequence number is at least 0 (one past an
+    /// ACK point, which starts at -1), so the remainder is taken unsigned: the same value
+    /// without `rem_euclid`'s sign fix-up and overflow test (issue 11; measured, results
+    /// bit-identical: 1,747.1 M -> 1,742.9 M instructions on the benchmark's 50 s slice).
     fn slot(&self, seq: i64) -> usize {
-        seq.rem_euclid(self.v_maxwnd) as usize
+        debug_assert!(seq >= 0 && self.v_maxwnd > 0);
+        (seq as u64 % self.v_maxwnd as u64) as usize
     }
 
     #[inline]
