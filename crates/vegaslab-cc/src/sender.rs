@@ -26,6 +26,8 @@ pub struct Sender {
     pub state: SenderState,
     recovery: Recovery,
     cc: Box<dyn CongestionControl>,
+    /// [`Sender::set_rtt_samples_read`].
+    samples_read: bool,
 }
 
 impl Sender {
@@ -49,7 +51,25 @@ impl Sender {
         cc.init(&mut w);
         state.apply(&w);
         state.track_slow_start();
-        Sender { state, recovery, cc }
+        Sender { state, recovery, cc, samples_read: true }
+    }
+
+    /// Whether anything reads [`SenderState::last_rtt_sample`] (a monitor's RTT series); it is
+    /// assumed so until told otherwise. When nothing does and the controller uses no RTT
+    /// samples ([`CongestionControl::uses_rtt_samples`]), the Reno-family sender takes none
+    /// (`TcpAgent::set_sampling`): results are the same, with less work per packet and ACK.
+    /// Call before the first packet.
+    pub fn set_rtt_samples_read(&mut self, read: bool) {
+        self.samples_read = read;
+        let sampling = read || self.cc.uses_rtt_samples();
+        if let Recovery::TcpAgent(r) = &mut self.recovery {
+            r.set_sampling(sampling);
+        }
+    }
+
+    /// What [`Sender::set_rtt_samples_read`] was told (`true` by default).
+    pub fn rtt_samples_read(&self) -> bool {
+        self.samples_read
     }
 
     /// Which recovery machine drives the controller.

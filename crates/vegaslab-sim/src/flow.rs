@@ -150,9 +150,12 @@ const _: () = {
 };
 
 impl Flow {
-    pub fn new(spec: &FlowSpec, boot_time: f64) -> Self {
+    /// A flow entry's connection. `rtt_monitored`: a monitor reads its RTT samples (the
+    /// `cwnd` series; `Sender::set_rtt_samples_read`).
+    pub fn new(spec: &FlowSpec, boot_time: f64, rtt_monitored: bool) -> Self {
         let tcp = TcpConfig { boot_time, ..spec.tcp.clone() };
-        let sender = Sender::new(tcp.clone(), spec.algorithm.clone());
+        let mut sender = Sender::new(tcp.clone(), spec.algorithm.clone());
+        sender.set_rtt_samples_read(rtt_monitored);
         let uses_syn = tcp.syn && sender.kind() != SenderKind::VegasAgent;
         Flow {
             name: spec.name.clone(),
@@ -190,7 +193,8 @@ impl Flow {
     /// (same algorithm and TCP settings) and a fresh sink.
     pub fn connection(&self, parent: u32, now: Nanos, boot_time: f64) -> Flow {
         let tcp = TcpConfig { boot_time, ..self.tcp.clone() };
-        let sender = Sender::new(tcp.clone(), self.algorithm.clone());
+        let mut sender = Sender::new(tcp.clone(), self.algorithm.clone());
+        sender.set_rtt_samples_read(self.sender.rtt_samples_read());
         Flow {
             name: self.name.clone(),
             cc: self.cc,

@@ -168,7 +168,7 @@ impl Simulator {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let mut flow = Flow::new(f, crate::flow::tick_phase(&f.tcp, scenario.seed, i));
+                let mut flow = Flow::new(f, crate::flow::tick_phase(&f.tcp, scenario.seed, i), scenario.monitor.cwnd);
                 flow.parent = i as u32;
                 flow
             })
