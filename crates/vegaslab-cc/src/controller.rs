@@ -211,6 +211,13 @@ pub trait CongestionControl: ControllerBase + fmt::Debug + Send {
     /// A new cumulative ACK outside loss recovery (`cong_avoid`): grow (or shrink) the window.
     fn cong_avoid(&mut self, w: &mut Window, ack: &Ack);
 
+    /// Whether `pkts_acked` uses RTT samples. Default `true`; a controller that keeps the
+    /// default `pkts_acked` (which ignores them) may answer `false`, and a sender then need
+    /// not take samples for it (`TcpAgent::set_sampling`). Not a Linux op.
+    fn uses_rtt_samples(&self) -> bool {
+        true
+    }
+
     /// A loss (`ssthresh`): the reduced window. Default: ns-2's halving ([`Cut::ns2_halving`]).
     fn ssthresh(&mut self, _w: &Window, loss: &Loss) -> Cut {
         Cut::ns2_halving(loss)

@@ -55,7 +55,8 @@ pub trait AlgorithmParams: erased_serde::Serialize + fmt::Debug + Send + Sync {
         None
     }
     /// Router assist (RoVegas): bytes of the option a probing packet carries, which the
-    /// receiver echoes on its ACK. `None`: no router assist.
+    /// receiver echoes on its ACK. `None`: no router assist, and the controller never tags a
+    /// segment (a [`crate::Sender`] built from the algorithm does not ask it).
     fn router_assist(&self) -> Option<u32> {
         None
     }

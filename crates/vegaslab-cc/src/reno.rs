@@ -36,6 +36,11 @@ impl CongestionControl for Reno {
     fn cong_avoid(&mut self, w: &mut Window, _ack: &Ack) {
         opencwnd(w);
     }
+
+    /// ns-2's Reno window rule reads no RTT sample (its `pkts_acked` is the default).
+    fn uses_rtt_samples(&self) -> bool {
+        false
+    }
 }
 
 /// Reno and NewReno take no parameters; `newreno` picks the recovery.

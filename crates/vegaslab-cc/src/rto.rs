@@ -4,6 +4,7 @@
 //! to [min_rto, max_rto] after back-off (RFC 2988 ordering) and never below two ticks.
 
 use crate::config::TcpConfig;
+use crate::{nanos, Nanos};
 
 const SRTT_BITS: u32 = 3;
 const RTTVAR_BITS: u32 = 2;
@@ -23,14 +24,23 @@ pub struct RtoEstimator {
     /// RTT variation x 4, in ticks.
     pub rttvar: i64,
     /// Current un-backed-off RTO, seconds.
-    pub rtxcur: f64,
+    rtxcur: f64,
     /// Exponential back-off multiplier (1, 2, 4, ...).
-    pub backoff: i64,
+    backoff: i64,
+    /// [`RtoEstimator::timeout`] and the same in nanoseconds, brought up to date whenever
+    /// `rtxcur` or `backoff` changes.
+    ///
+    /// Decided (issue 11, the sender path): every new ACK and many sends re-arm the timer, and
+    /// the RTO changes only with an RTT sample of the timed packet (about one per round trip)
+    /// or a back-off, so the timeout and its conversion to nanoseconds are kept rather than
+    /// recomputed per arming (measured: `SenderState::set_rtx_timer`).
+    timeout: f64,
+    timeout_ns: Nanos,
 }
 
 impl RtoEstimator {
     pub fn new(cfg: &TcpConfig) -> Self {
-        RtoEstimator {
+        let mut e = RtoEstimator {
             tick: cfg.tick,
             min_rto: cfg.min_rto,
             max_rto: cfg.max_rto,
@@ -42,7 +52,27 @@ impl RtoEstimator {
             rttvar: ((12.0 / cfg.tick) as i64) << RTTVAR_BITS,
             rtxcur: cfg.initial_rto,
             backoff: 1,
-        }
+            timeout: 0.0,
+            timeout_ns: 0,
+        };
+        e.refresh();
+        e
+    }
+
+    /// Current un-backed-off RTO, seconds.
+    pub fn rtxcur(&self) -> f64 {
+        self.rtxcur
+    }
+
+    /// Exponential back-off multiplier (1, 2, 4, ...).
+    pub fn backoff(&self) -> i64 {
+        self.backoff
+    }
+
+    /// Back to no back-off (an RTT sample of the timed packet, a partial ACK).
+    pub fn reset_backoff(&mut self) {
+        self.backoff = 1;
+        self.refresh();
     }
 
     /// Feed one RTT sample `tao` (seconds) taken at `now` (seconds). The sample is rounded
@@ -75,10 +105,25 @@ impl RtoEstimator {
         }
         let scaled = (self.rttvar << (RTTVAR_EXP + (SRTT_BITS - RTTVAR_BITS))) + self.srtt;
         self.rtxcur = (scaled >> SRTT_BITS) as f64 * self.tick;
+        self.refresh();
     }
 
     /// The timeout to arm now, seconds (RFC 2988: min_rto applied before back-off).
     pub fn timeout(&self) -> f64 {
+        self.timeout
+    }
+
+    /// [`RtoEstimator::timeout`] rounded to nanoseconds.
+    pub fn timeout_ns(&self) -> Nanos {
+        self.timeout_ns
+    }
+
+    fn refresh(&mut self) {
+        self.timeout = self.compute_timeout();
+        self.timeout_ns = nanos(self.timeout);
+    }
+
+    fn compute_timeout(&self) -> f64 {
         let mut t = if self.rtxcur < self.min_rto {
             self.min_rto * self.backoff as f64
         } else {
@@ -102,6 +147,7 @@ impl RtoEstimator {
             self.rttvar += self.srtt >> SRTT_BITS;
             self.srtt = 0;
         }
+        self.refresh();
     }
 
     /// Smoothed RTT in seconds (0 before the first sample).

@@ -26,13 +26,18 @@ pub struct Sender {
     pub state: SenderState,
     recovery: Recovery,
     cc: Box<dyn CongestionControl>,
+    /// [`Sender::set_rtt_samples_read`].
+    samples_read: bool,
 }
 
 impl Sender {
     /// The sender and controller of a registered algorithm.
     pub fn new(cfg: TcpConfig, algorithm: AlgorithmSpec) -> Self {
         let cc = algorithm.controller(&cfg);
-        Self::with_controller(cfg, algorithm.sender(), cc)
+        let mut sender = Self::with_controller(cfg, algorithm.sender(), cc);
+        // Only a router-assist algorithm's controller tags segments (`SenderState::tag`).
+        sender.state.router_assist = algorithm.router_assist().is_some();
+        sender
     }
 
     /// A sender of the given kind driving any controller (tests, tools, new algorithms).
@@ -46,7 +51,25 @@ impl Sender {
         cc.init(&mut w);
         state.apply(&w);
         state.track_slow_start();
-        Sender { state, recovery, cc }
+        Sender { state, recovery, cc, samples_read: true }
+    }
+
+    /// Whether anything reads [`SenderState::last_rtt_sample`] (a monitor's RTT series); it is
+    /// assumed so until told otherwise. When nothing does and the controller uses no RTT
+    /// samples ([`CongestionControl::uses_rtt_samples`]), the Reno-family sender takes none
+    /// (`TcpAgent::set_sampling`): results are the same, with less work per packet and ACK.
+    /// Call before the first packet.
+    pub fn set_rtt_samples_read(&mut self, read: bool) {
+        self.samples_read = read;
+        let sampling = read || self.cc.uses_rtt_samples();
+        if let Recovery::TcpAgent(r) = &mut self.recovery {
+            r.set_sampling(sampling);
+        }
+    }
+
+    /// What [`Sender::set_rtt_samples_read`] was told (`true` by default).
+    pub fn rtt_samples_read(&self) -> bool {
+        self.samples_read
     }
 
     /// Which recovery machine drives the controller.
@@ -183,6 +206,23 @@ impl Sender {
     /// Take the segments queued for transmission since the last call.
     pub fn drain_segments(&mut self) -> std::vec::Drain<'_, Segment> {
         self.state.outbox.drain(..)
+    }
+
+    /// Take the segments queued for transmission since the last call as the queue itself, to
+    /// send them while the sender may be called again; hand it back with
+    /// [`Sender::give_back_segments`] so that its buffer is reused (the simulator's way:
+    /// no copy into a second buffer).
+    pub fn take_segments(&mut self) -> Vec<Segment> {
+        std::mem::take(&mut self.state.outbox)
+    }
+
+    /// Return the queue taken by [`Sender::take_segments`], its segments sent: its buffer
+    /// serves again, unless the sender queued new segments meanwhile (they stay).
+    pub fn give_back_segments(&mut self, mut segments: Vec<Segment>) {
+        if self.state.outbox.capacity() == 0 {
+            segments.clear();
+            self.state.outbox = segments;
+        }
     }
 
     pub fn cwnd(&self) -> f64 {

@@ -320,3 +320,29 @@ fn after_a_timeout_new_acks_slow_start_again_and_go_back_n_from_the_ack_point() 
     // back-off stays at 2: the timer is 0.2 x 2 = 0.4 s from now.
     assert_eq!(s.rtx_deadline(), Some(ms(1100)));
 }
+
+/// Without RTT samples (nothing reads them and Reno's rule uses none: `set_rtt_samples_read`),
+/// Reno and NewReno send, cut and arm their timer exactly as with them, through losses, fast
+/// recoveries and a reroute.
+#[test]
+fn without_rtt_samples_reno_behaves_the_same() {
+    use common::path::{simulate_sender, Path};
+    let path = Path { rate: 2e6, limit: 12, rtt0: 40 * MS, rtt1: 90 * MS, switch_at: 5_000 * MS, drop_every: 97 };
+    for params in [RenoParams::RENO, RenoParams::NEWRENO] {
+        let name = if params.newreno { "newreno" } else { "reno" };
+        let trace = |read: bool| {
+            let mut sender = Sender::new(TcpConfig { window: 200.0, ..Default::default() }, spec(name, params));
+            sender.set_rtt_samples_read(read);
+            let mut steps = Vec::new();
+            let run = simulate_sender(sender, &path, 20_000 * MS, |s| {
+                steps.push((s.cwnd().to_bits(), s.ssthresh(), s.rtx_deadline(), s.stats().clone()));
+                false
+            });
+            (steps, run.delivered, run.drops, run.sender.state.last_rtt_sample.is_some())
+        };
+        let (with, without) = (trace(true), trace(false));
+        assert!(with.2 > 0 && with.3 && !without.3, "{name}: losses and samples as intended");
+        assert_eq!(with.0, without.0, "{name}");
+        assert_eq!((with.1, with.2), (without.1, without.2), "{name}");
+    }
+}
