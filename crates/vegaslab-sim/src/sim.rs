@@ -608,11 +608,15 @@ impl Simulator {
             // The trace gets the admission in each arm, rebuilt from its parts: handed the
             // admission itself, the compiler kept that in memory and read its two doubles back
             // in one load wider than the writes, which the processor cannot forward (perf put
-            // ~10% of the benchmark's samples on that load; issue 11).
+            // ~10% of the benchmark's samples on that load; issue 11). Rebuilt only where the
+            // trace is written (`trace_accepted`, and a fresh value for a lost packet), and
+            // not returned in memory by `Channel::lost_on_link`: any one of the three kept the
+            // admission in memory, five stores per packet-hop that nothing read (benchmark
+            // 50 s slice: 1,762.7 M -> 1,743.9 M instructions).
             match admission {
                 Admission::Accepted { arrives_at, queued, clock, start_clock } => {
                     if self.tracer.is_some() {
-                        self.trace_hop(c, &p, t, Admission::Accepted { arrives_at, queued, clock, start_clock });
+                        self.trace_accepted(c, &p, t, (arrives_at, queued), (clock, start_clock));
                     }
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
@@ -637,8 +641,9 @@ impl Simulator {
                         self.schedule_channel(c);
                     }
                 }
-                lost @ (Admission::Dropped | Admission::Corrupted) => {
+                Admission::Dropped | Admission::Corrupted => {
                     if self.tracer.is_some() {
+                        let lost = if matches!(admission, Admission::Dropped) { Admission::Dropped } else { Admission::Corrupted };
                         self.trace_hop(c, &p, t, lost);
                     }
                     self.count_lost(&p)
@@ -721,6 +726,14 @@ impl Simulator {
         let ch = &self.channels[c];
         let parent = self.flows.get(p.flow as usize).map_or(p.flow, |f| f.parent);
         tr.hop(c, ch.from, ch.to, p, parent, t, &admission, |at| ch.delay_at(at));
+    }
+
+    /// `trace_hop` for an accepted packet, given the admission's parts: built here, it
+    /// is only in memory when traced (issue 11; see `Channel::lost_on_link`).
+    #[cold]
+    #[inline(never)]
+    fn trace_accepted(&mut self, c: usize, p: &Packet, t: Nanos, (arrives_at, queued): (Nanos, Nanos), (clock, start_clock): (f64, f64)) {
+        self.trace_hop(c, p, t, Admission::Accepted { arrives_at, queued, clock, start_clock });
     }
 
     /// A data packet reaches its sink at time `t`: count it; returns the ACK to send from
