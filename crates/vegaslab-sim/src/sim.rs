@@ -162,7 +162,7 @@ impl Simulator {
         let aqt_routers: std::collections::HashSet<usize> = scenario.aqt_routers.iter().copied().collect();
         for c in &mut channels {
             c.aqt_enabled = aqt_routers.contains(&(c.from as usize));
-            c.ties_by_clock = scenario.clock == SenderClock::Ns2;
+            c.set_ties_by_clock(scenario.clock == SenderClock::Ns2);
         }
         let monitored: std::collections::HashSet<(usize, usize)> = scenario.monitor.queues.iter().copied().collect();
         let flows: Vec<Flow> = scenario
