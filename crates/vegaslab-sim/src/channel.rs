@@ -242,6 +242,11 @@ pub struct Channel {
     /// a constant delay, ties by ns-2's doubles): `RED_QUEUE`, `LOSSY`, `DELAY_VARIES` and
     /// `EXACT_CLOCK` bits, none for a plain channel (`accept`).
     special: u8,
+    /// Packets leaving this channel are handed on at their arrival without an event
+    /// (`express`; `Simulator::hops`). Decided (issue 11): here in line 3, read anyway,
+    /// rather than in a vector of the simulator's with a bounds check; benchmark 50 s slice
+    /// 1,699.1 M -> 1,676.6 M instructions.
+    pub hands_on: bool,
     // Cold (`aqt_enabled` is read for probing packets only, `down` in runs with failures).
     /// The sending node is an AQT-enabled router: probing packets get their queueing time
     /// added to the AQT option (RoVegas).
@@ -272,7 +277,7 @@ const _: () = {
     assert!(offset_of!(Channel, waiting) == 64);
     assert!(offset_of!(Channel, stats) + offset_of!(QueueStats, busy_lo) + 8 == 128);
     assert!(offset_of!(Channel, pipe) == 192);
-    assert!(offset_of!(Channel, special) < 256);
+    assert!(offset_of!(Channel, hands_on) < 256);
 };
 
 /// `Channel::special` bits. The queue is RED (`red`).
@@ -414,6 +419,7 @@ impl Channel {
             tail_at: 0,
             to,
             special: if red_queue { RED_QUEUE } else { 0 } | if lossy { LOSSY } else { 0 } | if delay_varies { DELAY_VARIES } else { 0 },
+            hands_on: false,
             aqt_enabled: false,
             down: false,
             from,

@@ -51,8 +51,6 @@ pub struct Simulator {
     /// A UDP source whose parameters cannot work on its path: (field path, message).
     udp_error: Option<(String, String)>,
     monitored_queues: Vec<usize>,
-    /// Packets leaving channel c are handed on at arrival without an event (`express`).
-    express_from: Vec<bool>,
     /// Per node: packets ending there may be taken at their arrival without an event when
     /// `node_may_run_ahead` says so at the time (`express`, "Packets to an end node").
     express_node: Vec<bool>,
@@ -222,7 +220,6 @@ impl Simulator {
             events_processed: 0,
             last_arrival: vec![Nanos::MAX; n_nodes],
             same_instant_arrivals: 0,
-            express_from: Vec::new(),
             express_node: Vec::new(),
             node_senders: Vec::new(),
             in_sender: false,
@@ -268,7 +265,9 @@ impl Simulator {
         if sim.unroutable_flows().is_empty() && sim.unroutable_udp().is_empty() {
             let mut routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
             routes.extend((0..sim.scenario.udp.len()).map(|i| sim.udp_route(i)));
-            sim.express_from = express_channels(&sim.channels, &routes);
+            for (c, hands_on) in express_channels(&sim.channels, &routes).into_iter().enumerate() {
+                sim.channels[c].hands_on = hands_on;
+            }
             sim.express_node = express_nodes(n_nodes, &sim.channels, &routes);
             sim.node_senders = vec![Vec::new(); n_nodes];
             for f in 0..sim.flows.len() {
@@ -286,7 +285,6 @@ impl Simulator {
                 }
             }
         } else {
-            sim.express_from = vec![false; sim.channels.len()];
             sim.express_node = vec![false; n_nodes];
         }
         sim
@@ -302,7 +300,7 @@ impl Simulator {
 
     /// Process every hop through an event (for checking that express hops change nothing).
     pub fn without_express_hops(mut self) -> Self {
-        self.express_from.iter_mut().for_each(|e| *e = false);
+        self.channels.iter_mut().for_each(|c| c.hands_on = false);
         self.without_express_to_senders()
     }
 
@@ -621,7 +619,7 @@ impl Simulator {
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
                     }
-                    if (self.express_from[c] || self.node_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
+                    if (self.channels[c].hands_on || self.node_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
                         // What the far node does happens in the delivery event this hop stands
                         // for: at the packet's arrival, scheduled at its transmission start.
                         p.clock = clock;
