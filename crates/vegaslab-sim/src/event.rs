@@ -235,7 +235,7 @@ fn bucket(time: Nanos, last: Nanos) -> usize {
 #[inline(always)]
 fn push_fields(v: &mut Vec<Entry>, e: Entry) {
     if v.len() == v.capacity() {
-        return push_grown(v, e);
+        return push_grown_fields(v, e.at, e.code, e.clock, e.since);
     }
     // SAFETY: the capacity exceeds the length (just ensured), so slot `len` is allocated
     // and unused; each field is written before the length covers the slot.
@@ -270,6 +270,14 @@ fn push_entry(v: &mut Vec<Entry>, e: Entry) {
 #[inline(never)]
 fn push_grown(v: &mut Vec<Entry>, e: Entry) {
     v.push(e);
+}
+
+/// `push_grown` for `push_fields`, given the entry's fields: in registers, not built on the
+/// caller's stack in case the vector is full.
+#[cold]
+#[inline(never)]
+fn push_grown_fields(v: &mut Vec<Entry>, at: Nanos, code: u32, clock: u64, since: u64) {
+    v.push(Entry { at, code, clock, since });
 }
 
 /// Pending events in a radix heap; see the module documentation.
@@ -376,8 +384,10 @@ impl EventQueue {
         let entry = Entry { at, code: event.encode(), clock: clock.to_bits(), since: since_clock.max(0.0).to_bits() };
         if at > self.last {
             let b = bucket(at, self.last);
-            push_fields(&mut self.buckets[b], entry);
+            // The bit first, so that a full bucket's growth is the last thing done: a tail
+            // call, with nothing to keep for after it (`Simulator::schedule_channel`).
             self.occupied |= 1 << (b - 1);
+            push_fields(&mut self.buckets[b], entry);
         } else {
             self.schedule_at_or_before_last(at, entry.code, entry.clock, entry.since);
         }
