@@ -84,12 +84,21 @@ pub struct Simulator {
     /// the test folded into the link-failure gate with a separate traced hop (408.6 M), and a
     /// copy of `arrive` per case chosen by a const parameter (417.5 M): both changed how the
     /// loop was inlined. Zero cost needs the event loop itself to be chosen once per run.
+    /// Tried again (issue 11, 2026-11-28), not kept: `hops` in two copies, one for plain
+    /// runs (no failures, trace or prefetching, `run.clock = "ns2"`) with those tests folded
+    /// away: 1,662.7 M -> 1,725.2 M instructions on the 50 s slice, because with two callers
+    /// `at_sink`, `push_pipe`, `node_may_run_ahead` and `Sink::receive` were no longer
+    /// inlined; 1,670.6 M with the first three forced inline. Also not kept: inlining
+    /// `schedule_channel` into `on_delivery` (+23 M) and `on_delivery` out of `run` (+15 M).
     tracer: Option<Box<crate::trace::Tracer>>,
     /// Where the trace went, or why it could not be written (`RunMeta::trace`).
     trace_info: Option<crate::trace::TraceInfo>,
     /// Prefetch what the next delivery and a long waiting queue will read (`prefetch_next`,
     /// `Channel::prefetch_waiting`): runs with at least `PREFETCH_FROM_CHANNELS` channels.
     prefetch: bool,
+    /// `failures` or `prefetch`: one test per packet-hop for both when neither applies
+    /// (issue 11; benchmark 50 s slice 1,603.7 M -> 1,596.1 M instructions).
+    failures_or_prefetch: bool,
 }
 
 /// Runs with this many channels or more prefetch (`Simulator::prefetch_next`).
@@ -227,9 +236,10 @@ impl Simulator {
             connection_limit: MAX_INDEX as usize + 1,
             aborted: None,
             express_until,
-            failures,
             tracer: None,
             trace_info: None,
+            failures_or_prefetch: failures.is_some() || prefetch,
+            failures,
             prefetch,
         };
         let chans: Vec<(u32, u32, f64)> = sim.channels.iter().map(|c| (c.from, c.to, c.bandwidth_bps)).collect();
@@ -615,11 +625,13 @@ impl Simulator {
             // Only a run with link failures can meet a down link or a pair without a route
             // (`failures` gates both checks; without failures every used pair has a route,
             // checked before the run).
-            if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
-                return self.lost_without_link(p, c, t);
-            }
-            if self.prefetch {
-                self.channels[c].prefetch_waiting();
+            if self.failures_or_prefetch {
+                if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
+                    return self.lost_without_link(p, c, t);
+                }
+                if self.prefetch {
+                    self.channels[c].prefetch_waiting();
+                }
             }
             let admission = self.channels[c].accept(t, p.size, p.clock, self.events.instant().since);
             // The trace gets the admission in each arm, rebuilt from its parts: handed the
