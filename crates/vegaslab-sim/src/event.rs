@@ -519,6 +519,9 @@ impl EventQueue {
             }
             self.ahead = ahead.1;
         } else {
+            // Tried (issue 11): the occupied bit set without the branch, 1,639.6 M -> 1,653.2 M
+            // instructions on the benchmark's 50 s slice; reading `entry` by reference, no
+            // change.
             for &entry in &from {
                 let b = bucket(entry.at, last);
                 push_entry(&mut self.buckets[b], entry);

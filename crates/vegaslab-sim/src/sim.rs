@@ -766,7 +766,8 @@ impl Simulator {
     }
 
     /// A data packet reaches its sink at time `t`: count it; returns the ACK to send from
-    /// the sink (for `arrive`).
+    /// the sink (for `arrive`). Inlined into `hops` (tried out of line, issue 11: 1,596.1 M
+    /// -> 1,600.1 M instructions on the benchmark's 50 s slice).
     fn at_sink(&mut self, p: Packet, t: Nanos) -> (Packet, u32, Nanos) {
         let f = &mut self.flows[p.flow as usize];
         f.received_pkts += 1;
