@@ -203,6 +203,11 @@ struct Waiting {
 /// 32-byte alignment of the waiting entries: slower (5,000 flows, 9 interleaved runs: 1.27 s
 /// against 1.17 s), with 2.2% more instructions and more simulated misses at 20,000 flows
 /// (100 ms: L1d 60.5 M -> 61.8 M, 32 MB cache 18.0 M -> 19.3 M).
+///
+/// Also tried (issue 11, 2026-11-28), not kept: `pipe` and `waiting` in a ring of a
+/// power-of-two size read without bounds checks (a mask in place of `VecDeque`'s wrap-around
+/// comparison; 32 bytes, the same layout): 1,596.3 M -> 1,595.6 M instructions on the
+/// benchmark's 50 s slice, too little for its unsafe code.
 #[repr(C, align(64))]
 pub struct Channel {
     // Line 0.
