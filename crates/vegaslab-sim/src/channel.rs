@@ -48,9 +48,12 @@ pub struct QueueStats {
     /// Packets whose transmission started (by the end of the run, once `Channel::finish` ran;
     /// before that, every accepted packet).
     pub departures: u64,
+    /// Between the two counters: adjacent, the compiler added to both with one vector
+    /// addition, five instructions where two do (issue 11; benchmark 50 s slice 1,650.5 M
+    /// -> 1,639.6 M instructions).
+    last_change: Nanos,
     /// Bytes of those packets (a packet in transmission at the end counts whole).
     pub bytes_sent: u64,
-    last_change: Nanos,
     /// The low 64 bits of the busy time (`busy_ns`); the high ones are `busy_hi`.
     busy_lo: u64,
     area: f64,
@@ -200,6 +203,11 @@ struct Waiting {
 /// 32-byte alignment of the waiting entries: slower (5,000 flows, 9 interleaved runs: 1.27 s
 /// against 1.17 s), with 2.2% more instructions and more simulated misses at 20,000 flows
 /// (100 ms: L1d 60.5 M -> 61.8 M, 32 MB cache 18.0 M -> 19.3 M).
+///
+/// Also tried (issue 11, 2026-11-28), not kept: `pipe` and `waiting` in a ring of a
+/// power-of-two size read without bounds checks (a mask in place of `VecDeque`'s wrap-around
+/// comparison; 32 bytes, the same layout): 1,596.3 M -> 1,595.6 M instructions on the
+/// benchmark's 50 s slice, too little for its unsafe code.
 #[repr(C, align(64))]
 pub struct Channel {
     // Line 0.
@@ -238,15 +246,15 @@ pub struct Channel {
     /// accepted packet goes behind it without reading the pipe's buffer (`push_pipe`).
     tail_at: Nanos,
     pub to: u32,
-    /// The queue is RED (`red`).
-    red_queue: bool,
-    /// The direction has a loss pattern or a packet-error model (`pattern`, `errors`).
-    lossy: bool,
-    /// The delay has a schedule (`delay`); else `delay_memo` holds the constant delay.
-    delay_varies: bool,
-    /// Same-nanosecond arrivals and transmission starts are ordered by ns-2's doubles
-    /// (`run.clock = "ns2"`; see `advance_for_arrival`).
-    pub ties_by_clock: bool,
+    /// What sets this channel's per-packet path apart from a plain one (DropTail, lossless,
+    /// a constant delay, ties by ns-2's doubles): `RED_QUEUE`, `LOSSY`, `DELAY_VARIES` and
+    /// `EXACT_CLOCK` bits, none for a plain channel (`accept`).
+    special: u8,
+    /// Packets leaving this channel are handed on at their arrival without an event
+    /// (`express`; `Simulator::hops`). Decided (issue 11): here in line 3, read anyway,
+    /// rather than in a vector of the simulator's with a bounds check; benchmark 50 s slice
+    /// 1,699.1 M -> 1,676.6 M instructions.
+    pub hands_on: bool,
     // Cold (`aqt_enabled` is read for probing packets only, `down` in runs with failures).
     /// The sending node is an AQT-enabled router: probing packets get their queueing time
     /// added to the AQT option (RoVegas).
@@ -277,8 +285,18 @@ const _: () = {
     assert!(offset_of!(Channel, waiting) == 64);
     assert!(offset_of!(Channel, stats) + offset_of!(QueueStats, busy_lo) + 8 == 128);
     assert!(offset_of!(Channel, pipe) == 192);
-    assert!(offset_of!(Channel, ties_by_clock) < 256);
+    assert!(offset_of!(Channel, hands_on) < 256);
 };
+
+/// `Channel::special` bits. The queue is RED (`red`).
+const RED_QUEUE: u8 = 1;
+/// The direction has a loss pattern or a packet-error model (`pattern`, `errors`).
+const LOSSY: u8 = 2;
+/// The delay has a schedule (`delay`); else `delay_memo` holds the constant delay.
+const DELAY_VARIES: u8 = 4;
+/// Same-nanosecond arrivals and transmission starts are not ordered by ns-2's doubles
+/// (`run.clock = "exact"`; see `advance_for_arrival`).
+const EXACT_CLOCK: u8 = 8;
 
 /// The nanosecond nearest a time on ns-2's double clock (halves up, as `tx_times` rounds;
 /// saturating: `Nanos::MAX` for an infinite or absurd time). Adding a half and truncating, not
@@ -288,15 +306,37 @@ const _: () = {
 /// saturating conversion is a 16-instruction sequence on x86-64, 5.6% of the benchmark's
 /// instructions (issue 11). Both give the same value for every input (a test checks the
 /// edges); the rest (negative, NaN, beyond) still saturates through `as`.
+///
+/// On x86-64 the range test is the conversion's own: `cvttsd2si` gives `i64::MIN` for a
+/// NaN or a value beyond an `i64`, and a value in (-1, 0) truncates to 0 as `as` saturates
+/// it, so a non-negative result is the answer and anything else goes the slow way. Decided
+/// (issue 11): two comparisons fewer per call, two calls per packet-hop; measured on the
+/// benchmark's 50 s slice with `accept`'s `start_clock`: see `start_clock_of`.
 #[inline]
 fn ns_of(clock: f64) -> Nanos {
     let ns = clock * 1e9 + 0.5;
-    if (0.0..I64_LIMIT).contains(&ns) {
-        // SAFETY: `ns` is finite and within [0, 2^63), so its truncation fits an i64.
-        unsafe { ns.to_int_unchecked::<i64>() as Nanos }
-    } else {
-        saturating_ns(ns)
+    match truncated(ns) {
+        Some(t) => t,
+        None => saturating_ns(ns),
     }
+}
+
+/// `ns as Nanos` where no saturation is involved: the truncation of an `ns` in (-1, 2^63)
+/// (in [0, 2^63) off x86-64); `None` for the rest, which `saturating_ns` converts.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn truncated(ns: f64) -> Option<Nanos> {
+    use std::arch::x86_64::{_mm_cvttsd_si64, _mm_set_sd};
+    // SAFETY: SSE2, all these need, is part of every x86-64 processor (the target's baseline).
+    let t = unsafe { _mm_cvttsd_si64(_mm_set_sd(ns)) };
+    (t >= 0).then_some(t as Nanos)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn truncated(ns: f64) -> Option<Nanos> {
+    // SAFETY: `ns` is finite and within [0, 2^63), so its truncation fits an i64.
+    (0.0..I64_LIMIT).contains(&ns).then(|| unsafe { ns.to_int_unchecked::<i64>() as Nanos })
 }
 
 /// `ns_of` beyond an `i64`: out of line, so that the common case stays one branch and one
@@ -325,7 +365,27 @@ pub(crate) fn prefetch(p: *const u8) {
     let _ = p;
 }
 
+/// When a transmission starts on ns-2's double clock: `arrival.max(busy)`, the later of the
+/// packet's arrival and the end of the transmission before it, for clocks that are never NaN
+/// (sums of finite non-negative doubles). `f64::max` also picks the other operand of a NaN,
+/// which costs x86-64 five more instructions (a NaN mask and a blend) at every packet-hop.
+/// The same value for every non-NaN pair, signed zeros included (ties give `arrival`, as
+/// the code compiled for `max` does; ns-2's clock never is -0).
+///
+/// Decided (issue 11), with `ns_of`'s single test: benchmark 50 s slice 1,801.0 M ->
+/// 1,762.7 M instructions (`ns_of` alone: 1,785.8 M).
+#[inline(always)]
+fn start_clock_of(arrival: f64, busy: f64) -> f64 {
+    debug_assert!(!arrival.is_nan() && !busy.is_nan());
+    if busy > arrival {
+        busy
+    } else {
+        arrival
+    }
+}
+
 /// 2^63 as a double: the first value an `i64` cannot hold.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 const I64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 
 /// A packet in the pipe: when it reaches the far node, when its transmission starts, in
@@ -345,6 +405,8 @@ impl Channel {
         let pattern = PatternLosses::new(&spec.loss);
         let delay = DelayModel::new(spec.delay, spec.delay_schedule.clone());
         let delay_varies = !delay.points().is_empty();
+        let lossy = errors.is_some() || pattern.is_some();
+        let red_queue = matches!(spec.queue, QueueSpec::Red(_));
         Channel {
             next_sample: Nanos::MAX,
             busy_until: 0,
@@ -364,11 +426,9 @@ impl Channel {
             scheduled_since: NOT_SCHEDULED,
             tail_at: 0,
             to,
-            red_queue: matches!(spec.queue, QueueSpec::Red(_)),
-            lossy: errors.is_some() || pattern.is_some(),
-            delay_varies,
+            special: if red_queue { RED_QUEUE } else { 0 } | if lossy { LOSSY } else { 0 } | if delay_varies { DELAY_VARIES } else { 0 },
+            hands_on: false,
             aqt_enabled: false,
-            ties_by_clock: true,
             down: false,
             from,
             can_fail: false,
@@ -384,6 +444,12 @@ impl Channel {
             sample_interval: 0,
             samples: Vec::new(),
         }
+    }
+
+    /// Whether same-nanosecond arrivals and transmission starts are ordered by ns-2's doubles
+    /// (`run.clock = "ns2"`, the default; see `advance_for_arrival`).
+    pub fn set_ties_by_clock(&mut self, on: bool) {
+        self.special = if on { self.special & !EXACT_CLOCK } else { self.special | EXACT_CLOCK };
     }
 
     /// Monitor this queue: record its waiting length at every multiple of `interval` (from
@@ -497,19 +563,28 @@ impl Channel {
     #[inline]
     fn tx_times(&mut self, bytes: u32) -> (Nanos, f64) {
         if self.tx_memo_bytes != bytes {
-            let tx = ((bytes as f64 * 8.0 * 1e9) / self.bandwidth_bps + 0.5) as Nanos;
-            self.tx_memo_bytes = bytes;
-            self.tx_memo = (tx.max(1), 8.0 * bytes as f64 / self.bandwidth_bps);
+            self.memo_tx_times(bytes);
         }
         self.tx_memo
+    }
+
+    /// `tx_times` for a size other than the last: out of line, so that the packet-hop loop
+    /// does not load its constants into registers at every call (issue 11; one hop in 28
+    /// needs it on the benchmark; 50 s slice 1,662.4 M -> 1,650.5 M instructions).
+    #[cold]
+    #[inline(never)]
+    fn memo_tx_times(&mut self, bytes: u32) {
+        let tx = ((bytes as f64 * 8.0 * 1e9) / self.bandwidth_bps + 0.5) as Nanos;
+        self.tx_memo_bytes = bytes;
+        self.tx_memo = (tx.max(1), 8.0 * bytes as f64 / self.bandwidth_bps);
     }
 
     /// The propagation delay in force at `t` in nanoseconds and as ns-2's double: the
     /// bridge writes a delay of `ns` nanoseconds as the shortest text of `ns / 1e9`, which
     /// Tcl reads back as exactly that double.
-    #[inline]
-    fn delays_at(&mut self, t: Nanos) -> (Nanos, f64) {
-        if self.delay_varies {
+    #[inline(always)]
+    fn delays_at(&mut self, special: u8, t: Nanos) -> (Nanos, f64) {
+        if special & DELAY_VARIES != 0 {
             self.scheduled_delay_at(t);
         }
         self.delay_memo
@@ -545,11 +620,12 @@ impl Channel {
     /// same double). Otherwise the arrival finds that packet still waiting, which matters to a
     /// full queue. With `run.clock = "exact"` (`ties_by_clock` off) every such transmission
     /// has started, as before doubles were modelled.
-    #[inline]
-    fn advance_for_arrival(&mut self, now: Nanos, clock: f64, since: f64) {
+    #[inline(always)]
+    fn advance_for_arrival(&mut self, special: u8, now: Nanos, clock: f64, since: f64) {
+        let ties_by_clock = special & EXACT_CLOCK == 0;
         while let Some(&Waiting { start, start_clock, resume_since, .. }) = self.waiting.front() {
             let resume_later = start_clock > clock || (start_clock == clock && resume_since > since);
-            if start > now || (start == now && self.ties_by_clock && resume_later) {
+            if start > now || (start == now && ties_by_clock && resume_later) {
                 break;
             }
             self.stats.integrate(self.waiting.len() as u64, start);
@@ -592,11 +668,29 @@ impl Channel {
     /// time drifted tens of nanoseconds from ns-2's, and events ns-2 has in one order fell
     /// on nanoseconds that ran them in the other (docs/ns2-reference-numbers.md, "Benchmark").
     /// With `"exact"` times are the integer sums, as before.
+    ///
+    /// Decided (issue 11): a plain channel (no `special` bit: DropTail, lossless, a constant
+    /// delay, ties by ns-2's doubles; every channel of the benchmark) has its own copy of
+    /// this path, where those four cases are known not to arise: one test of `special`
+    /// instead of five of separate flags per packet-hop, and the constants folded let the
+    /// compiler keep more in registers. Benchmark 50 s slice: 1,743.9 M -> 1,699.1 M
+    /// instructions. The flags became bits of one byte to keep them in line 3.
+    #[inline]
     pub fn accept(&mut self, now: Nanos, bytes: u32, clock: f64, since: f64) -> Admission {
+        match self.special {
+            0 => self.accept_with(0, now, bytes, clock, since),
+            special => self.accept_with(special, now, bytes, clock, since),
+        }
+    }
+
+    /// `accept` for a channel whose `special` bits are `special`.
+    #[inline(always)]
+    fn accept_with(&mut self, special: u8, now: Nanos, bytes: u32, clock: f64, since: f64) -> Admission {
+        let ties_by_clock = special & EXACT_CLOCK == 0;
         self.sample_up_to(now);
-        self.advance_for_arrival(now, clock, since);
+        self.advance_for_arrival(special, now, clock, since);
         let len = self.waiting.len() as u64;
-        let accept = if self.red_queue { self.red_admits(now, len) } else { droptail_admits(len, self.limit) };
+        let accept = if special & RED_QUEUE != 0 { self.red_admits(now, len) } else { droptail_admits(len, self.limit) };
         if !accept {
             self.stats.drops += 1;
             return Admission::Dropped;
@@ -606,9 +700,9 @@ impl Channel {
         let (tx, txt) = self.tx_times(bytes);
         // Saturating: an absurd bandwidth or delay means "never", not a wrapped-around
         // "at once" (`Nanos::MAX` lies beyond any run's end).
-        let start_clock = clock.max(self.busy_clock);
+        let start_clock = start_clock_of(clock, self.busy_clock);
         self.busy_clock = start_clock + txt;
-        self.busy_until = if self.ties_by_clock { ns_of(self.busy_clock).max(start.saturating_add(1)) } else { start.saturating_add(tx) };
+        self.busy_until = if ties_by_clock { ns_of(self.busy_clock).max(start.saturating_add(1)) } else { start.saturating_add(tx) };
         if start > now {
             let resume_since = start_clock - txt_previous;
             self.waiting.push_back(Waiting { start, start_clock, resume_since, bytes, corrupted: false });
@@ -618,12 +712,13 @@ impl Channel {
         self.stats.departures += 1;
         self.stats.bytes_sent += bytes as u64;
         self.stats.add_busy(tx);
-        if self.lossy && self.loses_on_link() {
-            return self.lost_on_link(now, start);
+        if special & LOSSY != 0 && self.loses_on_link() {
+            self.lost_on_link(now, start);
+            return Admission::Corrupted;
         }
-        let (delay, delay_clock) = self.delays_at(start);
+        let (delay, delay_clock) = self.delays_at(special, start);
         let arrival_clock = start_clock + (txt + delay_clock);
-        let arrives_at = if self.ties_by_clock { ns_of(arrival_clock).max(self.busy_until) } else { self.busy_until.saturating_add(delay) };
+        let arrives_at = if ties_by_clock { ns_of(arrival_clock).max(self.busy_until) } else { self.busy_until.saturating_add(delay) };
         Admission::Accepted { arrives_at, queued: start - now, clock: arrival_clock, start_clock }
     }
 
@@ -646,13 +741,16 @@ impl Channel {
     /// A packet accepted at `now` (its transmission starting at `start`) that the loss pattern
     /// or the packet-error model loses after the link: counted in `errors` (taken back by
     /// `finish` if its transmission had not started by the end).
+    ///
+    /// It returns nothing (`accept` returns `Admission::Corrupted`): returning the admission,
+    /// in memory, made the compiler write every accepted packet's admission to the stack as
+    /// well, five stores per packet-hop that nothing read (issue 11; see `Simulator::hops`).
     #[cold]
-    fn lost_on_link(&mut self, now: Nanos, start: Nanos) -> Admission {
+    fn lost_on_link(&mut self, now: Nanos, start: Nanos) {
         self.stats.errors += 1;
         if start > now {
             self.waiting.back_mut().expect("just pushed").corrupted = true;
         }
-        Admission::Corrupted
     }
 
     /// The propagation delay never changes, so packets leave in the order they arrive.
@@ -820,7 +918,8 @@ mod tests {
     fn nanoseconds_of_a_double_are_those_of_the_saturating_conversion() {
         let edges = [
             0.0, -0.0, 1e-10, 4.9e-10, 5e-10, 0.187047326, 200.0, 1e9, 9.223372036854775e9,
-            9.223372036854776e9, 1e10, 1e300, -1e-10, -1.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN,
+            9.223372036854776e9, 1e10, 1e300, -1e-10, -9e-10, -1.5e-9, -1.0, f64::INFINITY, f64::NEG_INFINITY,
+            f64::NAN,
         ];
         for clock in edges {
             assert_eq!(ns_of(clock), (clock * 1e9 + 0.5) as Nanos, "clock {clock}");
@@ -908,7 +1007,7 @@ mod tests {
         // C runs first, finds B still waiting and is dropped; at or above, B has left.
         let c_at = |clock: f64, ties_by_clock: bool| {
             let mut c = chan(2);
-            c.ties_by_clock = ties_by_clock;
+            c.set_ties_by_clock(ties_by_clock);
             c.admit(0, pkt_at(1000, 0));
             c.admit(0, pkt_at(1000, 0));
             c.admit(8_000_000, Packet { clock, ..pkt(1000) })

@@ -13,7 +13,7 @@
 //! delivered the data (the sink is driven only by that channel). A channel is *expressable*
 //! when its only feeder is one order-keeping channel. A monitored queue is no exception: it
 //! samples itself as its own clock passes each sample time (`Channel::start_sampling`). A channel
-//! `c` hands packets on directly (`express_from[c]`) when every packet leaving it goes either
+//! `c` hands packets on directly (`Channel::hands_on`) when every packet leaving it goes either
 //! into an expressable channel fed by `c`, or to a sink whose ACK channel is expressable and
 //! fed by `c`. Packets to senders are not decided here: a sender has timers, so whether its
 //! ACK may skip the event is decided per ACK ("ACKs to a sender", below).
@@ -58,8 +58,8 @@ pub struct Route {
     pub ack: Vec<u32>,
 }
 
-/// `express_from[c]`: packets leaving channel `c` may be processed at their arrival time
-/// without an event.
+/// Per channel `c` (`Channel::hands_on`): packets leaving `c` may be processed at their
+/// arrival time without an event.
 ///
 /// Linear in the total length of the routes: only whether a channel has exactly one feeder
 /// (and which) matters, so feeders are not listed (a list checked for duplicates made a

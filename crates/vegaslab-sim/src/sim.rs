@@ -49,8 +49,6 @@ pub struct Simulator {
     /// A UDP source whose parameters cannot work on its path: (field path, message).
     udp_error: Option<(String, String)>,
     monitored_queues: Vec<usize>,
-    /// Packets leaving channel c are handed on at arrival without an event (`express`).
-    express_from: Vec<bool>,
     /// Per node: packets ending there may be taken at their arrival without an event when
     /// `node_may_run_ahead` says so at the time (`express`, "Packets to an end node").
     express_node: Vec<bool>,
@@ -84,12 +82,21 @@ pub struct Simulator {
     /// the test folded into the link-failure gate with a separate traced hop (408.6 M), and a
     /// copy of `arrive` per case chosen by a const parameter (417.5 M): both changed how the
     /// loop was inlined. Zero cost needs the event loop itself to be chosen once per run.
+    /// Tried again (issue 11, 2026-11-28), not kept: `hops` in two copies, one for plain
+    /// runs (no failures, trace or prefetching, `run.clock = "ns2"`) with those tests folded
+    /// away: 1,662.7 M -> 1,725.2 M instructions on the 50 s slice, because with two callers
+    /// `at_sink`, `push_pipe`, `node_may_run_ahead` and `Sink::receive` were no longer
+    /// inlined; 1,670.6 M with the first three forced inline. Also not kept: inlining
+    /// `schedule_channel` into `on_delivery` (+23 M) and `on_delivery` out of `run` (+15 M).
     tracer: Option<Box<crate::trace::Tracer>>,
     /// Where the trace went, or why it could not be written (`RunMeta::trace`).
     trace_info: Option<crate::trace::TraceInfo>,
     /// Prefetch what the next delivery and a long waiting queue will read (`prefetch_next`,
     /// `Channel::prefetch_waiting`): runs with at least `PREFETCH_FROM_CHANNELS` channels.
     prefetch: bool,
+    /// `failures` or `prefetch`: one test per packet-hop for both when neither applies
+    /// (issue 11; benchmark 50 s slice 1,603.7 M -> 1,596.1 M instructions).
+    failures_or_prefetch: bool,
 }
 
 /// Runs with this many channels or more prefetch (`Simulator::prefetch_next`).
@@ -160,7 +167,7 @@ impl Simulator {
         let aqt_routers: std::collections::HashSet<usize> = scenario.aqt_routers.iter().copied().collect();
         for c in &mut channels {
             c.aqt_enabled = aqt_routers.contains(&(c.from as usize));
-            c.ties_by_clock = scenario.clock == SenderClock::Ns2;
+            c.set_ties_by_clock(scenario.clock == SenderClock::Ns2);
         }
         let monitored: std::collections::HashSet<(usize, usize)> = scenario.monitor.queues.iter().copied().collect();
         let flows: Vec<Flow> = scenario
@@ -219,7 +226,6 @@ impl Simulator {
             events_processed: 0,
             last_arrival: vec![Nanos::MAX; n_nodes],
             same_instant_arrivals: 0,
-            express_from: Vec::new(),
             express_node: Vec::new(),
             node_senders: Vec::new(),
             in_sender: false,
@@ -227,9 +233,10 @@ impl Simulator {
             connection_limit: MAX_INDEX as usize + 1,
             aborted: None,
             express_until,
-            failures,
             tracer: None,
             trace_info: None,
+            failures_or_prefetch: failures.is_some() || prefetch,
+            failures,
             prefetch,
         };
         let chans: Vec<(u32, u32, f64)> = sim.channels.iter().map(|c| (c.from, c.to, c.bandwidth_bps)).collect();
@@ -265,7 +272,9 @@ impl Simulator {
         if sim.unroutable_flows().is_empty() && sim.unroutable_udp().is_empty() {
             let mut routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
             routes.extend((0..sim.scenario.udp.len()).map(|i| sim.udp_route(i)));
-            sim.express_from = express_channels(&sim.channels, &routes);
+            for (c, hands_on) in express_channels(&sim.channels, &routes).into_iter().enumerate() {
+                sim.channels[c].hands_on = hands_on;
+            }
             sim.express_node = express_nodes(n_nodes, &sim.channels, &routes);
             sim.node_senders = vec![Vec::new(); n_nodes];
             for f in 0..sim.flows.len() {
@@ -283,7 +292,6 @@ impl Simulator {
                 }
             }
         } else {
-            sim.express_from = vec![false; sim.channels.len()];
             sim.express_node = vec![false; n_nodes];
         }
         sim
@@ -299,7 +307,7 @@ impl Simulator {
 
     /// Process every hop through an event (for checking that express hops change nothing).
     pub fn without_express_hops(mut self) -> Self {
-        self.express_from.iter_mut().for_each(|e| *e = false);
+        self.channels.iter_mut().for_each(|c| c.hands_on = false);
         self.without_express_to_senders()
     }
 
@@ -543,13 +551,32 @@ impl Simulator {
     /// Schedule the delivery of channel `c`'s head packet, unless an event for it or an
     /// earlier one is pending. ns-2 schedules a packet's arrival when its transmission
     /// starts: that is the event's `since`; its double time is the packet's clock.
+    ///
+    /// Decided (issue 11): `run.clock = "exact"` has its own copy (`schedule_channel_exact`),
+    /// so that the default's has no call to come back from (`exact_clock`) and saves no
+    /// registers; with `EventQueue::schedule_since`'s growth a tail call, it needs no frame
+    /// at all (benchmark 50 s slice: 1,620.5 M -> 1,603.7 M instructions).
     fn schedule_channel(&mut self, c: usize) {
+        match self.scenario.clock {
+            SenderClock::Ns2 => self.schedule_channel_in(SenderClock::Ns2, c),
+            SenderClock::Exact => self.schedule_channel_exact(c),
+        }
+    }
+
+    #[inline(never)]
+    fn schedule_channel_exact(&mut self, c: usize) {
+        self.schedule_channel_in(SenderClock::Exact, c)
+    }
+
+    /// `schedule_channel` with `run.clock = mode`.
+    #[inline(always)]
+    fn schedule_channel_in(&mut self, mode: SenderClock, c: usize) {
         let ch = &mut self.channels[c];
         if let Some((head, start, start_clock, clock)) = ch.head_time() {
             if !ch.is_scheduled() || head < ch.scheduled_at {
-                let since_clock = event_clock(self.scenario.clock, start_clock, start);
+                let since_clock = event_clock(mode, start_clock, start);
                 (ch.scheduled_at, ch.scheduled_since) = (head, since_clock.max(0.0).to_bits());
-                let clock = event_clock(self.scenario.clock, clock, head);
+                let clock = event_clock(mode, clock, head);
                 self.events.schedule_since(head, since_clock, clock, Event::Delivery(c as u32));
             }
         }
@@ -595,26 +622,32 @@ impl Simulator {
             // Only a run with link failures can meet a down link or a pair without a route
             // (`failures` gates both checks; without failures every used pair has a route,
             // checked before the run).
-            if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
-                return self.lost_without_link(p, c, t);
-            }
-            if self.prefetch {
-                self.channels[c].prefetch_waiting();
+            if self.failures_or_prefetch {
+                if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
+                    return self.lost_without_link(p, c, t);
+                }
+                if self.prefetch {
+                    self.channels[c].prefetch_waiting();
+                }
             }
             let admission = self.channels[c].accept(t, p.size, p.clock, self.events.instant().since);
             // The trace gets the admission in each arm, rebuilt from its parts: handed the
             // admission itself, the compiler kept that in memory and read its two doubles back
             // in one load wider than the writes, which the processor cannot forward (perf put
-            // ~10% of the benchmark's samples on that load; issue 11).
+            // ~10% of the benchmark's samples on that load; issue 11). Rebuilt only where the
+            // trace is written (`trace_accepted`, and a fresh value for a lost packet), and
+            // not returned in memory by `Channel::lost_on_link`: any one of the three kept the
+            // admission in memory, five stores per packet-hop that nothing read (benchmark
+            // 50 s slice: 1,762.7 M -> 1,743.9 M instructions).
             match admission {
                 Admission::Accepted { arrives_at, queued, clock, start_clock } => {
                     if self.tracer.is_some() {
-                        self.trace_hop(c, &p, t, Admission::Accepted { arrives_at, queued, clock, start_clock });
+                        self.trace_accepted(c, &p, t, (arrives_at, queued), (clock, start_clock));
                     }
                     if p.probe && self.channels[c].aqt_enabled {
                         p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
                     }
-                    if (self.express_from[c] || self.node_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
+                    if (self.channels[c].hands_on || self.node_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
                         // What the far node does happens in the delivery event this hop stands
                         // for: at the packet's arrival, scheduled at its transmission start.
                         p.clock = clock;
@@ -634,8 +667,9 @@ impl Simulator {
                         self.schedule_channel(c);
                     }
                 }
-                lost @ (Admission::Dropped | Admission::Corrupted) => {
+                Admission::Dropped | Admission::Corrupted => {
                     if self.tracer.is_some() {
+                        let lost = if matches!(admission, Admission::Dropped) { Admission::Dropped } else { Admission::Corrupted };
                         self.trace_hop(c, &p, t, lost);
                     }
                     self.count_lost(&p)
@@ -720,8 +754,17 @@ impl Simulator {
         tr.hop(c, ch.from, ch.to, p, parent, t, &admission, |at| ch.delay_at(at));
     }
 
+    /// `trace_hop` for an accepted packet, given the admission's parts: built here, it
+    /// is only in memory when traced (issue 11; see `Channel::lost_on_link`).
+    #[cold]
+    #[inline(never)]
+    fn trace_accepted(&mut self, c: usize, p: &Packet, t: Nanos, (arrives_at, queued): (Nanos, Nanos), (clock, start_clock): (f64, f64)) {
+        self.trace_hop(c, p, t, Admission::Accepted { arrives_at, queued, clock, start_clock });
+    }
+
     /// A data packet reaches its sink at time `t`: count it; returns the ACK to send from
-    /// the sink (for `arrive`).
+    /// the sink (for `arrive`). Inlined into `hops` (tried out of line, issue 11: 1,596.1 M
+    /// -> 1,600.1 M instructions on the benchmark's 50 s slice).
     fn at_sink(&mut self, p: Packet, t: Nanos) -> (Packet, u32, Nanos) {
         let f = &mut self.flows[p.flow as usize];
         f.received_pkts += 1;
@@ -1659,8 +1702,8 @@ mod routing {
     }
 
     /// The routing entries some path uses, looked up at every hop as (node, destination):
-    /// a node with a row finds its channel in one load (`rows[row_of[n] * dests +
-    /// dest_row[d]]`); any other node searches its few entries, sorted by destination.
+    /// a node with a row finds its channel in one load (`rows[row_start[n] + dest_col[d]]`);
+    /// any other node searches its few entries, sorted by destination.
     /// Every node gets a row when all rows fit in `MAX_DENSE` entries (the whole table is
     /// then dense); otherwise the nodes with the most entries (routers) do, as many as fit.
     ///
@@ -1670,11 +1713,17 @@ mod routing {
     /// map was no better (one random load into a table of megabytes). A router's row is one
     /// load from an array the size of the destinations, which its traffic keeps in cache.
     pub struct RouteTable {
-        /// Destination index of each node (`NONE`: no path ends there).
-        dest_row: Vec<u32>,
-        /// Each node's row in `rows` (`NONE`: its entries are in `small`).
-        row_of: Vec<u32>,
-        dests: usize,
+        /// Column of each node as a destination: its index among the destinations, or for a
+        /// node no path ends at, the column past them all, `UNUSED` in every row.
+        ///
+        /// Decided (issue 11, one look-up per packet-hop): rows have a last column of
+        /// `UNUSED` that destinations without a path point to, and a row is named by where it
+        /// starts, so a look-up needs no test of the destination and no multiplication.
+        /// Benchmark 50 s slice: 1,676.6 M -> 1,662.7 M instructions. (The extra column
+        /// adds one entry per row to `MAX_DENSE`'s; which nodes get rows is unchanged.)
+        dest_col: Vec<u32>,
+        /// Where each node's row starts in `rows` (`NONE`: its entries are in `small`).
+        row_start: Vec<u32>,
         rows: Vec<u32>,
         /// The nodes without a row: (destination, channel) sorted by destination, node `n`'s
         /// from `start[n]` to `start[n + 1]`.
@@ -1795,11 +1844,12 @@ mod routing {
             let mut dests: Vec<u32> = entries.iter().map(|&(_, d, _)| d).collect();
             dests.sort_unstable();
             dests.dedup();
-            let mut dest_row = vec![NONE; nodes];
+            let mut dest_col = vec![dests.len() as u32; nodes];
             for (i, &d) in dests.iter().enumerate() {
-                dest_row[d as usize] = i as u32;
+                dest_col[d as usize] = i as u32;
             }
-            let mut table = RouteTable { dest_row, row_of: Vec::new(), dests: dests.len(), rows: Vec::new(), start: Vec::new(), small: Vec::new() };
+            let width = dests.len() + 1;
+            let mut table = RouteTable { dest_col, row_start: Vec::new(), rows: Vec::new(), start: Vec::new(), small: Vec::new() };
             // Every node gets a row when all fit, else those with the most entries, as many as fit.
             let row_min_entries = if dests.len().saturating_mul(nodes) <= max_dense { 0 } else { row_min_entries };
             let mut count = vec![0u32; nodes];
@@ -1809,20 +1859,20 @@ mod routing {
             let mut big: Vec<u32> = (0..nodes as u32).filter(|&n| count[n as usize] > row_min_entries).collect();
             big.sort_unstable_by_key(|&n| (std::cmp::Reverse(count[n as usize]), n));
             big.truncate(max_dense / dests.len().max(1));
-            table.row_of = vec![NONE; nodes];
+            table.row_start = vec![NONE; nodes];
             for (i, &n) in big.iter().enumerate() {
-                table.row_of[n as usize] = i as u32;
+                table.row_start[n as usize] = (i * width) as u32;
             }
-            table.rows = vec![UNUSED; big.len() * dests.len()];
+            table.rows = vec![UNUSED; big.len() * width];
             entries.sort_unstable();
             table.start = vec![0u32; nodes + 1];
             for &(n, d, c) in &entries {
-                match table.row_of[n as usize] {
+                match table.row_start[n as usize] {
                     NONE => {
                         table.start[n as usize + 1] += 1;
                         table.small.push((d, c));
                     }
-                    row => table.rows[row as usize * dests.len() + table.dest_row[d as usize] as usize] = c,
+                    row => table.rows[row as usize + table.dest_col[d as usize] as usize] = c,
                 }
             }
             for i in 0..nodes {
@@ -1834,10 +1884,9 @@ mod routing {
         /// The recorded next hop from `n` toward `d`, if recorded.
         #[inline(always)]
         pub fn get(&self, n: u32, d: u32) -> Option<u32> {
-            let row = self.row_of[n as usize];
+            let row = self.row_start[n as usize];
             if row != NONE {
-                let i = self.dest_row[d as usize];
-                let c = if i == NONE { UNUSED } else { self.rows[row as usize * self.dests + i as usize] };
+                let c = self.rows[row as usize + self.dest_col[d as usize] as usize];
                 return (c != UNUSED).then_some(c);
             }
             let entries = &self.small[self.start[n as usize] as usize..self.start[n as usize + 1] as usize];
