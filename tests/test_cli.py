@@ -454,8 +454,8 @@ def test_core_bench_gives_ns2s_wall_over_the_core_and_each_end_to_end_command(co
     for key, timed in report["end_to_end"].items():
         assert report["ns2_over_end_to_end_cpu"][key] == pytest.approx(ns2_cpu / timed["cpu_s"])
     printed = capsys.readouterr().out
-    assert "ns-2 CPU / " in printed and "(the core)" in printed and "(`vegaslab run --no-plots`)" in printed
-    assert "ns-2 wall / " in printed
+    assert "ns-2's CPU time over ours: " in printed and "(the core)" in printed and "(`vegaslab run --no-plots`)" in printed
+    assert "ns-2's wall time over ours: " in printed
 
 
 # ---------------------------------------------------------------------- bad input and outputs (issue 7)

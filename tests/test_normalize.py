@@ -72,3 +72,54 @@ def test_scenario_errors_carry_kind_file_and_field(tmp_path):
 def test_source_revision_names_a_commit_or_says_unknown():
     rev = vegaslab.source_revision()
     assert rev == "unknown" or len(rev.split("+")[0]) == 40
+
+
+# ---------------------------------------------------------------------- the canonical text (issue 11)
+
+
+def _canonical_agrees(text: str) -> None:
+    import json
+
+    from vegaslab import _canonical_hash, scenario_hash
+
+    doc = json.loads(text)
+    assert text == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert _canonical_hash(text) == scenario_hash(doc)
+
+
+def test_the_cores_canonical_text_is_pythons_for_every_catalog_run():
+    # vegaslab.run hashes the core's text as it comes (provenance's scenario_sha256, the cache
+    # key's input) instead of parsing and printing it again: the two must agree byte for byte.
+    from vegaslab import _core
+    from vegaslab.catalog import list_entries
+
+    for entry in list_entries():
+        for spec in entry.runs(quick=True):
+            _canonical_agrees(_core.normalize_scenario(spec.scenario_path.read_text(), str(spec.scenario_path), None,
+                                                       list(spec.overrides)))
+
+
+def test_the_canonical_text_writes_any_float_as_python_does():
+    # Floats are where serde_json and Python differ (1e-05 against 0.00001): any value in a
+    # float field, tiny, huge or with many digits.
+    from hypothesis import given, settings, strategies as st
+
+    from vegaslab import _core
+
+    @settings(max_examples=300, deadline=None)
+    @given(rate=st.floats(min_value=0.0, max_value=1.0, exclude_max=True, allow_subnormal=True),
+           mean=st.floats(min_value=1e-6, max_value=1e6))
+    def check(rate, mean):
+        text = SCENARIO.replace('delay_trace = "trace.txt"', f'delay = "1ms"\nerror_rate_forward = {rate!r}')
+        text += f'app = {{ kind = "nps", mean_interarrival = {mean!r}, mean_flow_size = "10KB" }}\n'
+        _canonical_agrees(_core.normalize_scenario(text, "x.toml", None, []))
+
+    check()
+
+
+def test_vegaslab_run_records_the_hash_of_the_scenario_it_ran(tmp_path):
+    path = _write(tmp_path, "0 10ms\n1 20ms\n")
+    r = vegaslab.run(path, overrides=["run.duration=1s"])
+    prov = r.meta["provenance"]
+    assert prov["scenario"] == vegaslab.normalize(path, overrides=["run.duration=1s"])
+    assert prov["scenario_sha256"] == vegaslab.scenario_hash(prov["scenario"])

@@ -290,6 +290,9 @@ class _StubCore:
     def run_scenario_columns(self, *args):
         raise self.exc
 
+    def run_scenario_tables(self, *args):
+        raise self.exc
+
 
 @pytest.mark.parametrize(
     "raised, expected",

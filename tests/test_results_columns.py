@@ -68,3 +68,51 @@ def test_a_sweep_workers_store_tables_from_columns_equal_those_from_json(name, o
     assert by_json.keys() == by_columns.keys()
     for table in by_json:
         assert by_json[table].equals(by_columns[table], check_metadata=True), table
+
+
+def _entries_first_runs():
+    from vegaslab.catalog import list_entries
+
+    for entry in list_entries():
+        spec = entry.runs(quick=True)[0]
+        yield pytest.param(spec.scenario_path, list(spec.overrides), id=entry.id)
+
+
+@pytest.mark.parametrize("path, overrides", list(_entries_first_runs()))
+def test_the_tables_as_typed_columns_equal_the_json_tables_for_every_catalog_entry(path, overrides):
+    # The catalog covers every optional column: per-flow connections, RED's drop counts, the
+    # packet-error model's, ns-2 Vegas's tie counts, UDP sources, link failures, RoVegas.
+    text = path.read_text()
+    # Short: 2 s past the last flow's or UDP source's start, at most the entry's own duration.
+    import vegaslab
+
+    norm = vegaslab.normalize(path, overrides=overrides)
+    last_start = max((f["start_ns"] for f in [*norm["flows"], *norm["udp"]]), default=0)
+    duration_ns = min(norm["duration_ns"], last_start + 2_000_000_000)
+    overrides = [*overrides, f"run.duration={duration_ns}ns", "monitor.all_queues=true"]
+    by_json = Results.from_json(_core.run_scenario(text, path.name, 1, overrides, None))
+    meta, tables, series, normalized = _core.run_scenario_tables(text, path.name, 1, overrides, None)
+    assert normalized == _core.normalize_scenario(text, path.name, 1, overrides)
+    by_columns = Results.from_tables(meta, tables, series)
+    for table in TABLES:
+        pd.testing.assert_frame_equal(getattr(by_json, table), getattr(by_columns, table), check_exact=True)
+    assert {k: v for k, v in by_json.meta.items() if k != "wall_time_s"} == \
+        {k: v for k, v in by_columns.meta.items() if k != "wall_time_s"}
+
+
+def test_a_table_column_missing_in_some_rows_is_nan_there_and_one_with_no_value_is_none():
+    from vegaslab.results import table_columns
+
+    present = bytes([1, 0])
+    cols = table_columns({"rows": 2, "columns": [
+        ("n", "u64", (7).to_bytes(8, "little") * 2, present),
+        ("k", "u64", (7).to_bytes(8, "little") * 2, None),
+        ("x", "f64", b"\x00" * 16, present),
+        ("s", "str", ["a", ""], present),
+        ("z", "none", None, bytes([0, 0])),
+    ]})
+    assert list(cols) == ["n", "k", "x", "s", "z"]
+    assert cols["n"].dtype == "float64" and cols["n"][0] == 7 and pd.isna(cols["n"][1])
+    assert cols["k"].dtype == "int64" and list(cols["k"]) == [7, 7]
+    assert pd.isna(cols["x"][1]) and cols["s"][0] == "a" and pd.isna(cols["s"][1])
+    assert list(cols["z"]) == [None, None]

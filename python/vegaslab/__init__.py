@@ -393,6 +393,13 @@ def scenario_hash(normalized: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _canonical_hash(text: str) -> str:
+    """:func:`scenario_hash` of a normalised scenario given as the core's canonical text (sorted
+    keys, no spaces, floats as Python prints them: crates/vegaslab-sim normalize::to_json), without
+    parsing and printing it again; tests/test_normalize.py checks the two agree."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def _sha256_file(path: "os.PathLike | str") -> str:
     """SHA-256 (hex) of a file's bytes, read in chunks (the results directory's and the
     store's checksums)."""
@@ -404,7 +411,8 @@ def _sha256_file(path: "os.PathLike | str") -> str:
 PROVENANCE_FORMAT = 1
 
 
-def _provenance_of(normalized: dict, source: str, seed: int | None, overrides: list[str]) -> dict:
+def _provenance_of(normalized: dict, source: str, seed: int | None, overrides: list[str],
+                   digest: str | None = None) -> dict:
     import shlex
 
     core = _load_core()
@@ -421,7 +429,7 @@ def _provenance_of(normalized: dict, source: str, seed: int | None, overrides: l
         "source": source,
         "overrides": list(overrides),
         "seed": effective_seed,
-        "scenario_sha256": scenario_hash(normalized),
+        "scenario_sha256": digest or scenario_hash(normalized),
         "vegaslab_version": _package_version(),
         "core_version": str(_call_core(core.version)),
         "source_revision": str(_call_core(core.source_revision)),
@@ -470,7 +478,7 @@ def run(
     callback = bar if bar is not None else (progress if callable(progress) else None)
     core = _load_core()
     try:
-        doc, series = _call_core(core.run_scenario_columns, text, source, seed, ovr, callback)
+        meta, tables, series, normalized = _call_core(core.run_scenario_tables, text, source, seed, ovr, callback)
     finally:
         if bar is not None:
             bar.close()
@@ -478,12 +486,13 @@ def run(
     from .results import Results
 
     try:
-        res = Results.from_columns(doc, series)
+        res = Results.from_tables(meta, tables, series)
     except (ValueError, KeyError, TypeError) as exc:
         raise SimulationError(f"the core returned a malformed results document: {exc}") from exc
-    # Provenance is normalised from the same text the core just ran (referenced files are read
-    # again, so a file replaced during the run is the one residual race).
-    res.meta["provenance"] = _provenance_of(_normalize_text(text, source, seed, ovr), source, seed, ovr)
+    # Provenance: the normalised scenario the core ran, from the same parse, and the hash of
+    # its canonical text as the core wrote it (equal to `scenario_hash` of the parsed document).
+    res.meta["provenance"] = _provenance_of(json.loads(normalized), source, seed, ovr,
+                                            digest=_canonical_hash(normalized))
     return res
 
 

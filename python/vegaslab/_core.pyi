@@ -1,7 +1,9 @@
 """Type stubs for ``vegaslab._core``, the compiled bridge (crates/vegaslab-py/src/lib.rs).
 
 Scenarios go in as TOML text plus ``KEY=VALUE`` overrides; results come out as JSON
-(docs/results-format.md), or with the time series as typed columns of little-endian bytes.
+(docs/results-format.md), with the time series as typed columns of little-endian bytes
+(``run_scenario_columns``), or with the tables as typed columns too (``run_scenario_tables``,
+what :func:`vegaslab.run` uses).
 Every function raises :class:`ScenarioError` for a bad scenario and :class:`SimulationError`
 for an internal failure (never a Rust panic).
 """
@@ -41,6 +43,21 @@ def run_scenario(toml_text: str, source_name: str, seed: int | None = None, over
                  progress: Callable[[float, float], object] | None = None) -> str: ...
 def run_scenario_columns(toml_text: str, source_name: str, seed: int | None = None, overrides: Sequence[str] = ...,
                          progress: Callable[[float, float], object] | None = None) -> tuple[str, SeriesColumns]: ...
+class TableColumns(TypedDict):
+    rows: int
+    # (name, kind, values, present): kind "f64" | "i64" | "u64" (values: little-endian bytes),
+    # "bool" (bytes, one per row), "str" (list of str), "none" (no value in any row; values
+    # None); present None when every row has a value, else bytes, one per row (1: has one).
+    columns: list[tuple[str, str, bytes | list[str] | None, bytes | None]]
+
+class Tables(TypedDict):
+    flows: TableColumns
+    queues: TableColumns
+    links: TableColumns
+    udp: TableColumns
+
+def run_scenario_tables(toml_text: str, source_name: str, seed: int | None = None, overrides: Sequence[str] = ...,
+                        progress: Callable[[float, float], object] | None = None) -> tuple[str, Tables, SeriesColumns, str]: ...
 def validate_scenario(toml_text: str, source_name: str, overrides: Sequence[str] = ...) -> str: ...
 def normalize_scenario(toml_text: str, source_name: str, seed: int | None = None, overrides: Sequence[str] = ...) -> str: ...
 def expand_sweep(toml_text: str, source_name: str, overrides: Sequence[str] = ...) -> str: ...

@@ -1265,7 +1265,8 @@ def _wall_text(n: dict[str, Any]) -> str:
 
 
 def _ratio_line(what: str, theirs: float, ours: dict[str, float]) -> str:
-    return f"ns-2 {what} / " + ", ".join(f"{theirs / v:.1f}x ({label})" for label, v in ours.items())
+    """``ns-2's CPU time over ours: 10.5x (the core), ...``"""
+    return f"ns-2's {what} time over ours: " + ", ".join(f"{theirs / v:.1f}x ({label})" for label, v in ours.items())
 
 
 def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end: bool = True,

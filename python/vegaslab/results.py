@@ -148,6 +148,55 @@ def column_names(codes: bytes, names: list[str]) -> np.ndarray:
     return np.asarray(names, dtype=object)[np.frombuffer(codes, dtype="<u4")]
 
 
+def table_columns(table: Mapping[str, Any]) -> dict[str, Any]:
+    """A results table from ``_core.run_scenario_tables`` (``{"rows", "columns"}``, see
+    crates/vegaslab-py) as ``{name: column}`` in the core's column order, each column what
+    the same table's JSON rows give pandas: numbers as numpy arrays (a count missing in some
+    rows becomes float64 with NaN there, as pandas makes it), text as an object array (NaN
+    where a row has no value, None in a column no row has a value in)."""
+    rows = int(table["rows"])
+    out: dict[str, Any] = {}
+    for name, kind, values, present in table["columns"]:
+        have = None if present is None else np.frombuffer(present, dtype=np.uint8).astype(bool)
+        if kind == "none":
+            col: Any = np.full(rows, None, dtype=object)
+        elif kind == "str":
+            col = np.asarray(values, dtype=object)
+            if have is not None:
+                col[~have] = np.nan
+        elif kind == "bool":
+            col = np.frombuffer(values, dtype=np.uint8).astype(bool)
+            if have is not None:
+                col = col.astype(object)
+                col[~have] = np.nan
+        else:
+            col = np.frombuffer(values, dtype={"f64": "<f8", "i64": "<i8", "u64": "<u8"}[kind])
+            col = col.astype(np.int64 if kind != "f64" and have is None else np.float64)
+            if have is not None:
+                col[~have] = np.nan
+        out[name] = col
+    return out
+
+
+def _series_columns(series: Mapping[str, Any]) -> dict[str, Any]:
+    """The time series of ``_core.run_scenario_columns`` / ``run_scenario_tables`` as the JSON
+    form's ``series`` (``{"flows": {column: array}, "queues": ...}``, None for one with no rows)."""
+    f, q = series["flows"], series["queues"]
+    flows = {
+        "time_s": column_f64(f["time_s"]), "flow": column_names(f["flow"], f["names"]),
+        **{c: column_f64(f[c]) for c in ("cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps")},
+        "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
+        **{name: column_f64(column) for name, column in f["extra"].items()},
+    }
+    # Further columns the core lists (RED's ``avg_pkts`` when a RED queue is monitored), in its
+    # order, as the flows' algorithm variables: no column name is restated here.
+    queues = {"time_s": column_f64(q["time_s"]), "queue": column_names(q["queue"], q["names"]),
+              "length_pkts": column_f64(q["length_pkts"]),
+              **{name: column_f64(column) for name, column in q.get("extra", {}).items()}}
+    return {"flows": flows if len(flows["time_s"]) else None,
+            "queues": queues if len(queues["time_s"]) else None}
+
+
 #: Column types (decided for issue 14, docs/results-format.md "Column types"): a column's type
 #: follows from its name, never from whether the table happens to be empty. Text columns (names
 #: and kinds) have pandas' text dtype (``str`` in pandas 3, ``object`` before) even with no
@@ -436,21 +485,18 @@ class Results(_NotebookViews):
         numpy arrays without a parsing step (480,000 rows in about 0.1 s instead of 1.2 s
         through JSON). The frames equal :meth:`from_json`'s for the same run."""
         doc = json.loads(text)
-        f, q = series["flows"], series["queues"]
-        flows = {
-            "time_s": column_f64(f["time_s"]), "flow": column_names(f["flow"], f["names"]),
-            **{c: column_f64(f[c]) for c in ("cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps")},
-            "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
-            **{name: column_f64(column) for name, column in f["extra"].items()},
-        }
-        # Further columns the core lists (RED's ``avg_pkts`` when a RED queue is monitored), in its
-        # order, as the flows' algorithm variables: no column name is restated here.
-        queues = {"time_s": column_f64(q["time_s"]), "queue": column_names(q["queue"], q["names"]),
-                  "length_pkts": column_f64(q["length_pkts"]),
-                  **{name: column_f64(column) for name, column in q.get("extra", {}).items()}}
         if isinstance(doc, dict):
-            doc["series"] = {"flows": flows if len(flows["time_s"]) else None,
-                             "queues": queues if len(queues["time_s"]) else None}
+            doc["series"] = _series_columns(series)
+        return cls.from_dict(doc)
+
+    @classmethod
+    def from_tables(cls, meta: str | bytes, tables: Mapping[str, Any], series: dict) -> "Results":
+        """From the first three of what ``vegaslab._core.run_scenario_tables`` returns: ``meta`` as JSON, the tables
+        as typed columns (:func:`table_columns`) and the series as :meth:`from_columns` takes
+        them; no text but ``meta`` is parsed (issue 11: at 100,000 flows the tables' JSON was
+        168 MB). The frames equal :meth:`from_json`'s for the same run (tests/test_results_columns.py)."""
+        doc = {"meta": json.loads(meta), **{name: table_columns(t) for name, t in tables.items()}}
+        doc["series"] = _series_columns(series)
         return cls.from_dict(doc)
 
     @classmethod

@@ -1,6 +1,6 @@
 //! `vegaslab._core`: the thin bridge between Python and the Rust simulator. It converts a
-//! scenario in (TOML text + overrides) and results out (JSON, and the time series as typed
-//! columns of bytes), and nothing else. A Rust
+//! scenario in (TOML text + overrides) and results out (JSON, or the tables and time series as
+//! typed columns of bytes), and nothing else. A Rust
 //! panic never reaches Python as such: it becomes `SimulationError`.
 
 use pyo3::create_exception;
@@ -8,6 +8,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use vegaslab_sim::results::QueueColumn;
+use vegaslab_sim::table_columns;
 use vegaslab_sim::{RunResults, Series};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
@@ -41,7 +42,8 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Run a scenario, releasing the GIL; Ctrl-C and the progress callback are served every
-/// `PROGRESS_EVERY` of wall time.
+/// `PROGRESS_EVERY` of wall time. With `normalized`, also the normalised scenario's canonical
+/// JSON (`vegaslab_sim::run_text_normalized`).
 fn run_results(
     py: Python<'_>,
     toml_text: &str,
@@ -49,12 +51,13 @@ fn run_results(
     seed: Option<u64>,
     overrides: Vec<String>,
     progress: Option<PyObject>,
-) -> PyResult<RunResults> {
+    normalized: bool,
+) -> PyResult<(RunResults, Option<String>)> {
     let mut callback_error: Option<PyErr> = None;
     let mut last = Instant::now();
     let outcome = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            vegaslab_sim::run_text(toml_text, source_name, seed, &overrides, |sim_s, dur_s| {
+            vegaslab_sim::run_text_normalized(toml_text, source_name, seed, &overrides, |sim_s, dur_s| {
                 if last.elapsed() < PROGRESS_EVERY {
                     return true;
                 }
@@ -72,7 +75,7 @@ fn run_results(
                     }
                     true
                 })
-            })
+            }, normalized)
         }))
     });
     match outcome {
@@ -99,7 +102,7 @@ fn run_scenario(
     overrides: Vec<String>,
     progress: Option<PyObject>,
 ) -> PyResult<String> {
-    Ok(run_results(py, toml_text, source_name, seed, overrides, progress)?.to_json())
+    Ok(run_results(py, toml_text, source_name, seed, overrides, progress, false)?.0.to_json())
 }
 
 /// Run a scenario; returns `(json, series)`: the results as JSON without the time series (its
@@ -115,25 +118,82 @@ fn run_scenario_columns(
     overrides: Vec<String>,
     progress: Option<PyObject>,
 ) -> PyResult<(String, PyObject)> {
-    let mut results = run_results(py, toml_text, source_name, seed, overrides, progress)?;
+    let (mut results, _) = run_results(py, toml_text, source_name, seed, overrides, progress, false)?;
     let series = std::mem::take(&mut results.series);
     Ok((results.to_json(), series_columns(py, &series)?))
 }
 
-fn f64_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = f64>) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(values.len() * 8);
+/// Run a scenario; returns `(meta, tables, series, normalized)`: the results' `meta` as JSON,
+/// the tables (`flows`, `queues`, `links`, `udp`) as typed columns (`table_columns`), the time
+/// series as `run_scenario_columns` gives them, and the normalised scenario that ran as
+/// canonical JSON (`normalize_scenario`'s text, from the same parse). No table is written as
+/// text: at 100,000 flows their JSON was 168 MB (issue 11).
+#[pyfunction]
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None))]
+fn run_scenario_tables(
+    py: Python<'_>,
+    toml_text: &str,
+    source_name: &str,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    progress: Option<PyObject>,
+) -> PyResult<(String, PyObject, PyObject, String)> {
+    let (results, normalized) = run_results(py, toml_text, source_name, seed, overrides, progress, true)?;
+    let meta = serde_json::to_string(&results.meta).map_err(|e| SimulationError::new_err(format!("{source_name}: {e}")))?;
+    let tables = PyDict::new_bound(py);
+    let columns_error = |e: table_columns::ColumnsError| SimulationError::new_err(format!("{source_name}: results table: {e}"));
+    tables.set_item("flows", table_dict(py, &table_columns::table(&results.flows).map_err(columns_error)?)?)?;
+    tables.set_item("queues", table_dict(py, &table_columns::table(&results.queues).map_err(columns_error)?)?)?;
+    tables.set_item("links", table_dict(py, &table_columns::table(&results.links).map_err(columns_error)?)?)?;
+    tables.set_item("udp", table_dict(py, &table_columns::table(&results.udp).map_err(columns_error)?)?)?;
+    let normalized = normalized.ok_or_else(|| SimulationError::new_err(format!("{source_name}: no normalised scenario")))?;
+    Ok((meta, tables.into_any().unbind(), series_columns(py, &results.series)?, normalized))
+}
+
+/// A table as `{"rows": n, "columns": [(name, kind, values, present), ...]}` in the table's
+/// column order: `kind` is `"f64"`, `"i64"`, `"u64"` (values: little-endian bytes), `"bool"`
+/// (bytes, one per row), `"str"` (a list of str) or `"none"` (no row has a value; values
+/// None); `present` is None when every row has a value, else one byte per row (1: has one).
+fn table_dict(py: Python<'_>, t: &table_columns::Table) -> PyResult<PyObject> {
+    use table_columns::Values;
+    let columns = pyo3::types::PyList::empty_bound(py);
+    for c in &t.columns {
+        let (kind, values): (&str, PyObject) = match &c.values {
+            Values::F64(v) => ("f64", f64_bytes(py, v.iter().copied()).into_any().unbind()),
+            Values::I64(v) => ("i64", le_bytes(py, v.iter().map(|x| x.to_le_bytes())).into_any().unbind()),
+            Values::U64(v) => ("u64", le_bytes(py, v.iter().map(|x| x.to_le_bytes())).into_any().unbind()),
+            Values::Bool(v) => ("bool", le_bytes(py, v.iter().map(|&x| [x as u8])).into_any().unbind()),
+            Values::Str(v) => ("str", v.to_object(py)),
+            Values::Unknown => ("none", py.None()),
+        };
+        let present: PyObject = if c.complete() {
+            py.None()
+        } else {
+            le_bytes(py, c.present.iter().map(|&p| [p as u8])).into_any().unbind()
+        };
+        columns.append((c.name, kind, values, present))?;
+    }
+    let out = PyDict::new_bound(py);
+    out.set_item("rows", t.rows)?;
+    out.set_item("columns", columns)?;
+    Ok(out.into_any().unbind())
+}
+
+/// The concatenated little-endian bytes of each value.
+fn le_bytes<'py, const N: usize>(py: Python<'py>, values: impl ExactSizeIterator<Item = [u8; N]>) -> Bound<'py, PyBytes> {
+    let mut out = Vec::with_capacity(values.len() * N);
     for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
+        out.extend_from_slice(&v);
     }
     PyBytes::new_bound(py, &out)
 }
 
+fn f64_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = f64>) -> Bound<'py, PyBytes> {
+    le_bytes(py, values.map(f64::to_le_bytes))
+}
+
 fn u32_bytes<'py>(py: Python<'py>, values: &[u32]) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(values.len() * 4);
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    PyBytes::new_bound(py, &out)
+    le_bytes(py, values.iter().map(|v| v.to_le_bytes()))
 }
 
 fn nullable<'py>(py: Python<'py>, column: &[Option<f64>]) -> Bound<'py, PyBytes> {
@@ -288,6 +348,7 @@ fn source_revision() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run_scenario_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(run_scenario_tables, m)?)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;

@@ -20,6 +20,7 @@ pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod table_columns;
 pub mod trace;
 pub mod udp;
 pub mod units;
@@ -63,6 +64,21 @@ pub fn run_text(
     overrides: &[String],
     progress: impl FnMut(f64, f64) -> bool,
 ) -> Result<RunResults, ScenarioError> {
+    run_text_normalized(text, source, seed, overrides, progress, false).map(|(results, _)| results)
+}
+
+/// [`run_text`], and with `normalized` the normalised scenario's canonical JSON
+/// (`scenario::normalize::to_json`) of the very scenario that ran: what provenance records,
+/// without a second parse of the text and its files (a file changed in between cannot make
+/// the record differ from the run).
+pub fn run_text_normalized(
+    text: &str,
+    source: &str,
+    seed: Option<u64>,
+    overrides: &[String],
+    progress: impl FnMut(f64, f64) -> bool,
+    normalized: bool,
+) -> Result<(RunResults, Option<String>), ScenarioError> {
     let mut scenario = scenario::parse(text, source, overrides)?;
     if let Some(seed) = seed {
         scenario.seed = seed;
@@ -93,6 +109,7 @@ pub fn run_text(
             ),
         ));
     }
+    let normalized = normalized.then(|| scenario::normalize::to_json(&scenario));
     let sim = Simulator::new(scenario);
     let unroutable = sim.unroutable_flows();
     if !unroutable.is_empty() {
@@ -121,5 +138,5 @@ pub fn run_text(
     if let Some(a) = &results.meta.aborted {
         return Err(ScenarioError::new(source, &a.field, ErrorKind::TooLarge, a.message.clone()));
     }
-    Ok(results)
+    Ok((results, normalized))
 }

@@ -36,9 +36,60 @@ pub fn to_value(scenario: &Scenario) -> serde_json::Value {
     value
 }
 
-/// The normalised document as canonical JSON text.
+/// The normalised document as canonical JSON text: keys sorted, no spaces, floats as Python
+/// prints them (`PythonFloats`). So the text is exactly what Python's
+/// `json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` makes of it,
+/// and its SHA-256 is `vegaslab.scenario_hash` of the parsed document: Python hashes the core's
+/// text as it comes instead of parsing and printing it again (issue 11: at 20,000 flows that
+/// took 1.3 s of a 1 ms run's `vegaslab.run`).
 pub fn to_json(scenario: &Scenario) -> String {
-    to_value(scenario).to_string()
+    let mut out = Vec::new();
+    let mut writer = serde_json::Serializer::with_formatter(&mut out, PythonFloats);
+    serde::Serialize::serialize(&to_value(scenario), &mut writer).expect("a JSON value serialises");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// serde_json's compact output with each float written as Python's `repr` writes it (the
+/// shortest digits that round-trip, as serde_json's own; fixed notation for a decimal exponent
+/// from -4 to 15 with at least one digit after the point, otherwise `d.ddde+XX` with a sign
+/// and at least two exponent digits): `1e-05` and `2.5e-07` where serde_json writes `0.00001`
+/// and `2.5e-7`. Integers, strings (escaped alike: `\n`, `\u001f`, nothing beyond ASCII) and
+/// key order need nothing: a `serde_json::Value`'s objects are sorted maps.
+struct PythonFloats;
+
+impl serde_json::ser::Formatter for PythonFloats {
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, value: f64) -> std::io::Result<()> {
+        writer.write_all(python_repr(value).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(&mut self, writer: &mut W, value: f32) -> std::io::Result<()> {
+        self.write_f64(writer, value.into())
+    }
+}
+
+/// Python's `repr` of a finite float (`PythonFloats`). Rust's `{:e}` gives the shortest
+/// round-trip digits, as Python's repr does; only the layout differs.
+fn python_repr(value: f64) -> String {
+    let sci = format!("{value:e}"); // "-1.2345e-7", "1e16", "0e0"
+    let (mantissa, exponent) = sci.split_once('e').expect("{:e} writes an exponent");
+    let exponent: i32 = exponent.parse().expect("{:e} writes an integer exponent");
+    let (sign, mantissa) = mantissa.strip_prefix('-').map_or(("", mantissa), |m| ("-", m));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    if (-4..16).contains(&exponent) {
+        let point = exponent + 1; // digits before the decimal point
+        if point <= 0 {
+            format!("{sign}0.{}{digits}", "0".repeat(-point as usize))
+        } else if digits.len() <= point as usize {
+            format!("{sign}{digits}{}.0", "0".repeat(point as usize - digits.len()))
+        } else {
+            let (whole, fraction) = digits.split_at(point as usize);
+            format!("{sign}{whole}.{fraction}")
+        }
+    } else {
+        let (first, rest) = digits.split_at(1);
+        let fraction = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        format!("{sign}{first}{fraction}e{}{:02}", if exponent < 0 { '-' } else { '+' }, exponent.abs())
+    }
 }
 
 #[cfg(test)]
@@ -57,6 +108,28 @@ from = "S"
 to = "D"
 cc = "vegas"
 "#;
+
+    #[test]
+    fn floats_are_written_as_python_writes_them() {
+        // Each pair: a value and Python 3's repr of it.
+        let cases = [
+            (1e-5, "1e-05"), (2.5e-7, "2.5e-07"), (0.0001, "0.0001"), (0.000123, "0.000123"), (0.1, "0.1"),
+            (1.0, "1.0"), (100.0, "100.0"), (1234567.0, "1234567.0"), (1e15, "1000000000000000.0"),
+            (1e16, "1e+16"), (123456789012345680.0, "1.2345678901234568e+17"), (1e22, "1e+22"),
+            (-0.0, "-0.0"), (0.0, "0.0"), (-2.5, "-2.5"), (5e-324, "5e-324"), (1.7976931348623157e308, "1.7976931348623157e+308"),
+            (0.30000000000000004, "0.30000000000000004"), (1.5e-100, "1.5e-100"), (9999999999999998.0, "9999999999999998.0"),
+        ];
+        for (value, python) in cases {
+            assert_eq!(python_repr(value), python, "{value:e}");
+        }
+    }
+
+    #[test]
+    fn the_canonical_text_has_sorted_keys_and_python_floats() {
+        let text = to_json(&normalize(TEXT, "x.toml", None, &["links[0].error_rate_forward=0.00001".into()]).unwrap());
+        assert!(text.starts_with(r#"{"aqt_routers":"#) && !text.contains(' '));
+        assert!(text.contains(r#""error_rate":1e-05"#), "{text}");
+    }
 
     #[test]
     fn defaults_are_filled_in_with_units_in_the_field_names() {
