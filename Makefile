@@ -21,8 +21,13 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# compileall: an editable install compiles nothing, and with PYTHONDONTWRITEBYTECODE set (as on
+# this project's machines) no import writes a .pyc either, so every command compiled the
+# package's sources again: 30-40 ms of each `vegaslab` command's start (issue 11). A stale .pyc
+# is only slower: Python checks it against its source.
 $(STAMP): pyproject.toml Cargo.lock $(SOURCES) | $(PY)
 	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m compileall -q python/vegaslab
 	touch $@
 
 ## reproduce: reproduce every experiment of the Vegas-A paper into report/index.html
