@@ -984,15 +984,28 @@ impl Simulator {
         self.arm_timer(f);
     }
 
+    /// Keep flow `f`'s retransmission timer scheduled: an event no later than its deadline.
+    ///
+    /// Decided (issue 11): inlined (into `flush_sender`, every ACK), with the scheduling out
+    /// of line: a new ACK moves the deadline later, so a pending event almost always stays.
+    /// Measured: 1,415.2 M -> 1,400.8 M instructions on the benchmark's 50 s slice.
+    #[inline(always)]
     fn arm_timer(&mut self, f: usize) {
-        let flow = &mut self.flows[f];
+        let flow = &self.flows[f];
         if let Some(d) = flow.sender.rtx_deadline() {
             if flow.timer_pending.is_none_or(|p| d < p) {
-                flow.timer_pending = Some(d);
-                let clock = event_clock(self.scenario.clock, flow.sender.rtx_clock(), d);
-                self.events.schedule_clocked(d, flow.sender.rtx_armed_at(), clock, Event::Timer(f as u32));
+                self.schedule_timer(f, d);
             }
         }
+    }
+
+    /// `arm_timer`'s new event, at the deadline `d`.
+    #[inline(never)]
+    fn schedule_timer(&mut self, f: usize, d: Nanos) {
+        let flow = &mut self.flows[f];
+        flow.timer_pending = Some(d);
+        let clock = event_clock(self.scenario.clock, flow.sender.rtx_clock(), d);
+        self.events.schedule_clocked(d, flow.sender.rtx_armed_at(), clock, Event::Timer(f as u32));
     }
 
     fn on_timer(&mut self, f: usize) {
