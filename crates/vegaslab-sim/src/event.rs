@@ -175,7 +175,7 @@ struct Entry {
 /// The event being processed: its time, its ns-2 double, and the double at which ns-2 would
 /// have scheduled it (what is scheduled now is scheduled at `at` and `clock`; an arrival at a
 /// queue tied with its resume event goes by `since`, `Channel::accept`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Moment {
     pub at: Nanos,
     pub clock: f64,

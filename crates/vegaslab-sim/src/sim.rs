@@ -582,14 +582,23 @@ impl Simulator {
         }
     }
 
-    /// A packet is at `node` at time `t` (the current time): deliver it locally or forward it,
-    /// along express hops too (`hops`), after which the event queue's current instant is the
-    /// event's again.
+    /// A packet sent at `node` at time `t` (the current time), by a sender or a UDP source:
+    /// deliver it locally or forward it, along express hops too (`hops`).
+    ///
+    /// Decided (issue 11): the event queue's current instant is not saved and put back around
+    /// `hops`, which moves it only for an ACK reaching its sender, and a packet sent within
+    /// an event never brings one there within it: while a sender sends (`in_sender`) its
+    /// packets take no express hop into an end node, no channel into a sender hands packets
+    /// on (`express_channels`), and a UDP datagram has no ACK. Benchmark 50 s slice:
+    /// 1,380.0 M -> 1,374.3 M instructions.
     #[inline]
     fn arrive(&mut self, p: Packet, node: u32, t: Nanos) {
+        debug_assert!(p.kind != Kind::Ack, "arrive sends data and datagrams");
+        #[cfg(debug_assertions)]
         let instant = self.events.instant();
         self.hops(p, node, t);
-        self.events.set_instant(instant);
+        #[cfg(debug_assertions)]
+        assert_eq!(instant, self.events.instant(), "a packet sent within an event moved its instant");
     }
 
     /// `arrive`'s hops. `t` is the current time except on express hops, where it is the
