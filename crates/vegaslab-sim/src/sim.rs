@@ -155,6 +155,7 @@ const MAX_SENDERS_AHEAD: usize = 16;
 /// already in a pipe when it started, and hops and ACKs handed on at once follow loop-free
 /// paths.
 const WALL_CHECK_EVERY: u64 = 128;
+const _: () = assert!(0x4000 % WALL_CHECK_EVERY == 0);
 
 impl Simulator {
     pub fn new(scenario: Scenario) -> Self {
@@ -479,8 +480,9 @@ impl Simulator {
                 stop = t;
                 break;
             }
+            // Every 0x4000th event is also a multiple of `WALL_CHECK_EVERY`: one test per event.
             let n = self.events_processed;
-            if n & 0x3fff == 0 || (n.is_multiple_of(WALL_CHECK_EVERY) && last_progress.elapsed() >= PROGRESS_WALL) {
+            if n.is_multiple_of(WALL_CHECK_EVERY) && (n & 0x3fff == 0 || last_progress.elapsed() >= PROGRESS_WALL) {
                 last_progress = Instant::now();
                 if !progress(secs(t), dur_s) {
                     stop = t;
