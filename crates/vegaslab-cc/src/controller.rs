@@ -194,6 +194,18 @@ impl<T: CongestionControl + Clone + 'static> ControllerBase for T {
     }
 }
 
+/// ns-2 `opencwnd` with `windowOption_ 1`: +1 per ACK below ssthresh, else +1/cwnd. Reno's
+/// window rule (`reno`), also the fallback of the Linux and ns-3 Vegas flavours
+/// (`tcp_reno_cong_avoid`). Here rather than in `reno`, so that a sender may apply it itself
+/// ([`CongestionControl::cong_avoid_is_opencwnd`]) without naming an algorithm's module.
+pub fn opencwnd(w: &mut Window) {
+    if w.cwnd < w.ssthresh as f64 {
+        w.cwnd += 1.0;
+    } else {
+        w.cwnd += 1.0 / w.cwnd;
+    }
+}
+
 /// A congestion controller (derive `Clone`; [`ControllerBase`] comes with it). See the module
 /// docs for when each hook is called. Every hook but `name` and `cong_avoid` has a default
 /// that does nothing (or ns-2's Reno reduction, for `ssthresh`).
@@ -216,6 +228,14 @@ pub trait CongestionControl: ControllerBase + fmt::Debug + Send {
     /// not take samples for it (`TcpAgent::set_sampling`). Not a Linux op.
     fn uses_rtt_samples(&self) -> bool {
         true
+    }
+
+    /// Whether `cong_avoid` is ns-2's `opencwnd` ([`opencwnd`]) and nothing else,
+    /// reading no state of the controller's and keeping none: a sender may then apply that
+    /// rule itself instead of calling `cong_avoid` (`TcpAgent`'s new ACK). Default `false`.
+    /// Not a Linux op.
+    fn cong_avoid_is_opencwnd(&self) -> bool {
+        false
     }
 
     /// A loss (`ssthresh`): the reduced window. Default: ns-2's halving ([`Cut::ns2_halving`]).

@@ -8,15 +8,9 @@ use crate::controller::{Ack, CongestionControl, Window};
 use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
 use serde::Serialize;
 
-/// ns-2 `opencwnd` with `windowOption_ 1`: +1 per ACK below ssthresh, else +1/cwnd. Also the
-/// fallback of the Linux and ns-3 Vegas flavours (`tcp_reno_cong_avoid`).
-pub fn opencwnd(w: &mut Window) {
-    if w.cwnd < w.ssthresh as f64 {
-        w.cwnd += 1.0;
-    } else {
-        w.cwnd += 1.0 / w.cwnd;
-    }
-}
+/// ns-2 `opencwnd`, Reno's window rule; kept with the controller interface, where a sender
+/// may apply it without naming this module (`CongestionControl::cong_avoid_is_opencwnd`).
+pub use crate::controller::opencwnd;
 
 /// The Reno window rule (the loss cut is the trait's default, ns-2's halving).
 #[derive(Clone, Copy, Debug, Default)]
@@ -40,6 +34,11 @@ impl CongestionControl for Reno {
     /// ns-2's Reno window rule reads no RTT sample (its `pkts_acked` is the default).
     fn uses_rtt_samples(&self) -> bool {
         false
+    }
+
+    /// `cong_avoid` is `opencwnd` alone (`newreno` changes only the sender's recovery).
+    fn cong_avoid_is_opencwnd(&self) -> bool {
+        true
     }
 }
 

@@ -43,7 +43,11 @@ impl Sender {
     /// A sender of the given kind driving any controller (tests, tools, new algorithms).
     pub fn with_controller(cfg: TcpConfig, kind: SenderKind, mut cc: Box<dyn CongestionControl>) -> Self {
         let recovery = match kind {
-            SenderKind::TcpAgent { newreno } => Recovery::TcpAgent(TcpAgent::new(newreno)),
+            SenderKind::TcpAgent { newreno } => {
+                let mut agent = TcpAgent::new(newreno);
+                agent.set_opencwnd(cc.cong_avoid_is_opencwnd());
+                Recovery::TcpAgent(agent)
+            }
             SenderKind::VegasAgent => Recovery::VegasAgent(Box::default()),
         };
         let mut state = SenderState::new(cfg);

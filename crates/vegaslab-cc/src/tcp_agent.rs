@@ -99,12 +99,14 @@ pub struct TcpAgent {
     /// In the Loss state: a timeout cut the window and not everything then outstanding is
     /// acknowledged yet (the controller hears `set_state(Open)` when it is).
     after_timeout: bool,
+    /// The controller's `cong_avoid` is `opencwnd` ([`TcpAgent::set_opencwnd`]).
+    opencwnd: bool,
 }
 
 impl TcpAgent {
     /// Reno recovery (`newreno` false) or NewReno's.
     pub fn new(newreno: bool) -> Self {
-        TcpAgent { newreno, dupwnd: 0, firstpartial: false, sampling: true, log: None, after_timeout: false }
+        TcpAgent { newreno, dupwnd: 0, firstpartial: false, sampling: true, log: None, after_timeout: false, opencwnd: false }
     }
 
     /// Whether to take RTT samples (on by default): off, the sender keeps no send log, and
@@ -119,6 +121,17 @@ impl TcpAgent {
     /// instructions on the benchmark's 50 s slice (its 25 Reno flows; it monitors no cwnd).
     pub(crate) fn set_sampling(&mut self, on: bool) {
         self.sampling = on;
+    }
+
+    /// Whether the controller's `cong_avoid` is `opencwnd` alone
+    /// ([`CongestionControl::cong_avoid_is_opencwnd`]): a new ACK then opens the window
+    /// without calling the controller. Set with the controller, which a sender never swaps.
+    ///
+    /// Decided (issue 11): Reno's window rule applied in place, not through the trait
+    /// object, on every new ACK of a Reno or NewReno sender (the call built the ACK's record
+    /// and the window on the stack and read the window back).
+    pub(crate) fn set_opencwnd(&mut self, on: bool) {
+        self.opencwnd = on;
     }
 
     /// The send log, created at the first packet, if samples are taken.
@@ -244,7 +257,11 @@ impl TcpAgent {
             s.note_rtt_sample(rtt);
             cc.pkts_acked(&mut w, &RttSample { now, rtt, queueing: ack.queueing });
         }
-        cc.cong_avoid(&mut w, &Ack { seqno, acked, now, elapsed: s.elapsed() });
+        if self.opencwnd {
+            crate::controller::opencwnd(&mut w);
+        } else {
+            cc.cong_avoid(&mut w, &Ack { seqno, acked, now, elapsed: s.elapsed() });
+        }
         s.apply(&w);
         s.check_finished(now);
     }
