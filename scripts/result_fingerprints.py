@@ -4,7 +4,8 @@ bit-identical").
 
 Each line is one run: a SHA-256 of the core's whole result document (every table and time
 series, the packet-hop count included) without the simulation's wall time and its event count,
-then the event count on its own. Runs: the benchmark (bench/grids-net2, 200 s), a 2,000-pair
+with the scenario file's path relative to the catalog (so two checkouts compare), then the
+event count on its own. Runs: the benchmark (bench/grids-net2, 200 s), a 2,000-pair
 dumbbell from scripts/bench_scale.py (1 s) and, per catalog entry, its quick runs at their
 first seed (every catalog entry but wf-net4's, which takes minutes; `--all` adds it).
 
@@ -36,7 +37,12 @@ SLOW = {"wf-net4"}
 def document(text: str, source: str, seed: int | None, overrides: list[str]) -> dict:
     """The core's result document of one run, without its wall time."""
     doc = json.loads(_core.run_scenario(text, source, seed, overrides, None))
-    doc.get("meta", {}).pop("wall_time_s", None)
+    meta = doc.get("meta", {})
+    meta.pop("wall_time_s", None)
+    # The scenario's path as the core records it, relative to the catalog: two checkouts (a
+    # worktree beside main) then fingerprint the same results alike.
+    if isinstance(meta.get("source"), str) and meta["source"].startswith(f"{builtin_dir()}/"):
+        meta["source"] = meta["source"][len(f"{builtin_dir()}/"):]
     return doc
 
 
