@@ -1759,7 +1759,25 @@ mod routing {
         /// Benchmark 50 s slice: 1,676.6 M -> 1,662.7 M instructions. (The extra column
         /// adds one entry per row to `MAX_DENSE`'s; which nodes get rows is unchanged.)
         dest_col: Vec<u32>,
-        /// Where each node's row starts in `rows` (`NONE`: its entries are in `small`).
+        /// The rows' columns are the destination nodes themselves (`rows[row_start[n] + d]`,
+        /// `UNUSED` where no path ends), so a look-up does not read `dest_col`.
+        ///
+        /// Decided (issue 11, cost per packet-hop at many flows): `dest_col` is as long as the
+        /// nodes, so with thousands of flows a router's look-up missed the cache twice, one
+        /// dependent load after the other (`dest_col[d]`, then the row). When the rows fit at
+        /// the nodes' width (a dumbbell's two routers: 2 x 200,002 entries at 100,000 flows),
+        /// the column is the destination itself. Measured with `row_start`'s `UNIFORM` below.
+        cols_are_nodes: bool,
+        /// Where each node's row starts in `rows`; `NONE`: its entries are in `small`;
+        /// `UNIFORM | c`: every entry of the node is channel `c`, the node's one link (below).
+        ///
+        /// Decided (issue 11): a node with one outgoing link whose recorded entries all take
+        /// it (every end host of a dumbbell) answers `get` from its `row_start` alone, instead
+        /// of searching `small` (two more loads, `start` and `small`, each a cache miss with
+        /// many hosts). Only in the table `build` makes, used before any link changes, when
+        /// every look-up is of a recorded pair (packets only travel recorded paths) and so
+        /// answered as before; `get_recorded` still answers exactly (`rebuild` reads the
+        /// previous table through it), and `rebuild`'s tables have no `UNIFORM` node.
         row_start: Vec<u32>,
         rows: Vec<u32>,
         /// The nodes without a row: (destination, channel) sorted by destination, node `n`'s
@@ -1774,6 +1792,8 @@ mod routing {
     const UNUSED: u32 = u32::MAX - 1;
     /// When not every node's row fits, only a node with more entries than this gets one.
     const ROW_MIN_ENTRIES: u32 = 32;
+    /// `RouteTable::row_start`'s mark of a node whose every entry is one channel (its low bits).
+    const UNIFORM: u32 = 1 << 31;
 
     impl RouteTable {
         /// Entries for every node on the path of each (source, destination) pair; an
@@ -1786,7 +1806,24 @@ mod routing {
         /// node's row fits) rows only for nodes with more than `row_min_entries` entries.
         pub fn build_with(router: &mut Router, nodes: usize, pairs: &[(u32, u32)], max_dense: usize, row_min_entries: u32) -> Self {
             let entries = Self::entries(router, nodes, pairs, None);
-            Self::assemble(nodes, entries, max_dense, row_min_entries)
+            let mut table = Self::assemble(nodes, entries, max_dense, row_min_entries);
+            table.mark_uniform(router);
+            table
+        }
+
+        /// Mark the nodes without a row whose recorded entries are all their one outgoing
+        /// link (`row_start`'s `UNIFORM`). For the table `build` makes only: see `row_start`.
+        fn mark_uniform(&mut self, router: &Router) {
+            for n in 0..self.row_start.len() {
+                if self.row_start[n] != NONE || router.out[n].len() != 1 {
+                    continue;
+                }
+                let c = router.out[n][0].1;
+                let entries = &self.small[self.start[n] as usize..self.start[n + 1] as usize];
+                if !entries.is_empty() && c < UNIFORM && entries.iter().all(|&(_, e)| e == c) {
+                    self.row_start[n] = UNIFORM | c;
+                }
+            }
         }
 
         /// The table after links changed (`Failures`): `router` knows only the links that are
@@ -1867,7 +1904,7 @@ mod routing {
                 }
                 stamp[n as usize] = group;
                 on_walk[n as usize] = walk;
-                let c = previous.get(n, d).unwrap_or(NO_ROUTE);
+                let c = previous.get_recorded(n, d).unwrap_or(NO_ROUTE);
                 entries.push((n, d, c));
                 if c == NO_ROUTE || down[c as usize] {
                     return;
@@ -1886,7 +1923,7 @@ mod routing {
                 dest_col[d as usize] = i as u32;
             }
             let width = dests.len() + 1;
-            let mut table = RouteTable { dest_col, row_start: Vec::new(), rows: Vec::new(), start: Vec::new(), small: Vec::new() };
+            let mut table = RouteTable { dest_col, cols_are_nodes: false, row_start: Vec::new(), rows: Vec::new(), start: Vec::new(), small: Vec::new() };
             // Every node gets a row when all fit, else those with the most entries, as many as fit.
             let row_min_entries = if dests.len().saturating_mul(nodes) <= max_dense { 0 } else { row_min_entries };
             let mut count = vec![0u32; nodes];
@@ -1896,6 +1933,16 @@ mod routing {
             let mut big: Vec<u32> = (0..nodes as u32).filter(|&n| count[n as usize] > row_min_entries).collect();
             big.sort_unstable_by_key(|&n| (std::cmp::Reverse(count[n as usize]), n));
             big.truncate(max_dense / dests.len().max(1));
+            // The same rows at the nodes' width when they fit (`cols_are_nodes`).
+            table.cols_are_nodes = big.len().saturating_mul(nodes) <= max_dense;
+            let width = if table.cols_are_nodes {
+                for (d, col) in table.dest_col.iter_mut().enumerate() {
+                    *col = d as u32;
+                }
+                nodes
+            } else {
+                width
+            };
             table.row_start = vec![NONE; nodes];
             for (i, &n) in big.iter().enumerate() {
                 table.row_start[n as usize] = (i * width) as u32;
@@ -1917,8 +1964,12 @@ mod routing {
             }
             // What `get` reads without bounds checks: one row start and one column per node,
             // every column within a row, every row within `rows`.
+            // With `cols_are_nodes`, the column is the destination node, below `nodes` = `width`.
+            // A row start is below `UNIFORM` (`mark_uniform` marks only nodes without a row).
             assert!(table.row_start.len() == nodes && table.dest_col.len() == nodes);
             assert!(table.dest_col.iter().all(|&col| (col as usize) < width));
+            assert!(!table.cols_are_nodes || width == nodes);
+            assert!(table.rows.len() < UNIFORM as usize);
             assert!(table.row_start.iter().all(|&row| row == NONE || row as usize + width <= table.rows.len()));
             table
         }
@@ -1939,13 +1990,33 @@ mod routing {
             // SAFETY: `row_start` has one entry per node (`assemble` asserts it), and `n` is
             // below that count (tested above).
             let row = unsafe { *self.row_start.get_unchecked(n) };
-            if row != NONE {
+            if row < UNIFORM {
                 // SAFETY: `dest_col` has one entry per node too, and `d` is below that count;
-                // every column is below a row's width and every row's entries lie within
-                // `rows` (`assemble` asserts both), so the sum indexes `rows`.
-                let c = unsafe { *self.rows.get_unchecked(row as usize + *self.dest_col.get_unchecked(d) as usize) };
+                // every column (with `cols_are_nodes`, `d` itself) is below a row's width and
+                // every row's entries lie within `rows` (`assemble` asserts both), so the sum
+                // indexes `rows`.
+                let col = if self.cols_are_nodes { d } else { unsafe { *self.dest_col.get_unchecked(d) as usize } };
+                let c = unsafe { *self.rows.get_unchecked(row as usize + col) };
                 return (c != UNUSED).then_some(c);
             }
+            // A node is no next hop toward itself (`route`'s `NO_ROUTE`, as for any node).
+            if row != NONE && n != d {
+                return Some(row & !UNIFORM);
+            }
+            self.get_small(n, d)
+        }
+
+        /// `get`, exactly as recorded: `None` for a pair without an entry, also at a
+        /// `UNIFORM` node (`rebuild` follows the previous table's entries through it).
+        pub fn get_recorded(&self, n: u32, d: u32) -> Option<u32> {
+            match self.row_start.get(n as usize) {
+                Some(&row) if row != NONE && row & UNIFORM != 0 => self.get_small(n as usize, d as usize),
+                _ => self.get(n, d),
+            }
+        }
+
+        /// The entry of `n` (a node without a row) toward `d` in `small`.
+        fn get_small(&self, n: usize, d: usize) -> Option<u32> {
             let entries = &self.small[self.start[n] as usize..self.start[n + 1] as usize];
             entries.binary_search_by_key(&(d as u32), |&(dst, _)| dst).ok().map(|i| entries[i].1)
         }
@@ -2050,6 +2121,7 @@ mod tests {
                 for table in [&dense, &sparse, &rows_too] {
                     let got = if n == d { NO_ROUTE } else { table.get(n, d).expect("every pair recorded") };
                     assert_eq!(got, want, "case {case}: {n} -> {d} in {links:?}");
+                    assert_eq!(table.get_recorded(n, d), table.get(n, d), "case {case}: recorded {n} -> {d}");
                 }
                 assert_eq!(fresh.next_hop(n, d), want, "case {case}: next_hop {n} -> {d} in {links:?}");
             }
