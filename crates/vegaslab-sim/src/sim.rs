@@ -52,8 +52,18 @@ pub struct Simulator {
     /// Per node: packets ending there may be taken at their arrival without an event when
     /// `node_may_run_ahead` says so at the time (`express`, "Packets to an end node").
     express_node: Vec<bool>,
-    /// Per node: the flows sending from it (their timers and stops are checked per packet).
-    node_senders: Vec<Vec<u32>>,
+    /// Per node, in one word: whether packets ending there may be taken at their arrival
+    /// (`express_node`) and, if so, the flows sending from it, whose timers and stops are
+    /// checked per packet (`senders_may_run_ahead`): `NODE_NEVER_AHEAD`, `NODE_NO_SENDERS`,
+    /// one flow's index, or `NODE_SENDER_LIST | i` for the list at `sender_lists[i]` (its
+    /// length, then its flows).
+    ///
+    /// Decided (issue 11, cost per packet-hop at many flows): before, each packet reaching
+    /// an end node read `express_node[node]`, the node's `Vec` of senders and that vector's
+    /// own heap buffer, three cache misses with thousands of hosts; now one word per node
+    /// (and the sender's line, read anyway by its ACK).
+    node_ahead: Vec<u32>,
+    sender_lists: Vec<u32>,
     /// A sender is sending (`flush_sender`): an ACK reached through its packets takes an event.
     in_sender: bool,
     /// When the next `Event::Sample` reads the flows' state (`Nanos::MAX`: none pending).
@@ -150,6 +160,11 @@ const PROGRESS_WALL: Duration = Duration::from_millis(50);
 /// Most senders on one node for which packets reaching it may be taken ahead of the clock
 /// (`node_may_run_ahead` checks each of them per packet).
 const MAX_SENDERS_AHEAD: usize = 16;
+/// `Simulator::node_ahead`'s words: packets ending at the node take events; the node sends
+/// no flow; the mark of a list of its senders (below it, one flow's index).
+const NODE_NEVER_AHEAD: u32 = u32::MAX;
+const NODE_NO_SENDERS: u32 = u32::MAX - 1;
+const NODE_SENDER_LIST: u32 = 1 << 31;
 /// Events between two looks at the wall clock (a look costs about 20 ns). No event runs long:
 /// transmissions take at least 1 ns (`Channel::tx_time`), so an event handles only packets
 /// already in a pipe when it started, and hops and ACKs handed on at once follow loop-free
@@ -227,7 +242,8 @@ impl Simulator {
             last_arrival: vec![Nanos::MAX; n_nodes],
             same_instant_arrivals: 0,
             express_node: Vec::new(),
-            node_senders: Vec::new(),
+            node_ahead: Vec::new(),
+            sender_lists: Vec::new(),
             in_sender: false,
             next_flow_sample: Nanos::MAX,
             connection_limit: MAX_INDEX as usize + 1,
@@ -276,25 +292,49 @@ impl Simulator {
                 sim.channels[c].hands_on = hands_on;
             }
             sim.express_node = express_nodes(n_nodes, &sim.channels, &routes);
-            sim.node_senders = vec![Vec::new(); n_nodes];
+            let mut node_senders = vec![Vec::new(); n_nodes];
             for f in 0..sim.flows.len() {
                 let src = sim.flows[f].src as usize;
-                sim.node_senders[src].push(f as u32);
+                node_senders[src].push(f as u32);
                 // A sender with its own clock sends at times no arrival decides.
                 if sim.apps[f].is_some() {
                     sim.express_node[src] = false;
                 }
             }
-            for (n, senders) in sim.node_senders.iter().enumerate() {
+            for (n, senders) in node_senders.iter().enumerate() {
                 // Checked per packet, one by one: a node sending many flows is left to events.
                 if senders.len() > MAX_SENDERS_AHEAD {
                     sim.express_node[n] = false;
                 }
             }
+            sim.set_node_ahead(&node_senders);
         } else {
             sim.express_node = vec![false; n_nodes];
+            sim.set_node_ahead(&vec![Vec::new(); n_nodes]);
         }
         sim
+    }
+
+    /// `node_ahead` and `sender_lists` from `express_node` and each node's senders.
+    fn set_node_ahead(&mut self, node_senders: &[Vec<u32>]) {
+        self.sender_lists.clear();
+        self.node_ahead = (0..self.express_node.len())
+            .map(|n| match node_senders[n].as_slice() {
+                _ if !self.express_node[n] => NODE_NEVER_AHEAD,
+                [] => NODE_NO_SENDERS,
+                &[f] => {
+                    assert!(f < NODE_SENDER_LIST, "a flow index below the list mark");
+                    f
+                }
+                list => {
+                    let i = self.sender_lists.len() as u32;
+                    assert!(i < NODE_NO_SENDERS - NODE_SENDER_LIST, "sender lists within their mark's range");
+                    self.sender_lists.push(list.len() as u32);
+                    self.sender_lists.extend_from_slice(list);
+                    NODE_SENDER_LIST | i
+                }
+            })
+            .collect();
     }
 
     /// Lower the number of TCP connections a run may hold (flows plus per-flow connections;
@@ -316,6 +356,7 @@ impl Simulator {
     #[doc(hidden)]
     pub fn without_express_to_senders(mut self) -> Self {
         self.express_node.iter_mut().for_each(|e| *e = false);
+        self.node_ahead.iter_mut().for_each(|e| *e = NODE_NEVER_AHEAD);
         self
     }
 
@@ -712,12 +753,30 @@ impl Simulator {
     fn node_may_run_ahead(&self, p: &Packet, c: usize, at: Nanos) -> bool {
         let node = self.channels[c].to;
         p.dst == node
-            && self.express_node[node as usize]
             && !self.in_sender
             && at < self.next_flow_sample
             && self.channels[c].pipe_is_empty()
             && self.channels[c].keeps_order()
-            && self.node_senders[node as usize].iter().all(|&f| self.sender_may_run_ahead(f as usize, at))
+            && self.senders_may_run_ahead(node, at)
+    }
+
+    /// The node qualifies (`express_node`) and every flow sending from it may run ahead to
+    /// `at` (`sender_may_run_ahead`), read from `node_ahead`.
+    #[inline]
+    fn senders_may_run_ahead(&self, node: u32, at: Nanos) -> bool {
+        let v = self.node_ahead[node as usize];
+        if v < NODE_SENDER_LIST {
+            return self.sender_may_run_ahead(v as usize, at);
+        }
+        match v {
+            NODE_NEVER_AHEAD => false,
+            NODE_NO_SENDERS => true,
+            _ => {
+                let i = (v - NODE_SENDER_LIST) as usize;
+                let n = self.sender_lists[i] as usize;
+                self.sender_lists[i + 1..i + 1 + n].iter().all(|&f| self.sender_may_run_ahead(f as usize, at))
+            }
+        }
     }
 
     /// Nothing of flow `f`'s own happens before `at` (strictly): it does not start (it has,
@@ -727,8 +786,10 @@ impl Simulator {
     #[inline]
     fn sender_may_run_ahead(&self, f: usize, at: Nanos) -> bool {
         let flow = &self.flows[f];
-        (flow.started || at < flow.start)
-            && flow.stop.is_none_or(|s| at < s)
+        debug_assert_eq!(at < flow.run_ahead_start, flow.started || at < flow.start);
+        debug_assert_eq!(at < flow.run_ahead_stop, flow.stop.is_none_or(|s| at < s));
+        at < flow.run_ahead_start
+            && at < flow.run_ahead_stop
             && flow.timer_pending.is_none_or(|p| at < p)
             && flow.sender.rtx_deadline().is_none_or(|d| at < d)
     }
@@ -893,6 +954,7 @@ impl Simulator {
 
     fn on_flow_start(&mut self, f: usize) {
         self.flows[f].started = true;
+        self.flows[f].run_ahead_start = Nanos::MAX;
         if self.apps[f].is_some() {
             let (apps, events, now) = (&mut self.apps, &mut self.events, self.now);
             let hand = apps[f].as_mut().expect("app").start(now, &mut |t, k| events.schedule(t, now, Event::App(2 * f as u32 + k)));
