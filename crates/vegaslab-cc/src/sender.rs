@@ -21,14 +21,21 @@ enum Recovery {
 }
 
 /// A one-way TCP sender: shared state, its loss-recovery machine and its controller.
+///
+/// In C order (issue 11): the controller and the recovery machine, which every ACK reads,
+/// fill the first 64 bytes, so that the state's lines ([`SenderState`]) start on a line
+/// boundary when the sender does (vegaslab-sim's `Flow` places it so).
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Sender {
-    pub state: SenderState,
-    recovery: Recovery,
     cc: Box<dyn CongestionControl>,
+    recovery: Recovery,
+    pub state: SenderState,
     /// [`Sender::set_rtt_samples_read`].
     samples_read: bool,
 }
+
+const _: () = assert!(std::mem::offset_of!(Sender, state) == 64);
 
 impl Sender {
     /// The sender and controller of a registered algorithm.

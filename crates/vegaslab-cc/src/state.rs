@@ -68,28 +68,20 @@ pub struct SenderStats {
 }
 
 /// Shared sender state: the fields of ns-2's `TcpAgent` that the algorithms here use.
+///
+/// Decided (issue 11, cost per packet at many flows): the fields are laid out in C order by
+/// use, in 64-byte lines from the start of the struct (a `Sender` puts it on a line boundary
+/// of the simulator's flow: see vegaslab-sim's `Flow`). With thousands of flows a sender is
+/// rarely in cache when its ACK arrives, and each line touched is a miss. Line 0 holds the
+/// sequence numbers and window every ACK reads; line 1 the retransmission timer and the
+/// completion; line 2 the timed packet, the send queue and the flags; line 3 the counters;
+/// then the RTO estimator and the configuration (each also read per ACK, in part), and the
+/// last RTT sample. Before, Rust's layout put the configuration first and spread what an
+/// ACK reads over most of the struct's eleven lines. Results do not depend on the layout.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct SenderState {
-    pub cfg: TcpConfig,
-    pub t_seqno: i64,
-    pub curseq: i64,
-    pub highest_ack: i64,
-    pub last_ack: i64,
-    pub maxseq: i64,
-    pub dupacks: i64,
-    pub cwnd: f64,
-    pub ssthresh: i64,
-    pub recover: i64,
-    pub last_cwnd_action: CwndAction,
-    pub first_decrease: bool,
-    /// Initial window; ns-2 drops it to 1 when the very first packet is lost.
-    pub window_init: f64,
-    pub rto: RtoEstimator,
-    pub rtt_active: bool,
-    pub rtt_seq: i64,
-    pub rtt_ts: f64,
-    /// Time the first packet was sent (ns-2 `firstsent_`, reset whenever t_seqno is 0).
-    pub firstsent: f64,
+    // Line 0.
     /// The sender's clock now, in seconds: what ns-2's `Scheduler::clock()` returns during
     /// the call. The simulator sets it before every call into the sender; every time the
     /// ns-2 machinery stores or compares in seconds (`firstsent_`, the timed packet's
@@ -99,28 +91,61 @@ pub struct SenderState {
     /// land on either side of a threshold as its rounding has it (issue 12, item 2); the
     /// simulator's `run.clock` chooses whether this is that double or the integer time.
     pub clock: f64,
-    /// The clock at which the retransmission timer will fire: the clock when it was armed
-    /// plus the timeout, as ns-2's `TimerHandler::resched` computes it.
-    pub rtx_clock: f64,
-    pub closed: bool,
-    /// Completion: time the whole application data was acknowledged.
-    pub done_at: Option<Nanos>,
+    pub cwnd: f64,
+    pub t_seqno: i64,
+    pub last_ack: i64,
+    pub highest_ack: i64,
+    pub maxseq: i64,
+    pub dupacks: i64,
+    pub curseq: i64,
+    // Line 1.
+    pub ssthresh: i64,
     pub rtx_deadline: Option<Nanos>,
     /// When the retransmission timer was last armed (ns-2 schedules the timer's expiry
     /// then: it decides the order of events at the same time, see vegaslab-sim's `event`).
     pub rtx_armed_at: Nanos,
+    /// The clock at which the retransmission timer will fire: the clock when it was armed
+    /// plus the timeout, as ns-2's `TimerHandler::resched` computes it.
+    pub rtx_clock: f64,
     /// When the last segment was queued for transmission (Linux `lsndtime`).
     pub last_send: Nanos,
-    /// Last RTT sample of a packet sent once (seconds), for monitoring and the
-    /// Linux/ns-3 flavours.
-    pub last_rtt_sample: Option<f64>,
-    pub stats: SenderStats,
+    /// Completion: time the whole application data was acknowledged.
+    pub done_at: Option<Nanos>,
+    // Line 2.
+    /// Time the first packet was sent (ns-2 `firstsent_`, reset whenever t_seqno is 0).
+    pub firstsent: f64,
+    pub rtt_seq: i64,
+    pub rtt_ts: f64,
     pub(crate) outbox: Vec<Segment>,
+    pub recover: i64,
+    pub rtt_active: bool,
+    pub closed: bool,
     /// The controller may tag segments as router-assist probes: ask it per data segment
     /// ([`SenderState::tag`]).
     pub(crate) router_assist: bool,
     in_slow_start: bool,
+    pub first_decrease: bool,
+    pub last_cwnd_action: CwndAction,
+    // Line 3.
+    pub stats: SenderStats,
+    /// Initial window; ns-2 drops it to 1 when the very first packet is lost.
+    pub window_init: f64,
+    // From line 4 on.
+    pub rto: RtoEstimator,
+    pub cfg: TcpConfig,
+    /// Last RTT sample of a packet sent once (seconds), for monitoring and the
+    /// Linux/ns-3 flavours.
+    pub last_rtt_sample: Option<f64>,
 }
+
+// The lines `SenderState` documents.
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(SenderState, curseq) + 8 == 64);
+    assert!(offset_of!(SenderState, done_at) + 16 == 128);
+    assert!(offset_of!(SenderState, last_cwnd_action) < 192);
+    assert!(offset_of!(SenderState, stats) == 192 && offset_of!(SenderState, window_init) + 8 == 256);
+};
 
 /// Kinds of window reduction, ns-2's `slowdown()` flags.
 pub mod slowdown {

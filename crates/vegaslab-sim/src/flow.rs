@@ -115,15 +115,22 @@ pub struct Flow {
     /// Integral of cwnd over time (packet-nanoseconds) and when it was last brought up to date.
     pub cwnd_area: f64,
     pub cwnd_since: Nanos,
-    /// Time (ns) up to `cwnd_since` during which cwnd was at least the receiver window
-    /// `tcp.window` (ns-2 `window_`), so the window, not congestion control, capped the
-    /// flow: see [`Flow::integrate_cwnd`].
-    pub window_limited_ns: u64,
     /// `tcp.window`, read here by every `integrate_cwnd` (the `tcp` table is on a cold line).
     pub(crate) window: f64,
     /// Size of the AQT option, for a RoVegas flow (its ACKs to probing packets carry it too).
     pub aqt_option_bytes: Option<u32>,
-    // From line 2 on.
+    /// What `Simulator::sender_may_run_ahead` reads of the start and stop, on this line: a
+    /// packet's arrival `at` may run ahead of the clock only if `at < run_ahead_start` (`start`
+    /// until the flow's start event has run, `Nanos::MAX` after: `started || at < start`) and
+    /// `at < run_ahead_stop` (`stop`, or `Nanos::MAX` without one). No arrival it is asked
+    /// about is at `Nanos::MAX` (an express hop's arrival is before the run's end).
+    ///
+    /// Decided (issue 11, cost per packet at many flows): `start`, `started` and `stop` are
+    /// on a cold line, a cache miss at each ACK that reaches a host ahead of the clock; the
+    /// window-limited time, written only while cwnd is at the receiver window, made room.
+    pub(crate) run_ahead_start: Nanos,
+    pub(crate) run_ahead_stop: Nanos,
+    // From line 3 on.
     pub sender: Sender,
     pub name: String,
     pub cc: &'static str,
@@ -139,6 +146,10 @@ pub struct Flow {
     pub late_acks: u64,
     /// Its start event has run (`Simulator::on_flow_start`).
     pub started: bool,
+    /// Time (ns) up to `cwnd_since` during which cwnd was at least the receiver window
+    /// `tcp.window` (ns-2 `window_`), so the window, not congestion control, capped the
+    /// flow: see [`Flow::integrate_cwnd`].
+    pub window_limited_ns: u64,
 }
 
 // The lines `Flow` documents.
@@ -147,6 +158,9 @@ const _: () = {
     assert!(offset_of!(Flow, finished) < 64);
     assert!(offset_of!(Flow, sink) == 64 && std::mem::size_of::<Sink>() == 64);
     assert!(offset_of!(Flow, aqt_option_bytes) + 8 <= 192);
+    assert!(offset_of!(Flow, run_ahead_start) >= 128 && offset_of!(Flow, run_ahead_stop) + 8 <= 192);
+    // The sender from line 3, so its state's lines are cache lines (`vegaslab_cc::SenderState`).
+    assert!(offset_of!(Flow, sender) == 192);
 };
 
 impl Flow {
@@ -166,6 +180,8 @@ impl Flow {
             sink: Sink::new(uses_syn.then_some(0)),
             start: spec.start,
             stop: spec.stop,
+            run_ahead_start: spec.start,
+            run_ahead_stop: spec.stop.unwrap_or(Nanos::MAX),
             app: spec.app.clone(),
             ack_size: tcp.ack_size,
             window: tcp.window,
@@ -204,6 +220,8 @@ impl Flow {
             sink: Sink::new(self.sink.syn_seq),
             start: now,
             stop: self.stop,
+            run_ahead_start: now,
+            run_ahead_stop: self.stop.unwrap_or(Nanos::MAX),
             app: self.app.clone(),
             ack_size: tcp.ack_size,
             window: tcp.window,

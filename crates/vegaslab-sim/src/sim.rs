@@ -52,8 +52,18 @@ pub struct Simulator {
     /// Per node: packets ending there may be taken at their arrival without an event when
     /// `node_may_run_ahead` says so at the time (`express`, "Packets to an end node").
     express_node: Vec<bool>,
-    /// Per node: the flows sending from it (their timers and stops are checked per packet).
-    node_senders: Vec<Vec<u32>>,
+    /// Per node, in one word: whether packets ending there may be taken at their arrival
+    /// (`express_node`) and, if so, the flows sending from it, whose timers and stops are
+    /// checked per packet (`senders_may_run_ahead`): `NODE_NEVER_AHEAD`, `NODE_NO_SENDERS`,
+    /// one flow's index, or `NODE_SENDER_LIST | i` for the list at `sender_lists[i]` (its
+    /// length, then its flows).
+    ///
+    /// Decided (issue 11, cost per packet-hop at many flows): before, each packet reaching
+    /// an end node read `express_node[node]`, the node's `Vec` of senders and that vector's
+    /// own heap buffer, three cache misses with thousands of hosts; now one word per node
+    /// (and the sender's line, read anyway by its ACK).
+    node_ahead: Vec<u32>,
+    sender_lists: Vec<u32>,
     /// A sender is sending (`flush_sender`): an ACK reached through its packets takes an event.
     in_sender: bool,
     /// When the next `Event::Sample` reads the flows' state (`Nanos::MAX`: none pending).
@@ -150,6 +160,11 @@ const PROGRESS_WALL: Duration = Duration::from_millis(50);
 /// Most senders on one node for which packets reaching it may be taken ahead of the clock
 /// (`node_may_run_ahead` checks each of them per packet).
 const MAX_SENDERS_AHEAD: usize = 16;
+/// `Simulator::node_ahead`'s words: packets ending at the node take events; the node sends
+/// no flow; the mark of a list of its senders (below it, one flow's index).
+const NODE_NEVER_AHEAD: u32 = u32::MAX;
+const NODE_NO_SENDERS: u32 = u32::MAX - 1;
+const NODE_SENDER_LIST: u32 = 1 << 31;
 /// Events between two looks at the wall clock (a look costs about 20 ns). No event runs long:
 /// transmissions take at least 1 ns (`Channel::tx_time`), so an event handles only packets
 /// already in a pipe when it started, and hops and ACKs handed on at once follow loop-free
@@ -228,7 +243,8 @@ impl Simulator {
             last_arrival: vec![Nanos::MAX; n_nodes],
             same_instant_arrivals: 0,
             express_node: Vec::new(),
-            node_senders: Vec::new(),
+            node_ahead: Vec::new(),
+            sender_lists: Vec::new(),
             in_sender: false,
             next_flow_sample: Nanos::MAX,
             connection_limit: MAX_INDEX as usize + 1,
@@ -277,25 +293,49 @@ impl Simulator {
                 sim.channels[c].hands_on = hands_on;
             }
             sim.express_node = express_nodes(n_nodes, &sim.channels, &routes);
-            sim.node_senders = vec![Vec::new(); n_nodes];
+            let mut node_senders = vec![Vec::new(); n_nodes];
             for f in 0..sim.flows.len() {
                 let src = sim.flows[f].src as usize;
-                sim.node_senders[src].push(f as u32);
+                node_senders[src].push(f as u32);
                 // A sender with its own clock sends at times no arrival decides.
                 if sim.apps[f].is_some() {
                     sim.express_node[src] = false;
                 }
             }
-            for (n, senders) in sim.node_senders.iter().enumerate() {
+            for (n, senders) in node_senders.iter().enumerate() {
                 // Checked per packet, one by one: a node sending many flows is left to events.
                 if senders.len() > MAX_SENDERS_AHEAD {
                     sim.express_node[n] = false;
                 }
             }
+            sim.set_node_ahead(&node_senders);
         } else {
             sim.express_node = vec![false; n_nodes];
+            sim.set_node_ahead(&vec![Vec::new(); n_nodes]);
         }
         sim
+    }
+
+    /// `node_ahead` and `sender_lists` from `express_node` and each node's senders.
+    fn set_node_ahead(&mut self, node_senders: &[Vec<u32>]) {
+        self.sender_lists.clear();
+        self.node_ahead = (0..self.express_node.len())
+            .map(|n| match node_senders[n].as_slice() {
+                _ if !self.express_node[n] => NODE_NEVER_AHEAD,
+                [] => NODE_NO_SENDERS,
+                &[f] => {
+                    assert!(f < NODE_SENDER_LIST, "a flow index below the list mark");
+                    f
+                }
+                list => {
+                    let i = self.sender_lists.len() as u32;
+                    assert!(i < NODE_NO_SENDERS - NODE_SENDER_LIST, "sender lists within their mark's range");
+                    self.sender_lists.push(list.len() as u32);
+                    self.sender_lists.extend_from_slice(list);
+                    NODE_SENDER_LIST | i
+                }
+            })
+            .collect();
     }
 
     /// Lower the number of TCP connections a run may hold (flows plus per-flow connections;
@@ -317,6 +357,7 @@ impl Simulator {
     #[doc(hidden)]
     pub fn without_express_to_senders(mut self) -> Self {
         self.express_node.iter_mut().for_each(|e| *e = false);
+        self.node_ahead.iter_mut().for_each(|e| *e = NODE_NEVER_AHEAD);
         self
     }
 
@@ -714,12 +755,30 @@ impl Simulator {
     fn node_may_run_ahead(&self, p: &Packet, c: usize, at: Nanos) -> bool {
         let node = self.channels[c].to;
         p.dst == node
-            && self.express_node[node as usize]
             && !self.in_sender
             && at < self.next_flow_sample
             && self.channels[c].pipe_is_empty()
             && self.channels[c].keeps_order()
-            && self.node_senders[node as usize].iter().all(|&f| self.sender_may_run_ahead(f as usize, at))
+            && self.senders_may_run_ahead(node, at)
+    }
+
+    /// The node qualifies (`express_node`) and every flow sending from it may run ahead to
+    /// `at` (`sender_may_run_ahead`), read from `node_ahead`.
+    #[inline]
+    fn senders_may_run_ahead(&self, node: u32, at: Nanos) -> bool {
+        let v = self.node_ahead[node as usize];
+        if v < NODE_SENDER_LIST {
+            return self.sender_may_run_ahead(v as usize, at);
+        }
+        match v {
+            NODE_NEVER_AHEAD => false,
+            NODE_NO_SENDERS => true,
+            _ => {
+                let i = (v - NODE_SENDER_LIST) as usize;
+                let n = self.sender_lists[i] as usize;
+                self.sender_lists[i + 1..i + 1 + n].iter().all(|&f| self.sender_may_run_ahead(f as usize, at))
+            }
+        }
     }
 
     /// Nothing of flow `f`'s own happens before `at` (strictly): it does not start (it has,
@@ -729,8 +788,10 @@ impl Simulator {
     #[inline]
     fn sender_may_run_ahead(&self, f: usize, at: Nanos) -> bool {
         let flow = &self.flows[f];
-        (flow.started || at < flow.start)
-            && flow.stop.is_none_or(|s| at < s)
+        debug_assert_eq!(at < flow.run_ahead_start, flow.started || at < flow.start);
+        debug_assert_eq!(at < flow.run_ahead_stop, flow.stop.is_none_or(|s| at < s));
+        at < flow.run_ahead_start
+            && at < flow.run_ahead_stop
             && flow.timer_pending.is_none_or(|p| at < p)
             && flow.sender.rtx_deadline().is_none_or(|d| at < d)
     }
@@ -895,6 +956,7 @@ impl Simulator {
 
     fn on_flow_start(&mut self, f: usize) {
         self.flows[f].started = true;
+        self.flows[f].run_ahead_start = Nanos::MAX;
         if self.apps[f].is_some() {
             let (apps, events, now) = (&mut self.apps, &mut self.events, self.now);
             let hand = apps[f].as_mut().expect("app").start(now, &mut |t, k| events.schedule(t, now, Event::App(2 * f as u32 + k)));
@@ -1761,7 +1823,25 @@ mod routing {
         /// Benchmark 50 s slice: 1,676.6 M -> 1,662.7 M instructions. (The extra column
         /// adds one entry per row to `MAX_DENSE`'s; which nodes get rows is unchanged.)
         dest_col: Vec<u32>,
-        /// Where each node's row starts in `rows` (`NONE`: its entries are in `small`).
+        /// The rows' columns are the destination nodes themselves (`rows[row_start[n] + d]`,
+        /// `UNUSED` where no path ends), so a look-up does not read `dest_col`.
+        ///
+        /// Decided (issue 11, cost per packet-hop at many flows): `dest_col` is as long as the
+        /// nodes, so with thousands of flows a router's look-up missed the cache twice, one
+        /// dependent load after the other (`dest_col[d]`, then the row). When the rows fit at
+        /// the nodes' width (a dumbbell's two routers: 2 x 200,002 entries at 100,000 flows),
+        /// the column is the destination itself. Measured with `row_start`'s `UNIFORM` below.
+        cols_are_nodes: bool,
+        /// Where each node's row starts in `rows`; `NONE`: its entries are in `small`;
+        /// `UNIFORM | c`: every entry of the node is channel `c`, the node's one link (below).
+        ///
+        /// Decided (issue 11): a node with one outgoing link whose recorded entries all take
+        /// it (every end host of a dumbbell) answers `get` from its `row_start` alone, instead
+        /// of searching `small` (two more loads, `start` and `small`, each a cache miss with
+        /// many hosts). Only in the table `build` makes, used before any link changes, when
+        /// every look-up is of a recorded pair (packets only travel recorded paths) and so
+        /// answered as before; `get_recorded` still answers exactly (`rebuild` reads the
+        /// previous table through it), and `rebuild`'s tables have no `UNIFORM` node.
         row_start: Vec<u32>,
         rows: Vec<u32>,
         /// The nodes without a row: (destination, channel) sorted by destination, node `n`'s
@@ -1776,6 +1856,8 @@ mod routing {
     const UNUSED: u32 = u32::MAX - 1;
     /// When not every node's row fits, only a node with more entries than this gets one.
     const ROW_MIN_ENTRIES: u32 = 32;
+    /// `RouteTable::row_start`'s mark of a node whose every entry is one channel (its low bits).
+    const UNIFORM: u32 = 1 << 31;
 
     impl RouteTable {
         /// Entries for every node on the path of each (source, destination) pair; an
@@ -1788,7 +1870,24 @@ mod routing {
         /// node's row fits) rows only for nodes with more than `row_min_entries` entries.
         pub fn build_with(router: &mut Router, nodes: usize, pairs: &[(u32, u32)], max_dense: usize, row_min_entries: u32) -> Self {
             let entries = Self::entries(router, nodes, pairs, None);
-            Self::assemble(nodes, entries, max_dense, row_min_entries)
+            let mut table = Self::assemble(nodes, entries, max_dense, row_min_entries);
+            table.mark_uniform(router);
+            table
+        }
+
+        /// Mark the nodes without a row whose recorded entries are all their one outgoing
+        /// link (`row_start`'s `UNIFORM`). For the table `build` makes only: see `row_start`.
+        fn mark_uniform(&mut self, router: &Router) {
+            for n in 0..self.row_start.len() {
+                if self.row_start[n] != NONE || router.out[n].len() != 1 {
+                    continue;
+                }
+                let c = router.out[n][0].1;
+                let entries = &self.small[self.start[n] as usize..self.start[n + 1] as usize];
+                if !entries.is_empty() && c < UNIFORM && entries.iter().all(|&(_, e)| e == c) {
+                    self.row_start[n] = UNIFORM | c;
+                }
+            }
         }
 
         /// The table after links changed (`Failures`): `router` knows only the links that are
@@ -1869,7 +1968,7 @@ mod routing {
                 }
                 stamp[n as usize] = group;
                 on_walk[n as usize] = walk;
-                let c = previous.get(n, d).unwrap_or(NO_ROUTE);
+                let c = previous.get_recorded(n, d).unwrap_or(NO_ROUTE);
                 entries.push((n, d, c));
                 if c == NO_ROUTE || down[c as usize] {
                     return;
@@ -1888,7 +1987,7 @@ mod routing {
                 dest_col[d as usize] = i as u32;
             }
             let width = dests.len() + 1;
-            let mut table = RouteTable { dest_col, row_start: Vec::new(), rows: Vec::new(), start: Vec::new(), small: Vec::new() };
+            let mut table = RouteTable { dest_col, cols_are_nodes: false, row_start: Vec::new(), rows: Vec::new(), start: Vec::new(), small: Vec::new() };
             // Every node gets a row when all fit, else those with the most entries, as many as fit.
             let row_min_entries = if dests.len().saturating_mul(nodes) <= max_dense { 0 } else { row_min_entries };
             let mut count = vec![0u32; nodes];
@@ -1898,6 +1997,16 @@ mod routing {
             let mut big: Vec<u32> = (0..nodes as u32).filter(|&n| count[n as usize] > row_min_entries).collect();
             big.sort_unstable_by_key(|&n| (std::cmp::Reverse(count[n as usize]), n));
             big.truncate(max_dense / dests.len().max(1));
+            // The same rows at the nodes' width when they fit (`cols_are_nodes`).
+            table.cols_are_nodes = big.len().saturating_mul(nodes) <= max_dense;
+            let width = if table.cols_are_nodes {
+                for (d, col) in table.dest_col.iter_mut().enumerate() {
+                    *col = d as u32;
+                }
+                nodes
+            } else {
+                width
+            };
             table.row_start = vec![NONE; nodes];
             for (i, &n) in big.iter().enumerate() {
                 table.row_start[n as usize] = (i * width) as u32;
@@ -1919,8 +2028,12 @@ mod routing {
             }
             // What `get` reads without bounds checks: one row start and one column per node,
             // every column within a row, every row within `rows`.
+            // With `cols_are_nodes`, the column is the destination node, below `nodes` = `width`.
+            // A row start is below `UNIFORM` (`mark_uniform` marks only nodes without a row).
             assert!(table.row_start.len() == nodes && table.dest_col.len() == nodes);
             assert!(table.dest_col.iter().all(|&col| (col as usize) < width));
+            assert!(!table.cols_are_nodes || width == nodes);
+            assert!(table.rows.len() < UNIFORM as usize);
             assert!(table.row_start.iter().all(|&row| row == NONE || row as usize + width <= table.rows.len()));
             table
         }
@@ -1941,13 +2054,33 @@ mod routing {
             // SAFETY: `row_start` has one entry per node (`assemble` asserts it), and `n` is
             // below that count (tested above).
             let row = unsafe { *self.row_start.get_unchecked(n) };
-            if row != NONE {
+            if row < UNIFORM {
                 // SAFETY: `dest_col` has one entry per node too, and `d` is below that count;
-                // every column is below a row's width and every row's entries lie within
-                // `rows` (`assemble` asserts both), so the sum indexes `rows`.
-                let c = unsafe { *self.rows.get_unchecked(row as usize + *self.dest_col.get_unchecked(d) as usize) };
+                // every column (with `cols_are_nodes`, `d` itself) is below a row's width and
+                // every row's entries lie within `rows` (`assemble` asserts both), so the sum
+                // indexes `rows`.
+                let col = if self.cols_are_nodes { d } else { unsafe { *self.dest_col.get_unchecked(d) as usize } };
+                let c = unsafe { *self.rows.get_unchecked(row as usize + col) };
                 return (c != UNUSED).then_some(c);
             }
+            // A node is no next hop toward itself (`route`'s `NO_ROUTE`, as for any node).
+            if row != NONE && n != d {
+                return Some(row & !UNIFORM);
+            }
+            self.get_small(n, d)
+        }
+
+        /// `get`, exactly as recorded: `None` for a pair without an entry, also at a
+        /// `UNIFORM` node (`rebuild` follows the previous table's entries through it).
+        pub fn get_recorded(&self, n: u32, d: u32) -> Option<u32> {
+            match self.row_start.get(n as usize) {
+                Some(&row) if row != NONE && row & UNIFORM != 0 => self.get_small(n as usize, d as usize),
+                _ => self.get(n, d),
+            }
+        }
+
+        /// The entry of `n` (a node without a row) toward `d` in `small`.
+        fn get_small(&self, n: usize, d: usize) -> Option<u32> {
             let entries = &self.small[self.start[n] as usize..self.start[n + 1] as usize];
             entries.binary_search_by_key(&(d as u32), |&(dst, _)| dst).ok().map(|i| entries[i].1)
         }
@@ -2052,6 +2185,7 @@ mod tests {
                 for table in [&dense, &sparse, &rows_too] {
                     let got = if n == d { NO_ROUTE } else { table.get(n, d).expect("every pair recorded") };
                     assert_eq!(got, want, "case {case}: {n} -> {d} in {links:?}");
+                    assert_eq!(table.get_recorded(n, d), table.get(n, d), "case {case}: recorded {n} -> {d}");
                 }
                 assert_eq!(fresh.next_hop(n, d), want, "case {case}: next_hop {n} -> {d} in {links:?}");
             }
