@@ -78,9 +78,9 @@ testbed-accuracy: setup bpf
 compare-kernel: setup bpf
 	$(PY) scripts/compare_kernel.py --out out/compare
 
-## bench: the issue's benchmark, side by side with ns-2 when installed
+## bench: the issue's benchmark, side by side with ns-2 when installed: seven interleaved rounds, medians (~2 min; BENCH_ARGS="--repeat 1")
 bench: setup ns2
-	$(VENV)/bin/vegaslab bench --out out/bench
+	$(VENV)/bin/vegaslab bench --repeat 7 --out out/bench $(BENCH_ARGS)
 
 ## bench-scale: ns per packet-hop, set-up time and peak memory from 50 to 100,000 flows (issue 11; BENCH_SCALE_ARGS="--sizes 50,500,5000")
 bench-scale: setup

@@ -424,6 +424,12 @@ def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, t
     assert {"cwnd.png", "throughput.png", "queue.png"} <= set(e2e["run_plots"]["files"])
     assert all(e2e[k]["wall_s"] > ours["wall_s"] and e2e[k]["cpu_s"] > ours["cpu_s"] for k in e2e)
     assert "`vegaslab run --no-plots` end to end" in printed and "`vegaslab run` end to end" in printed
+    # The results boundary: the plots' monitors on, every series row counted, the conversion
+    # timed on its own (much less than the run that made the rows).
+    converted = report["results_to_pandas"]
+    assert converted["series_rows"] > 1000 and converted["table_rows"] > 50
+    assert 0 < converted["wall_s"] < e2e["run_plots"]["wall_s"] and converted["cpus_s"] == [converted["cpu_s"]]
+    assert "results to pandas (" in printed
 
 
 def test_bench_refuses_a_repeat_count_out_of_range(capsys):

@@ -1087,6 +1087,28 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_bytes": peak_rss_bytes
                   "doc": doc}))
 """
 
+# The results boundary (issue 11: "480k rows at 1 ms sampling" to pandas in < 0.3 s): the
+# benchmark's first 10 s (a --duration given to bench wins) with the monitors `vegaslab run`
+# adds for its plots, sampled every 1 ms (510,000 rows at 50 flows), then the time from
+# the core's typed columns to a `Results` holding every table and series as DataFrames (pandas
+# imported before: importing it is the command's start, not the conversion).
+_RESULTS_CHILD = r"""
+import json, sys, time
+from pathlib import Path
+from vegaslab import _core
+from vegaslab.cli import plot_monitors
+from vegaslab.results import Results
+path, overrides = sys.argv[1], json.loads(sys.argv[2])
+text = open(path, encoding="utf-8").read()
+monitored = ["run.duration=10s", *plot_monitors(Path(path), overrides), *overrides, "run.sample_interval=1ms"]
+meta, tables, series, _ = _core.run_scenario_tables(text, path, None, monitored, None)
+t0, c0 = time.perf_counter(), time.process_time()
+res = Results.from_tables(meta, tables, series)
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+print(json.dumps({"wall_s": wall, "cpu_s": cpu, "series_rows": len(res.series_flows) + len(res.series_queues),
+                  "table_rows": sum(len(getattr(res, t)) for t in ("flows", "queues", "links", "udp"))}))
+"""
+
 # ns-2 runs in a grandchild (`ns`); RUSAGE_CHILDREN's maxrss is its peak, or this Python's RSS
 # at fork time if that was larger, so the number is an upper bound. Its CPU time is the `ns`
 # process's alone (the only child the bridge starts; the bridge's own Python work, writing the
@@ -1274,7 +1296,8 @@ def _ratio_line(what: str, theirs: float, ours: dict[str, float]) -> str:
 def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end: bool = True,
           repeat: int = 1, echo=print) -> dict[str, Any]:
     """Run the benchmark (the core, then with ``end_to_end`` the ``vegaslab run`` commands of
-    :data:`END_TO_END`, then ns-2 if asked and available); return the numbers.
+    :data:`END_TO_END` and the results' conversion to pandas (``_RESULTS_CHILD``), then ns-2 if
+    asked and available); return the numbers.
 
     Decided (issue 11: ratios in one run, on a shared machine): with ``repeat`` > 1 the
     measurements run in ``repeat`` rounds, each round every command once in the same order, so
@@ -1297,7 +1320,8 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
         report["ns2_skipped"] = "--no-ns2"
     elif not _which("ns"):
         report["ns2_skipped"] = "`ns` is not on PATH"
-    rounds: dict[str, list[Any]] = {"vegaslab": [], "ns2": [], **{key: [] for key, _, _ in END_TO_END}}
+    rounds: dict[str, list[Any]] = {"vegaslab": [], "ns2": [], "results_to_pandas": [],
+                                    **{key: [] for key, _, _ in END_TO_END}}
     for _ in range(repeat):
         child = _child(_VEGASLAB_CHILD, scenario, overrides)
         if "error" in child:
@@ -1306,6 +1330,10 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
         if end_to_end:
             for key, _, options in END_TO_END:
                 rounds[key].append(_time_command(key, scenario, overrides, options))
+            converted = _child(_RESULTS_CHILD, scenario, overrides)
+            if "error" in converted:
+                raise VegaslabError(f"benchmark of the results to pandas failed: {converted['error']}")
+            rounds["results_to_pandas"].append(converted)
         if not report.get("ns2_skipped"):
             if not rounds["ns2"]:
                 echo("running ns-2 on the same scenario ...")
@@ -1328,6 +1356,11 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
             report["end_to_end"][key] = _with_times({"command": label, **timed}, walls, cpus(rounds[key]))
             echo(f"{'':9s} `{label}` end to end: {_wall_text(report['end_to_end'][key])} "
                  f"({len(timed['files'])} files written)")
+        converted, walls = _median_of(rounds["results_to_pandas"], lambda c: float(c["wall_s"]))
+        report["results_to_pandas"] = _with_times(converted, walls, cpus(rounds["results_to_pandas"]))
+        echo(f"{'':9s} results to pandas ({converted['series_rows']:,} time-series rows, "
+             f"{converted['table_rows']:,} table rows; the plots' monitors every 1 ms): "
+             f"{_wall_text(report['results_to_pandas'])}")
     if rounds["ns2"] and not report.get("ns2_skipped"):
         theirs, walls = _median_of(rounds["ns2"], lambda c: float(c["doc"].get("meta", {}).get("wall_time_s") or c["wall_s"]))
         report["ns2"] = _with_times(_bench_numbers(theirs, cc_of, wall_from_meta=True), walls, cpus(rounds["ns2"]))
