@@ -389,8 +389,7 @@ def normalize(scenario: Scenario, *, seed: int | None = None, overrides: Overrid
 def scenario_hash(normalized: Mapping[str, Any]) -> str:
     """SHA-256 (hex) of a normalised scenario in canonical JSON (sorted keys, no spaces): two
     runs with the same hash ran the same resolved input, referenced files' content included."""
-    text = json.dumps(normalized, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return _canonical_hash(json.dumps(normalized, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
 def _canonical_hash(text: str) -> str:

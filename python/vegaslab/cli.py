@@ -1119,14 +1119,12 @@ try:
     from vegaslab.ns2 import run_scenario
 except ImportError as exc:
     print(json.dumps({"error": f"vegaslab.ns2 is not available: {exc}"})); sys.exit(0)
+from vegaslab.cli import _children_cpu
 path, overrides = sys.argv[1], json.loads(sys.argv[2])
-def children_cpu():
-    u = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return u.ru_utime + u.ru_stime
 baseline = peak_rss_bytes()
-t0, c0 = time.perf_counter(), children_cpu()
+t0, c0 = time.perf_counter(), _children_cpu()
 doc = run_scenario(path, overrides=overrides, trace=False)
-wall, cpu = time.perf_counter() - t0, children_cpu() - c0
+wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
 print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_bytes": peak_rss_bytes(resource.RUSAGE_CHILDREN),
                   "baseline_rss_bytes": baseline, "doc": doc}, default=str))
 """

@@ -141,11 +141,10 @@ fn run_scenario_tables(
     let (results, normalized) = run_results(py, toml_text, source_name, seed, overrides, progress, true)?;
     let meta = serde_json::to_string(&results.meta).map_err(|e| SimulationError::new_err(format!("{source_name}: {e}")))?;
     let tables = PyDict::new_bound(py);
-    let columns_error = |e: table_columns::ColumnsError| SimulationError::new_err(format!("{source_name}: results table: {e}"));
-    tables.set_item("flows", table_dict(py, &table_columns::table(&results.flows).map_err(columns_error)?)?)?;
-    tables.set_item("queues", table_dict(py, &table_columns::table(&results.queues).map_err(columns_error)?)?)?;
-    tables.set_item("links", table_dict(py, &table_columns::table(&results.links).map_err(columns_error)?)?)?;
-    tables.set_item("udp", table_dict(py, &table_columns::table(&results.udp).map_err(columns_error)?)?)?;
+    tables.set_item("flows", rows_dict(py, source_name, &results.flows)?)?;
+    tables.set_item("queues", rows_dict(py, source_name, &results.queues)?)?;
+    tables.set_item("links", rows_dict(py, source_name, &results.links)?)?;
+    tables.set_item("udp", rows_dict(py, source_name, &results.udp)?)?;
     let normalized = normalized.ok_or_else(|| SimulationError::new_err(format!("{source_name}: no normalised scenario")))?;
     Ok((meta, tables.into_any().unbind(), series_columns(py, &results.series)?, normalized))
 }
@@ -154,6 +153,14 @@ fn run_scenario_tables(
 /// column order: `kind` is `"f64"`, `"i64"`, `"u64"` (values: little-endian bytes), `"bool"`
 /// (bytes, one per row), `"str"` (a list of str) or `"none"` (no row has a value; values
 /// None); `present` is None when every row has a value, else one byte per row (1: has one).
+/// One results table's rows as `table_dict`'s columns; a row that cannot become columns is a
+/// `SimulationError` naming the run.
+fn rows_dict<T: serde::Serialize>(py: Python<'_>, source_name: &str, rows: &[T]) -> PyResult<PyObject> {
+    let table = table_columns::table(rows)
+        .map_err(|e| SimulationError::new_err(format!("{source_name}: results table: {e}")))?;
+    table_dict(py, &table)
+}
+
 fn table_dict(py: Python<'_>, t: &table_columns::Table) -> PyResult<PyObject> {
     use table_columns::Values;
     let columns = pyo3::types::PyList::empty_bound(py);
