@@ -471,7 +471,11 @@ def test_core_bench_gives_ns2s_wall_over_the_core_and_each_end_to_end_command(co
     assert report["ns2_over_vegaslab_cpu"] == pytest.approx(ns2_cpu / report["vegaslab"]["cpu_s"])
     for key, timed in report["end_to_end"].items():
         assert report["ns2_over_end_to_end_cpu"][key] == pytest.approx(ns2_cpu / timed["cpu_s"])
+    # Each round's own ratio, in the order the rounds ran: the machine's noise made visible.
+    assert report["ns2_over_vegaslab_cpu_by_round"] == pytest.approx(
+        [a / b for a, b in zip(report["ns2"]["cpus_s"], report["vegaslab"]["cpus_s"])])
     printed = capsys.readouterr().out
+    assert "ns-2's CPU time over the core's in each round: " in printed
     assert "ns-2's CPU time over ours: " in printed and "(the core)" in printed and "(`vegaslab run --no-plots`)" in printed
     assert "ns-2's wall time over ours: " in printed
 

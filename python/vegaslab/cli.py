@@ -1291,6 +1291,13 @@ def _ratio_line(what: str, theirs: float, ours: dict[str, float]) -> str:
     return f"ns-2's {what} time over ours: " + ", ".join(f"{theirs / v:.1f}x ({label})" for label, v in ours.items())
 
 
+def _rounds_line(ratios: list[float]) -> str:
+    """How far the rounds' own ratios spread: the machine's noise, beside the ratio of medians."""
+    listed = " ".join(f"{r:.1f}" for r in ratios)
+    return (f"ns-2's CPU time over the core's in each round: {listed} "
+            f"(median {_median(ratios):.1f}x, {min(ratios):.1f}x-{max(ratios):.1f}x)")
+
+
 def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end: bool = True,
           repeat: int = 1, echo=print) -> dict[str, Any]:
     """Run the benchmark (the core, then with ``end_to_end`` the ``vegaslab run`` commands of
@@ -1301,6 +1308,9 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
     measurements run in ``repeat`` rounds, each round every command once in the same order, so
     a slow spell of the machine touches all of them alike; each command's numbers are those of
     its median run, its wall times all listed (``walls_s``), and the ratios are of medians.
+    Each round's own ratio of ns-2's CPU time to the core's is listed too
+    (``ns2_over_vegaslab_cpu_by_round``): on a shared machine their spread says how far one
+    ratio of medians can be trusted.
 
     Two times per command (issue 11 asks for the core's ratio "in CPU time"): the wall time and
     the CPU time (user + system) of the simulating process: the core's child interpreter around
@@ -1368,12 +1378,16 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
         _per_packet_hop(report["ns2"], ours.get("packet_hops"))
         report["ns2_over_vegaslab_wall"] = report["ns2"]["wall_s"] / ours["wall_s"]
         report["ns2_over_vegaslab_cpu"] = report["ns2"]["cpu_s"] / ours["cpu_s"]
+        by_round = [a / b for a, b in zip(report["ns2"]["cpus_s"], ours["cpus_s"])]
+        report["ns2_over_vegaslab_cpu_by_round"] = by_round
         for line in _bench_lines("ns-2", report["ns2"]):
             echo(line)
         e2e = report.get("end_to_end", {})
         for what, key in (("CPU", "cpu_s"), ("wall", "wall_s")):
             mine = {"the core": ours[key], **{f"`{t['command']}`": t[key] for t in e2e.values()}}
             echo(_ratio_line(what, report["ns2"][key], mine))
+        if len(by_round) > 1:
+            echo(_rounds_line(by_round))
         if e2e:
             report["ns2_over_end_to_end_wall"] = {k: report["ns2"]["wall_s"] / t["wall_s"] for k, t in e2e.items()}
             report["ns2_over_end_to_end_cpu"] = {k: report["ns2"]["cpu_s"] / t["cpu_s"] for k, t in e2e.items()}
