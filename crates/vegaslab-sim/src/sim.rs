@@ -49,17 +49,16 @@ pub struct Simulator {
     /// A UDP source whose parameters cannot work on its path: (field path, message).
     udp_error: Option<(String, String)>,
     monitored_queues: Vec<usize>,
-    /// Per node: packets ending there may be taken at their arrival without an event when
-    /// `node_may_run_ahead` says so at the time (`express`, "Packets to an end node").
-    express_node: Vec<bool>,
     /// Per node, in one word: whether packets ending there may be taken at their arrival
-    /// (`express_node`) and, if so, the flows sending from it, whose timers and stops are
+    /// without an event when `node_may_run_ahead` says so at the time (`express`, "Packets to
+    /// an end node": `express_nodes`, less nodes with a clocked application or more than
+    /// `MAX_SENDERS_AHEAD` senders) and, if so, the flows sending from it, whose timers and stops are
     /// checked per packet (`senders_may_run_ahead`): `NODE_NEVER_AHEAD`, `NODE_NO_SENDERS`,
     /// one flow's index, or `NODE_SENDER_LIST | i` for the list at `sender_lists[i]` (its
     /// length, then its flows).
     ///
     /// Decided (issue 11, cost per packet-hop at many flows): before, each packet reaching
-    /// an end node read `express_node[node]`, the node's `Vec` of senders and that vector's
+    /// an end node read a per-node flag, the node's `Vec` of senders and that vector's
     /// own heap buffer, three cache misses with thousands of hosts; now one word per node
     /// (and the sender's line, read anyway by its ACK).
     node_ahead: Vec<u32>,
@@ -242,7 +241,6 @@ impl Simulator {
             events_processed: 0,
             last_arrival: vec![Nanos::MAX; n_nodes],
             same_instant_arrivals: 0,
-            express_node: Vec::new(),
             node_ahead: Vec::new(),
             sender_lists: Vec::new(),
             in_sender: false,
@@ -292,36 +290,35 @@ impl Simulator {
             for (c, hands_on) in express_channels(&sim.channels, &routes).into_iter().enumerate() {
                 sim.channels[c].hands_on = hands_on;
             }
-            sim.express_node = express_nodes(n_nodes, &sim.channels, &routes);
+            let mut express_node = express_nodes(n_nodes, &sim.channels, &routes);
             let mut node_senders = vec![Vec::new(); n_nodes];
             for f in 0..sim.flows.len() {
                 let src = sim.flows[f].src as usize;
                 node_senders[src].push(f as u32);
                 // A sender with its own clock sends at times no arrival decides.
                 if sim.apps[f].is_some() {
-                    sim.express_node[src] = false;
+                    express_node[src] = false;
                 }
             }
             for (n, senders) in node_senders.iter().enumerate() {
                 // Checked per packet, one by one: a node sending many flows is left to events.
                 if senders.len() > MAX_SENDERS_AHEAD {
-                    sim.express_node[n] = false;
+                    express_node[n] = false;
                 }
             }
-            sim.set_node_ahead(&node_senders);
+            sim.set_node_ahead(&express_node, &node_senders);
         } else {
-            sim.express_node = vec![false; n_nodes];
-            sim.set_node_ahead(&vec![Vec::new(); n_nodes]);
+            sim.node_ahead = vec![NODE_NEVER_AHEAD; n_nodes];
         }
         sim
     }
 
-    /// `node_ahead` and `sender_lists` from `express_node` and each node's senders.
-    fn set_node_ahead(&mut self, node_senders: &[Vec<u32>]) {
+    /// `node_ahead` and `sender_lists` from whether each node qualifies and its senders.
+    fn set_node_ahead(&mut self, express_node: &[bool], node_senders: &[Vec<u32>]) {
         self.sender_lists.clear();
-        self.node_ahead = (0..self.express_node.len())
+        self.node_ahead = (0..express_node.len())
             .map(|n| match node_senders[n].as_slice() {
-                _ if !self.express_node[n] => NODE_NEVER_AHEAD,
+                _ if !express_node[n] => NODE_NEVER_AHEAD,
                 [] => NODE_NO_SENDERS,
                 &[f] => {
                     assert!(f < NODE_SENDER_LIST, "a flow index below the list mark");
@@ -356,7 +353,6 @@ impl Simulator {
     /// ACKs handed to their senders ahead of the clock change nothing).
     #[doc(hidden)]
     pub fn without_express_to_senders(mut self) -> Self {
-        self.express_node.iter_mut().for_each(|e| *e = false);
         self.node_ahead.iter_mut().for_each(|e| *e = NODE_NEVER_AHEAD);
         self
     }
@@ -743,7 +739,7 @@ impl Simulator {
 
     /// Whether `p`, just accepted onto channel `c` toward the node where it ends, may be taken
     /// there at its arrival `at` without an event (`express`, "Packets to an end node"): the
-    /// node qualifies (`express_node`), no sender is sending (`in_sender`), nothing waits in
+    /// node qualifies (`node_ahead`), no sender is sending (`in_sender`), nothing waits in
     /// `c` ahead of it and nothing sent later can overtake it there (`c`'s delay is constant),
     /// no monitor samples the flows before `at`, and none of the node's senders has an event
     /// of its own before `at` (`sender_may_run_ahead`).
@@ -762,7 +758,7 @@ impl Simulator {
             && self.senders_may_run_ahead(node, at)
     }
 
-    /// The node qualifies (`express_node`) and every flow sending from it may run ahead to
+    /// The node qualifies (`node_ahead`) and every flow sending from it may run ahead to
     /// `at` (`sender_may_run_ahead`), read from `node_ahead`.
     #[inline]
     fn senders_may_run_ahead(&self, node: u32, at: Nanos) -> bool {
