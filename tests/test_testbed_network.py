@@ -263,29 +263,82 @@ def test_a_bulk_transfer_through_a_20mbps_bottleneck_reaches_17_to_20_mbps():
     assert 17.0 <= steady <= 20.0, f"goodput {steady:.2f} Mbit/s"
 
 
-def _class_sent(net: Network) -> tuple[float, int, int]:
+UDP_SINK = textwrap.dedent("""
+    import socket, sys
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((sys.argv[1], 5002))
+    print("ready", flush=True)
+    while True:
+        s.recv(2048)
+""")
+
+UDP_SOURCE = textwrap.dedent("""
+    import socket, sys, time
+    dst, src, rate_pps, seconds = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind((src, 0))
+    payload = b"x" * 1472  # + 8 UDP + 20 IP = a 1500-byte IP packet
+    start = time.monotonic(); sent = 0
+    while (now := time.monotonic()) < start + seconds:
+        # Catch up after any stall, so the queue refills rather than drains.
+        while sent < (now - start) * rate_pps:
+            s.sendto(payload, (dst, 5002)); sent += 1
+        time.sleep(0.002)
+""")
+
+
+class Overload:
+    """1500-byte UDP packets ``src`` -> ``dst`` at ``factor`` times the bottleneck's packet rate,
+    catching up after any stall of the sender, so the bottleneck queue stays full."""
+
+    def __init__(self, net: Network, rate_bps: float, factor: float, seconds: float):
+        self.sink = subprocess.Popen(["ip", "netns", "exec", net.receiver_ns, sys.executable, "-c", UDP_SINK,
+                                      net.ip("r1")], stdout=subprocess.PIPE, text=True)
+        assert self.sink.stdout.readline().strip() == "ready"
+        self.source = subprocess.Popen(["ip", "netns", "exec", net.sender_ns, sys.executable, "-c", UDP_SOURCE,
+                                        net.ip("r1"), net.ip("s1"), str(factor * rate_bps / 8 / 1500), str(seconds)])
+
+    def stop(self):
+        for p in (self.source, self.sink):
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+
+
+def _class_sent(net: Network) -> tuple[float, int, int, int]:
+    """(time, bytes sent, packets sent, packets queued) of the forward bottleneck's htb class;
+    the time is the middle of the ``tc`` call, whose own latency varies under load."""
+    before = time.monotonic()
     out = subprocess.run(["ip", "netns", "exec", net.router_ns, "tc", "-s", "class", "show", "dev",
                           net._rtr_rcv_if], capture_output=True, text=True, check=True).stdout
-    m = re.search(r"Sent (\d+) bytes (\d+) pkt", out)
-    return time.monotonic(), int(m.group(1)), int(m.group(2))
+    after = time.monotonic()
+    sent = re.search(r"Sent (\d+) bytes (\d+) pkt", out)
+    backlog = re.search(r"backlog \S+ (\d+)p", out)
+    assert sent and backlog, out
+    return (before + after) / 2, int(sent.group(1)), int(sent.group(2)), int(backlog.group(1))
 
 
 def test_the_bottleneck_charges_ip_bytes_so_its_rate_is_the_scenarios_ip_level_rate():
     # The simulator's link rates count IP packets (1448 payload + 52 header = 1500 bytes);
     # htb would also count the 14-byte Ethernet header (1514) without its size table.
-    with _path(20, 20e6) as net:
-        bulk = Bulk(net, 3.5)
+    # The load is UDP at twice the rate into a 300 ms buffer, not TCP: the rate of a queue that
+    # never empties is the shaper's alone, whatever the sender, the delay line or the CPU do.
+    # The rate is the slope fitted through 25 samples, so no one tc call's latency sets it.
+    with _path(20, 20e6, buffer_pkts=500) as net:
+        load = Overload(net, 20e6, factor=2.0, seconds=4.0)
         try:
-            time.sleep(1.5)
-            t0, b0, p0 = _class_sent(net)
-            time.sleep(1.5)
-            t1, b1, p1 = _class_sent(net)
-            bulk.result()
+            time.sleep(1.0)  # 500 packets fill in 0.3 s at the excess rate
+            samples = []
+            for _ in range(25):
+                samples.append(_class_sent(net))
+                time.sleep(0.1)
         finally:
-            bulk.kill()
-    per_packet = (b1 - b0) / (p1 - p0)
-    ip_rate = (p1 - p0) * 1500 * 8 / (t1 - t0)
-    print(f"bottleneck: {per_packet:.1f} charged bytes per packet, {ip_rate / 1e6:.3f} Mbit/s of IP packets")
+            load.stop()
+    times, sent_bytes, sent_pkts, queued = zip(*samples)
+    per_packet = (sent_bytes[-1] - sent_bytes[0]) / (sent_pkts[-1] - sent_pkts[0])
+    pps = statistics.linear_regression(times, sent_pkts).slope
+    ip_rate = pps * 1500 * 8
+    print(f"bottleneck: {per_packet:.1f} charged bytes per packet, {ip_rate / 1e6:.3f} Mbit/s of IP packets, "
+          f"queue {min(queued)}-{max(queued)} packets at the samples")
+    assert min(queued) > 0, f"the queue emptied, so the rate measured is not the shaper's: {queued}"
     assert per_packet == 1500.0
     assert 19.8e6 <= ip_rate <= 20.2e6, ip_rate
 
