@@ -2,28 +2,50 @@
 //!
 //! Usage: `vegaslab-sim FILE.toml [--seed N] [--set key=value ...]`. The Python CLI
 //! (`vegaslab run`) is the full-featured one; this exists for benchmarking and debugging
-//! without Python.
+//! without Python. Bad arguments get a message and exit status 2; a closed standard output
+//! (`vegaslab-sim x.toml | head`) ends it quietly with status 1 rather than a panic.
 
+use std::io::Write;
 use std::process::ExitCode;
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
-        eprintln!("usage: vegaslab-sim FILE.toml [--seed N] [--set key=value ...]");
-        return ExitCode::from(2);
-    }
+const USAGE: &str = "usage: vegaslab-sim FILE.toml [--seed N] [--set key=value ...]";
+
+/// The scenario file, the seed and the `--set` overrides, or a message naming the bad argument.
+fn parse_args(args: Vec<String>) -> Result<(String, Option<u64>, Vec<String>), String> {
     let mut file = None;
     let mut seed = None;
     let mut overrides = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            "--seed" => seed = it.next().and_then(|s| s.parse().ok()),
-            "--set" => overrides.extend(it.next()),
+            "--seed" => {
+                let value = it.next().ok_or("--seed needs a value: an integer 0 to 2^64-1")?;
+                seed = Some(value.parse().map_err(|_| {
+                    format!("--seed {value:?}: not an integer 0 to 2^64-1")
+                })?);
+            }
+            "--set" => overrides.push(it.next().ok_or("--set needs a value: key=value")?),
+            flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
+            _ if file.is_some() => return Err(format!("one scenario file only, got a second: {a}")),
             _ => file = Some(a),
         }
     }
-    let file = file.expect("a scenario file");
+    Ok((file.ok_or("no scenario file given")?, seed, overrides))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.is_empty() || args.iter().any(|a| a == "-h" || a == "--help") {
+        eprintln!("{USAGE}");
+        return ExitCode::from(2);
+    }
+    let (file, seed, overrides) = match parse_args(args) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            eprintln!("vegaslab-sim: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
     let text = match std::fs::read_to_string(&file) {
         Ok(t) => t,
         Err(e) => {
@@ -32,10 +54,13 @@ fn main() -> ExitCode {
         }
     };
     match vegaslab_sim::run_text(&text, &file, seed, &overrides, |_, _| true) {
-        Ok(r) => {
-            println!("{}", r.to_json());
-            ExitCode::SUCCESS
-        }
+        Ok(r) => match writeln!(std::io::stdout().lock(), "{}", r.to_json()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("vegaslab-sim: writing the results failed: {e}");
+                ExitCode::from(1)
+            }
+        },
         Err(e) => {
             eprintln!("{e}");
             ExitCode::from(2)

@@ -1,0 +1,48 @@
+//! The `vegaslab-sim` binary's own argument handling: every bad argument gets a message naming
+//! it and exit status 2, and a reader that closes the pipe early gets no panic.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+fn vegaslab_sim(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vegaslab-sim")).args(args).output().expect("start vegaslab-sim");
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn scenario() -> String {
+    format!("{}/../../python/vegaslab/catalog_data/bench/grids-net2.toml", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn a_seed_that_is_not_an_integer_is_named_in_the_error() {
+    let (code, err) = vegaslab_sim(&[&scenario(), "--seed", "abc"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--seed \"abc\": not an integer"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn options_without_a_file_or_value_get_a_message_not_a_panic() {
+    for args in [&["--seed", "1"][..], &["--seed"], &["x.toml", "--set"], &["x.toml", "--bogus"], &["a.toml", "b.toml"]] {
+        let (code, err) = vegaslab_sim(args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains("usage: vegaslab-sim") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn a_reader_closing_the_pipe_early_ends_the_binary_without_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_vegaslab-sim"))
+        .arg(scenario())
+        .args(["--set", "run.duration=1s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start vegaslab-sim");
+    drop(child.stdout.take()); // as `vegaslab-sim x.toml | head -c 0` would
+    let mut err = String::new();
+    child.stderr.take().expect("stderr").read_to_string(&mut err).expect("read stderr");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(err.contains("writing the results failed") && !err.contains("panicked"), "{err}");
+}
