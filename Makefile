@@ -12,7 +12,7 @@ REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 REQUIRE_TSHARK ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy compare-kernel bench bench-scale bench-sweep fuzz docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy compare-kernel bench bench-scale bench-memory bench-sweep fuzz docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -85,6 +85,12 @@ bench: setup ns2
 ## bench-scale: ns per packet-hop, set-up time and peak memory from 50 to 100,000 flows (issue 11; BENCH_SCALE_ARGS="--sizes 50,500,5000")
 bench-scale: setup
 	$(PY) scripts/bench_scale.py --out out/bench-scale.json $(BENCH_SCALE_ARGS)
+
+## bench-memory: the machine's memory latency by working-set size, one miss at a time and four overlapped (what a packet-hop's cache miss costs at many flows; ~1 min)
+bench-memory:
+	mkdir -p out && $(CC) -O2 -o out/memory-latency scripts/memory_latency.c
+	out/memory-latency
+	out/memory-latency --chains 4 2048 8192 32768 131072
 
 ## bench-sweep: the sweep engine's scale benchmark (issue 8): 2 workers vs 1, overhead per run, a 10,000-run sweep and reading it into pandas (~13 min; BENCH_SWEEP_ARGS=--quick for ~20 s)
 bench-sweep: setup
