@@ -343,6 +343,41 @@ def test_the_bottleneck_charges_ip_bytes_so_its_rate_is_the_scenarios_ip_level_r
     assert 19.8e6 <= ip_rate <= 20.2e6, ip_rate
 
 
+@pytest.mark.skipif(shutil.which("tshark") is None and os.environ.get("VEGASLAB_REQUIRE_TSHARK") != "1",
+                    reason="tshark not installed (make test installs it)")
+def test_after_idle_spells_the_bottleneck_never_sends_two_packets_back_to_back():
+    # Three loads of 0.4 s with idle spells between, so the class starts each with full credit
+    # (the moment a bucket holding a packet and a bit would send two at once). Departures are
+    # captured on the router's egress; the ceil bucket spaces them by 0.8 packet times.
+    packet_s = 1500 * 8 / 20e6
+    with _path(20, 20e6, buffer_pkts=100) as net:
+        cap = subprocess.Popen(["ip", "netns", "exec", net.router_ns, "tshark", "-i", net._rtr_rcv_if, "-f", "udp",
+                                "-a", "duration:6", "-T", "fields", "-e", "frame.time_epoch"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            for _ in range(10):  # tshark's notes before it captures (running as root, ...)
+                if "Capturing on" in cap.stderr.readline():
+                    break
+            else:
+                raise AssertionError("tshark did not start capturing")
+            for _ in range(3):
+                load = Overload(net, 20e6, factor=2.0, seconds=0.4)
+                time.sleep(0.5)
+                load.stop()
+                time.sleep(0.3)  # 100 packets drain in 60 ms
+            out = cap.stdout.read()
+        finally:
+            cap.kill()
+            cap.wait()
+    departures = [float(x) for x in out.split()]
+    gaps = [(b - a) / packet_s for a, b in zip(departures, departures[1:])]
+    busy = [g for g in gaps if g < 5]  # the idle spells' gaps left out
+    print(f"{len(departures)} departures, {len(gaps) - len(busy)} idle gaps; smallest gap {min(busy):.2f} "
+          f"packet times, {sum(g < 0.75 for g in busy)} below 0.75")
+    assert len(departures) > 1500 and len(gaps) - len(busy) >= 2, (len(departures), len(gaps) - len(busy))
+    assert min(busy) >= 0.5, sorted(busy)[:10]
+
+
 def test_queue_packets_is_zero_when_idle_and_rises_in_the_direction_that_is_loaded():
     with _path(20, 20e6, buffer_pkts=50) as net:
         assert net.queue_packets() == (0, 0)

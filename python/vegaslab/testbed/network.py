@@ -16,7 +16,8 @@ Topology and why:
 - The bottleneck is on the router's egress (forward: toward the receivers; reverse: toward the
   senders), ``htb`` at the rate with a ``pfifo limit N`` child, N the buffer in packets; htb
   counts IP bytes (a size table takes the Ethernet header off), as the simulator's links do,
-  and repays a late timer's lost time at up to 1.25x the rate (see ``_shape``).
+  and repays a late timer's lost time at up to 1.25x the rate, never two packets back to
+  back (see ``_shape``).
   On the router, not on the sender's own interface, so that the sender's stack sees a remote
   queue (local back-pressure and TCP small queues would otherwise throttle it early).
 - This kernel has no netem, so propagation delay is a user-space delay line: policy routing
@@ -754,16 +755,20 @@ class Network:
         _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "stab",
               "overhead", "-14", "htb", "default", "1"], f"adding the bottleneck on {dev} failed")
         # Late htb timers (this VM delays them at times) must cost no rate, yet the queue must
-        # not release packets back to back: the class keeps up to four packets of credit
-        # (burst) to repay lateness, but spends it no faster than 1.25x the rate, since a root
-        # class sends only with credit in both buckets and the ceil bucket holds one packet.
-        # With tc's defaults (about one packet of burst, ceil = rate) a full 20 Mbit/s queue
-        # drained at 18.2-19.6 Mbit/s in 5 of 8 runs. The price: after an idle spell up to
-        # four packets leave at 1.25x the rate.
+        # not release packets back to back. htb sends from a root class while both its buckets
+        # hold credit (it cannot borrow), charging a packet after sending it. The rate bucket
+        # keeps up to four packets of credit (burst), so lateness is repaid, not lost; the ceil
+        # bucket (1.25x the rate) keeps less than one packet (cburst 100 bytes), so every
+        # packet waits for its own 0.8 packet times of credit and none leaves right behind
+        # another. With tc's defaults (about one packet of burst in both, ceil = rate) a full
+        # 20 Mbit/s queue drained at 18.2-19.6 Mbit/s in 5 of 8 runs, and a bucket that holds
+        # a packet and a bit sends two back to back after an idle spell or a late tick
+        # (docs/testbed.md). The price: after an idle spell up to four packets leave at 1.25x
+        # the rate.
         packet = 1514
         _run(["ip", "netns", "exec", R, "tc", "class", "add", "dev", dev, "parent", "1:", "classid", "1:1",
               "htb", "rate", rate, "burst", str(4 * packet), "ceil", f"{int(round(1.25 * rate_bps))}bit",
-              "cburst", str(packet), "quantum", str(packet)],
+              "cburst", "100", "quantum", str(packet)],
              f"setting the bottleneck rate on {dev} failed")
         _run(["ip", "netns", "exec", R, "tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:",
               "pfifo", "limit", str(buffer_pkts)], f"setting the bottleneck buffer on {dev} failed")
