@@ -1,11 +1,13 @@
 """The testbed's network layer (issue 10): the TUN delay line holds each host pair's packets
 for its delay with sub-0.1 ms jitter, also under load; the htb + pfifo bottleneck limits TCP to
-its rate and its queue is observable; delay changes happen when scheduled; and nothing is left
-behind, whether the owner exits normally, on a signal or is SIGKILLed.
+its rate, never sends two packets back to back and its queue is observable; delay changes
+happen when scheduled; and nothing is left behind, whether the owner exits normally, on a
+signal or is SIGKILLed.
 
-These need root, ip, tc, ethtool, ping and a C compiler. Elsewhere they skip with the reason;
-``make test`` sets VEGASLAB_REQUIRE_BPF=1 (and installs the tools), so there a missing piece is
-a failure. The whole file takes about 25 s.
+These need root, ip, tc, ethtool, ping and a C compiler (the departures' capture also tshark).
+Elsewhere they skip with the reason; ``make test`` sets VEGASLAB_REQUIRE_BPF=1 and
+VEGASLAB_REQUIRE_TSHARK=1 (and installs the tools), so there a missing piece is a failure. The
+whole file takes about 35 s.
 """
 from __future__ import annotations
 
