@@ -8,7 +8,7 @@
 // latency if the memory system takes K misses at once.
 //
 //   cc -O2 -o out/memory-latency scripts/memory_latency.c
-//   out/memory-latency [--chains K] [SIZE_KB ...]    (default sizes 32 KB to 1 GB)
+//   out/memory-latency [--chains K] [SIZE_KB ...]    (default sizes 32 KB to 512 MB)
 
 #include <stdint.h>
 #include <stdio.h>

@@ -93,6 +93,24 @@ SENDER = textwrap.dedent("""
 """)
 
 
+def _python_in(net: Network, host: str, script: str, *args, ready: bool = False) -> subprocess.Popen:
+    """``script`` run by this Python in ``host``'s namespace; with ``ready``, once it has said so
+    (its first line of output)."""
+    ns = {"s1": net.sender_ns, "r1": net.receiver_ns}[host]
+    p = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", script, *map(str, args)],
+                         stdout=subprocess.PIPE if ready else None, text=True)
+    if ready:
+        assert p.stdout.readline().strip() == "ready"
+    return p
+
+
+def _stop(*processes: subprocess.Popen) -> None:
+    for p in processes:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
 class Bulk:
     """A kernel-cubic bulk transfer ``src`` -> ``dst`` for ``seconds`` (its rate capped by the
     stack's own pacing when ``pacing_bps``); ``result()`` is the receiver's report, with the
@@ -100,12 +118,8 @@ class Bulk:
 
     def __init__(self, net: Network, seconds: float, pacing_bps: float = 0, skip_s: float = 0.0,
                  src: str = "s1", dst: str = "r1"):
-        ns = {"s1": net.sender_ns, "r1": net.receiver_ns}
-        self.receiver = subprocess.Popen(["ip", "netns", "exec", ns[dst], sys.executable, "-c", RECEIVER,
-                                          net.ip(dst), str(skip_s)], stdout=subprocess.PIPE, text=True)
-        assert self.receiver.stdout.readline().strip() == "ready"
-        self.sender = subprocess.Popen(["ip", "netns", "exec", ns[src], sys.executable, "-c", SENDER,
-                                        net.ip(dst), net.ip(src), "cubic", str(seconds), str(int(pacing_bps / 8))])
+        self.receiver = _python_in(net, dst, RECEIVER, net.ip(dst), skip_s, ready=True)
+        self.sender = _python_in(net, src, SENDER, net.ip(dst), net.ip(src), "cubic", seconds, int(pacing_bps / 8))
 
     def result(self) -> dict:
         assert self.sender.wait(timeout=30) == 0
@@ -114,10 +128,7 @@ class Bulk:
         return out
 
     def kill(self):
-        for p in (self.sender, self.receiver):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        _stop(self.sender, self.receiver)
 
 
 def _ping(net: Network, count: int = 200, interval: float = 0.01, timestamps: bool = False) -> str:
@@ -292,17 +303,11 @@ class Overload:
     catching up after any stall of the sender, so the bottleneck queue stays full."""
 
     def __init__(self, net: Network, rate_bps: float, factor: float, seconds: float):
-        self.sink = subprocess.Popen(["ip", "netns", "exec", net.receiver_ns, sys.executable, "-c", UDP_SINK,
-                                      net.ip("r1")], stdout=subprocess.PIPE, text=True)
-        assert self.sink.stdout.readline().strip() == "ready"
-        self.source = subprocess.Popen(["ip", "netns", "exec", net.sender_ns, sys.executable, "-c", UDP_SOURCE,
-                                        net.ip("r1"), net.ip("s1"), str(factor * rate_bps / 8 / 1500), str(seconds)])
+        self.sink = _python_in(net, "r1", UDP_SINK, net.ip("r1"), ready=True)
+        self.source = _python_in(net, "s1", UDP_SOURCE, net.ip("r1"), net.ip("s1"), factor * rate_bps / 8 / 1500, seconds)
 
     def stop(self):
-        for p in (self.source, self.sink):
-            if p.poll() is None:
-                p.kill()
-            p.wait()
+        _stop(self.source, self.sink)
 
 
 def _class_sent(net: Network) -> tuple[float, int, int, int]:
