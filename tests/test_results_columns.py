@@ -70,6 +70,12 @@ def test_a_sweep_workers_store_tables_from_columns_equal_those_from_json(name, o
         assert by_json[table].equals(by_columns[table], check_metadata=True), table
 
 
+def _files(res: Results, directory) -> dict[str, bytes]:
+    """The bytes of the Parquet files ``res`` writes (meta.json aside: it has the wall time)."""
+    directory.mkdir()
+    return {p.name: p.read_bytes() for p in res.write_files(directory) if p.suffix == ".parquet"}
+
+
 def _entries_first_runs():
     from vegaslab.catalog import list_entries
 
@@ -79,7 +85,7 @@ def _entries_first_runs():
 
 
 @pytest.mark.parametrize("path, overrides", list(_entries_first_runs()))
-def test_the_tables_as_typed_columns_equal_the_json_tables_for_every_catalog_entry(path, overrides):
+def test_the_tables_as_typed_columns_equal_the_json_tables_for_every_catalog_entry(path, overrides, tmp_path):
     # The catalog covers every optional column: per-flow connections, RED's drop counts, the
     # packet-error model's, ns-2 Vegas's tie counts, UDP sources, link failures, RoVegas.
     text = path.read_text()
@@ -94,8 +100,15 @@ def test_the_tables_as_typed_columns_equal_the_json_tables_for_every_catalog_ent
     meta, tables, series, normalized = _core.run_scenario_tables(text, path.name, 1, overrides, None)
     assert normalized == _core.normalize_scenario(text, path.name, 1, overrides)
     by_columns = Results.from_tables(meta, tables, series)
+    # Printed and written while its tables are still the core's columns (vegaslab run's path) ...
+    text_lazy, files_lazy = by_columns.format_table(), _files(by_columns, tmp_path / "lazy")
+    assert not by_columns._frames
     for table in TABLES:
         pd.testing.assert_frame_equal(getattr(by_json, table), getattr(by_columns, table), check_exact=True)
+    # ... the same as from the pandas frames, the JSON path's included.
+    by_json.meta["wall_time_s"] = by_columns.meta["wall_time_s"]  # printed in the header
+    assert by_columns.format_table() == text_lazy == by_json.format_table()
+    assert _files(by_columns, tmp_path / "frames") == files_lazy == _files(by_json, tmp_path / "json")
     assert {k: v for k, v in by_json.meta.items() if k != "wall_time_s"} == \
         {k: v for k, v in by_columns.meta.items() if k != "wall_time_s"}
 

@@ -481,7 +481,8 @@ def run(
     finally:
         if bar is not None:
             bar.close()
-    # Imported only now (pandas, ~0.3 s): `vegaslab run` loads it on another thread meanwhile.
+    # Imported only now (numpy, ~0.1 s; pandas waits until a table is read): `vegaslab run`
+    # loads it on another thread meanwhile.
     from .results import Results
 
     try:
@@ -512,8 +513,9 @@ def __getattr__(name: str) -> Any:
     # thread while the core simulates.
     if name == "__version__":
         return _package_version()
-    # Results pulls in pandas; load it on first use so `import vegaslab` stays light (the
-    # benchmark measures the simulator's memory in a child process that imports only the core).
+    # Results pulls in numpy (and pandas once a table is read); load it on first use so
+    # `import vegaslab` stays light (the benchmark measures the simulator's memory in a child
+    # process that imports only the core).
     if name == "Results":
         from .results import Results
 

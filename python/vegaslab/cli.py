@@ -640,6 +640,11 @@ def _resolve_scenario(name: str) -> Path:
 def cmd_run(args: argparse.Namespace) -> int:
     from vegaslab.outdir import check_output_dir
 
+    # Decided for issue 11: a run does no linear algebra, and OpenBLAS's threads, started when
+    # numpy is imported, spin for a while on the second core (about 0.07 s of CPU per run on
+    # the 2-core benchmark machine). A value the user set is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
     t0 = time.perf_counter()
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / path.stem
@@ -650,7 +655,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     # The added monitors come first, so a --set of the same field would still win (it cannot
     # happen: only fields nobody set are added).
     overrides = [*added, *args.overrides, *_trace_overrides(args, out)]
-    ahead = _ImportAhead("vegaslab.results", "importlib.metadata", *(() if args.no_plots else ("vegaslab.plots",)))
+    # pandas only for the plots (and --json's flow list): printing the summary and writing the
+    # tables do without it (vegaslab.columns).
+    ahead = _ImportAhead("vegaslab.results", "pyarrow.parquet", "importlib.metadata",
+                         *(() if args.no_plots else ("pandas", "vegaslab.plots")))
     try:
         res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args))
         written = _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
@@ -750,8 +758,9 @@ def _run_document(res, path: Path, out: Path, written: Sequence[Path], added: Se
 class _ImportAhead:
     """Import modules on a background thread, to be used later on the main thread.
 
-    Decided for issue 11: ``vegaslab run`` imports pandas (``vegaslab.results``) and
-    matplotlib (``vegaslab.plots``), about 0.3 s each, while the core simulates, which
+    Decided for issue 11: ``vegaslab run`` imports numpy and pyarrow (``vegaslab.results``,
+    ``pyarrow.parquet``), and for its plots pandas and matplotlib (``vegaslab.plots``), about
+    0.1-0.3 s each, while the core simulates, which
     releases the GIL (``py.allow_threads`` in crates/vegaslab-py), so the imports cost no
     wall time on a machine with a second core. Nothing the run computes depends on them. The
     thread swallows every exception; the main thread imports again where it needs a module
@@ -1091,22 +1100,26 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_bytes": peak_rss_bytes
 # benchmark's first 10 s (a --duration given to bench wins) with the monitors `vegaslab run`
 # adds for its plots, sampled every 1 ms (510,000 rows at 50 flows), then the time from
 # the core's typed columns to a `Results` holding every table and series as DataFrames (pandas
-# imported before: importing it is the command's start, not the conversion).
+# imported before: importing it is the command's start, not the conversion). `Results` builds
+# its frames when they are first read, so every one is read inside the timed span.
 _RESULTS_CHILD = r"""
 import json, sys, time
 from pathlib import Path
+import pandas
 from vegaslab import _core
 from vegaslab.cli import plot_monitors
-from vegaslab.results import Results
+from vegaslab.results import TABLES, Results
 path, overrides = sys.argv[1], json.loads(sys.argv[2])
 text = open(path, encoding="utf-8").read()
 monitored = ["run.duration=10s", *plot_monitors(Path(path), overrides), *overrides, "run.sample_interval=1ms"]
 meta, tables, series, _ = _core.run_scenario_tables(text, path, None, monitored, None)
 t0, c0 = time.perf_counter(), time.process_time()
 res = Results.from_tables(meta, tables, series)
+frames = {name: getattr(res, name) for name in TABLES}
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
-print(json.dumps({"wall_s": wall, "cpu_s": cpu, "series_rows": len(res.series_flows) + len(res.series_queues),
-                  "table_rows": sum(len(getattr(res, t)) for t in ("flows", "queues", "links", "udp"))}))
+assert all(isinstance(f, pandas.DataFrame) for f in frames.values())
+print(json.dumps({"wall_s": wall, "cpu_s": cpu, "series_rows": len(frames["series_flows"]) + len(frames["series_queues"]),
+                  "table_rows": sum(len(frames[t]) for t in ("flows", "queues", "links", "udp"))}))
 """
 
 # ns-2 runs in a grandchild (`ns`); RUSAGE_CHILDREN's maxrss is its peak, or this Python's RSS

@@ -1,9 +1,9 @@
 """Output directories, written all or nothing: the checks made before anything is simulated
 and the swap into place once every file is written.
 
-Kept apart from :mod:`vegaslab.results` so that it does not import pandas: the command line
-checks its output directory before it runs anything, and ``vegaslab run`` loads pandas on a
-background thread while the core simulates (issue 11)."""
+Kept apart from :mod:`vegaslab.results` so that it imports neither numpy nor pandas: the
+command line checks its output directory before it runs anything, and ``vegaslab run`` loads
+those on a background thread while the core simulates (issue 11)."""
 
 from __future__ import annotations
 

@@ -341,6 +341,10 @@ class PendingPlots:
         if processes > 1:
             forked, self._here = self._here[:processes - 1], self._here[processes - 1:]
             out_dir.mkdir(parents=True, exist_ok=True)
+            # A run's tables become pandas frames when first read (vegaslab.results): read the
+            # figures' tables here, once, rather than in each process.
+            for table in ("flows", "series_flows", "series_queues"):
+                getattr(results, table)
             # Anything still buffered would be written a second time by each child at its exit
             # (multiprocessing's fork start flushes too; explicit, as the summary must not repeat).
             sys.stdout.flush()

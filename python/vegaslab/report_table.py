@@ -6,7 +6,7 @@ import graph. It imports no other vegaslab module at load time, so :mod:`vegasla
 (which re-exports :func:`ratio`, :data:`REPRODUCE_COLUMNS`, :func:`format_comparison` and
 :func:`summary_markdown`), :mod:`vegaslab.report_model` and the renderer all import it without
 a cycle, and ``vegaslab run CATALOG-ID`` still resolves ids without importing pandas: the one
-helper that formats numbers (``vegaslab.results._num``, in a module that loads pandas) is
+helper that formats numbers (``vegaslab.results._num``, in a module that loads numpy) is
 imported where it is called, for that reason only.
 """
 
@@ -66,7 +66,7 @@ def disagreement(r: Any) -> float:
 
 def num_cell(v: Any) -> str:
     """A number as the report prints it (7 significant digits, integers whole, "-" for none)."""
-    from .results import _num  # results loads pandas: see the module docstring
+    from .results import _num  # results loads numpy: see the module docstring
 
     return _num(v, 7)
 

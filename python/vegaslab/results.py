@@ -1,4 +1,5 @@
-"""`Results`: one run's JSON document (docs/results-format.md) as pandas tables.
+"""`Results`: one run's JSON document (docs/results-format.md) as pandas tables (built on
+first use: printing and writing a run need no pandas, see :mod:`vegaslab.columns`).
 
 Tables (one row per entity, the entity's name as a column):
 
@@ -39,38 +40,39 @@ makes the same checks up front, before anything is simulated (:mod:`vegaslab.out
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 import numpy as np
-import pandas as pd
 
 from . import VegaslabError, _sha256_file
-from .outdir import TABLE_NAMES, output_dir
+from .columns import (COUNT_COLUMNS, FLOW_COLUMNS, INTEGRITY_KEY, LINK_COLUMNS, QUEUE_COLUMNS,  # noqa: F401
+                      SERIES_FLOW_COLUMNS, SERIES_QUEUE_COLUMNS, TABLES, TEXT_COLUMNS, UDP_COLUMNS, Column,
+                      column_f64, column_names, expanded, meta_json, series_columns, table_columns,
+                      typed_columns, write_parquet)
+from .outdir import output_dir
 
-FLOW_COLUMNS = [
-    "flow", "cc", "from", "to", "start_s", "end_s",
-    "sent_pkts", "sent_bytes", "retransmitted_pkts", "fast_retransmits", "timeouts",
-    "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
-    "acked_pkts",
-    "throughput_bps", "goodput_bps", "active_throughput_bps", "completion_time_s",
-    "final_cwnd_pkts", "in_flight_pkts", "dropped_pkts",
-]
-QUEUE_COLUMNS = [
-    "queue", "kind", "limit_pkts", "arrived_pkts", "dropped_pkts", "departed_pkts", "backlog_pkts",
-    "loss_ratio", "mean_len_pkts", "std_len_pkts", "max_len_pkts",
-]
-LINK_COLUMNS = ["link", "bandwidth_bps", "sent_bytes", "utilisation_ratio"]
-UDP_COLUMNS = [
-    "source", "model", "from", "to", "start_s", "end_s", "sent_pkts", "sent_bytes",
-    "received_pkts", "received_bytes", "dropped_pkts", "dropped_bytes", "in_flight_pkts",
-    "throughput_bps", "active_throughput_bps", "offered_bps", "nominal_rate_bps",
-]
-SERIES_FLOW_COLUMNS = ["time_s", "flow", "cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps", "active"]
-SERIES_QUEUE_COLUMNS = ["time_s", "queue", "length_pkts"]
+if TYPE_CHECKING:
+    import pandas as pd
+else:
+    class _LazyPandas:
+        """``pd`` until pandas is first used: then the module itself, in this module's globals.
+
+        Decided for issue 11: importing pandas costs about 0.3 s of CPU, and ``vegaslab run``
+        needs none of it to print its summary and write its Parquet files (:mod:`vegaslab.columns`).
+        Every use of ``pd`` here is inside a function, so the first one imports it."""
+
+        def __getattr__(self, name: str) -> Any:
+            import pandas
+
+            globals()["pd"] = pandas
+            return getattr(pandas, name)
+
+    pd = _LazyPandas()
 
 #: The release that renamed the columns of :data:`RENAMED_COLUMNS`.
 RENAMED_IN = "0.3"
@@ -119,130 +121,16 @@ def upgrade_columns(df: pd.DataFrame) -> pd.DataFrame:
     clash = [c for c in old if RENAMED_COLUMNS[c] in df.columns]
     return df.drop(columns=clash).rename(columns={c: RENAMED_COLUMNS[c] for c in old if c not in clash})
 
-#: Table name -> (key column, documented columns); the order `to_dir` writes them in.
-TABLES = dict(zip(TABLE_NAMES, [
-    ("flow", FLOW_COLUMNS),
-    ("queue", QUEUE_COLUMNS),
-    ("link", LINK_COLUMNS),
-    ("source", UDP_COLUMNS),
-    ("flow", SERIES_FLOW_COLUMNS),
-    ("queue", SERIES_QUEUE_COLUMNS),
-], strict=True))
-
-#: The meta.json key holding ``{file name: SHA-256}`` of the table files written with it.
-INTEGRITY_KEY = "tables_sha256"
-
 class InconsistentResultsError(VegaslabError, ValueError):
     """A results directory whose table files do not belong with its meta.json (a mix of two
     runs, a truncated file, or a directory written before checksums were recorded)."""
 
 
-def column_f64(column: bytes) -> np.ndarray:
-    """A little-endian f64 column from ``_core.run_scenario_columns`` (a writable copy; NaN
-    where the JSON form has null). Also what the results store decodes the columns with."""
-    return np.frombuffer(column, dtype="<f8").astype(np.float64)
-
-
-def column_names(codes: bytes, names: list[str]) -> np.ndarray:
-    """An interned column from the core: u32 indices into ``names``, as the names."""
-    return np.asarray(names, dtype=object)[np.frombuffer(codes, dtype="<u4")]
-
-
-def table_columns(table: Mapping[str, Any]) -> dict[str, Any]:
-    """A results table from ``_core.run_scenario_tables`` (``{"rows", "columns"}``, see
-    crates/vegaslab-py) as ``{name: column}`` in the core's column order, each column what
-    the same table's JSON rows give pandas: numbers as numpy arrays (a count missing in some
-    rows becomes float64 with NaN there, as pandas makes it), text as an object array (NaN
-    where a row has no value, None in a column no row has a value in)."""
-    rows = int(table["rows"])
-    out: dict[str, Any] = {}
-    for name, kind, values, present in table["columns"]:
-        have = None if present is None else np.frombuffer(present, dtype=np.uint8).astype(bool)
-        if kind == "none":
-            col: Any = np.full(rows, None, dtype=object)
-        elif kind == "str":
-            col = np.asarray(values, dtype=object)
-            if have is not None:
-                col[~have] = np.nan
-        elif kind == "bool":
-            col = np.frombuffer(values, dtype=np.uint8).astype(bool)
-            if have is not None:
-                col = col.astype(object)
-                col[~have] = np.nan
-        else:
-            col = np.frombuffer(values, dtype={"f64": "<f8", "i64": "<i8", "u64": "<u8"}[kind])
-            col = col.astype(np.int64 if kind != "f64" and have is None else np.float64)
-            if have is not None:
-                col[~have] = np.nan
-        out[name] = col
-    return out
-
-
-def _meta_json(record: Mapping[str, Any]) -> str:
-    """meta.json's text: indented, keys sorted, with the provenance's normalised scenario on one
-    line. Decided (issue 11): indented, it went through the json module's pure-Python encoder,
-    15 s of a 20,000-flow ``vegaslab run`` (42 MB); unindented, the C encoder writes it in a
-    fraction of a second. The file parses to the same record."""
-    prov = record.get("provenance")
-    if not isinstance(prov, Mapping) or "scenario" not in prov:
-        return json.dumps(record, indent=2, sort_keys=True) + "\n"
-    import uuid
-
-    mark = f"vegaslab-scenario-{uuid.uuid4().hex}"  # stands for the scenario; in no value of the record
-    text = json.dumps({**record, "provenance": {**prov, "scenario": mark}}, indent=2, sort_keys=True)
-    scenario = json.dumps(prov["scenario"], sort_keys=True, separators=(",", ":"))
-    return text.replace(json.dumps(mark), scenario, 1) + "\n"
-
-
-def _series_columns(series: Mapping[str, Any]) -> dict[str, Any]:
-    """The time series of ``_core.run_scenario_columns`` / ``run_scenario_tables`` as the JSON
-    form's ``series`` (``{"flows": {column: array}, "queues": ...}``, None for one with no rows)."""
-    f, q = series["flows"], series["queues"]
-    flows = {
-        "time_s": column_f64(f["time_s"]), "flow": column_names(f["flow"], f["names"]),
-        **{c: column_f64(f[c]) for c in ("cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps")},
-        "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
-        **{name: column_f64(column) for name, column in f["extra"].items()},
-    }
-    # Further columns the core lists (RED's ``avg_pkts`` when a RED queue is monitored), in its
-    # order, as the flows' algorithm variables: no column name is restated here.
-    queues = {"time_s": column_f64(q["time_s"]), "queue": column_names(q["queue"], q["names"]),
-              "length_pkts": column_f64(q["length_pkts"]),
-              **{name: column_f64(column) for name, column in q.get("extra", {}).items()}}
-    return {"flows": flows if len(flows["time_s"]) else None,
-            "queues": queues if len(queues["time_s"]) else None}
-
-
-#: Column types (decided for issue 14, docs/results-format.md "Column types"): a column's type
-#: follows from its name, never from whether the table happens to be empty. Text columns (names
-#: and kinds) have pandas' text dtype (``str`` in pandas 3, ``object`` before) even with no
-#: rows; counts are ``int64``; every other documented column is ``float64``.
-TEXT_COLUMNS = frozenset({"flow", "queue", "link", "source", "cc", "from", "to", "kind", "model"})
-#: Counts of packets, bytes, events or connections (and the 0/1 ``active`` flag). A count with
-#: a missing value (a core's optional column on a row it does not apply to, a counter the
-#: testbed or ns-2 does not report, a document from before the column existed) is ``float64``
-#: with NaN, as pandas makes it, rather than pandas' nullable ``Int64``: NaN is the one
-#: missing-value marker of every table (``completion_time_s``, the series' ``rtt_s``), works with
-#: numpy, ``math.isnan`` and the claims' missing-data checks, and is what the results store's
-#: Arrow tables give back; ``df[col].astype("Int64")`` gives the nullable form on request.
-COUNT_COLUMNS = frozenset({
-    # flows (the last six only on the rows they apply to)
-    "sent_pkts", "sent_bytes", "retransmitted_pkts", "fast_retransmits", "timeouts",
-    "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
-    "acked_pkts", "in_flight_pkts", "dropped_pkts", "final_ssthresh_pkts",
-    "connections", "open_connections", "late_acks",
-    "vegas_decisions", "vegas_threshold_ties", "vegas_decisive_ties",
-    # queues (error_pkts, early_dropped_pkts, forced_dropped_pkts only on some rows)
-    "limit_pkts", "arrived_pkts", "departed_pkts", "backlog_pkts", "max_len_pkts",
-    "error_pkts", "early_dropped_pkts", "forced_dropped_pkts",
-    # links, udp
-    "dropped_bytes",
-    # series
-    "active", "length_pkts",
-})
-#: pandas' dtype for text (what a non-empty table's name column gets): ``str`` in pandas 3,
-#: ``object`` in pandas 2.
-TEXT_DTYPE = pd.Series(["text"]).dtype
+@functools.cache
+def text_dtype() -> Any:
+    """pandas' dtype for text (what a non-empty table's name column gets): ``str`` in pandas 3,
+    ``object`` in pandas 2. A function, not a constant: the module imports pandas only on use."""
+    return pd.Series(["text"]).dtype
 
 
 def _typed(name: str, col: pd.Series, documented: bool) -> pd.Series:
@@ -250,7 +138,7 @@ def _typed(name: str, col: pd.Series, documented: bool) -> pd.Series:
     an undocumented column the core adds is left as pandas read it, except that one holding
     nothing but nulls becomes ``float64`` (an algorithm variable no flow has)."""
     if name in TEXT_COLUMNS:
-        return col if col.dtype == TEXT_DTYPE else col.astype(TEXT_DTYPE)
+        return col if col.dtype == text_dtype() else col.astype(text_dtype())
     if name in COUNT_COLUMNS:
         if col.dtype == np.int64:
             return col
@@ -272,7 +160,7 @@ def _missing(name: str, rows: int) -> pd.Series:
     """A documented column the document does not have: NA in its dtype (a count with rows
     to fill is NaN, so ``float64``)."""
     if name in TEXT_COLUMNS:
-        return pd.Series([None] * rows, dtype=TEXT_DTYPE)
+        return pd.Series([None] * rows, dtype=text_dtype())
     if name in COUNT_COLUMNS and rows == 0:
         return pd.Series([], dtype=np.int64)
     return pd.Series(np.full(rows, np.nan), dtype=np.float64)
@@ -454,9 +342,43 @@ def _escape(value: Any) -> str:
 HTML_MAX_ROWS = 20
 
 
+class _Table:
+    """A table attribute of :class:`Results` (``res.flows``, ...): a pandas frame built from the
+    core's columns on first read (decided for issue 11: see :mod:`vegaslab.columns`), or the
+    frame assigned to it."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, res: "Results | None", owner: type | None = None) -> Any:
+        if res is None:
+            return self
+        frame = res._frames.get(self.name)
+        if frame is None:
+            raw = res._columns.pop(self.name, None)
+            frame = _frame(None if raw is None else expanded(raw), TABLES[self.name][1])
+            res._frames[self.name] = frame
+        return frame
+
+    def __set__(self, res: "Results", frame: pd.DataFrame) -> None:
+        res._columns.pop(self.name, None)
+        res._frames[self.name] = frame
+
+
 class Results(_NotebookViews):
     """The outcome of one run. Build it with :meth:`from_json`, :meth:`from_dict` or
-    :meth:`from_dir`; :func:`vegaslab.run` returns one."""
+    :meth:`from_dir`; :func:`vegaslab.run` returns one.
+
+    The tables are pandas frames (``flows``, ``queues``, ``links``, ``udp``, ``series_flows``,
+    ``series_queues``); a run's are built from the core's columns when first read, so printing
+    a run and writing its files (:meth:`format_table`, :meth:`to_dir`) never imports pandas."""
+
+    flows = _Table()
+    queues = _Table()
+    links = _Table()
+    udp = _Table()
+    series_flows = _Table()
+    series_queues = _Table()
 
     def __init__(
         self,
@@ -469,12 +391,34 @@ class Results(_NotebookViews):
         udp: pd.DataFrame | None = None,
     ) -> None:
         self.meta = dict(meta)
+        self._columns: dict[str, dict[str, Column] | None] = {}
+        self._frames: dict[str, pd.DataFrame] = {}
         self.flows = flows
         self.queues = queues
         self.links = links
         self.series_flows = series_flows
         self.series_queues = series_queues
-        self.udp = udp if udp is not None else _frame(None, UDP_COLUMNS)
+        if udp is not None:
+            self.udp = udp
+        else:
+            self._columns["udp"] = None
+
+    def __copy__(self) -> "Results":
+        # The copy's tables are its own attributes, as they were before they became lazy:
+        # assigning a table of one never changes the other's.
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._columns, new._frames = dict(self._columns), dict(self._frames)
+        return new
+
+    @classmethod
+    def _from_core_columns(cls, meta: dict, columns: Mapping[str, Mapping[str, Column] | None]) -> "Results":
+        """A run whose tables stay the core's columns (``None``: no rows) until first read."""
+        res = cls.__new__(cls)
+        res.meta = dict(meta)
+        res._frames = {}
+        res._columns = {name: columns.get(name) for name in TABLES}
+        return res
 
     # ------------------------------------------------------------------ construction
 
@@ -502,7 +446,7 @@ class Results(_NotebookViews):
         through JSON). The frames equal :meth:`from_json`'s for the same run."""
         doc = json.loads(text)
         if isinstance(doc, dict):
-            doc["series"] = _series_columns(series)
+            doc["series"] = series_columns(series)
         return cls.from_dict(doc)
 
     @classmethod
@@ -511,9 +455,13 @@ class Results(_NotebookViews):
         as typed columns (:func:`table_columns`) and the series as :meth:`from_columns` takes
         them; no text but ``meta`` is parsed (issue 11: at 100,000 flows the tables' JSON was
         168 MB). The frames equal :meth:`from_json`'s for the same run (tests/test_results_columns.py)."""
-        doc = {"meta": json.loads(meta), **{name: table_columns(t) for name, t in tables.items()}}
-        doc["series"] = _series_columns(series)
-        return cls.from_dict(doc)
+        record = json.loads(meta)
+        if not isinstance(record, dict):
+            raise ValueError("a results document is a JSON object with a 'meta' field")
+        decoded = series_columns(series, interned=True)
+        columns = {name: table_columns(t) for name, t in tables.items()}
+        return cls._from_core_columns(record, {**columns, "series_flows": decoded["flows"],
+                                               "series_queues": decoded["queues"]})
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Results":
@@ -596,22 +544,26 @@ class Results(_NotebookViews):
         algorithm (a Reno flow can show cwnd 158 and no drop). The core measures the time at
         each ACK and timeout, where cwnd changes (``meta["window_limited"]``,
         docs/results-format.md). Empty for results made before it did."""
+        df = pd.DataFrame(self._window_limited_rows(min_share), columns=self.WINDOW_LIMITED_COLUMNS)
+        return df.astype({"flow": "object", "window": "float64", "limited_s": "float64", "share": "float64"})
+
+    def _window_limited_rows(self, min_share: float) -> list[dict]:
+        """``meta["window_limited"]``'s rows with a share of at least ``min_share``, the largest
+        share first (rows of equal share in their recorded order)."""
         rows = [r for r in self.meta.get("window_limited") or [] if float(r.get("share", 0.0)) >= min_share]
-        df = pd.DataFrame(rows, columns=self.WINDOW_LIMITED_COLUMNS)
-        df = df.astype({"flow": "object", "window": "float64", "limited_s": "float64", "share": "float64"})
-        return df.sort_values("share", ascending=False, kind="stable").reset_index(drop=True)
+        return sorted(rows, key=lambda r: -float(r["share"]))
 
     def window_warning(self, min_share: float = 0.1, max_names: int = 4) -> str | None:
         """One line saying which flows :meth:`window_limited_flows` finds and how to raise their
         window, or None when none is capped (what ``vegaslab run`` prints on stderr)."""
-        df = self.window_limited_flows(min_share)
-        if df.empty:
+        rows = self._window_limited_rows(min_share)
+        if not rows:
             return None
-        shown = [f"{r.flow} ({100 * r.share:.0f}% of its time at window {_num(r.window)})"
-                 for r in df.head(max_names).itertuples(index=False)]
-        more = f" and {len(df) - max_names} more" if len(df) > max_names else ""
-        first = df["flow"].iloc[0]
-        return (f"warning: {len(df)} flow{'s' if len(df) > 1 else ''} capped by the receiver window "
+        shown = [f"{r['flow']} ({100 * float(r['share']):.0f}% of its time at window {_num(float(r['window']))})"
+                 for r in rows[:max_names]]
+        more = f" and {len(rows) - max_names} more" if len(rows) > max_names else ""
+        first = rows[0]["flow"]
+        return (f"warning: {len(rows)} flow{'s' if len(rows) > 1 else ''} capped by the receiver window "
                 f"tcp.window, not by congestion control: {', '.join(shown)}{more}; raise it in the "
                 f"flow's tcp table (tcp = {{ window = 1000 }}) or with --set 'flows[{first}].tcp.window=1000'")
 
@@ -697,22 +649,34 @@ class Results(_NotebookViews):
         Parquet is the format (decided for issue 11): it keeps the column types and writes the
         benchmark's 500,000 series rows in under 0.1 s, where the CSV copies took about 1 s and
         20 times the disk. CSV is written only on request, here as in ``vegaslab run --csv``;
-        the copies hold the same tables."""
+        the copies hold the same tables. The Parquet files are written from the typed columns
+        (:mod:`vegaslab.columns`), whether a table is still the core's or a pandas frame, so
+        they are the same bytes either way."""
         root = Path(directory)
         written = []
         for name in TABLES:
-            df = getattr(self, name)
             pq = root / f"{name}.parquet"
-            df.to_parquet(pq, index=False)
+            write_parquet(self._typed_columns(name), pq)
             written.append(pq)
             if csv:
-                df.to_csv(root / f"{name}.csv", index=False)
+                getattr(self, name).to_csv(root / f"{name}.csv", index=False)
                 written.append(root / f"{name}.csv")
         meta = root / "meta.json"
         record = {**self.meta, INTEGRITY_KEY: {p.name: _sha256_file(p) for p in written}}
-        meta.write_text(_meta_json(record), encoding="utf-8")
+        meta.write_text(meta_json(record), encoding="utf-8")
         written.append(meta)
         return written
+
+    def _typed_columns(self, name: str) -> dict[str, Column]:
+        """Table ``name`` as typed numpy columns (:func:`vegaslab.columns.typed_columns`): from
+        the core's columns while the table is still those, else from its pandas frame."""
+        documented = TABLES[name][1]
+        if name not in self._frames:
+            return typed_columns(self._columns.get(name), documented)
+        frame = self._frames[name]
+        columns = {str(c): frame[c].to_numpy(dtype=object) if frame[c].dtype == text_dtype() else frame[c].to_numpy()
+                   for c in frame.columns}
+        return typed_columns(columns, documented)
 
     def format_table(self, max_queues: int = 10, max_flows: int = 100) -> str:
         """Fixed-width text: a header line, the per-flow summary (the first ``max_flows`` flows,
@@ -727,42 +691,54 @@ class Results(_NotebookViews):
         if m.get("events") is not None:
             head += f" ({int(m['events']):,} events)"
         lines = [head, ""]
-        s = self.summary
+        f = self._typed_columns("flows")
+        shown_flows = min(len(f["flow"]), max_flows)
+
+        def first(col: Any, n: int) -> list:
+            return col[:n].tolist()
+
+        flow_cells = zip(*(first(f[c], shown_flows) for c in (
+            "flow", "cc", "start_s", "end_s", "goodput_bps", "throughput_bps", "retransmitted_pkts", "timeouts",
+            "dropped_pkts", "completion_time_s", "final_cwnd_pkts")))
         lines += _fixed_width(
             ["flow", "cc", "start s", "end s", "goodput Mbit/s", "thrput Mbit/s", "retx",
              "timeouts", "drops", "done s", "cwnd"],
-            [[r.flow, r.cc, _num(r.start_s), _num(r.end_s), _num(r.goodput_mbps, 4),
-              _num(r.throughput_mbps, 4), _int(r.retransmitted_pkts), _int(r.timeouts), _int(r.dropped_pkts),
-              _num(r.completion_time_s, 6), _num(r.final_cwnd_pkts, 4)] for r in s.head(max_flows).itertuples(index=False)],
+            [[flow, cc, _num(start), _num(end), _num(goodput / 1e6, 4), _num(thrput / 1e6, 4), _int(retx),
+              _int(timeouts), _int(drops), _num(done, 6), _num(cwnd, 4)]
+             for flow, cc, start, end, goodput, thrput, retx, timeouts, drops, done, cwnd in flow_cells],
             left=2,
         )
-        if len(s) > max_flows:
-            lines.append(f"({len(s) - max_flows} more flows: every flow is in Results.flows and flows.parquet)")
-        q = self.queues
-        if len(q):
-            busy = q[q["arrived_pkts"].fillna(0) > 0] if "arrived_pkts" in q else q
-            busy = busy.sort_values("arrived_pkts", ascending=False, kind="stable")
-            shown = busy.head(max_queues)
+        if len(f["flow"]) > max_flows:
+            lines.append(f"({len(f['flow']) - max_flows} more flows: every flow is in Results.flows and flows.parquet)")
+        q = self._typed_columns("queues")
+        if len(q["queue"]):
+            arrived = np.asarray(q["arrived_pkts"], dtype=np.float64)
+            # The busiest first; queues with equal arrivals in their order (a stable sort).
+            busy = sorted((i for i in range(len(arrived)) if arrived[i] > 0), key=lambda i: -arrived[i])
+            shown = busy[:max_queues]
             lines.append("")
+            cells = {c: q[c][shown].tolist() for c in ("queue", "kind", "limit_pkts", "arrived_pkts", "dropped_pkts",
+                                                         "loss_ratio", "mean_len_pkts", "max_len_pkts")}
             lines += _fixed_width(
                 ["queue", "kind", "limit", "arrivals", "drops", "loss %", "mean pkts", "max pkts"],
-                [[r.queue, r.kind, _int(r.limit_pkts), _int(r.arrived_pkts), _int(r.dropped_pkts),
-                  _num(100 * r.loss_ratio if _ok(r.loss_ratio) else r.loss_ratio, 3),
-                  _num(r.mean_len_pkts, 4), _int(r.max_len_pkts)] for r in shown.itertuples(index=False)],
+                [[name, kind, _int(limit), _int(arrivals), _int(drops), _num(100 * loss if _ok(loss) else loss, 3),
+                  _num(mean, 4), _int(most)]
+                 for name, kind, limit, arrivals, drops, loss, mean, most in zip(*cells.values())],
                 left=2,
             )
-            hidden = len(q) - len(shown)
+            hidden = len(arrived) - len(shown)
             if hidden:
                 lines.append(f"({hidden} more queue{'s' if hidden > 1 else ''}, idle or less busy)")
-        u = self.udp
-        if len(u):
+        u = self._typed_columns("udp")
+        if len(u["source"]):
             lines.append("")
+            cells = {c: u[c].tolist() for c in ("source", "model", "sent_pkts", "received_pkts", "dropped_pkts",
+                                                 "offered_bps", "active_throughput_bps")}
             lines += _fixed_width(
                 ["udp source", "model", "sent", "received", "dropped", "offered Mbit/s", "thrput Mbit/s"],
-                [[r.source, r.model, _int(r.sent_pkts), _int(r.received_pkts), _int(r.dropped_pkts),
-                  _num(r.offered_bps / 1e6 if _ok(r.offered_bps) else r.offered_bps, 4),
-                  _num(r.active_throughput_bps / 1e6 if _ok(r.active_throughput_bps) else r.active_throughput_bps, 4)]
-                 for r in u.itertuples(index=False)],
+                [[source, model, _int(sent), _int(received), _int(dropped),
+                  _num(offered / 1e6 if _ok(offered) else offered, 4), _num(thrput / 1e6 if _ok(thrput) else thrput, 4)]
+                 for source, model, sent, received, dropped, offered, thrput in zip(*cells.values())],
                 left=2,
             )
         return "\n".join(lines)

@@ -1,0 +1,382 @@
+"""A run's tables as typed numpy columns, and those columns as Arrow tables and Parquet files,
+all without pandas.
+
+Decided for issue 11 (the end-to-end fast path): ``vegaslab run --no-plots`` spent about
+0.3 s of CPU importing pandas, more than a third of what the benchmark's simulation costs, only
+to write Parquet files and print a summary. :class:`vegaslab.results.Results` now keeps the
+core's columns as they come (:func:`table_columns`, :func:`series_columns`) and builds its
+pandas tables on first use; it writes Parquet from the same columns through this module.
+
+pyarrow imports pandas as soon as ``pyarrow.array`` converts anything (it looks for pandas
+objects), so the Arrow arrays here are assembled from their buffers
+(``pyarrow.Array.from_buffers``), which does not. A column type this module does not know
+falls back to ``pyarrow.array`` (and so to importing pandas): only a column a user added to a
+table can be one.
+
+Each table is written with one schema however it was held: a table read from the core's
+columns and the same table after it became a pandas frame give byte-identical Parquet files
+(tests/test_results_parquet.py). Null is written where a value is missing (NaN in a float
+column, as ``pandas.DataFrame.to_parquet`` wrote it before).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, Union
+
+import numpy as np
+
+from .outdir import TABLE_NAMES
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+FLOW_COLUMNS = [
+    "flow", "cc", "from", "to", "start_s", "end_s",
+    "sent_pkts", "sent_bytes", "retransmitted_pkts", "fast_retransmits", "timeouts",
+    "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
+    "acked_pkts",
+    "throughput_bps", "goodput_bps", "active_throughput_bps", "completion_time_s",
+    "final_cwnd_pkts", "in_flight_pkts", "dropped_pkts",
+]
+QUEUE_COLUMNS = [
+    "queue", "kind", "limit_pkts", "arrived_pkts", "dropped_pkts", "departed_pkts", "backlog_pkts",
+    "loss_ratio", "mean_len_pkts", "std_len_pkts", "max_len_pkts",
+]
+LINK_COLUMNS = ["link", "bandwidth_bps", "sent_bytes", "utilisation_ratio"]
+UDP_COLUMNS = [
+    "source", "model", "from", "to", "start_s", "end_s", "sent_pkts", "sent_bytes",
+    "received_pkts", "received_bytes", "dropped_pkts", "dropped_bytes", "in_flight_pkts",
+    "throughput_bps", "active_throughput_bps", "offered_bps", "nominal_rate_bps",
+]
+SERIES_FLOW_COLUMNS = ["time_s", "flow", "cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps", "active"]
+SERIES_QUEUE_COLUMNS = ["time_s", "queue", "length_pkts"]
+
+#: Table name -> (key column, documented columns); the order `Results.to_dir` writes them in.
+TABLES = dict(zip(TABLE_NAMES, [
+    ("flow", FLOW_COLUMNS),
+    ("queue", QUEUE_COLUMNS),
+    ("link", LINK_COLUMNS),
+    ("source", UDP_COLUMNS),
+    ("flow", SERIES_FLOW_COLUMNS),
+    ("queue", SERIES_QUEUE_COLUMNS),
+], strict=True))
+
+#: The meta.json key holding ``{file name: SHA-256}`` of the table files written with it.
+INTEGRITY_KEY = "tables_sha256"
+
+#: Column types (decided for issue 14, docs/results-format.md "Column types"): a column's type
+#: follows from its name, never from whether the table happens to be empty. Text columns (names
+#: and kinds) have pandas' text dtype (``str`` in pandas 3, ``object`` before) even with no
+#: rows; counts are ``int64``; every other documented column is ``float64``.
+TEXT_COLUMNS = frozenset({"flow", "queue", "link", "source", "cc", "from", "to", "kind", "model"})
+#: Counts of packets, bytes, events or connections (and the 0/1 ``active`` flag). A count with
+#: a missing value (a core's optional column on a row it does not apply to, a counter the
+#: testbed or ns-2 does not report, a document from before the column existed) is ``float64``
+#: with NaN, as pandas makes it, rather than pandas' nullable ``Int64``: NaN is the one
+#: missing-value marker of every table (``completion_time_s``, the series' ``rtt_s``), works with
+#: numpy, ``math.isnan`` and the claims' missing-data checks, and is what the results store's
+#: Arrow tables give back; ``df[col].astype("Int64")`` gives the nullable form on request.
+COUNT_COLUMNS = frozenset({
+    # flows (the last six only on the rows they apply to)
+    "sent_pkts", "sent_bytes", "retransmitted_pkts", "fast_retransmits", "timeouts",
+    "slow_start_entries", "received_pkts", "received_bytes", "delivered_pkts", "delivered_bytes",
+    "acked_pkts", "in_flight_pkts", "dropped_pkts", "final_ssthresh_pkts",
+    "connections", "open_connections", "late_acks",
+    "vegas_decisions", "vegas_threshold_ties", "vegas_decisive_ties",
+    # queues (error_pkts, early_dropped_pkts, forced_dropped_pkts only on some rows)
+    "limit_pkts", "arrived_pkts", "departed_pkts", "backlog_pkts", "max_len_pkts",
+    "error_pkts", "early_dropped_pkts", "forced_dropped_pkts",
+    # links, udp
+    "dropped_bytes",
+    # series
+    "active", "length_pkts",
+})
+
+
+class NameColumn:
+    """A text column as the core sends the series' flow and queue names: ``codes`` (u32 indices)
+    into ``names``. Kept in that form until pandas needs the strings, because expanding
+    480,000 rows into Python strings (and encoding them again for Arrow) costs about 0.1 s."""
+
+    __slots__ = ("codes", "names")
+
+    def __init__(self, codes: np.ndarray, names: Sequence[str]) -> None:
+        self.codes = codes
+        self.names = list(names)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def to_numpy(self) -> np.ndarray:
+        """The names row by row, as an object array."""
+        return np.asarray(self.names, dtype=object)[self.codes]
+
+
+Column = Union[np.ndarray, NameColumn]
+
+
+def expanded(columns: Mapping[str, Column]) -> dict[str, np.ndarray]:
+    """``columns`` with every :class:`NameColumn` as its object array of names."""
+    return {k: v.to_numpy() if isinstance(v, NameColumn) else v for k, v in columns.items()}
+
+
+# ---------------------------------------------------------------------- from the core
+
+
+def column_f64(column: bytes) -> np.ndarray:
+    """A little-endian f64 column from ``_core.run_scenario_columns`` (a writable copy; NaN
+    where the JSON form has null). Also what the results store decodes the columns with."""
+    return np.frombuffer(column, dtype="<f8").astype(np.float64)
+
+
+def column_names(codes: bytes, names: list[str]) -> np.ndarray:
+    """An interned column from the core: u32 indices into ``names``, as the names."""
+    return np.asarray(names, dtype=object)[np.frombuffer(codes, dtype="<u4")]
+
+
+def table_columns(table: Mapping[str, Any]) -> dict[str, Any]:
+    """A results table from ``_core.run_scenario_tables`` (``{"rows", "columns"}``, see
+    crates/vegaslab-py) as ``{name: column}`` in the core's column order, each column what
+    the same table's JSON rows give pandas: numbers as numpy arrays (a count missing in some
+    rows becomes float64 with NaN there, as pandas makes it), text as an object array (NaN
+    where a row has no value, None in a column no row has a value in)."""
+    rows = int(table["rows"])
+    out: dict[str, Any] = {}
+    for name, kind, values, present in table["columns"]:
+        have = None if present is None else np.frombuffer(present, dtype=np.uint8).astype(bool)
+        if kind == "none":
+            col: Any = np.full(rows, None, dtype=object)
+        elif kind == "str":
+            col = np.asarray(values, dtype=object)
+            if have is not None:
+                col[~have] = np.nan
+        elif kind == "bool":
+            col = np.frombuffer(values, dtype=np.uint8).astype(bool)
+            if have is not None:
+                col = col.astype(object)
+                col[~have] = np.nan
+        else:
+            col = np.frombuffer(values, dtype={"f64": "<f8", "i64": "<i8", "u64": "<u8"}[kind])
+            col = col.astype(np.int64 if kind != "f64" and have is None else np.float64)
+            if have is not None:
+                col[~have] = np.nan
+        out[name] = col
+    return out
+
+
+def series_columns(series: Mapping[str, Any], *, interned: bool = False) -> dict[str, Any]:
+    """The time series of ``_core.run_scenario_columns`` / ``run_scenario_tables`` as the JSON
+    form's ``series`` (``{"flows": {column: array}, "queues": ...}``, None for one with no
+    rows); with ``interned``, the flow and queue names as :class:`NameColumn`."""
+    f, q = series["flows"], series["queues"]
+
+    def names(codes: bytes, table: list[str]) -> Column:
+        if interned:
+            return NameColumn(np.frombuffer(codes, dtype="<u4"), table)
+        return column_names(codes, table)
+
+    flows = {
+        "time_s": column_f64(f["time_s"]), "flow": names(f["flow"], f["names"]),
+        **{c: column_f64(f[c]) for c in ("cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps")},
+        "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
+        **{name: column_f64(column) for name, column in f["extra"].items()},
+    }
+    # Further columns the core lists (RED's ``avg_pkts`` when a RED queue is monitored), in its
+    # order, as the flows' algorithm variables: no column name is restated here.
+    queues = {"time_s": column_f64(q["time_s"]), "queue": names(q["queue"], q["names"]),
+              "length_pkts": column_f64(q["length_pkts"]),
+              **{name: column_f64(column) for name, column in q.get("extra", {}).items()}}
+    return {"flows": flows if len(flows["time_s"]) else None,
+            "queues": queues if len(queues["time_s"]) else None}
+
+
+def meta_json(record: Mapping[str, Any]) -> str:
+    """meta.json's text: indented, keys sorted, with the provenance's normalised scenario on one
+    line. Decided (issue 11): indented, it went through the json module's pure-Python encoder,
+    15 s of a 20,000-flow ``vegaslab run`` (42 MB); unindented, the C encoder writes it in a
+    fraction of a second. The file parses to the same record."""
+    prov = record.get("provenance")
+    if not isinstance(prov, Mapping) or "scenario" not in prov:
+        return json.dumps(record, indent=2, sort_keys=True) + "\n"
+    import uuid
+
+    mark = f"vegaslab-scenario-{uuid.uuid4().hex}"  # stands for the scenario; in no value of the record
+    text = json.dumps({**record, "provenance": {**prov, "scenario": mark}}, indent=2, sort_keys=True)
+    scenario = json.dumps(prov["scenario"], sort_keys=True, separators=(",", ":"))
+    return text.replace(json.dumps(mark), scenario, 1) + "\n"
+
+
+# ---------------------------------------------------------------------- typing, without pandas
+
+
+def _is_missing(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _as_float(col: np.ndarray) -> np.ndarray:
+    """``col`` as float64, a value that is not a number NaN (``pandas.to_numeric(errors="coerce")``)."""
+    if col.dtype.kind in "iufb":
+        return col.astype(np.float64)
+
+    def number(v: Any) -> float:
+        if isinstance(v, (bool, int, float, np.number, np.bool_)):
+            return float(v)
+        if isinstance(v, str):
+            try:
+                return float(v)
+            except ValueError:
+                return math.nan
+        return math.nan
+
+    return np.fromiter((number(v) for v in col), dtype=np.float64, count=len(col))
+
+
+def typed_column(name: str, col: Column, documented: bool) -> Column:
+    """``col`` as the type its name calls for (:data:`TEXT_COLUMNS`, :data:`COUNT_COLUMNS`):
+    the numpy counterpart of :func:`vegaslab.results._typed`, which must agree with it (the
+    Parquet files written from either are compared byte for byte in the tests)."""
+    if isinstance(col, NameColumn) or name in TEXT_COLUMNS:
+        return col
+    if name in COUNT_COLUMNS:
+        if col.dtype == np.int64:
+            return col
+        if col.dtype.kind in "iub":
+            return col.astype(np.int64)
+        values = _as_float(col)
+        if np.isfinite(values).all() and (values == np.round(values)).all():
+            return values.astype(np.int64)  # every value present and whole (also: no rows)
+        return values
+    if documented:
+        return col if col.dtype == np.float64 else _as_float(col)
+    if col.dtype == object and all(_is_missing(v) for v in col):
+        return np.full(len(col), np.nan)
+    return col
+
+
+def missing_column(name: str, rows: int) -> np.ndarray:
+    """A documented column a table does not have: missing in its type (a count with rows to
+    fill is NaN, so float64)."""
+    if name in TEXT_COLUMNS:
+        return np.full(rows, None, dtype=object)
+    if name in COUNT_COLUMNS and rows == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.full(rows, np.nan)
+
+
+def typed_columns(columns: Mapping[str, Column] | None, documented: Sequence[str]) -> dict[str, Column]:
+    """A table's columns as :func:`vegaslab.results._frame` lays them out: the documented ones
+    first (a missing one added, missing in its type), then any others the core added, each
+    typed by :func:`typed_column`. Column names are taken as they are: the core writes no name
+    of before 0.3 (:data:`vegaslab.results.RENAMED_COLUMNS`)."""
+    columns = dict(columns or {})
+    rows = len(next(iter(columns.values()))) if columns else 0
+    out: dict[str, Column] = {}
+    for name in documented:
+        out[name] = typed_column(name, columns[name], True) if name in columns else missing_column(name, rows)
+    for name, col in columns.items():
+        if name not in out:
+            out[name] = typed_column(name, col, False)
+    return out
+
+
+# ---------------------------------------------------------------------- Arrow and Parquet
+
+
+def _validity(missing: np.ndarray) -> "pa.Buffer | None":
+    """Arrow's validity bitmap (bit set = present) for the rows ``missing`` marks; None when none is."""
+    import pyarrow as pa
+
+    if not missing.any():
+        return None
+    return pa.py_buffer(np.packbits(~missing, bitorder="little"))
+
+
+def _string_array(values: Sequence[Any]) -> "pa.Array":
+    """Strings (None or NaN: null) as an Arrow ``string`` array, from its buffers."""
+    import pyarrow as pa
+
+    missing = np.fromiter((not isinstance(v, str) for v in values), dtype=bool, count=len(values))
+    encoded = [v.encode() if isinstance(v, str) else b"" for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    if offsets[-1] < 2**31:
+        kind, offsets = pa.string(), offsets.astype(np.int32)
+    else:
+        kind = pa.large_string()
+    return pa.Array.from_buffers(kind, len(encoded), [_validity(missing), pa.py_buffer(offsets),
+                                                      pa.py_buffer(b"".join(encoded))])
+
+
+def _interned_string_array(col: NameColumn) -> "pa.Array":
+    """A :class:`NameColumn` as an Arrow ``string`` array: each row's name bytes gathered with
+    numpy. (``Array.take`` would do it, but it imports ``pyarrow.compute``, 0.05-0.1 s.)"""
+    import pyarrow as pa
+
+    encoded = [name.encode() for name in col.names]
+    name_lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    name_starts = np.concatenate(([0], np.cumsum(name_lengths)[:-1])).astype(np.int64)
+    codes = np.asarray(col.codes, dtype=np.intp)
+    row_lengths = name_lengths[codes]
+    offsets = np.zeros(len(codes) + 1, dtype=np.int64)
+    np.cumsum(row_lengths, out=offsets[1:])
+    # Byte k of the data belongs to the row r it falls in: its name's start + (k - offsets[r]).
+    shift = np.repeat(name_starts[codes] - offsets[:-1], row_lengths)
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)[np.arange(offsets[-1]) + shift]
+    if offsets[-1] < 2**31:
+        kind, offsets = pa.string(), offsets.astype(np.int32)
+    else:
+        kind = pa.large_string()
+    return pa.Array.from_buffers(kind, len(codes), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def arrow_column(col: Column) -> "pa.Array":
+    """One typed column as an Arrow array: floats (NaN as null), integers, booleans and text
+    (None or NaN as null) from their buffers; any other column through ``pyarrow.array``."""
+    import pyarrow as pa
+
+    if isinstance(col, NameColumn):
+        return _interned_string_array(col)
+    n = len(col)
+    kind = col.dtype.kind
+    if kind == "f" and col.dtype == np.float64:
+        return pa.Array.from_buffers(pa.float64(), n, [_validity(np.isnan(col)), pa.py_buffer(np.ascontiguousarray(col))])
+    if kind in "iu" and col.dtype.byteorder in "=<|":
+        data = np.ascontiguousarray(col)
+        return pa.Array.from_buffers(pa.from_numpy_dtype(data.dtype), n, [None, pa.py_buffer(data)])
+    if kind == "b":
+        return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(col, bitorder="little"))])
+    if kind == "O":
+        if all(isinstance(v, str) or _is_missing(v) for v in col):
+            return _string_array(col)
+        if all(isinstance(v, (bool, np.bool_)) or _is_missing(v) for v in col):
+            missing = np.fromiter((_is_missing(v) for v in col), dtype=bool, count=n)
+            values = np.fromiter((bool(v) if not m else False for v, m in zip(col, missing)), dtype=bool, count=n)
+            return pa.Array.from_buffers(pa.bool_(), n, [_validity(missing),
+                                                        pa.py_buffer(np.packbits(values, bitorder="little"))])
+    return pa.array(col, from_pandas=True)  # a column a user added: pyarrow infers it (and imports pandas)
+
+
+def arrow_table(columns: Mapping[str, Column]) -> "pa.Table":
+    """Typed columns (:func:`typed_columns`) as an Arrow table, text columns ``string`` even with
+    no rows or no value (so every table of a kind has one schema)."""
+    import pyarrow as pa
+
+    arrays, names = [], []
+    for name, col in columns.items():
+        arr = arrow_column(col)
+        if name in TEXT_COLUMNS and not pa.types.is_string(arr.type):
+            if pa.types.is_null(arr.type) or len(arr) == arr.null_count:
+                arr = pa.nulls(len(arr), pa.string())
+        arrays.append(arr)
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def write_parquet(columns: Mapping[str, Column], path: Path) -> None:
+    """Write typed columns as one Parquet file (pyarrow's defaults: snappy, dictionary pages)."""
+    import pyarrow.parquet as pq
+
+    pq.write_table(arrow_table(columns), path)
