@@ -294,42 +294,47 @@ def _validity(missing: np.ndarray) -> "pa.Buffer | None":
     return pa.py_buffer(np.packbits(~missing, bitorder="little"))
 
 
-def _string_array(values: Sequence[Any]) -> "pa.Array":
-    """Strings (None or NaN: null) as an Arrow ``string`` array, from its buffers."""
+def _offsets(lengths: np.ndarray) -> np.ndarray:
+    """Arrow's offsets for items of these byte lengths: 0, then the running total (int64)."""
+    out = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out[1:])
+    return out
+
+
+def _strings_from_buffers(offsets: np.ndarray, data: Any, missing: np.ndarray | None = None) -> "pa.Array":
+    """An Arrow ``string`` array (``large_string`` past 2 GiB of text) from int64 ``offsets``,
+    the UTF-8 ``data`` and the rows ``missing`` marks as null."""
     import pyarrow as pa
 
-    missing = np.fromiter((not isinstance(v, str) for v in values), dtype=bool, count=len(values))
-    encoded = [v.encode() if isinstance(v, str) else b"" for v in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
     if offsets[-1] < 2**31:
         kind, offsets = pa.string(), offsets.astype(np.int32)
     else:
         kind = pa.large_string()
-    return pa.Array.from_buffers(kind, len(encoded), [_validity(missing), pa.py_buffer(offsets),
-                                                      pa.py_buffer(b"".join(encoded))])
+    validity = None if missing is None else _validity(missing)
+    return pa.Array.from_buffers(kind, len(offsets) - 1, [validity, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _string_array(values: Sequence[Any]) -> "pa.Array":
+    """Strings (None or NaN: null) as an Arrow ``string`` array, from its buffers."""
+    missing = np.fromiter((not isinstance(v, str) for v in values), dtype=bool, count=len(values))
+    encoded = [v.encode() if isinstance(v, str) else b"" for v in values]
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    return _strings_from_buffers(_offsets(lengths), b"".join(encoded), missing)
 
 
 def _interned_string_array(col: NameColumn) -> "pa.Array":
     """A :class:`NameColumn` as an Arrow ``string`` array: each row's name bytes gathered with
     numpy. (``Array.take`` would do it, but it imports ``pyarrow.compute``, 0.05-0.1 s.)"""
-    import pyarrow as pa
-
     encoded = [name.encode() for name in col.names]
     name_lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-    name_starts = np.concatenate(([0], np.cumsum(name_lengths)[:-1])).astype(np.int64)
+    name_starts = _offsets(name_lengths)[:-1]
     codes = np.asarray(col.codes, dtype=np.intp)
     row_lengths = name_lengths[codes]
-    offsets = np.zeros(len(codes) + 1, dtype=np.int64)
-    np.cumsum(row_lengths, out=offsets[1:])
+    offsets = _offsets(row_lengths)
     # Byte k of the data belongs to the row r it falls in: its name's start + (k - offsets[r]).
     shift = np.repeat(name_starts[codes] - offsets[:-1], row_lengths)
     data = np.frombuffer(b"".join(encoded), dtype=np.uint8)[np.arange(offsets[-1]) + shift]
-    if offsets[-1] < 2**31:
-        kind, offsets = pa.string(), offsets.astype(np.int32)
-    else:
-        kind = pa.large_string()
-    return pa.Array.from_buffers(kind, len(codes), [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    return _strings_from_buffers(offsets, data)
 
 
 def arrow_column(col: Column) -> "pa.Array":

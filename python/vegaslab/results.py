@@ -692,14 +692,8 @@ class Results(_NotebookViews):
             head += f" ({int(m['events']):,} events)"
         lines = [head, ""]
         f = self._typed_columns("flows")
-        shown_flows = min(len(f["flow"]), max_flows)
-
-        def first(col: Any, n: int) -> list:
-            return col[:n].tolist()
-
-        flow_cells = zip(*(first(f[c], shown_flows) for c in (
-            "flow", "cc", "start_s", "end_s", "goodput_bps", "throughput_bps", "retransmitted_pkts", "timeouts",
-            "dropped_pkts", "completion_time_s", "final_cwnd_pkts")))
+        flow_cells = _rows(f, ("flow", "cc", "start_s", "end_s", "goodput_bps", "throughput_bps", "retransmitted_pkts",
+                                "timeouts", "dropped_pkts", "completion_time_s", "final_cwnd_pkts"), slice(0, max_flows))
         lines += _fixed_width(
             ["flow", "cc", "start s", "end s", "goodput Mbit/s", "thrput Mbit/s", "retx",
              "timeouts", "drops", "done s", "cwnd"],
@@ -717,13 +711,13 @@ class Results(_NotebookViews):
             busy = sorted((i for i in range(len(arrived)) if arrived[i] > 0), key=lambda i: -arrived[i])
             shown = busy[:max_queues]
             lines.append("")
-            cells = {c: q[c][shown].tolist() for c in ("queue", "kind", "limit_pkts", "arrived_pkts", "dropped_pkts",
-                                                         "loss_ratio", "mean_len_pkts", "max_len_pkts")}
+            cells = _rows(q, ("queue", "kind", "limit_pkts", "arrived_pkts", "dropped_pkts", "loss_ratio",
+                              "mean_len_pkts", "max_len_pkts"), shown)
             lines += _fixed_width(
                 ["queue", "kind", "limit", "arrivals", "drops", "loss %", "mean pkts", "max pkts"],
                 [[name, kind, _int(limit), _int(arrivals), _int(drops), _num(100 * loss if _ok(loss) else loss, 3),
                   _num(mean, 4), _int(most)]
-                 for name, kind, limit, arrivals, drops, loss, mean, most in zip(*cells.values())],
+                 for name, kind, limit, arrivals, drops, loss, mean, most in cells],
                 left=2,
             )
             hidden = len(arrived) - len(shown)
@@ -732,13 +726,13 @@ class Results(_NotebookViews):
         u = self._typed_columns("udp")
         if len(u["source"]):
             lines.append("")
-            cells = {c: u[c].tolist() for c in ("source", "model", "sent_pkts", "received_pkts", "dropped_pkts",
-                                                 "offered_bps", "active_throughput_bps")}
+            cells = _rows(u, ("source", "model", "sent_pkts", "received_pkts", "dropped_pkts", "offered_bps",
+                              "active_throughput_bps"))
             lines += _fixed_width(
                 ["udp source", "model", "sent", "received", "dropped", "offered Mbit/s", "thrput Mbit/s"],
                 [[source, model, _int(sent), _int(received), _int(dropped),
                   _num(offered / 1e6 if _ok(offered) else offered, 4), _num(thrput / 1e6 if _ok(thrput) else thrput, 4)]
-                 for source, model, sent, received, dropped, offered, thrput in zip(*cells.values())],
+                 for source, model, sent, received, dropped, offered, thrput in cells],
                 left=2,
             )
         return "\n".join(lines)
@@ -904,6 +898,12 @@ def _verify_tables(root: Path, recorded: Any) -> None:
 
 
 # ---------------------------------------------------------------------- formatting helpers
+
+
+def _rows(columns: Mapping[str, Any], names: Sequence[str], at: Any = slice(None)) -> Iterable[tuple]:
+    """The values of the columns ``names`` as Python scalars, row by row, of the rows ``at``
+    (a slice or a list of row numbers)."""
+    return zip(*(columns[name][at].tolist() for name in names))
 
 
 def _ok(v: Any) -> bool:
