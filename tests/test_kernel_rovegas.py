@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from vegaslab import kernel
-from kernel_requirements import skip_unless, unavailable
+from kernel_requirements import HOST_TIMING, skip_unless, unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "crates" / "vegaslab-cc" / "tests" / "vectors"
@@ -240,6 +240,7 @@ def forward_tracking(run: dict) -> dict:
             "backward_p99_us": sorted(backward)[-(len(backward) // 100) - 1]}
 
 
+@HOST_TIMING
 @needs_kernel
 def test_the_sender_reads_the_bottleneck_queue_as_forward_queueing_and_no_backward_queueing():
     # cubic fills the 1-BDP queue (up to 165 x 242 µs = 40 ms of queueing).

@@ -29,7 +29,7 @@ import pytest
 from vegaslab import VegaslabError
 from vegaslab.testbed import Bottleneck, Host, Network, TestbedError
 from vegaslab.testbed import network as tbnet
-from kernel_requirements import skip_unless, unavailable
+from kernel_requirements import HOST_TIMING, skip_unless, unavailable
 
 MS = 1_000_000  # ns
 
@@ -323,6 +323,7 @@ def _class_sent(net: Network) -> tuple[float, int, int, int]:
     return (before + after) / 2, int(sent.group(1)), int(sent.group(2)), int(backlog.group(1))
 
 
+@HOST_TIMING
 def test_the_bottleneck_charges_ip_bytes_so_its_rate_is_the_scenarios_ip_level_rate():
     # The simulator's link rates count IP packets (1448 payload + 52 header = 1500 bytes);
     # htb would also count the 14-byte Ethernet header (1514) without its size table.

@@ -8,7 +8,7 @@ from pathlib import Path
 from vegaslab import kernel
 from vegaslab.catalog import builtin_dir
 from vegaslab.testbed.network import check as network_check
-from kernel_requirements import skip_unless, unavailable
+from kernel_requirements import HOST_TIMING, skip_unless, unavailable
 
 REASON = unavailable(kernel.check, network_check)
 pytestmark = skip_unless(REASON)
@@ -27,6 +27,7 @@ def _run(*overrides, stack=None):
     return run(REROUTE, overrides=[*FAST, *overrides], stack=stack or Stack())
 
 
+@HOST_TIMING
 def test_kernel_vegas_keeps_a_small_queue_where_reno_fills_the_buffer():
     vegas = _run("flows[0].cc=vegas", "flows[0].params.flavour=linux")
     reno = _run("flows[0].cc=newreno")
