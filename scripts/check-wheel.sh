@@ -63,7 +63,8 @@ PYTHON=${PYTHON:-python3}
 BASE_PY=$("$PYTHON" -c 'import sys; print(getattr(sys, "_base_executable", None) or sys.executable)') \
     || fail "cannot run $PYTHON"
 [[ -x "$BASE_PY" ]] || fail "the interpreter $BASE_PY is not an executable file"
-VERSION=$("$BASE_PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["project"]["version"])' "$ROOT/pyproject.toml")
+# The version's one owner is the Cargo workspace (pyproject.toml declares it dynamic).
+VERSION=$("$BASE_PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["workspace"]["package"]["version"])' "$ROOT/Cargo.toml")
 MATURIN_REQ=$("$BASE_PY" -c 'import sys, tomllib; print(*[r for r in tomllib.load(open(sys.argv[1], "rb"))["build-system"]["requires"] if r.startswith("maturin")])' "$ROOT/pyproject.toml")
 POLICY=$("$BASE_PY" -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["tool"]["maturin"]["compatibility"])' "$ROOT/pyproject.toml")
 say "vegaslab $VERSION, $MATURIN_REQ, tag policy $POLICY, Python $BASE_PY; work dir $WORK"

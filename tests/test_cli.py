@@ -93,6 +93,11 @@ def test_the_command_line_starts_without_reading_package_metadata():
     assert vegaslab.__version__ == importlib.metadata.version("vegaslab")
 
 
+def test_the_package_and_its_compiled_core_have_one_version(core):
+    # pyproject.toml declares the version dynamic: maturin takes it from Cargo.toml
+    assert vegaslab.__version__ == vegaslab.core_version()
+
+
 def test_version_prints_the_package_version_even_without_the_core(capsys):
     assert _exit_code(["--version"]) == 0
     out = capsys.readouterr().out
@@ -291,10 +296,12 @@ def test_core_run_with_no_plots_never_imports_matplotlib(core, tiny, tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
-def test_core_run_with_no_plots_never_imports_pandas(core, tiny, tmp_path):
-    # Not before the core simulates, and not after: printing the summary and writing the
-    # Parquet files go without it (vegaslab.columns). The background import is switched off,
-    # so nothing it loads can hide an import the run itself makes.
+@pytest.mark.parametrize("options", [["--no-plots"], []], ids=["no-plots", "plots"])
+def test_core_run_never_imports_pandas(core, tiny, tmp_path, options):
+    # Not before the core simulates, and not after: printing the summary, writing the Parquet
+    # files (vegaslab.columns) and drawing the figures (vegaslab.plots) go without it. The
+    # background import is switched off, so nothing it loads can hide an import the run itself
+    # makes.
     code = ("import sys, vegaslab; from vegaslab import cli\n"
             "class NoImportAhead(cli._ImportAhead):\n"
             "    def _load(self): pass\n"
@@ -305,11 +312,12 @@ def test_core_run_with_no_plots_never_imports_pandas(core, tiny, tmp_path):
             "    seen.append('pandas' in sys.modules)\n"
             "    return real(fn, *a, **k)\n"
             "vegaslab._call_core = spy\n"
-            f"assert cli.main(['run', {str(tiny)!r}, '--out', {str(tmp_path / 'out')!r}, '--no-plots']) == 0\n"
+            f"assert cli.main(['run', {str(tiny)!r}, '--out', {str(tmp_path / 'out')!r}, *{options!r}]) == 0\n"
             "print(seen[0], 'pandas' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "False False"
+    assert options or {"cwnd.png", "throughput.png", "queue.png"} <= {f.name for f in (tmp_path / "out").iterdir()}
 
 
 def test_resolving_a_catalog_id_does_not_import_pandas():
@@ -343,7 +351,7 @@ def test_core_run_imports_plots_during_the_simulation_and_reports_its_failure_in
                    "(set VEGASLAB_DEBUG=1 for a traceback, and please report it)\n")
     # first on the background thread (overlapping the simulation), then again on the main
     # thread, which raises what the background import swallowed
-    assert importers == ["vegaslab: import vegaslab.results, pyarrow.parquet, importlib.metadata, pandas, vegaslab.plots",
+    assert importers == ["vegaslab: import vegaslab.results, pyarrow.parquet, importlib.metadata, vegaslab.plots",
                          threading.main_thread().name]
     assert not out.exists() and not list(tmp_path.glob(".out*"))
     assert not [t for t in threading.enumerate() if t.name.startswith("vegaslab: import")]

@@ -359,3 +359,47 @@ def test_the_throughput_figure_leaves_out_per_bin_lines_beyond_so_many_flows(pai
     assert n == pairs
     assert widths.count(2.2) == pairs and widths.count(0.5) == (pairs if thin else 0)
     assert ("running mean per flow" in ax.get_title()) is not thin
+
+
+# ---------------------------------------------------------------------- the figures' data
+
+MONITORS = ["monitor.cwnd=true", "monitor.throughput=true", "monitor.all_queues=true"]
+
+
+@pytest.fixture
+def two_flows(tmp_path) -> Path:
+    pytest.importorskip("vegaslab._core")
+    path = tmp_path / "two-flows.toml"
+    path.write_text('[meta]\nid = "two-flows"\n\n[run]\nduration = "3s"\n' + TWO_HOP
+                    + '\n[[flows]]\nname = "f2"\nfrom = "S1"\nto = "D1"\ncc = "reno"\nstart = "0.5s"\n')
+    return path
+
+
+def test_figures_drawn_from_the_cores_columns_are_byte_identical_to_figures_drawn_from_frames(two_flows, tmp_path):
+    columns = vegaslab.run(two_flows, overrides=MONITORS)
+    frames = vegaslab.run(two_flows, overrides=MONITORS)
+    for table in ("flows", "series_flows", "series_queues"):
+        getattr(frames, table)  # read: from now on the frames are the tables
+    assert set(frames._frames) >= {"flows", "series_flows", "series_queues"}
+    assert not {"flows", "series_flows", "series_queues"} & set(columns._frames)
+    drawn = plots.plot_all(columns, tmp_path / "columns", processes=1)
+    again = plots.plot_all(frames, tmp_path / "frames", processes=1)
+    assert [p.name for p in drawn] == [p.name for p in again] == ["cwnd.png", "throughput.png", "queue.png"]
+    for a, b in zip(drawn, again):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_a_figure_shows_a_series_frame_the_user_replaced(two_flows, tmp_path, monkeypatch):
+    res = vegaslab.run(two_flows, overrides=MONITORS)
+    s = res.series_flows
+    res.series_flows = s[s["flow"] == "f2"]
+    labels = []
+    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, n: labels.extend(l.get_label() for l in ax.get_lines()))
+    plots.plot_cwnd(res, tmp_path / "cwnd.png")
+    assert labels == ["f2"]
+
+
+def test_a_series_without_a_sample_of_its_value_draws_no_figure(two_flows, tmp_path):
+    res = vegaslab.run(two_flows, overrides=["monitor.cwnd=true", "monitor.throughput=false", "monitor.all_queues=true"])
+    assert plots.plot_throughput(res, tmp_path / "throughput.png") is None
+    assert plots.plot_cwnd(res, tmp_path / "cwnd.png") == tmp_path / "cwnd.png"

@@ -655,10 +655,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     # The added monitors come first, so a --set of the same field would still win (it cannot
     # happen: only fields nobody set are added).
     overrides = [*added, *args.overrides, *_trace_overrides(args, out)]
-    # pandas only for the plots (and --json's flow list): printing the summary and writing the
-    # tables do without it (vegaslab.columns).
+    # No pandas (but for --json's flow list): printing the summary, writing the tables
+    # (vegaslab.columns) and drawing the figures (vegaslab.plots) read the core's columns.
     ahead = _ImportAhead("vegaslab.results", "pyarrow.parquet", "importlib.metadata",
-                         *(() if args.no_plots else ("pandas", "vegaslab.plots")))
+                         *(() if args.no_plots else ("vegaslab.plots",)))
     try:
         res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args))
         written = _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
@@ -759,8 +759,8 @@ class _ImportAhead:
     """Import modules on a background thread, to be used later on the main thread.
 
     Decided for issue 11: ``vegaslab run`` imports numpy and pyarrow (``vegaslab.results``,
-    ``pyarrow.parquet``), and for its plots pandas and matplotlib (``vegaslab.plots``), about
-    0.1-0.3 s each, while the core simulates, which
+    ``pyarrow.parquet``), and for its plots matplotlib (``vegaslab.plots``), about
+    0.1-0.4 s each, while the core simulates, which
     releases the GIL (``py.allow_threads`` in crates/vegaslab-py), so the imports cost no
     wall time on a machine with a second core. Nothing the run computes depends on them. The
     thread swallows every exception; the main thread imports again where it needs a module

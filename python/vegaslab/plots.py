@@ -25,6 +25,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from . import VegaslabError
+from .columns import Column, NameColumn
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
@@ -104,14 +105,48 @@ def decimate(x: np.ndarray, y: np.ndarray, pixel_x: np.ndarray) -> tuple[np.ndar
 def _groups(keys) -> list[tuple[object, np.ndarray]]:
     """``(key, row positions)`` per distinct key, in order of first appearance and with the
     rows in their order, rows with a missing key left out (what ``groupby(sort=False)``
-    iterates), from one stable sort instead of a sub-frame per group."""
-    import pandas as pd  # already imported with the Results this module plots
+    iterates), from one stable sort instead of a sub-frame per group.
 
-    codes, names = pd.factorize(keys)
+    ``keys`` is a :class:`~vegaslab.columns.NameColumn` (the core's interned names, grouped by
+    their codes with numpy alone) or any other text column (an object array, a frame's
+    column), grouped by ``pandas.factorize``, which also sets missing keys apart."""
+    if isinstance(keys, NameColumn):
+        codes = keys.codes.astype(np.int64)
+        used, first = np.unique(codes, return_index=True)
+        seen = used[np.argsort(first, kind="stable")]  # codes in order of first appearance
+        rank = np.zeros(len(keys.names), dtype=np.int64)
+        rank[seen] = np.arange(len(seen))
+        codes, names = rank[codes], [keys.names[c] for c in seen]
+    else:
+        import pandas as pd
+
+        codes, names = pd.factorize(keys)
     order = np.argsort(codes, kind="stable")
     order = order[codes[order] >= 0]
     bounds = np.flatnonzero(np.diff(codes[order])) + 1
     return list(zip(list(names), np.split(order, bounds))) if len(order) else []
+
+
+def _rows_with(results: "Results", table: str, column: str) -> dict[str, Column] | None:
+    """The rows of ``results``' ``table`` where ``column`` is present, as typed columns (floats
+    as float64), or ``None`` when no row has it (the monitor was off).
+
+    Decided for issue 11: the figures read the tables as the core's typed columns
+    (``Results._typed_columns``), so ``vegaslab run`` draws them without importing pandas
+    (0.3 s of CPU) or building frames; a table the user already read as a frame is read
+    from that frame, so the figure shows what the frame holds."""
+    columns = results._typed_columns(table)
+    keep = ~np.isnan(np.asarray(columns[column], dtype=float))
+    if not keep.any():
+        return None
+    return {name: NameColumn(col.codes[keep], col.names) if isinstance(col, NameColumn)
+            else (col[keep].astype(float) if col.dtype.kind in "iub" else col[keep])
+            for name, col in columns.items()}
+
+
+def _texts(col: Column) -> np.ndarray:
+    """A text column's values as an object array."""
+    return col.to_numpy() if isinstance(col, NameColumn) else np.asarray(col, dtype=object)
 
 
 def _figure(title: str, ylabel: str) -> tuple[Figure, object]:
@@ -169,11 +204,11 @@ def _title(results: "Results", what: str) -> str:
 def plot_cwnd(results: "Results", path: str | os.PathLike, *, ssthresh: bool = False) -> Path | None:
     """cwnd (packets) over time, one line per flow; ``ssthresh=True`` adds it dashed (the y
     axis stays scaled to cwnd, so ns-2's huge initial ssthresh does not flatten the plot)."""
-    s = results.series_flows.dropna(subset=["cwnd_pkts"])
-    if s.empty:
+    s = _rows_with(results, "series_flows", "cwnd_pkts")
+    if s is None:
         return None
     fig, ax = _figure(_title(results, "congestion window"), "cwnd (packets)")
-    time, cwnd, sst = (s[c].to_numpy(dtype=float) for c in ("time_s", "cwnd_pkts", "ssthresh_pkts"))
+    time, cwnd, sst = (s[c] for c in ("time_s", "cwnd_pkts", "ssthresh_pkts"))
     groups = _groups(s["flow"])
     for flow, rows in groups:
         (line,) = ax.plot(time[rows], cwnd[rows], lw=1.2, label=str(flow))
@@ -204,12 +239,13 @@ def plot_throughput(results: "Results", path: str | os.PathLike) -> Path | None:
 def throughput_axes(results: "Results") -> tuple[Figure, Any, int] | None:
     """:func:`plot_throughput`'s figure, axes and number of flows, before layout and saving
     (``None`` without throughput samples)."""
-    s = results.series_flows.dropna(subset=["throughput_bps"])
-    if s.empty:
+    s = _rows_with(results, "series_flows", "throughput_bps")
+    if s is None:
         return None
-    time, bps = s["time_s"].to_numpy(dtype=float), s["throughput_bps"].to_numpy(dtype=float)
+    time, bps = s["time_s"], s["throughput_bps"]
     scale, unit = (1e6, "Mbit/s") if bps.max() >= 1e6 else (1e3, "kbit/s")
-    spans = results.flows.set_index("flow")[["start_s", "end_s"]] if len(results.flows) else None
+    flows = results._typed_columns("flows")
+    spans = dict(zip(_texts(flows["flow"]), zip(flows["start_s"], flows["end_s"])))
     groups = _groups(s["flow"])
     per_bin = len(groups) <= MAX_PER_BIN_LINES
     what = "throughput" if per_bin else "throughput (running mean per flow)"
@@ -217,8 +253,8 @@ def throughput_axes(results: "Results") -> tuple[Figure, Any, int] | None:
     for flow, rows in groups:
         rows = rows[np.argsort(time[rows], kind="stable")]
         t = time[rows]
-        if spans is not None and flow in spans.index:
-            start, end = spans.loc[flow, "start_s"], spans.loc[flow, "end_s"]
+        if flow in spans:
+            start, end = spans[flow]
             active = t >= start if np.isfinite(start) else np.ones(len(t), dtype=bool)
             if np.isfinite(end):
                 active &= t <= end + 1e-9
@@ -233,10 +269,10 @@ def throughput_axes(results: "Results") -> tuple[Figure, Any, int] | None:
 
 def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
     """Queue length (packets) over time for the busiest queues (at most ``MAX_QUEUES``)."""
-    s = results.series_queues.dropna(subset=["length_pkts"])
-    if s.empty:
+    s = _rows_with(results, "series_queues", "length_pkts")
+    if s is None:
         return None
-    time, length = s["time_s"].to_numpy(dtype=float), s["length_pkts"].to_numpy(dtype=float)
+    time, length = s["time_s"], s["length_pkts"]
     groups = _groups(s["queue"])
     means = np.array([length[rows].mean() for _, rows in groups])
     busiest = np.argsort(-means, kind="stable")[:MAX_QUEUES]  # ties: the first seen first
@@ -341,10 +377,6 @@ class PendingPlots:
         if processes > 1:
             forked, self._here = self._here[:processes - 1], self._here[processes - 1:]
             out_dir.mkdir(parents=True, exist_ok=True)
-            # A run's tables become pandas frames when first read (vegaslab.results): read the
-            # figures' tables here, once, rather than in each process.
-            for table in ("flows", "series_flows", "series_queues"):
-                getattr(results, table)
             # Anything still buffered would be written a second time by each child at its exit
             # (multiprocessing's fork start flushes too; explicit, as the summary must not repeat).
             sys.stdout.flush()
