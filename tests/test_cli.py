@@ -296,7 +296,7 @@ def test_core_run_with_no_plots_never_imports_matplotlib(core, tiny, tmp_path):
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
-@pytest.mark.parametrize("options", [["--no-plots"], []], ids=["no-plots", "plots"])
+@pytest.mark.parametrize("options", [["--no-plots"], [], ["--no-plots", "--json"]], ids=["no-plots", "plots", "json"])
 def test_core_run_never_imports_pandas(core, tiny, tmp_path, options):
     # Not before the core simulates, and not after: printing the summary, writing the Parquet
     # files (vegaslab.columns) and drawing the figures (vegaslab.plots) go without it. The

@@ -81,6 +81,15 @@ def test_core_run_json_prints_one_document_with_out_files_flows_wall_time_and_ve
     assert "Mbit/s" in captured.err  # the human summary went to stderr
 
 
+def test_core_run_json_flows_are_the_flows_table_row_by_row(core, tiny, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["run", str(tiny), "--out", str(out), "--json", "--no-plots"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    frame = vegaslab.Results.from_dir(out).flows
+    assert doc["flows"] == json.loads(json.dumps(cli._jsonable(frame.to_dict(orient="records"))))
+    assert set(doc["flows"][0]) == set(frame.columns)
+
+
 def test_core_run_json_after_an_error_still_prints_a_document_naming_it(core, tiny, tmp_path, capsys):
     code = cli.main(["run", str(tiny), "--out", str(tmp_path / "o"), "--json", "--set", "flows[0].start=-3s"])
     assert code == 2

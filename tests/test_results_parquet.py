@@ -118,3 +118,24 @@ def test_a_copy_of_a_run_has_tables_of_its_own(tmp_path):
     other = copy.copy(res)
     other.flows = other.flows.assign(goodput_bps=0.0)
     assert (res.flows["goodput_bps"] > 0).any() and (other.flows["goodput_bps"] == 0).all()
+
+
+def _same(a, b) -> bool:
+    missing = (lambda v: v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)))
+    return (missing(a) and missing(b)) or a == b
+
+
+def test_table_records_are_the_frames_rows_as_python_values(run_res):
+    for name in TABLES:
+        records = run_res.table_records(name)
+        expected = getattr(run_res, name).to_dict(orient="records")
+        assert len(records) == len(expected), name
+        for got, want in zip(records, expected):
+            assert list(got) == list(want)
+            assert all(_same(got[k], want[k]) for k in want), (name, got, want)
+            assert all(v is None or isinstance(v, (str, int, float, bool)) for v in got.values())
+
+
+def test_table_records_names_the_tables_it_knows():
+    with pytest.raises(ValueError, match="name: must be one of flows"):
+        Results.from_dict({"meta": {}}).table_records("flow")

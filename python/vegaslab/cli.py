@@ -655,8 +655,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # The added monitors come first, so a --set of the same field would still win (it cannot
     # happen: only fields nobody set are added).
     overrides = [*added, *args.overrides, *_trace_overrides(args, out)]
-    # No pandas (but for --json's flow list): printing the summary, writing the tables
-    # (vegaslab.columns) and drawing the figures (vegaslab.plots) read the core's columns.
+    # No pandas: printing the summary, writing the tables (vegaslab.columns), drawing the
+    # figures (vegaslab.plots) and --json's flows (Results.table_records) read the core's columns.
     ahead = _ImportAhead("vegaslab.results", "pyarrow.parquet", "importlib.metadata",
                          *(() if args.no_plots else ("vegaslab.plots",)))
     try:
@@ -749,7 +749,7 @@ def _run_document(res, path: Path, out: Path, written: Sequence[Path], added: Se
         "sim_wall_s": meta.get("wall_time_s"),
         "wall_s": wall_s,
         "monitors_added": list(added),
-        "flows": res.flows.to_dict(orient="records"),
+        "flows": res.table_records("flows"),
         "vegaslab_version": vegaslab.__version__,
         "core_version": vegaslab.core_version(),
     }

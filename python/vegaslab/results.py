@@ -667,6 +667,16 @@ class Results(_NotebookViews):
         written.append(meta)
         return written
 
+    def table_records(self, name: str) -> list[dict[str, Any]]:
+        """Table ``name`` (``"flows"``, ``"queues"``, ...) as one dict per row, its values
+        Python scalars (a missing number NaN, a missing text None), without pandas: what
+        ``vegaslab run --json`` prints as its flows (issue 11: the command imports no pandas)."""
+        if name not in TABLES:
+            raise ValueError(f"name: must be one of {', '.join(TABLES)}, got {name!r}")
+        columns = expanded(self._typed_columns(name))
+        names = list(columns)
+        return [dict(zip(names, row)) for row in _rows(columns, names)]
+
     def _typed_columns(self, name: str) -> dict[str, Column]:
         """Table ``name`` as typed numpy columns (:func:`vegaslab.columns.typed_columns`): from
         the core's columns while the table is still those, else from its pandas frame."""
