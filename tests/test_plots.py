@@ -332,7 +332,7 @@ def test_when_no_process_can_be_forked_the_figures_are_drawn_here(res, tmp_path,
 
 
 def _dumbbell_throughput(pairs: int):
-    """A 1 s dumbbell run of `pairs` Reno flows with the throughput sampled every 50 ms."""
+    """A 1 s dumbbell run of `pairs` Reno flows with the throughput and cwnd sampled every 50 ms."""
     text = f"""
 [run]
 duration = "1s"
@@ -347,7 +347,16 @@ throughput = true
 pairs = "1-{pairs}"
 cc = "reno"
 """
-    return vegaslab.run(text)
+    return vegaslab.run(text, overrides=["monitor.cwnd=true"])
+
+
+@pytest.mark.parametrize("pairs, dashed", [(plots.MAX_SSTHRESH_LINES, True), (plots.MAX_SSTHRESH_LINES + 1, False)])
+def test_the_cwnd_figure_leaves_out_the_ssthresh_lines_beyond_so_many_flows(pairs, dashed, tmp_path, monkeypatch):
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, n: drawn.extend(ax.get_lines()))
+    plots.plot_cwnd(_dumbbell_throughput(pairs), tmp_path / "cwnd.png", ssthresh=True)
+    styles = [line.get_linestyle() for line in drawn]
+    assert styles.count("-") == pairs and styles.count("--") == (pairs if dashed else 0)
 
 
 @pytest.mark.parametrize("pairs, thin", [(plots.MAX_PER_BIN_LINES, True), (plots.MAX_PER_BIN_LINES + 1, False)])

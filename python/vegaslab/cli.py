@@ -280,7 +280,12 @@ a --set with brackets ('flows[0]...') so that the shell does not expand it.
 Monitors: the scenario's [monitor] table is used as written. For the plots, a monitor it
 leaves unset (and --set does not set) is switched on: monitor.cwnd, monitor.throughput and,
 when neither monitor.queues nor monitor.all_queues is given, monitor.queues = the slowest
-link's two directions (the bottleneck). --no-plots adds none.""",
+link's two directions (the bottleneck). --no-plots adds none.
+
+Plots: cwnd.png, each flow's cwnd (and its ssthresh dashed); throughput.png, each flow's
+throughput per sample bin and its running mean; queue.png, the busiest monitored queues. With
+many flows (more than the legend shows), the cwnd plot leaves out ssthresh and the throughput
+plot draws the running means alone; every sample is in series_flows.parquet.""",
     )
     p.add_argument("scenario", metavar="FILE.toml|ID",
                    help="scenario file, or a catalog id such as va-reroute (vegaslab reproduce --list)")
