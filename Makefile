@@ -25,7 +25,8 @@ $(PY):
 # this project's machines) no import writes a .pyc either, so every command compiled the
 # package's sources again: 30-40 ms of each `vegaslab` command's start (issue 11). A stale .pyc
 # is only slower: Python checks it against its source.
-$(STAMP): pyproject.toml Cargo.lock $(SOURCES) | $(PY)
+# Cargo.toml: the workspace's version is the package's (pyproject.toml declares it dynamic).
+$(STAMP): pyproject.toml Cargo.toml Cargo.lock $(SOURCES) | $(PY)
 	$(PY) -m pip install -q -e '.[test]'
 	$(PY) -m compileall -q python/vegaslab
 	touch $@

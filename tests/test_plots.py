@@ -412,3 +412,26 @@ def test_a_series_without_a_sample_of_its_value_draws_no_figure(two_flows, tmp_p
     res = vegaslab.run(two_flows, overrides=["monitor.cwnd=true", "monitor.throughput=false", "monitor.all_queues=true"])
     assert plots.plot_throughput(res, tmp_path / "throughput.png") is None
     assert plots.plot_cwnd(res, tmp_path / "cwnd.png") == tmp_path / "cwnd.png"
+
+
+def test_run_help_names_the_flow_count_beyond_which_lines_are_left_out(capsys):
+    from vegaslab import cli
+
+    assert cli.main(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert plots.MAX_SSTHRESH_LINES == plots.MAX_PER_BIN_LINES
+    assert f"With more than {plots.MAX_SSTHRESH_LINES} flows, the cwnd plot leaves out ssthresh" in text
+
+
+def test_figures_keep_flows_named_by_integers_and_draw_a_results_set(two_flows, tmp_path, monkeypatch):
+    res = vegaslab.run(two_flows, overrides=MONITORS)
+    s = res.series_flows
+    res.series_flows = s.assign(flow=s["flow"].map({"f1": 2**53, "f2": 2**53 + 1}))
+    labels = []
+    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, n: labels.append([l.get_label() for l in ax.get_lines()]))
+    plots.plot_cwnd(res, tmp_path / "cwnd.png")
+    assert labels[-1] == [str(2**53), str(2**53 + 1)]
+    both = vegaslab.concat([res, vegaslab.run(two_flows, overrides=MONITORS)], keys=["a", "b"])
+    plots.plot_cwnd(both, tmp_path / "set.png")
+    plots.plot_queues(both, tmp_path / "set-queue.png")
+    assert labels[-2] and labels[-1]

@@ -14,7 +14,7 @@ import pytest
 
 import vegaslab
 from vegaslab.columns import NameColumn, arrow_table, typed_columns
-from vegaslab.results import TABLES, Results
+from vegaslab.results import TABLES, TEXT_COLUMNS, Results
 
 
 @pytest.fixture(scope="module")
@@ -121,19 +121,35 @@ def test_a_copy_of_a_run_has_tables_of_its_own(tmp_path):
 
 
 def _same(a, b) -> bool:
-    missing = (lambda v: v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)))
-    return (missing(a) and missing(b)) or a == b
+    return (isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b)) or a == b
 
 
-def test_table_records_are_the_frames_rows_as_python_values(run_res):
+def test_table_records_are_the_tables_rows_as_python_values_before_and_after_the_frames_are_built():
+    run = ("va-newreno-share", ["run.duration=12s", "monitor.queues=['R1->R2']", "monitor.cwnd=true"])
+    lazy, framed = vegaslab.run(run[0], overrides=run[1]), vegaslab.run(run[0], overrides=run[1])
     for name in TABLES:
-        records = run_res.table_records(name)
-        expected = getattr(run_res, name).to_dict(orient="records")
-        assert len(records) == len(expected), name
-        for got, want in zip(records, expected):
-            assert list(got) == list(want)
-            assert all(_same(got[k], want[k]) for k in want), (name, got, want)
-            assert all(v is None or isinstance(v, (str, int, float, bool)) for v in got.values())
+        records = lazy.table_records(name)
+        assert name not in lazy._frames, name  # read from the core's columns, no frame built
+        frame = getattr(framed, name)
+        assert len(records) == len(frame) and len(framed.table_records(name)) == len(frame), name
+        for got, again, want in zip(records, framed.table_records(name), frame.to_dict(orient="records")):
+            assert list(got) == list(again) == list(want), name
+            for k, v in want.items():
+                if k in TEXT_COLUMNS and (v is None or v is pd.NA):
+                    assert got[k] is None and again[k] is None, (name, k)
+                else:
+                    assert _same(got[k], v) and _same(again[k], v), (name, k, got[k], again[k], v)
+            assert all(v is None or type(v) in (str, int, float, bool) for v in got.values())
+    assert len(lazy.table_records("series_flows")) > 100  # the interned names too
+
+
+def test_table_records_of_an_edited_frame_are_its_rows_and_missing_text_is_none():
+    res = Results.from_dict({"meta": {}, "flows": [{"flow": "a", "cc": "reno", "sent_pkts": 3}, {"flow": "b"}]})
+    first, second = res.table_records("flows")
+    assert second["cc"] is None and math.isnan(second["sent_pkts"]) and first["sent_pkts"] == 3.0
+    res.flows = res.flows[["flow", "cc"]].assign(extra=[1, 2])
+    assert res.table_records("flows") == [{"flow": "a", "cc": "reno", "extra": 1}, {"flow": "b", "cc": None, "extra": 2}]
+    assert [type(r["extra"]) for r in res.table_records("flows")] == [int, int]
 
 
 def test_table_records_names_the_tables_it_knows():

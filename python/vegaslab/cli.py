@@ -284,8 +284,8 @@ link's two directions (the bottleneck). --no-plots adds none.
 
 Plots: cwnd.png, each flow's cwnd (and its ssthresh dashed); throughput.png, each flow's
 throughput per sample bin and its running mean; queue.png, the busiest monitored queues. With
-many flows (more than the legend shows), the cwnd plot leaves out ssthresh and the throughput
-plot draws the running means alone; every sample is in series_flows.parquet.""",
+more than 12 flows, the cwnd plot leaves out ssthresh and the throughput plot draws the running
+means alone; every sample is in series_flows.parquet.""",
     )
     p.add_argument("scenario", metavar="FILE.toml|ID",
                    help="scenario file, or a catalog id such as va-reroute (vegaslab reproduce --list)")

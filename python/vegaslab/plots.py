@@ -132,21 +132,40 @@ def _groups(keys) -> list[tuple[object, np.ndarray]]:
     return list(zip(list(names), np.split(order, bounds))) if len(order) else []
 
 
+def _table(results: "Results", name: str) -> dict[str, Column]:
+    """Table ``name`` of ``results`` as columns: ``Results._typed_columns`` (the core's typed
+    columns, or the frame the user read or assigned), else, for an object that holds only
+    frames (a ``ResultsSet``), its frame's columns as they are."""
+    typed = getattr(results, "_typed_columns", None)
+    if typed is not None:
+        return typed(name)
+    frame = getattr(results, name)
+    return {str(c): frame[c].to_numpy() for c in frame.columns}
+
+
 def _rows_with(results: "Results", table: str, column: str) -> dict[str, Column] | None:
-    """The rows of ``results``' ``table`` where ``column`` is present, as typed columns (floats
-    as float64), or ``None`` when no row has it (the monitor was off).
+    """The rows of ``results``' ``table`` where ``column`` is present (:func:`_table`), or
+    ``None`` when no row has it (the monitor was off).
 
     Decided for issue 11: the figures read the tables as the core's typed columns
     (``Results._typed_columns``), so ``vegaslab run`` draws them without importing pandas
     (0.3 s of CPU) or building frames; a table the user already read as a frame is read
-    from that frame, so the figure shows what the frame holds."""
-    columns = results._typed_columns(table)
-    keep = ~np.isnan(np.asarray(columns[column], dtype=float))
+    from that frame, so the figure shows what the frame holds. Columns keep their type (a
+    flow named by an integer keeps it); the figures read their numbers through
+    :func:`_floats`."""
+    columns = _table(results, table)
+    if column not in columns:
+        return None
+    keep = ~np.isnan(_floats(columns[column]))
     if not keep.any():
         return None
-    return {name: NameColumn(col.codes[keep], col.names) if isinstance(col, NameColumn)
-            else (col[keep].astype(float) if col.dtype.kind in "iub" else col[keep])
+    return {name: NameColumn(col.codes[keep], col.names) if isinstance(col, NameColumn) else col[keep]
             for name, col in columns.items()}
+
+
+def _floats(col: Column) -> np.ndarray:
+    """A numeric column as float64 (what ``Series.to_numpy(dtype=float)`` gave the figures)."""
+    return np.asarray(col, dtype=float)
 
 
 def _texts(col: Column) -> np.ndarray:
@@ -214,7 +233,7 @@ def plot_cwnd(results: "Results", path: str | os.PathLike, *, ssthresh: bool = F
     if s is None:
         return None
     fig, ax = _figure(_title(results, "congestion window"), "cwnd (packets)")
-    time, cwnd, sst = (s[c] for c in ("time_s", "cwnd_pkts", "ssthresh_pkts"))
+    time, cwnd, sst = (_floats(s[c]) for c in ("time_s", "cwnd_pkts", "ssthresh_pkts"))
     groups = _groups(s["flow"])
     ssthresh = ssthresh and len(groups) <= MAX_SSTHRESH_LINES
     for flow, rows in groups:
@@ -249,10 +268,10 @@ def throughput_axes(results: "Results") -> tuple[Figure, Any, int] | None:
     s = _rows_with(results, "series_flows", "throughput_bps")
     if s is None:
         return None
-    time, bps = s["time_s"], s["throughput_bps"]
+    time, bps = _floats(s["time_s"]), _floats(s["throughput_bps"])
     scale, unit = (1e6, "Mbit/s") if bps.max() >= 1e6 else (1e3, "kbit/s")
-    flows = results._typed_columns("flows")
-    spans = dict(zip(_texts(flows["flow"]), zip(flows["start_s"], flows["end_s"])))
+    flows = _table(results, "flows")
+    spans = dict(zip(_texts(flows["flow"]), zip(*(_floats(flows[c]) for c in ("start_s", "end_s")))))
     groups = _groups(s["flow"])
     per_bin = len(groups) <= MAX_PER_BIN_LINES
     what = "throughput" if per_bin else "throughput (running mean per flow)"
@@ -279,7 +298,7 @@ def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
     s = _rows_with(results, "series_queues", "length_pkts")
     if s is None:
         return None
-    time, length = s["time_s"], s["length_pkts"]
+    time, length = _floats(s["time_s"]), _floats(s["length_pkts"])
     groups = _groups(s["queue"])
     means = np.array([length[rows].mean() for _, rows in groups])
     busiest = np.argsort(-means, kind="stable")[:MAX_QUEUES]  # ties: the first seen first

@@ -45,7 +45,7 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -668,14 +668,19 @@ class Results(_NotebookViews):
         return written
 
     def table_records(self, name: str) -> list[dict[str, Any]]:
-        """Table ``name`` (``"flows"``, ``"queues"``, ...) as one dict per row, its values
-        Python scalars (a missing number NaN, a missing text None), without pandas: what
-        ``vegaslab run --json`` prints as its flows (issue 11: the command imports no pandas)."""
+        """Table ``name`` (``"flows"``, ``"queues"``, ...) as one dict per row, the rows and
+        columns of ``getattr(self, name)``, its values Python scalars: a missing number NaN, a
+        missing text ``None``. While the table is still the core's columns (it has not been read
+        as a frame), without pandas: what ``vegaslab run --json`` prints as its flows (issue 11:
+        the command imports no pandas)."""
         if name not in TABLES:
             raise ValueError(f"name: must be one of {', '.join(TABLES)}, got {name!r}")
-        columns = expanded(self._typed_columns(name))
-        names = list(columns)
-        return [dict(zip(names, row)) for row in _rows(columns, names)]
+        frame = self._frames.get(name)
+        if frame is None:
+            return _records(expanded(self._typed_columns(name)), lambda v: not _ok(v))
+        # the frame as it is (a user may have dropped, added or retyped columns)
+        return _records({str(c): frame[c].to_numpy(dtype=object) for c in frame.columns},
+                        lambda v: v is None or (pd.api.types.is_scalar(v) and bool(pd.isna(v))))
 
     def _typed_columns(self, name: str) -> dict[str, Column]:
         """Table ``name`` as typed numpy columns (:func:`vegaslab.columns.typed_columns`): from
@@ -914,6 +919,19 @@ def _rows(columns: Mapping[str, Any], names: Sequence[str], at: Any = slice(None
     """The values of the columns ``names`` as Python scalars, row by row, of the rows ``at``
     (a slice or a list of row numbers)."""
     return zip(*(columns[name][at].tolist() for name in names))
+
+
+def _records(columns: Mapping[str, np.ndarray], missing: Callable[[Any], bool]) -> list[dict[str, Any]]:
+    """:meth:`Results.table_records` of ``columns``: Python scalars row by row; a cell that
+    ``missing`` calls missing is ``None`` in a text column (:data:`TEXT_COLUMNS`) and NaN in
+    any other."""
+    names = list(columns)
+    cells = []
+    for name in names:
+        values = [v.item() if isinstance(v, np.generic) else v for v in columns[name].tolist()]
+        gap = None if name in TEXT_COLUMNS else math.nan
+        cells.append([gap if missing(v) else v for v in values])
+    return [dict(zip(names, row)) for row in zip(*cells)]
 
 
 def _ok(v: Any) -> bool:
