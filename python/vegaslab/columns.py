@@ -114,6 +114,10 @@ class NameColumn:
         """The names row by row, as an object array."""
         return np.asarray(self.names, dtype=object)[self.codes]
 
+    def __getitem__(self, rows: Any) -> "NameColumn":
+        """The rows ``rows`` (a mask, indices or a slice), still interned."""
+        return NameColumn(self.codes[rows], self.names)
+
 
 Column = Union[np.ndarray, NameColumn]
 
@@ -212,7 +216,8 @@ def meta_json(record: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------------- typing, without pandas
 
 
-def _is_missing(v: Any) -> bool:
+def is_missing(v: Any) -> bool:
+    """None or NaN: a missing value in a column without pandas."""
     return v is None or (isinstance(v, float) and math.isnan(v))
 
 
@@ -251,7 +256,7 @@ def typed_column(name: str, col: Column, documented: bool) -> Column:
         return values
     if documented:
         return col if col.dtype == np.float64 else _as_float(col)
-    if col.dtype == object and all(_is_missing(v) for v in col):
+    if col.dtype == object and all(is_missing(v) for v in col):
         return np.full(len(col), np.nan)
     return col
 
@@ -354,10 +359,10 @@ def arrow_column(col: Column) -> "pa.Array":
     if kind == "b":
         return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer(np.packbits(col, bitorder="little"))])
     if kind == "O":
-        if all(isinstance(v, str) or _is_missing(v) for v in col):
+        if all(isinstance(v, str) or is_missing(v) for v in col):
             return _string_array(col)
-        if all(isinstance(v, (bool, np.bool_)) or _is_missing(v) for v in col):
-            missing = np.fromiter((_is_missing(v) for v in col), dtype=bool, count=n)
+        if all(isinstance(v, (bool, np.bool_)) or is_missing(v) for v in col):
+            missing = np.fromiter((is_missing(v) for v in col), dtype=bool, count=n)
             values = np.fromiter((bool(v) if not m else False for v, m in zip(col, missing)), dtype=bool, count=n)
             return pa.Array.from_buffers(pa.bool_(), n, [_validity(missing),
                                                         pa.py_buffer(np.packbits(values, bitorder="little"))])

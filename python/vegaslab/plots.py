@@ -139,8 +139,9 @@ def _table(results: "Results", name: str) -> dict[str, Column]:
     typed = getattr(results, "_typed_columns", None)
     if typed is not None:
         return typed(name)
-    frame = getattr(results, name)
-    return {str(c): frame[c].to_numpy() for c in frame.columns}
+    from .results import frame_columns
+
+    return frame_columns(getattr(results, name))
 
 
 def _rows_with(results: "Results", table: str, column: str) -> dict[str, Column] | None:
@@ -159,8 +160,7 @@ def _rows_with(results: "Results", table: str, column: str) -> dict[str, Column]
     keep = ~np.isnan(_floats(columns[column]))
     if not keep.any():
         return None
-    return {name: NameColumn(col.codes[keep], col.names) if isinstance(col, NameColumn) else col[keep]
-            for name, col in columns.items()}
+    return {name: col[keep] for name, col in columns.items()}
 
 
 def _floats(col: Column) -> np.ndarray:

@@ -52,8 +52,8 @@ import numpy as np
 from . import VegaslabError, _sha256_file
 from .columns import (COUNT_COLUMNS, FLOW_COLUMNS, INTEGRITY_KEY, LINK_COLUMNS, QUEUE_COLUMNS,  # noqa: F401
                       SERIES_FLOW_COLUMNS, SERIES_QUEUE_COLUMNS, TABLES, TEXT_COLUMNS, UDP_COLUMNS, Column,
-                      column_f64, column_names, expanded, meta_json, series_columns, table_columns,
-                      typed_columns, write_parquet)
+                      column_f64, column_names, expanded, is_missing, meta_json, series_columns,
+                      table_columns, typed_columns, write_parquet)
 from .outdir import output_dir
 
 if TYPE_CHECKING:
@@ -677,10 +677,9 @@ class Results(_NotebookViews):
             raise ValueError(f"name: must be one of {', '.join(TABLES)}, got {name!r}")
         frame = self._frames.get(name)
         if frame is None:
-            return _records(expanded(self._typed_columns(name)), lambda v: not _ok(v))
+            return _records(expanded(self._typed_columns(name)), is_missing)
         # the frame as it is (a user may have dropped, added or retyped columns)
-        return _records({str(c): frame[c].to_numpy(dtype=object) for c in frame.columns},
-                        lambda v: v is None or (pd.api.types.is_scalar(v) and bool(pd.isna(v))))
+        return _records(frame_columns(frame), lambda v: v is None or (pd.api.types.is_scalar(v) and bool(pd.isna(v))))
 
     def _typed_columns(self, name: str) -> dict[str, Column]:
         """Table ``name`` as typed numpy columns (:func:`vegaslab.columns.typed_columns`): from
@@ -688,10 +687,7 @@ class Results(_NotebookViews):
         documented = TABLES[name][1]
         if name not in self._frames:
             return typed_columns(self._columns.get(name), documented)
-        frame = self._frames[name]
-        columns = {str(c): frame[c].to_numpy(dtype=object) if frame[c].dtype == text_dtype() else frame[c].to_numpy()
-                   for c in frame.columns}
-        return typed_columns(columns, documented)
+        return typed_columns(frame_columns(self._frames[name]), documented)
 
     def format_table(self, max_queues: int = 10, max_flows: int = 100) -> str:
         """Fixed-width text: a header line, the per-flow summary (the first ``max_flows`` flows,
@@ -922,20 +918,25 @@ def _rows(columns: Mapping[str, Any], names: Sequence[str], at: Any = slice(None
 
 
 def _records(columns: Mapping[str, np.ndarray], missing: Callable[[Any], bool]) -> list[dict[str, Any]]:
-    """:meth:`Results.table_records` of ``columns``: Python scalars row by row; a cell that
-    ``missing`` calls missing is ``None`` in a text column (:data:`TEXT_COLUMNS`) and NaN in
-    any other."""
+    """:meth:`Results.table_records` of ``columns``: Python scalars row by row (:func:`_rows`); a
+    cell that ``missing`` calls missing is ``None`` in a text column (:data:`TEXT_COLUMNS`) and
+    NaN in any other."""
     names = list(columns)
-    cells = []
-    for name in names:
-        values = [v.item() if isinstance(v, np.generic) else v for v in columns[name].tolist()]
-        gap = None if name in TEXT_COLUMNS else math.nan
-        cells.append([gap if missing(v) else v for v in values])
-    return [dict(zip(names, row)) for row in zip(*cells)]
+    gaps = [None if name in TEXT_COLUMNS else math.nan for name in names]
+    return [{name: gap if missing(v) else (v.item() if isinstance(v, np.generic) else v)
+             for name, gap, v in zip(names, gaps, row)} for row in _rows(columns, names)]
+
+
+def frame_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
+    """A frame's columns as numpy arrays, text (pandas' text dtype) as object arrays: what
+    :func:`vegaslab.columns.typed_columns`, :meth:`Results.table_records` and the figures of
+    :mod:`vegaslab.plots` read a table that is a frame as."""
+    return {str(c): frame[c].to_numpy(dtype=object) if frame[c].dtype == text_dtype() else frame[c].to_numpy()
+            for c in frame.columns}
 
 
 def _ok(v: Any) -> bool:
-    return v is not None and not (isinstance(v, float) and math.isnan(v))
+    return not is_missing(v)
 
 
 def _num(v: Any, sig: int = 6) -> str:
