@@ -46,12 +46,15 @@
 //! from the double of the event that armed it.
 //!
 //! It is a *radix heap* (Ahuja, Mehlhorn, Orlin and Tarjan, 1990), which relies on the
-//! simulation being monotone: nothing is scheduled before the last event popped. Each event
-//! sits in bucket `k` = the position of the highest bit in which its time differs from `last`
-//! (bucket 0: equal to `last`). Scheduling appends to a bucket; popping reads bucket 0, and
-//! when that is empty takes the lowest non-empty bucket, makes its earliest time the new
-//! `last` and spreads its events over the lower buckets (all empty at that moment). An
-//! event only ever moves to lower buckets, so it moves at most 64 times, in practice a few.
+//! simulation being monotone: nothing is scheduled before the last event popped. Bucket 0
+//! holds the events at `last`; every other event sits at the level of the highest bit in
+//! which its time differs from `last` (five bits a level), in the bucket of its time's
+//! bits there (`level_and_digit`). Scheduling appends to a bucket; popping reads bucket 0,
+//! and when that is empty takes the lowest non-empty bucket, makes its earliest time the new
+//! `last` and spreads its events over the lower levels (all empty at that moment; the other
+//! buckets of its level and the higher levels stay as they are, since the new `last` agrees
+//! with the old one above the level and every such event differs from both at or above it).
+//! An event only ever moves to lower levels, so it moves at most 13 times, in practice a few.
 //!
 //! Scheduling order comes free: a bucket only ever gets events appended in scheduling order,
 //! or the whole of one higher bucket's events, in their order, while it is empty; so every
@@ -220,11 +223,78 @@ pub(crate) fn scripted_clock(at: Nanos) -> f64 {
 }
 
 
-/// Bucket of an event at `time` when the last bucket minimum was `last` (`time >= last`):
-/// 0 if equal, else 1 + the highest bit in which they differ (1..=64).
-#[inline]
-fn bucket(time: Nanos, last: Nanos) -> usize {
-    (u64::BITS - (time ^ last).leading_zeros()) as usize
+/// Bits of time a bucket level covers: level `l` holds the events whose time first differs
+/// from `last` in bits `5l .. 5l + 4`, one bucket per value of those bits (its digit).
+///
+/// Decided (issue 11, 2026-11-29): 32 buckets a level instead of one bucket a bit (the same
+/// paper's two-level heap splits its buckets in this spirit). `Occupied` holds a level's
+/// digits, and the levels, in `u32` bits (a wider digit would overflow its shifts). A refill then spreads an event
+/// over at most one level per five bits between its time and `last`, so at many pending
+/// events it moves fewer times: instructions at 500 flows (`scripts/bench_scale.py`'s
+/// dumbbell, 4 s) 1,380.5 M -> 1,282.5 M, at 5,000 flows (0.5 s) 2,747.5 M -> 2,545.1 M; on
+/// the benchmark's 50 s slice 1,363.7 M -> 1,355.7 M. Digits of 4 bits gave 1,378.4 M /
+/// 1,319.9 M, of 6 bits 1,363.2 M / 1,291.1 M, of 2 bits 1,400.8 M / 1,384.8 M (50 flows /
+/// 500 flows). Every result and event count identical (the 243 fingerprints of
+/// `scripts/result_fingerprints.py`). User time, interleaved pairs of the release binary
+/// against the one-bucket-a-bit heap, median of the pairs' ratios: 500 flows (10 s) 0.945
+/// (12 pairs), the benchmark 1.005 (40 pairs), 5,000 flows 1.004 (8), 20,000 flows 1.000 (4):
+/// a gain at a few hundred flows, where the queue holds about a thousand events; past that
+/// the time goes to cache misses, and at 50 flows to what the pops do besides moving events.
+const DIGIT_BITS: u32 = 5;
+const DIGITS: usize = 1 << DIGIT_BITS;
+const LEVELS: usize = u64::BITS.div_ceil(DIGIT_BITS) as usize;
+/// Bucket 0 (events at `last`), then `DIGITS` buckets a level.
+const BUCKETS: usize = 1 + LEVELS * DIGITS;
+
+/// The level and digit of the bucket of an event at `time` when the last bucket minimum was
+/// `last` (`time > last`): the level of the highest bit in which they differ, and `time`'s
+/// bits at that level. An event's digit exceeds `last`'s there, so within a level, and from
+/// level to level, lower buckets hold earlier events.
+#[inline(always)]
+fn level_and_digit(time: Nanos, last: Nanos) -> (usize, usize) {
+    debug_assert!(time > last);
+    let level = (u64::BITS - 1 - (time ^ last).leading_zeros()) / DIGIT_BITS;
+    (level as usize, (time >> (level * DIGIT_BITS)) as usize & (DIGITS - 1))
+}
+
+/// The index in `EventQueue::buckets` of a level's digit.
+#[inline(always)]
+fn bucket_index((level, digit): (usize, usize)) -> usize {
+    1 + level * DIGITS + digit
+}
+
+/// Which buckets but bucket 0 hold events: a bit per level that has any, and each level's
+/// bit per digit.
+#[derive(Default)]
+struct Occupied {
+    levels: u32,
+    digits: [u32; LEVELS],
+}
+
+impl Occupied {
+    #[inline(always)]
+    fn set(&mut self, (level, digit): (usize, usize)) {
+        self.digits[level] |= 1 << digit;
+        self.levels |= 1 << level;
+    }
+
+    #[inline(always)]
+    fn is_empty(&self) -> bool {
+        self.levels == 0
+    }
+
+    /// The lowest occupied bucket's index (there is one), taken out of the set.
+    #[inline(always)]
+    fn take_lowest(&mut self) -> usize {
+        let level = self.levels.trailing_zeros() as usize;
+        let digits = self.digits[level];
+        let rest = digits & (digits - 1);
+        self.digits[level] = rest;
+        if rest == 0 {
+            self.levels &= !(1 << level);
+        }
+        bucket_index((level, digits.trailing_zeros() as usize))
+    }
 }
 
 /// `v.push(e)` for an entry built from its fields (`schedule_since`), stored field by field.
@@ -284,12 +354,12 @@ fn push_grown_fields(v: &mut Vec<Entry>, at: Nanos, code: u32, clock: u64, since
 pub struct EventQueue {
     /// No bucketed event is earlier than this: the time bucket 0 holds.
     last: Nanos,
-    /// `buckets[k]`: the events in bucket `k`, in scheduling order. Bucket 0 is read from
-    /// `head` on and cleared when read to the end.
-    buckets: [Vec<Entry>; 65],
+    /// The events of bucket 0 and of each level's digits (`bucket_index`), each in
+    /// scheduling order. Bucket 0 is read from `head` on and cleared when read to the end.
+    buckets: Vec<Vec<Entry>>,
     head: usize,
-    /// Bit `k - 1` set when `buckets[k]` (k >= 1) is not empty.
-    occupied: u64,
+    /// Which buckets but bucket 0 are not empty.
+    occupied: Occupied,
     len: usize,
     /// Events scheduled before `last` (never, in a correct simulation), keyed by (time,
     /// earlier `since` first, scheduling number); they pop before every bucketed event.
@@ -316,9 +386,9 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
             last: 0,
-            buckets: std::array::from_fn(|_| Vec::new()),
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
             head: 0,
-            occupied: 0,
+            occupied: Occupied::default(),
             len: 0,
             early: BinaryHeap::new(),
             early_seq: 0,
@@ -389,18 +459,20 @@ impl EventQueue {
     }
 
     /// [`EventQueue::schedule_clocked`] with the double of the instant ns-2 would have
-    /// scheduled it given (`since_clock`): a delivery's transmission start.
-    #[inline]
+    /// scheduled it given (`since_clock`): a delivery's transmission start. Always inlined:
+    /// with the bucket's level and digit to find, the compiler stopped inlining it into
+    /// `Simulator::schedule_channel` (benchmark 50 s slice +1% instructions).
+    #[inline(always)]
     pub fn schedule_since(&mut self, at: Nanos, since_clock: f64, clock: f64, event: Event) {
         debug_assert!(clock >= 0.0, "negative clock {clock}");
         self.len += 1;
         let entry = Entry { at, code: event.encode(), clock: clock.to_bits(), since: since_clock.max(0.0).to_bits() };
         if at > self.last {
-            let b = bucket(at, self.last);
+            let place = level_and_digit(at, self.last);
             // The bit first, so that a full bucket's growth is the last thing done: a tail
             // call, with nothing to keep for after it (`Simulator::schedule_channel`).
-            self.occupied |= 1 << (b - 1);
-            push_fields(&mut self.buckets[b], entry);
+            self.occupied.set(place);
+            push_fields(&mut self.buckets[bucket_index(place)], entry);
         } else {
             self.schedule_at_or_before_last(at, entry.code, entry.clock, entry.since);
         }
@@ -454,7 +526,7 @@ impl EventQueue {
         }
         let e = if !self.buckets[0].is_empty() {
             self.pop_zero()
-        } else if self.occupied == 0 {
+        } else if self.occupied.is_empty() {
             return None;
         } else {
             match self.refill() {
@@ -513,8 +585,7 @@ impl EventQueue {
     /// refill, it is never appended to bucket 0 and popped back. Measured: see
     /// `spread_around`.
     fn refill(&mut self) -> Option<Entry> {
-        let k = self.occupied.trailing_zeros() as usize + 1;
-        self.occupied &= !(1 << (k - 1));
+        let k = self.occupied.take_lowest();
         if self.buckets[k].len() == 1 {
             return Some(self.take_lone_event(k));
         }
@@ -573,11 +644,14 @@ impl EventQueue {
     /// Append `entry` to the bucket it belongs in now that `last` is `last`; returns that bucket.
     #[inline(always)]
     fn spread_one(&mut self, entry: &Entry, last: Nanos) -> usize {
-        let b = bucket(entry.at, last);
-        push_entry(&mut self.buckets[b], entry);
-        if b > 0 {
-            self.occupied |= 1 << (b - 1);
+        if entry.at == last {
+            push_entry(&mut self.buckets[0], entry);
+            return 0;
         }
+        let place = level_and_digit(entry.at, last);
+        self.occupied.set(place);
+        let b = bucket_index(place);
+        push_entry(&mut self.buckets[b], entry);
         b
     }
 
