@@ -240,6 +240,8 @@ pub(crate) fn scripted_clock(at: Nanos) -> f64 {
 /// (12 pairs), the benchmark 1.005 (40 pairs), 5,000 flows 1.004 (8), 20,000 flows 1.000 (4):
 /// a gain at a few hundred flows, where the queue holds about a thousand events; past that
 /// the time goes to cache misses, and at 50 flows to what the pops do besides moving events.
+/// Peak memory 1-2% higher (20,000 flows, 2 s: 562 -> 572 MB): each of the 417 buckets keeps
+/// the largest allocation it has had (`refill`), where there were 65.
 const DIGIT_BITS: u32 = 5;
 const DIGITS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = u64::BITS.div_ceil(DIGIT_BITS) as usize;
