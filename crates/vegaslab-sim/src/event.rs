@@ -54,7 +54,8 @@
 //! `last` and spreads its events over the lower levels (all empty at that moment; the other
 //! buckets of its level and the higher levels stay as they are, since the new `last` agrees
 //! with the old one above the level and every such event differs from both at or above it).
-//! An event only ever moves to lower levels, so it moves at most 13 times, in practice a few.
+//! An event only ever moves to lower levels or bucket 0, so it moves at most 13 times, in
+//! practice a few.
 //!
 //! Scheduling order comes free: a bucket only ever gets events appended in scheduling order,
 //! or the whole of one higher bucket's events, in their order, while it is empty; so every
@@ -69,8 +70,9 @@
 //! `Simulator::run` in the previous 4-ary heap of `u128` keys (compare chains, branch misses),
 //! and with many flows its sift-downs missed the cache. Here scheduling is an append and a
 //! pop mostly a short sequential scan of a small bucket (7.6 M refills moved 19 M events in
-//! all on the benchmark: 2.5 moves per event). Measured with the release binary, medians of
-//! interleaved runs on the shared 2-core VM (wall = `meta.wall_time_s`, ns per packet-hop):
+//! all on the benchmark: 2.5 moves per event, with one bucket a bit). Measured with the
+//! release binary, medians of interleaved runs on the shared 2-core VM (wall =
+//! `meta.wall_time_s`, ns per packet-hop):
 //!
 //! | scenario                    | 4-ary heap (before)  | radix heap (this)    |
 //! |-----------------------------|----------------------|----------------------|
@@ -224,11 +226,13 @@ pub(crate) fn scripted_clock(at: Nanos) -> f64 {
 
 
 /// Bits of time a bucket level covers: level `l` holds the events whose time first differs
-/// from `last` in bits `5l .. 5l + 4`, one bucket per value of those bits (its digit).
+/// from `last` in bits `5l .. 5l + 4` (the top level, 12, in bits 60-63 only: 16 of its 32
+/// buckets are never used), one bucket per value of those bits (its digit).
 ///
 /// Decided (issue 11, 2026-11-29): 32 buckets a level instead of one bucket a bit (the same
 /// paper's two-level heap splits its buckets in this spirit). `Occupied` holds a level's
-/// digits, and the levels, in `u32` bits (a wider digit would overflow its shifts). A refill then spreads an event
+/// digits, and the levels, in `u32` bits (digits of more than 5 bits, or of 1 bit with its
+/// 64 levels, would overflow its shifts: a panic in the tests' debug build). A refill then spreads an event
 /// over at most one level per five bits between its time and `last`, so at many pending
 /// events it moves fewer times: instructions at 500 flows (`scripts/bench_scale.py`'s
 /// dumbbell, 4 s) 1,380.5 M -> 1,282.5 M, at 5,000 flows (0.5 s) 2,747.5 M -> 2,545.1 M; on
@@ -885,6 +889,48 @@ mod tests {
         assert_eq!(order, vec![Event::FlowStart(1), Event::FlowStart(3), Event::Delivery(2)]);
     }
 
+    #[test]
+    fn levels_are_five_bits_of_the_highest_difference_and_the_top_one_four() {
+        assert_eq!(level_and_digit(32, 31), (1, 1));
+        assert_eq!(level_and_digit(31, 0), (0, 31));
+        assert_eq!(level_and_digit(1 << 59, (1 << 59) - 1), (11, 16));
+        assert_eq!(level_and_digit(Nanos::MAX, 0), (12, 15));
+        assert_eq!(level_and_digit(Nanos::MAX, Nanos::MAX - 1), (0, 31));
+    }
+
+    #[test]
+    fn events_either_side_of_every_level_boundary_pop_as_the_reference_with_and_without_hints() {
+        for hints in [false, true] {
+            let (mut q, mut r) = (EventQueue::default(), Reference::default());
+            if hints {
+                q.track_ahead();
+            }
+            let (mut n, mut last): (u32, Nanos) = (0, 0);
+            for _ in 0..4 {
+                for level in (0..LEVELS as u32).rev() {
+                    let b = 1u64 << (DIGIT_BITS * level);
+                    for d in [b - 1, b, b + 1, b | b >> 1, b.saturating_mul(17), b.saturating_mul(31)] {
+                        let t = last.saturating_add(d);
+                        q.schedule_since(t, 0.0, scripted_clock(t), Event::Timer(n));
+                        r.schedule(t, 0.0, scripted_clock(t), Event::Timer(n));
+                        n += 1;
+                    }
+                }
+                for _ in 0..20 {
+                    let got = q.pop();
+                    assert_eq!(got, r.pop());
+                    if let Some((t, _)) = got {
+                        last = t;
+                    }
+                }
+            }
+            while let Some(got) = q.pop() {
+                assert_eq!(Some(got), r.pop());
+            }
+            assert!(r.pop().is_none() && q.occupied.is_empty());
+        }
+    }
+
     /// The reference: a binary heap of (time, smaller double first, smaller `since` double
     /// first, event code, scheduling number).
     #[derive(Default)]
@@ -927,6 +973,9 @@ mod tests {
     fn drive(ops: &[(u8, u64)], monotone: bool) -> Result<(), proptest::test_runner::TestCaseError> {
         use proptest::prelude::*;
         let (mut q, mut r) = (EventQueue::default(), Reference::default());
+        if ops.len() % 2 == 1 {
+            q.track_ahead(); // the refills' other loop (`spread_around`), which runs use
+        }
         let mut base: Nanos = 0;
         for (n, &(how, raw)) in ops.iter().enumerate() {
             if how % 8 == 0 {
