@@ -362,7 +362,9 @@ pub struct EventQueue {
     last: Nanos,
     /// The events of bucket 0 and of each level's digits (`bucket_index`), each in
     /// scheduling order. Bucket 0 is read from `head` on and cleared when read to the end.
-    buckets: Vec<Vec<Entry>>,
+    /// In place (10 KB), not behind a pointer of its own: benchmark 50 s slice 1,355.7 M ->
+    /// 1,344.5 M instructions, 500 flows (4 s) 1,282.5 M -> 1,273.1 M.
+    buckets: [Vec<Entry>; BUCKETS],
     head: usize,
     /// Which buckets but bucket 0 are not empty.
     occupied: Occupied,
@@ -392,7 +394,7 @@ impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
             last: 0,
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            buckets: std::array::from_fn(|_| Vec::new()),
             head: 0,
             occupied: Occupied::default(),
             len: 0,
