@@ -232,9 +232,9 @@ pub(crate) fn scripted_clock(at: Nanos) -> f64 {
 /// Decided (issue 11, 2026-11-29): 32 buckets a level instead of one bucket a bit (the same
 /// paper's two-level heap splits its buckets in this spirit). `Occupied` holds a level's
 /// digits, and the levels, in `u32` bits (digits of more than 5 bits, or of 1 bit with its
-/// 64 levels, would overflow its shifts: a panic in the tests' debug build). A refill then spreads an event
-/// over at most one level per five bits between its time and `last`, so at many pending
-/// events it moves fewer times: instructions at 500 flows (`scripts/bench_scale.py`'s
+/// 64 levels, would overflow its shifts: a panic in the tests' debug build). A refill then
+/// spreads an event over at most one level per five bits between its time and `last`, so at
+/// many pending events it moves fewer times: instructions at 500 flows (`scripts/bench_scale.py`'s
 /// dumbbell, 4 s) 1,380.5 M -> 1,282.5 M, at 5,000 flows (0.5 s) 2,747.5 M -> 2,545.1 M; on
 /// the benchmark's 50 s slice 1,363.7 M -> 1,355.7 M. Digits of 4 bits gave 1,378.4 M /
 /// 1,319.9 M, of 6 bits 1,363.2 M / 1,291.1 M, of 2 bits 1,400.8 M / 1,384.8 M (50 flows /
