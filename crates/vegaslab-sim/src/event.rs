@@ -278,10 +278,12 @@ struct Occupied {
 }
 
 impl Occupied {
+    /// Mark a level's digit occupied; returns its bucket's index (`bucket_index`).
     #[inline(always)]
-    fn set(&mut self, (level, digit): (usize, usize)) {
+    fn occupy(&mut self, (level, digit): (usize, usize)) -> usize {
         self.digits[level] |= 1 << digit;
         self.levels |= 1 << level;
+        bucket_index((level, digit))
     }
 
     #[inline(always)]
@@ -476,11 +478,10 @@ impl EventQueue {
         self.len += 1;
         let entry = Entry { at, code: event.encode(), clock: clock.to_bits(), since: since_clock.max(0.0).to_bits() };
         if at > self.last {
-            let place = level_and_digit(at, self.last);
             // The bit first, so that a full bucket's growth is the last thing done: a tail
             // call, with nothing to keep for after it (`Simulator::schedule_channel`).
-            self.occupied.set(place);
-            push_fields(&mut self.buckets[bucket_index(place)], entry);
+            let b = self.occupied.occupy(level_and_digit(at, self.last));
+            push_fields(&mut self.buckets[b], entry);
         } else {
             self.schedule_at_or_before_last(at, entry.code, entry.clock, entry.since);
         }
@@ -656,9 +657,7 @@ impl EventQueue {
             push_entry(&mut self.buckets[0], entry);
             return 0;
         }
-        let place = level_and_digit(entry.at, last);
-        self.occupied.set(place);
-        let b = bucket_index(place);
+        let b = self.occupied.occupy(level_and_digit(entry.at, last));
         push_entry(&mut self.buckets[b], entry);
         b
     }
