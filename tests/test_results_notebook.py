@@ -278,6 +278,28 @@ def test_concat_stacks_every_table_with_a_run_column_from_scenario_and_seed(doc)
     assert "2 runs" in both._repr_html_() and "tiny seed 8" in repr(both)
 
 
+def test_concat_types_frames_a_user_assigned_by_the_rules_of_the_cores_columns(doc):
+    # A nullable-integer count with a missing value (pandas' Int64) used to stop concat with
+    # "cannot convert NA to integer"; it is now a float count with NaN, as everywhere else.
+    from vegaslab.columns import typed_columns
+    from vegaslab.results import TABLES
+
+    a, b = _two(doc)
+    a.flows = a.flows.assign(sent_pkts=pd.array([None] + [3] * (len(a.flows) - 1), dtype="Int64"),
+                             timeouts=pd.array([1] * len(a.flows), dtype="Int64"))
+    b.flows = b.flows.assign(sent_pkts=pd.array([4] * len(b.flows), dtype="Int64"),
+                             goodput_bps=["1.5e6"] * len(b.flows), timeouts=pd.array([2] * len(b.flows), dtype="Int64"))
+    both = vegaslab.concat([a, b]).flows
+    assert both["sent_pkts"].dtype == np.float64 and np.isnan(both["sent_pkts"].iloc[0])
+    assert list(both["sent_pkts"].iloc[1:]) == [3.0] * (len(a.flows) - 1) + [4.0] * len(b.flows)
+    assert both["timeouts"].dtype == np.int64  # every value present and whole
+    assert both["goodput_bps"].dtype == np.float64 and both["goodput_bps"].iloc[-1] == 1.5e6
+    raw = {c: both[c].to_numpy() for c in ("sent_pkts", "timeouts", "goodput_bps")}
+    expected = typed_columns(raw, TABLES["flows"][1])
+    for c in raw:
+        assert both[c].dtype == expected[c].dtype, c
+
+
 def test_concat_takes_keys_with_several_label_columns_or_a_mapping(doc):
     a, b = _two(doc)
     both = Results.concat([a, b], keys=[("newreno", 1), ("vegas", 2)], names=("cc_variant", "n"))

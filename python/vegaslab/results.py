@@ -52,8 +52,8 @@ import numpy as np
 from . import VegaslabError, _sha256_file
 from .columns import (COUNT_COLUMNS, FLOW_COLUMNS, INTEGRITY_KEY, LINK_COLUMNS, QUEUE_COLUMNS,  # noqa: F401
                       SERIES_FLOW_COLUMNS, SERIES_QUEUE_COLUMNS, TABLES, TEXT_COLUMNS, UDP_COLUMNS, Column,
-                      column_f64, column_names, expanded, is_missing, meta_json, series_columns,
-                      table_columns, typed_columns, write_parquet)
+                      column_f64, column_names, expanded, is_missing, meta_json, missing_column,
+                      series_columns, table_columns, typed_column, typed_columns, write_parquet)
 from .outdir import output_dir
 
 if TYPE_CHECKING:
@@ -136,34 +136,27 @@ def text_dtype() -> Any:
 def _typed(name: str, col: pd.Series, documented: bool) -> pd.Series:
     """``col`` as the dtype its name calls for (see :data:`TEXT_COLUMNS`, :data:`COUNT_COLUMNS`);
     an undocumented column the core adds is left as pandas read it, except that one holding
-    nothing but nulls becomes ``float64`` (an algorithm variable no flow has)."""
+    nothing but nulls becomes ``float64`` (an algorithm variable no flow has).
+
+    The rules are :func:`vegaslab.columns.typed_column`'s, applied to the column's values, so
+    a frame and the core's typed columns are typed alike (and write the same Parquet bytes);
+    only text differs, as pandas' text dtype (:func:`text_dtype`)."""
     if name in TEXT_COLUMNS:
         return col if col.dtype == text_dtype() else col.astype(text_dtype())
-    if name in COUNT_COLUMNS:
-        if col.dtype == np.int64:
-            return col
-        if col.dtype.kind in "iub":
-            return col.astype(np.int64)
-        num = pd.to_numeric(col, errors="coerce").astype(np.float64)
-        values = num.to_numpy()
-        if np.isfinite(values).all() and (values == np.round(values)).all():
-            return num.astype(np.int64)  # every value present and whole (also: no rows)
-        return num
-    if documented:
-        return col if col.dtype == np.float64 else pd.to_numeric(col, errors="coerce").astype(np.float64)
-    if col.dtype == object and col.isna().all():
-        return col.astype(np.float64)
-    return col
+    values = col.to_numpy()
+    typed = typed_column(name, values, documented)
+    fixed = documented or name in COUNT_COLUMNS  # a type the rules fix (pandas' Int64 is not int64)
+    if typed is values and (col.dtype == typed.dtype or not fixed):
+        return col
+    return pd.Series(typed, index=col.index, name=col.name)
 
 
 def _missing(name: str, rows: int) -> pd.Series:
-    """A documented column the document does not have: NA in its dtype (a count with rows
-    to fill is NaN, so ``float64``)."""
+    """A documented column the document does not have: :func:`vegaslab.columns.missing_column`
+    as a Series (text in pandas' text dtype)."""
     if name in TEXT_COLUMNS:
         return pd.Series([None] * rows, dtype=text_dtype())
-    if name in COUNT_COLUMNS and rows == 0:
-        return pd.Series([], dtype=np.int64)
-    return pd.Series(np.full(rows, np.nan), dtype=np.float64)
+    return pd.Series(missing_column(name, rows))
 
 
 def _typed_frame(df: pd.DataFrame, documented: Iterable[str]) -> pd.DataFrame:
