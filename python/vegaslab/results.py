@@ -143,7 +143,7 @@ def _typed(name: str, col: pd.Series, documented: bool) -> pd.Series:
     only text differs, as pandas' text dtype (:func:`text_dtype`)."""
     if name in TEXT_COLUMNS:
         return col if col.dtype == text_dtype() else col.astype(text_dtype())
-    values = col.to_numpy()
+    values = _values(col)
     typed = typed_column(name, values, documented)
     fixed = documented or name in COUNT_COLUMNS  # a type the rules fix (pandas' Int64 is not int64)
     if typed is values and (col.dtype == typed.dtype or not fixed):
@@ -671,8 +671,7 @@ class Results(_NotebookViews):
         frame = self._frames.get(name)
         if frame is None:
             return _records(expanded(self._typed_columns(name)), is_missing)
-        # the frame as it is (a user may have dropped, added or retyped columns)
-        return _records(frame_columns(frame), lambda v: v is None or (pd.api.types.is_scalar(v) and bool(pd.isna(v))))
+        return _records(frame_columns(frame), is_missing)  # the frame as it is (a user may have edited it)
 
     def _typed_columns(self, name: str) -> dict[str, Column]:
         """Table ``name`` as typed numpy columns (:func:`vegaslab.columns.typed_columns`): from
@@ -920,12 +919,21 @@ def _records(columns: Mapping[str, np.ndarray], missing: Callable[[Any], bool]) 
              for name, gap, v in zip(names, gaps, row)} for row in _rows(columns, names)]
 
 
+def _values(col: pd.Series) -> np.ndarray:
+    """A frame column's values as numpy: a column of a numpy type as it is; any other (object,
+    pandas' text and nullable types) with every missing marker (NA, NaN, NaT) as None, the one
+    :func:`vegaslab.columns.is_missing` knows, and as object values unless none is missing (a
+    nullable integer column without gaps is int64)."""
+    if isinstance(col.dtype, np.dtype) and col.dtype != object:
+        return col.to_numpy()
+    return col.to_numpy(na_value=None)
+
+
 def frame_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """A frame's columns as numpy arrays, text (pandas' text dtype) as object arrays: what
+    """A frame's columns as numpy arrays (:func:`_values`): what
     :func:`vegaslab.columns.typed_columns`, :meth:`Results.table_records` and the figures of
     :mod:`vegaslab.plots` read a table that is a frame as."""
-    return {str(c): frame[c].to_numpy(dtype=object) if frame[c].dtype == text_dtype() else frame[c].to_numpy()
-            for c in frame.columns}
+    return {str(c): _values(frame[c]) for c in frame.columns}
 
 
 def _ok(v: Any) -> bool:

@@ -117,7 +117,8 @@ pub struct Simulator {
 /// refill moved (`EventQueue::next_code`; it named the next delivery 74% of the time at
 /// 20,000 flows, 67% at 5,000, with the event queue's one bucket a bit; with its 32-bucket
 /// levels, 2026-11-29, not counted again, the time at 5,000 and 20,000 flows was
-/// unchanged). So each event first asks for the next delivery's channel line, and a delivery, once it holds its packet, for the next one's pipe head; an arrival
+/// unchanged). So each event first asks for the next delivery's channel line, and a
+/// delivery, once it holds its packet, for the next one's pipe head; an arrival
 /// at a channel asks for its waiting queue's entry 8 places ahead (a bottleneck's front is a
 /// miss at every arrival: 12% of `hops`' samples at 5,000 flows). Hints only: results are
 /// bit-identical. Measured (2026-11-25, release binary, interleaved runs on the shared
