@@ -1,0 +1,297 @@
+"""The one rule for every file vegaslab writes, and the one rule for every file it reads back
+from a directory it does not own (a results store, a report directory, a study's output).
+
+A scenario, a study file or a results directory may come from someone else (shared, copied,
+downloaded), and vegaslab may run as root on the testbed machine. So:
+
+**Writing.** A file is written only *inside a directory the user named* (``--out``, a store,
+``Results.to_dir``), under a *plain name* (:func:`plain_name`: no ``/``, no ``..``, not hidden,
+no NUL), and never through a link: a new file is created with ``O_CREAT | O_EXCL |
+O_NOFOLLOW`` under a fresh hidden name and renamed into place (:func:`write_file`), and a
+rename replaces a symbolic link planted at the destination instead of writing through it.
+Directories vegaslab makes inside the named one are made with :func:`make_dir`, which refuses a
+symbolic link or a file in their place. The directory the user named may itself be a symbolic
+link (that is the user's choice); nothing *inside* it is followed.
+
+**Reading back.** A file read back is opened with ``O_NOFOLLOW | O_NONBLOCK`` (a planted link
+or FIFO can neither redirect the read nor block it), must be a regular file of at most a stated
+size (:func:`read_bytes`), and JSON is parsed with a nesting limit and checked against a JSON
+Schema before any field is used (:func:`read_json`). Every failure is a :class:`ForeignFileError`
+naming the file and what is wrong with it, which the caller turns into "set aside, say so,
+carry on" (or a clean stop); never an internal error, and never a read of another file
+because a file says so.
+
+This module imports only the standard library at import time (``jsonschema`` when a schema
+is checked), so the command line can use it before numpy or pandas are loaded.
+"""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import uuid
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import VegaslabError
+
+__all__ = [
+    "UnsafePathError",
+    "ForeignFileError",
+    "plain_name",
+    "make_dir",
+    "write_file",
+    "create_new",
+    "open_lock",
+    "read_bytes",
+    "read_json",
+    "json_depth",
+    "MAX_JSON_DEPTH",
+]
+
+#: The deepest nesting of arrays and objects a JSON file read back may have. vegaslab's own
+#: files nest at most 6 deep; Python's parser would stop near 1,000 with a ``RecursionError``.
+MAX_JSON_DEPTH = 64
+
+#: The longest plain name, in bytes of UTF-8 (Linux's ``NAME_MAX``).
+MAX_NAME_BYTES = 255
+
+_OPEN_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_OPEN_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class UnsafePathError(VegaslabError, ValueError):
+    """A path vegaslab was asked to write breaks the rule: not a plain name, or a symbolic
+    link, FIFO or other non-regular file planted where a file or directory would go. The
+    message names the path and the rule. (The command line exits 2: bad input.)"""
+
+
+class ForeignFileError(VegaslabError):
+    """A file read back from a directory vegaslab does not own cannot be trusted: not a
+    regular file, too large, not UTF-8, not JSON, nested too deep or of the wrong shape. The
+    message names the file and the reason; ``path`` is the file."""
+
+    def __init__(self, path: str | os.PathLike, reason: str) -> None:
+        super().__init__(f"{os.fspath(path)}: {reason}")
+        self.path = Path(path)
+        self.reason = reason
+
+
+def plain_name(name: object, what: str = "file name") -> str:
+    """``name`` if it is a plain file name, else :class:`UnsafePathError`: a non-empty string
+    of at most 255 bytes with no ``/``, ``\\`` or NUL, not ``.`` or ``..`` and not starting with
+    ``.`` (vegaslab's own temporary files are hidden names, so a plain name never collides
+    with one). ``what`` says what the name is for the message."""
+    if not isinstance(name, str):
+        raise UnsafePathError(f"{what}: must be a plain file name, got {type(name).__name__} {name!r}"[:300])
+    shown = repr(name[:80]) + ("..." if len(name) > 80 else "")
+    if not name or name in (".", "..") or name.startswith(".") or any(c in name for c in "/\\\0"):
+        raise UnsafePathError(f"{what}: must be a plain file name (no directory, no '/', '..' or leading '.'), "
+                              f"got {shown}")
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise UnsafePathError(f"{what}: must be at most {MAX_NAME_BYTES} bytes, got {shown}")
+    return name
+
+
+def _component(name: str) -> str:
+    """``name`` if it names an entry of a directory (a plain name or one of vegaslab's hidden
+    temporaries): no ``/`` or NUL, not ``.`` or ``..``."""
+    if not name or name in (".", "..") or "/" in name or "\0" in name:
+        raise UnsafePathError(f"{name!r}: not a name of a directory entry")
+    return name
+
+
+def _describe(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a regular file"
+
+
+def make_dir(parent: str | os.PathLike, name: str) -> Path:
+    """``parent/name`` as a real directory: made (mode 0777 less the umask) when absent, kept
+    when it is a directory, :class:`UnsafePathError` when a symbolic link or anything else
+    stands there. ``parent`` must exist. ``name`` must be a plain name."""
+    path = Path(parent) / plain_name(name, f"{parent}: directory name")
+    try:
+        os.mkdir(path)
+        return path
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise UnsafePathError(f"{path}: is {_describe(st.st_mode)}, not a directory vegaslab made; "
+                              "move it away or choose another output directory")
+    return path
+
+
+def make_dirs(root: str | os.PathLike, *names: str) -> Path:
+    """:func:`make_dir` for each of ``names`` in turn below ``root`` (``root/a/b``)."""
+    path = Path(root)
+    for name in names:
+        path = make_dir(path, name)
+    return path
+
+
+def create_new(directory: str | os.PathLike, name: str, mode: int = 0o644) -> tuple[int, Path]:
+    """Create ``directory/name`` as a new, empty regular file and return its descriptor (open
+    for writing) and path: ``O_CREAT | O_EXCL | O_NOFOLLOW``, so an existing file, a planted
+    symbolic link (even a dangling one) or a FIFO there is an error (``FileExistsError``),
+    never opened."""
+    path = Path(directory) / _component(name)
+    return os.open(path, _OPEN_NEW, mode), path
+
+
+def write_file(directory: str | os.PathLike, name: str, data: bytes | str, *, fsync: bool = False) -> Path:
+    """Write ``data`` to ``directory/name`` atomically and without following links: into a new
+    hidden file beside it (:func:`create_new`), then renamed over ``name``. A reader sees the
+    old file or the whole new one; a symbolic link planted at ``name`` is replaced, its target
+    untouched. ``fsync`` syncs the file before the rename. Returns the path."""
+    directory = Path(directory)
+    target = directory / plain_name(name, f"{directory}: file name")
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        pass
+    else:
+        if stat.S_ISDIR(st.st_mode):
+            raise UnsafePathError(f"{target}: is a directory, not a file vegaslab wrote; move it away")
+    fd, tmp = create_new(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return target
+
+
+def open_lock(directory: str | os.PathLike, name: str = ".lock") -> int:
+    """Open (creating when absent) the lock file ``directory/name`` for ``flock``, without
+    following a link and without blocking on a FIFO; :class:`UnsafePathError` when anything
+    but a regular file stands there. Returns the descriptor."""
+    path = Path(directory) / name
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePathError(f"{path}: is a symbolic link, not the lock file vegaslab makes; remove it") from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise UnsafePathError(f"{path}: is {_describe(st.st_mode)}, not the lock file vegaslab makes; remove it")
+    return fd
+
+
+def read_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``max_bytes``: opened with
+    ``O_NOFOLLOW | O_NONBLOCK`` (a symbolic link is refused, a FIFO neither blocks nor is
+    read), checked with ``fstat`` and read to at most ``max_bytes + 1`` bytes (a file that
+    grows while read is refused too). :class:`ForeignFileError` otherwise;
+    ``FileNotFoundError`` when it is absent."""
+    path = Path(path)
+    try:
+        fd = os.open(path, _OPEN_READ)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ForeignFileError(path, "is a symbolic link; vegaslab reads only regular files here") from None
+        raise ForeignFileError(path, f"cannot open: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ForeignFileError(path, f"is {_describe(st.st_mode)}; vegaslab reads only regular files here")
+        if st.st_size > max_bytes:
+            raise ForeignFileError(path, f"has {st.st_size:,} bytes; at most {max_bytes:,} are read")
+        chunks, total = [], 0
+        while total <= max_bytes:
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > max_bytes:
+            raise ForeignFileError(path, f"grew past {max_bytes:,} bytes while read")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise ForeignFileError(path, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def json_depth(value: Any) -> int:
+    """The nesting depth of a parsed JSON value (a scalar is 0, ``[]`` is 1), iteratively."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = v.values()
+        elif not isinstance(v, list):
+            continue
+        deepest = max(deepest, d + 1)
+        stack.extend((x, d + 1) for x in v)
+    return deepest
+
+
+def parse_json(text: str | bytes, path: str | os.PathLike, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """``text`` parsed as JSON, nested at most ``max_depth`` deep; NaN and infinity are
+    refused (vegaslab never writes them). :class:`ForeignFileError` naming ``path`` otherwise."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ForeignFileError(path, f"not UTF-8 (byte offset {exc.start})") from None
+
+    def no_constants(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        value = json.loads(text, parse_constant=no_constants)
+    except RecursionError:
+        raise ForeignFileError(path, f"nested deeper than {max_depth} levels") from None
+    except ValueError as exc:
+        raise ForeignFileError(path, f"not JSON: {exc}") from None
+    if json_depth(value) > max_depth:
+        raise ForeignFileError(path, f"nested deeper than {max_depth} levels")
+    return value
+
+
+def check_schema(value: Any, schema: Mapping[str, Any], path: str | os.PathLike) -> Any:
+    """``value`` if it matches the JSON Schema ``schema`` (the ``jsonschema`` library),
+    else :class:`ForeignFileError` naming the first mismatch and where it is."""
+    import jsonschema
+
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
+    if errors:
+        e = errors[0]
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path).lstrip(".") or "the document"
+        message = e.message if len(e.message) <= 200 else e.message[:200] + "..."
+        raise ForeignFileError(path, f"not a file vegaslab wrote: {where}: {message}")
+    return value
+
+
+def read_json(path: str | os.PathLike, *, max_bytes: int, schema: Mapping[str, Any] | None = None,
+              max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """A JSON file read back under the rule: :func:`read_bytes`, :func:`parse_json`, then
+    :func:`check_schema` when a ``schema`` is given."""
+    value = parse_json(read_bytes(path, max_bytes=max_bytes), path, max_depth=max_depth)
+    return check_schema(value, schema, path) if schema is not None else value
