@@ -26,7 +26,7 @@ def test_run_trace_writes_ns2_lines_of_the_chosen_link_into_the_output_directory
     lines = (out / "trace.tr").read_text().splitlines()
     assert lines and all(ln.split()[0] in "+-rd" for ln in lines)
     meta = json.loads((out / "meta.json").read_text())
-    assert meta["trace"]["file"] == str(out / "trace.tr") and meta["trace"]["lines"] == len(lines)
+    assert meta["trace"]["file"] == "trace.tr" and meta["trace"]["lines"] == len(lines)   # relative to the run directory
     # Only the chosen direction: its two nodes' numbers on every line.
     assert len({(ln.split()[2], ln.split()[3]) for ln in lines}) == 1
     assert not list(tmp_path.glob(".*trace*"))     # the staged file moved in, nothing left beside
@@ -54,3 +54,126 @@ def test_a_pcap_trace_reads_in_tshark_as_tcp_between_the_flow_ends(tmp_path):
                      "--set", "run.duration=5s"]) == 0
     received = [ln for ln in (tmp_path / "text" / "trace.tr").read_text().splitlines() if ln.startswith("r ")]
     assert len(lengths) == len(received)
+
+
+# ---------------------------------------------------------------- where a trace may be written
+
+TINY = """
+[run]
+duration = "2s"
+[[links]]
+endpoints = ["S", "D"]
+bandwidth = "1Mbps"
+delay = "10ms"
+[[flows]]
+name = "f1"
+from = "S"
+to = "D"
+cc = "reno"
+"""
+
+
+def _scenario(tmp_path, trace: str) -> str:
+    path = tmp_path / "shared.toml"
+    path.write_text(TINY + "\n[trace]\n" + trace + "\n")
+    return str(path)
+
+
+@pytest.mark.parametrize("name", ["/tmp/vegaslab-victim.tr", "../victim.tr", "sub/victim.tr", ".hidden.tr"])
+def test_a_scenario_cannot_name_a_trace_file_outside_the_output_directory(tmp_path, capsys, name):
+    victim = tmp_path / "victim.tr"
+    victim.write_text("keep me")
+    scenario = _scenario(tmp_path, f"file = {json.dumps(name)}")
+    code = cli.main(["run", scenario, "--no-plots", "-q", "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "trace.file" in err and "plain file name" in err, err
+    assert victim.read_text() == "keep me" and not (tmp_path / "out").exists()
+    assert not os.path.exists("/tmp/vegaslab-victim.tr")
+
+
+def test_a_scenarios_own_trace_lands_in_the_output_directory_under_its_name(tmp_path):
+    scenario = _scenario(tmp_path, 'file = "mine.tr"')
+    out = tmp_path / "out"
+    assert cli.main(["run", scenario, "--no-plots", "-q", "--out", str(out)]) == 0
+    assert (out / "mine.tr").read_text().startswith("+ ")
+    assert json.loads((out / "meta.json").read_text())["trace"]["file"] == "mine.tr"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "shared.toml"]   # nothing staged left beside
+
+
+def test_run_replaces_an_earlier_run_directory_holding_its_trace(tmp_path):
+    scenario = _scenario(tmp_path, 'format = "pcap"')
+    out = tmp_path / "out"
+    for _ in range(2):
+        assert cli.main(["run", scenario, "--no-plots", "-q", "--out", str(out)]) == 0
+    assert (out / "trace.pcap").stat().st_size > 24
+
+
+def test_the_api_keeps_a_trace_in_a_private_directory_until_the_results_are_saved(tmp_path):
+    import gc
+
+    import vegaslab
+    from vegaslab.results import Results
+
+    res = vegaslab.run(TINY + "\n[trace]\n")
+    staged = res.trace_path
+    assert staged is not None and staged.name == "trace.tr" and staged.read_text().startswith("+ ")
+    res.to_dir(tmp_path / "saved")
+    assert (tmp_path / "saved" / "trace.tr").read_bytes() == staged.read_bytes()
+    assert Results.from_dir(tmp_path / "saved").trace_path == tmp_path / "saved" / "trace.tr"
+    del res
+    gc.collect()
+    assert not staged.parent.exists()       # the private directory went with the results
+
+
+def test_the_api_never_replaces_a_file_in_the_trace_dir_it_is_given(tmp_path):
+    import vegaslab
+
+    (tmp_path / "trace.tr").write_text("an older trace")
+    os.symlink(tmp_path / "victim", tmp_path / "link.tr")
+    for name in ("trace.tr", "link.tr"):
+        with pytest.raises(vegaslab.ScenarioError, match=r"trace\.file.*already exists") as info:
+            vegaslab.run(TINY + f'\n[trace]\nfile = "{name}"\n', trace_dir=tmp_path)
+        assert info.value.field == "trace.file" and str(tmp_path / name) in str(info.value)
+    assert (tmp_path / "trace.tr").read_text() == "an older trace" and not (tmp_path / "victim").exists()
+
+
+def test_a_trace_dir_that_does_not_exist_is_an_error_naming_the_path(tmp_path):
+    import vegaslab
+
+    with pytest.raises(vegaslab.ScenarioError, match="cannot create the trace") as info:
+        vegaslab.run(TINY + "\n[trace]\n", trace_dir=tmp_path / "missing")
+    assert str(tmp_path / "missing" / "trace.tr") in str(info.value)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 256 KiB tmpfs (root only): room for a short run's tables, not for its trace."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a small tmpfs needs root")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)]).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)])
+
+
+def test_a_trace_that_does_not_fit_on_the_disk_fails_the_run_naming_the_path_and_the_tables_stay(full_disk, capsys):
+    out = full_disk / "out"
+    code = cli.main(["run", "va-reroute", "--no-plots", "-q", "--out", str(out), "--trace", "all",
+                     "--set", "run.duration=20s"])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "No space left on device" in err and "trace.tr" in err and "tables were written" in err, err
+    assert (out / "flows.parquet").exists() and not (out / "trace.tr").exists()
+    assert sorted(p.name for p in full_disk.iterdir()) == ["out"]   # no staged or partial trace left
+
+
+def test_the_api_raises_trace_error_with_the_results_when_the_trace_cannot_be_written(full_disk):
+    import vegaslab
+
+    with pytest.raises(vegaslab.TraceError, match="No space left on device") as info:
+        vegaslab.run("va-reroute", overrides=["run.duration=20s", "trace.flows=[]"], trace_dir=full_disk)
+    assert len(info.value.results.flows) > 0 and list(full_disk.iterdir()) == []

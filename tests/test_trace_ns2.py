@@ -39,8 +39,7 @@ def instants(path, until=None):
 
 def both(doc, tmp_path, seed=1):
     ours = tmp_path / "ours.tr"
-    doc = dict(doc, trace={"file": str(ours)})
-    res = vegaslab.run(doc, seed=seed)
+    res = vegaslab.run(dict(doc, trace={"file": ours.name}), seed=seed, trace_dir=tmp_path)
     assert res.trace_path == ours
     run_scenario(doc, seed=seed, workdir=tmp_path / "ns2", trace_all=True)
     return ours, tmp_path / "ns2" / "vl_all.tr"

@@ -26,6 +26,8 @@ import json
 import math
 import os
 import re
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -55,6 +57,7 @@ __all__ = [
     "VegaslabError",
     "ScenarioError",
     "SimulationError",
+    "TraceError",
     "core_version",
     "__version__",
 ]
@@ -97,6 +100,16 @@ class SimulationError(VegaslabError, RuntimeError):
     """The simulation itself failed (including an internal panic of the Rust core)."""
 
 
+class TraceError(SimulationError):
+    """The run finished but its packet trace (``[trace]``) could not be written (disk full,
+    an I/O error); the message names the path and the operating system's error. Nothing
+    computed is lost: ``results`` holds the run's :class:`Results`."""
+
+    def __init__(self, message: str, results: "Results") -> None:
+        super().__init__(message)
+        self.results = results
+
+
 Scenario = Union[str, os.PathLike, Mapping[str, Any]]
 Overrides = Union[Sequence[str], Mapping[str, Any]]
 
@@ -130,20 +143,36 @@ def _file_error(path: str | os.PathLike, reason: str) -> ScenarioError:
     return err
 
 
+def _max_scenario_bytes() -> int:
+    """The largest scenario text (the core's ``MAX_SCENARIO_BYTES``; 256 MiB when the core is
+    not built, which is then not what reads the file)."""
+    try:
+        return int(_load_core().MAX_SCENARIO_BYTES)
+    except (VegaslabError, AttributeError):
+        return 256 << 20
+
+
 def read_text_file(path: str | os.PathLike) -> str:
     """The text of a scenario (or catalog) file. A missing file raises FileNotFoundError; a file
     that cannot be read (permissions, a directory) or is not UTF-8 raises :class:`ScenarioError`
     naming the file and, for bad bytes, the line and byte offset, so no caller has to catch
     OSError or UnicodeDecodeError itself."""
     p = Path(path)
+    limit = _max_scenario_bytes()
     try:
-        data = p.read_bytes()
+        with open(p, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:  # a regular file's size, known before a byte is read
+                raise _file_error(p, f"has {size:,} bytes; a scenario may have at most {limit >> 20} MiB")
+            data = fh.read(limit + 1)  # a pipe's size is known only by reading it
     except FileNotFoundError:
         raise FileNotFoundError(f"{p}: no such file") from None
     except IsADirectoryError:
         raise _file_error(p, "is a directory, not a scenario file") from None
     except OSError as exc:
         raise _file_error(p, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise _file_error(p, f"has more than {limit:,} bytes; a scenario may have at most {limit >> 20} MiB")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -156,6 +185,12 @@ def load_scenario(path: str | os.PathLike) -> dict:
     """Read a scenario file as a plain dict (TOML parsed, not yet validated by the core)."""
     p = Path(path)
     text = read_text_file(p)
+    try:
+        core = _load_core()
+    except VegaslabError:
+        core = None  # without the compiled core the file is only parsed
+    if core is not None:  # the core's checks before a parse: a file past a count limit is refused at once
+        _call_core(core.precheck_scenario, text, os.fspath(p))
     try:
         return _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
@@ -399,13 +434,6 @@ def _canonical_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _sha256_file(path: "os.PathLike | str") -> str:
-    """SHA-256 (hex) of a file's bytes, read in chunks (the results directory's and the
-    store's checksums)."""
-    with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
 #: Layout version of the ``provenance`` record (bump when its keys change meaning).
 PROVENANCE_FORMAT = 1
 
@@ -460,6 +488,7 @@ def run(
     seed: int | None = None,
     overrides: Overrides | None = (),
     progress: bool | Callable[[float, float], None] = False,
+    trace_dir: str | os.PathLike | None = None,
 ) -> "Results":
     """Run one simulation and return its :class:`Results`.
 
@@ -469,6 +498,13 @@ def run(
     overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``.
     progress:  True for a tqdm bar on runs longer than ~2 s, or a callable
                ``progress(sim_time_s, duration_s)`` called every ~0.2 s of wall time.
+    trace_dir: an existing directory to create the scenario's packet trace in (``[trace]``;
+               its ``file`` is a plain name, and a file of that name already there is an
+               error: a trace never replaces a file). Without it the trace goes into a
+               private temporary directory that lives as long as the :class:`Results`:
+               ``res.trace_path`` is the file, and ``res.to_dir(path)`` saves it with the
+               tables. A trace that cannot be written raises :class:`TraceError`, which
+               carries the results.
     """
     text, source = _scenario_source(scenario)
     _check_seed(seed, source)
@@ -476,24 +512,37 @@ def run(
     bar = LazyProgressBar() if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
     core = _load_core()
+    own_dir = trace_dir is None
+    directory = tempfile.mkdtemp(prefix="vegaslab-trace-") if own_dir else os.fspath(trace_dir)
     try:
-        meta, tables, series, normalized = _call_core(core.run_scenario_tables, text, source, seed, ovr, callback)
-    finally:
-        if bar is not None:
-            bar.close()
-    # Imported only now (numpy, ~0.1 s; pandas waits until a table is read): `vegaslab run`
-    # loads it on another thread meanwhile.
-    from .results import Results
+        try:
+            meta, tables, series, normalized = _call_core(core.run_scenario_tables, text, source, seed, ovr, callback,
+                                                          directory)
+        finally:
+            if bar is not None:
+                bar.close()
+        # Imported only now (numpy, ~0.1 s; pandas waits until a table is read): `vegaslab run`
+        # loads it on another thread meanwhile.
+        from .results import Results
 
-    try:
-        res = Results.from_tables(meta, tables, series)
-    except (ValueError, KeyError, TypeError) as exc:
-        raise SimulationError(f"the core returned a malformed results document: {exc}") from exc
-    # Provenance: the normalised scenario the core ran, from the same parse, and the hash of
-    # its canonical text as the core wrote it (equal to `scenario_hash` of the parsed document).
-    res.meta["provenance"] = _provenance_of(json.loads(normalized), source, seed, ovr,
-                                            digest=_canonical_hash(normalized))
-    return res
+        try:
+            res = Results.from_tables(meta, tables, series)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SimulationError(f"the core returned a malformed results document: {exc}") from exc
+        # Provenance: the normalised scenario the core ran, from the same parse, and the hash of
+        # its canonical text as the core wrote it (equal to `scenario_hash` of the parsed document).
+        res.meta["provenance"] = _provenance_of(json.loads(normalized), source, seed, ovr,
+                                                digest=_canonical_hash(normalized))
+        trace = res.meta.get("trace")
+        if isinstance(trace, dict):
+            if trace.get("error"):
+                raise TraceError(f"{source}: {trace['error']}", res)
+            res._keep_trace(Path(directory) / trace["file"], owned_dir=directory if own_dir else None)
+            own_dir = False  # the Results removes it when it is collected
+        return res
+    finally:
+        if own_dir:
+            shutil.rmtree(directory, ignore_errors=True)
 
 
 def sweep(scenario: Scenario, overrides: Overrides | None = (), out: str | os.PathLike | None = None,

@@ -18,6 +18,7 @@ the command.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import math
@@ -25,11 +26,13 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
+import warnings
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import vegaslab
 from vegaslab import MAX_SEED, ScenarioError, VegaslabError
@@ -659,17 +662,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         _out.detail(f"monitors switched on for the plots: {', '.join(added)}")
     # The added monitors come first, so a --set of the same field would still win (it cannot
     # happen: only fields nobody set are added).
-    overrides = [*added, *args.overrides, *_trace_overrides(args, out)]
+    overrides = [*added, *args.overrides, *_trace_overrides(args)]
     # No pandas: printing the summary, writing the tables (vegaslab.columns), drawing the
     # figures (vegaslab.plots) and --json's flows (Results.table_records) read the core's columns.
     ahead = _ImportAhead("vegaslab.results", "pyarrow.parquet", "importlib.metadata",
                          *(() if args.no_plots else ("vegaslab.plots",)))
+    trace_error = None
     try:
-        res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args))
-        written = _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
-                                  csv=args.csv)
+        with _trace_staging(out) as staging:
+            try:
+                res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args),
+                                   trace_dir=staging)
+            except vegaslab.TraceError as exc:  # the run stands: write it, then fail
+                res, trace_error = exc.results, exc
+            written = _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
+                                      csv=args.csv)
     finally:
         ahead.join()
+    if trace_error is not None:
+        _out.error(f"vegaslab: {_one_line(str(trace_error))} (the run's tables were written to {out}/)")
+        return 1
     wall_s = time.perf_counter() - t0
     _out.detail(f"wall time {wall_s:.2f} s, of which the simulation {res.meta.get('wall_time_s') or 0:.3g} s")
     if args.json:
@@ -677,19 +689,34 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _trace_overrides(args: argparse.Namespace, out: Path) -> list[str]:
+def _trace_overrides(args: argparse.Namespace) -> list[str]:
     """The ``trace.*`` overrides of ``run --trace``: a name with ``->`` is a link direction,
-    any other a flow, ``all`` everything. The core writes the file beside the output directory
-    (which is replaced only once the run is written) and ``_show_and_write`` moves it in."""
+    any other a flow, ``all`` everything. The file keeps its default name (``trace.tr`` or
+    ``trace.pcap``) in the output directory."""
     if not args.trace:
         return []
     names = [] if "all" in args.trace else args.trace
     links = [n for n in names if "->" in n]
     flows = [n for n in names if "->" not in n]
-    ext = "pcap" if args.trace_format == "pcap" else "tr"
-    staging = out.parent / f".{out.name}.trace.{ext}"
     return [vegaslab.format_override("trace.links", links), vegaslab.format_override("trace.flows", flows),
-            f"trace.format={args.trace_format}", vegaslab.format_override("trace.file", str(staging.resolve()))]
+            f"trace.format={args.trace_format}"]
+
+
+@contextlib.contextmanager
+def _trace_staging(out: Path) -> Iterator[str]:
+    """A private, empty directory beside ``out`` (on its file system, so the trace moves in
+    without a copy) where the core creates a run's packet trace; removed afterwards."""
+    from vegaslab.outdir import OutputDirError
+
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=f".{out.name}.trace-", dir=out.parent)
+    except OSError as exc:
+        raise OutputDirError(f"{out}: cannot create it: {exc.strerror or exc}") from None
+    try:
+        yield staging
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def plot_monitors(path: Path, overrides: Sequence[str]) -> list[str]:
@@ -805,13 +832,6 @@ def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> 
     from vegaslab.outdir import output_dir
 
     _out.result(res.format_table)
-    # A trace `run --trace` staged beside `out` (`_trace_overrides`) moves in with the rest;
-    # meta.json names where it ends up. A scenario's own [trace] file stays where it said.
-    staged = res.trace_path
-    if staged is None or not staged.name.startswith(f".{out.name}.trace.") or not staged.exists():
-        staged = None
-    else:
-        res.meta["trace"]["file"] = str(out / f"trace{staged.suffix}")
     warning = res.window_warning()
     if warning is not None:
         _out.warning(warning)
@@ -822,8 +842,6 @@ def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> 
             with plots.start_plots(res, tmp) as pending:
                 written = res.write_files(tmp, csv=csv)
                 written += pending.finish()
-        if staged is not None:
-            written.append(Path(shutil.move(staged, Path(tmp) / f"trace{staged.suffix}")))
     _out.result(f"\nwrote {len(written)} files to {out}/")
     for f in written:
         _out.detail(f"  {out / Path(f).name}")
@@ -843,8 +861,17 @@ def _plot_requests(items: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _store_error_status(exc: BaseException) -> int:
+    """The exit status of a store error (docs/cli.md): 1 when a commit could not be written
+    (disk full: the runs failed), else 2 (the store is not one this version can use, is
+    locked by another writer, or holds something planted: bad input)."""
+    from vegaslab.store import StoreWriteError
+
+    return 1 if isinstance(exc, StoreWriteError) else 2
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from vegaslab.store import StoreError, StoreLockedError
+    from vegaslab.store import StoreError
     from vegaslab.sweep_results import (SweepResults, default_out, describe_plan, format_estimate, load_sweep,
                                         run_sweep, sweep_status)
 
@@ -878,12 +905,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if _bad_scheduler(args):
             return 2
         ex = run_sweep(sw, out, scheduler=args.scheduler, workers=args.jobs, progress=_out.progress(args))
-    except StoreLockedError as exc:
+    except StoreError as exc:  # an unusable or busy --out (2), or a commit that failed (1)
         _say(exc)
-        return 1
-    except StoreError as exc:  # an unusable --out: bad input
-        _say(exc)
-        return 2
+        return _store_error_status(exc)
     _out.result(f"{sw.source}: {len(ex.outcomes)} runs: ran {ex.ran}, already stored {ex.stored}, failed {ex.failed} "
           f"in {ex.wall_s:.1f} s ({ex.executor}); store: {out}")
     if ex.interrupted:  # as for reproduce: the finished runs are stored, the rest is not an error
@@ -909,6 +933,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_robustness(args: argparse.Namespace) -> int:
     from vegaslab import robustness as rb
+    from vegaslab.store import StoreError
 
     try:
         studies = rb.list_studies(args.studies)
@@ -935,6 +960,9 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         except rb.StudyError as exc:
             _say(exc)
             return 2
+        except StoreError as exc:
+            _say(exc)
+            return _store_error_status(exc)
         if not args.no_ns2:
             rb.check_ns2(r, out / "store")
         results.append(r)
@@ -976,7 +1004,7 @@ def _bad_scheduler(args: argparse.Namespace) -> bool:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from vegaslab.catalog import reproduce, resolve
     from vegaslab.outdir import check_output_dir
-    from vegaslab.store import StoreError, StoreLockedError
+    from vegaslab.store import StoreError
 
     if args.list_entries:
         return _list_entries(args)
@@ -993,12 +1021,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         table = reproduce(args.ids, args.out, seed=args.seed, quick=args.quick, jobs=args.jobs,
                           all_entries=args.all_entries, progress=_out.progress(args), scheduler=args.scheduler,
                           echo=_out.result)
-    except StoreLockedError as exc:  # a sweep or another reproduce is writing DIR/store: try later
+    except StoreError as exc:  # DIR/store unusable or busy (2), or a commit that failed (1), as in sweep
         _say(exc)
-        return 1
-    except StoreError as exc:  # DIR/store is not a store this version can use: bad input, as in sweep
-        _say(exc)
-        return 2
+        return _store_error_status(exc)
     code = 1 if (table["metric"] == "(run failed)").any() else 0
     runs = table.attrs.get("runs", {})
     _out.detail(f"runs: {runs.get('ran', 0)} ran, {runs.get('cached', 0)} found in {Path(args.out) / 'store'}, "
@@ -1462,7 +1487,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     level = _out.QUIET if args.quiet else _out.VERBOSE if args.verbose else _out.NORMAL
     _out.reset(level, json_mode=bool(getattr(args, "json", False)))
-    code = _dispatch(args)
+    with warnings.catch_warnings():
+        # The library's warnings (a file set aside, say) as the command's own one-line warnings.
+        warnings.showwarning = _show_warning
+        code = _dispatch(args)
     if _out.json and not _out.documented:  # a script still gets a document to parse
         _out.document({"command": args.command, "error": _out.last_error, "exit_status": code})
     return code
@@ -1471,10 +1499,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace) -> int:
     """Run the subcommand; every error becomes one line on stderr and an exit status."""
     from vegaslab.outdir import OutputDirError
+    from vegaslab.safe_io import ForeignFileError, UnsafePathError
 
     try:
         return args.func(args)
-    except (ScenarioError, FileNotFoundError, OutputDirError) as exc:
+    except (ScenarioError, FileNotFoundError, OutputDirError, UnsafePathError, ForeignFileError) as exc:
         _say(exc)
         return 2
     except VegaslabError as exc:
@@ -1496,6 +1525,12 @@ def _dispatch(args: argparse.Namespace) -> int:
         _out.error(f"vegaslab: internal error: {type(exc).__name__}: {_one_line(str(exc))} "
               f"(set VEGASLAB_DEBUG=1 for a traceback, and please report it)")
         return 1
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """``warnings.showwarning`` while a command runs: a library warning as one line,
+    ``vegaslab: warning: ...`` (dropped under ``-q``), without the source location."""
+    _out.warning(f"warning: {_one_line(str(message))}")
 
 
 def _one_line(text: str) -> str:

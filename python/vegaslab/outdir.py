@@ -22,8 +22,10 @@ from . import VegaslabError
 #: their columns).
 TABLE_NAMES = ("flows", "queues", "links", "udp", "series_flows", "series_queues")
 
-#: Files vegaslab writes into a run directory; a directory holding only these may be replaced.
-_OWN_FILE = re.compile(r"^(?:(?:" + "|".join(TABLE_NAMES) + r")\.(?:parquet|csv)|meta\.json|job\.json|[\w.-]+\.png)$")
+#: Files vegaslab writes into a run directory (tables, meta.json, job.json, plots, a packet
+#: trace, whose name the core allows to end only in .tr or .pcap); a directory holding only
+#: these may be replaced.
+_OWN_FILE = re.compile(r"^(?:(?:" + "|".join(TABLE_NAMES) + r")\.(?:parquet|csv)|meta\.json|job\.json|[\w.-]+\.(?:png|tr|pcap))$")
 
 
 class OutputDirError(VegaslabError):

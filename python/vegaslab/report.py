@@ -49,8 +49,9 @@ from .report_model import (CLOSE, FAR, WORST, Built, _comparison_rows, build, bu
                            zero_text)
 from .report_render import Markup, render
 from .report_robustness import section_html as robustness_section
-from .report_table import anchor, num_cell, ratio_txt, summary_markdown  # noqa: F401
+from .report_table import anchor, md, md_cell, num_cell, ratio_txt, summary_markdown  # noqa: F401
 from .robustness import load_summaries
+from .safe_io import make_dir, write_file
 
 
 def render_html(b: Built, figures: Mapping[str, list[dict]], render_s: Mapping[str, float], total_wall: float,
@@ -72,17 +73,18 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
     header = [f"Mode: {'quick' if b.quick else 'full'}. Wall time {total_wall:.1f} s. "
               f"runs: {c['ran']} computed, {c['cached']} from the store, {c['failed_runs']} failed (of {c['runs']}).", "",
               f"- Claims held: {c['holds']}/{c['claims']} ({c['fails']} fail, {c['error']} error, {c['skipped']} skipped)",
-              within, "", provenance_line(b), ""]
+              within, "", md(provenance_line(b)), ""]
     w = worst(b.table)
     if len(w):
         header += ["Worst disagreements:", "", "| entry | run | metric | published | ours | ratio |",
                    "|---|---|---|---:|---:|---:|"]
-        header += [f"| {r.entry} | {r.run} | {r.metric} | {num_cell(r.published)} | {num_cell(r.ours)} | "
-                   f"{ratio_txt(r.ratio)} |" for r in w.itertuples(index=False)]
+        header += ["| " + " | ".join(md_cell(c) for c in (r.entry, r.run, r.metric, num_cell(r.published),
+                                                          num_cell(r.ours), ratio_txt(r.ratio))) + " |"
+                   for r in w.itertuples(index=False)]
         header.append("")
     z = zero_mismatches(b.table)
     if len(z):
-        header += [f"Where the paper reports 0 and we do not ({len(z)}): {zero_text(z)}.", ""]
+        header += [f"Where the paper reports 0 and we do not ({len(z)}): {md(zero_text(z))}.", ""]
     extra = {}
     for e in b.entries:
         st = b.entry_stats.get(e.id, {})
@@ -90,10 +92,10 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
                  f"{st.get('cached', 0)} from the store, {st.get('failed', 0)} failed; simulation {st.get('sim_wall_s', 0):.1f} s, "
                  f"figures {render_s.get(e.id, 0):.1f} s.", ""]
         if b.quick and e.quick_description():
-            lines += [f"Quick mode: {e.quick_description()}.", ""]
+            lines += [f"Quick mode: {md(e.quick_description())}.", ""]
         dis = entry_disagreements(b.table[b.table["entry"] == e.id], b.verdicts.get(e.id, []))
         if dis:
-            lines += ["**Disagreements** (see the notes for likely causes):", ""] + [f"- {d}" for d in dis] + [""]
+            lines += ["**Disagreements** (see the notes for likely causes):", ""] + [f"- {md(d)}" for d in dis] + [""]
         extra[e.id] = lines
     papers = load_papers()
     return summary_markdown(b.table, b.entries, b.verdicts, header=header, extra=extra,
@@ -101,7 +103,11 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
 
 
 def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
-    """Draw the figures and write index.html, summary.md, summary.csv and the result tables."""
+    """Draw the figures and write index.html, summary.md, summary.csv and the result tables.
+
+    Every file goes into ``out`` (or ``out/results/``) under its own name, written new and
+    renamed into place (:func:`vegaslab.safe_io.write_file`): a symbolic link planted at one
+    of these names in a shared or reused directory is replaced, never written through."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures, render_s = {}, {}
@@ -113,13 +119,12 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
     # called on its own, the time since the build started.
     drawn = sum(render_s.values())
     total = b.reproduce_wall_s + drawn if b.reproduce_wall_s else time.perf_counter() - b.t_start
-    res_dir = out / "results"
-    res_dir.mkdir(parents=True, exist_ok=True)
-    b.table.to_parquet(res_dir / "comparison.parquet", index=False)
+    res_dir = make_dir(out, "results")
+    write_file(res_dir, "comparison.parquet", b.table.to_parquet(None, index=False))
     claims = pd.DataFrame([{"entry": eid, "text": v.text, "source": v.claim.source, "expr": v.expr,
                             "status": v.status, "detail": v.detail} for eid, lst in b.verdicts.items() for v in lst],
                           columns=["entry", "text", "source", "expr", "status", "detail"])
-    claims.to_parquet(res_dir / "claims.parquet", index=False)
+    write_file(res_dir, "claims.parquet", claims.to_parquet(None, index=False))
     prov = b.provenance
     runs = pd.DataFrame([{"entry": o.job.entry_id, "variant": o.job.variant, "seed": o.job.seed, "status": o.status,
                           "wall_s": o.wall_s, "error": o.error, "key": o.job.key, "overrides": " ".join(o.job.overrides),
@@ -128,13 +133,10 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
                          for o in b.execution.per_job],
                         columns=["entry", "variant", "seed", "status", "wall_s", "error", "key", "overrides",
                                  "scenario_sha256", "source_revision"])
-    runs.to_parquet(res_dir / "runs.parquet", index=False)
-    (res_dir / "provenance.json").write_text(json.dumps(provenance_doc(b), indent=2, sort_keys=True) + "\n",
-                                             encoding="utf-8")
-    b.table.to_csv(out / "summary.csv", index=False)
-    md = out / "summary.md"
-    md.write_text(_markdown(b, total, render_s), encoding="utf-8")
+    write_file(res_dir, "runs.parquet", runs.to_parquet(None, index=False))
+    write_file(res_dir, "provenance.json", json.dumps(provenance_doc(b), indent=2, sort_keys=True) + "\n")
+    write_file(out, "summary.csv", b.table.to_csv(index=False))
+    md = write_file(out, "summary.md", _markdown(b, total, render_s))
     section = robustness_section(load_summaries(out / "robustness"), out)
-    page = out / "index.html"
-    page.write_text(render_html(b, figures, render_s, total, section), encoding="utf-8")
+    page = write_file(out, "index.html", render_html(b, figures, render_s, total, section))
     return [page, md, res_dir]

@@ -104,6 +104,30 @@ def text(v: Any) -> str:
     return str(v)
 
 
+def md(value: Any) -> str:
+    """``value`` as inert Markdown text (``summary.md`` quotes catalog entries, claims and error
+    messages, and Markdown passes raw HTML through): ``<`` as ``&lt;``, so no tag (a
+    ``<script>`` in a catalog note, an autolink) is markup in any renderer, and ``[`` and ``]``
+    backslash-escaped, so no link (no ``javascript:`` URL). A ``>`` or ``&`` alone opens
+    nothing and is left as written."""
+    return str(value).replace("<", "&lt;").replace("[", "\\[").replace("]", "\\]")
+
+
+def md_cell(value: Any) -> str:
+    """:func:`md` for a table cell: on one line, ``|`` escaped."""
+    return " ".join(md(value).split()).replace("|", "\\|")
+
+
+def md_code(value: Any) -> str:
+    """``value`` as a Markdown code span on one line: a run of backticks longer than any in
+    the text fences it (CommonMark), so the text cannot close the span early; inside a span
+    nothing is markup."""
+    text = " ".join(str(value).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def anchor(entry_id: str) -> str:
     """The id of an experiment's section in index.html."""
     return "exp-" + re.sub(r"[^A-Za-z0-9_-]+", "-", entry_id)
@@ -147,35 +171,36 @@ def summary_markdown(table: "pd.DataFrame", entries: Iterable[Any], verdicts: Ma
     out = ["# vegaslab reproduction summary", "", *header,
            "ratio = ours / published." + (" " + PUBLISHED_ARE_NS2 if ns2 else ""), ""]
     for e in entries:
-        out += [f"## {e.id}: {e.title}".rstrip(": "), ""]
+        out += [md(f"## {e.id}: {e.title}".rstrip(": ")), ""]
         paper = e.meta.get("paper")
         cite = ", ".join(f"{k}: {e.meta[k]}" for k in ("paper", "figure") if e.meta.get(k))
         if cite:
-            out += [cite, ""]
+            out += [md(cite), ""]
         if paper and (citations or {}).get(str(paper)):
-            out += [f"Reference: {citations[str(paper)]}", ""]
+            out += [f"Reference: {md(citations[str(paper)])}", ""]
         out += list((extra or {}).get(e.id, []))
         if e.meta.get("notes"):
-            out += [str(e.meta["notes"]).strip(), ""]
+            out += [md(str(e.meta["notes"]).strip()), ""]
         assumptions = e.meta.get("assumptions") or []
         if assumptions:
             out.append("Assumptions (not given by the paper):")
             for a in assumptions:
-                out.append(f"- `{text(a.get('field', '?'))}` = `{text(a.get('value', '?'))}`: {text(a.get('reason', ''))}")
+                out.append(f"- {md_code(text(a.get('field', '?')))} = {md_code(text(a.get('value', '?')))}: "
+                           f"{md(text(a.get('reason', '')))}")
             out.append("")
         out += ["| run | metric | published | ours | ratio |", "|---|---|---:|---:|---:|"]
         part = table[table["entry"] == e.id]
         for r in part.itertuples(index=False):
-            out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells(r)) + " |")
+            out.append("| " + " | ".join(md_cell(c) for c in cells(r)) + " |")
         for r in part.itertuples(index=False):
             if r.note:
                 label = "failed" if r.metric == RUN_FAILED else str(r.metric)
-                out.append(f"\n**{r.run} {label}:** {r.note}")
+                out.append(f"\n**{md(r.run)} {md(label)}:** {md(r.note)}")
         vs = (verdicts or {}).get(e.id, [])
         if vs:
             out += ["", "Claims:", ""]
             for v in vs:
-                src = f" ({v.claim.source})" if v.claim.source else ""
-                out.append(f"- **{v.status}**: {v.text}{src}. `{v.expr}` → {v.detail}")
+                src = f" ({md(v.claim.source)})" if v.claim.source else ""
+                out.append(f"- **{md(v.status)}**: {md(v.text)}{src}. {md_code(v.expr)} → {md(v.detail)}")
         out.append("")
     return "\n".join(out)

@@ -40,16 +40,20 @@ makes the same checks up front, before anything is simulated (:mod:`vegaslab.out
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import math
 import os
+import shutil
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import VegaslabError, _sha256_file
+from . import VegaslabError
+from .safe_io import sha256_file as _sha256_file
 from .columns import (COUNT_COLUMNS, FLOW_COLUMNS, INTEGRITY_KEY, LINK_COLUMNS, QUEUE_COLUMNS,  # noqa: F401
                       SERIES_FLOW_COLUMNS, SERIES_QUEUE_COLUMNS, TABLES, TEXT_COLUMNS, UDP_COLUMNS, Column,
                       column_f64, column_names, expanded, is_missing, meta_json, missing_column,
@@ -358,6 +362,38 @@ class _Table:
         res._frames[self.name] = frame
 
 
+#: The largest ``meta.json`` :meth:`Results.from_dir` reads (its provenance holds the
+#: normalised scenario, with a delay trace's points: a 64 MiB trace file's are under 256 MiB).
+MAX_META_BYTES = 256 << 20
+
+
+class _TraceFile:
+    """A run's packet trace file; a private temporary directory it was created in is removed
+    when the last :class:`Results` holding it (copies included) is collected."""
+
+    def __init__(self, path: Path, owned_dir: str | None) -> None:
+        self.path = path
+        if owned_dir is not None:
+            weakref.finalize(self, shutil.rmtree, owned_dir, True)
+
+    def save(self, directory: Path, name: str) -> Path:
+        """The trace as ``directory/name``, a new file (never replacing one, never through a
+        link): a hard link when both are on one file system, else a copy."""
+        from .safe_io import create_new, plain_name
+
+        target = Path(directory) / plain_name(name, "meta.trace.file")
+        try:
+            os.link(self.path, target, follow_symlinks=False)
+            return target
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                raise
+        fd, target = create_new(directory, name)
+        with os.fdopen(fd, "wb") as out, open(self.path, "rb") as src:
+            shutil.copyfileobj(src, out, 1 << 20)
+        return target
+
+
 class Results(_NotebookViews):
     """The outcome of one run. Build it with :meth:`from_json`, :meth:`from_dict` or
     :meth:`from_dir`; :func:`vegaslab.run` returns one.
@@ -372,6 +408,8 @@ class Results(_NotebookViews):
     udp = _Table()
     series_flows = _Table()
     series_queues = _Table()
+    #: The packet trace file held (:attr:`trace_path`), if any.
+    _trace: "_TraceFile | None" = None
 
     def __init__(
         self,
@@ -469,8 +507,13 @@ class Results(_NotebookViews):
         meta.json and no table file may be present that meta.json does not list; otherwise
         :class:`InconsistentResultsError` names the file. ``verify=False`` reads a directory
         anyway (e.g. one written before checksums were recorded), at the reader's risk."""
+        from .safe_io import ForeignFileError, read_json
+
         root = Path(path)
-        meta = json.loads((root / "meta.json").read_text(encoding="utf-8"))
+        try:
+            meta = read_json(root / "meta.json", max_bytes=MAX_META_BYTES)
+        except ForeignFileError as exc:
+            raise InconsistentResultsError(str(exc)) from None
         if not isinstance(meta, dict):
             raise InconsistentResultsError(f"{root / 'meta.json'}: not a JSON object")
         recorded = meta.pop(INTEGRITY_KEY, None)
@@ -481,7 +524,18 @@ class Results(_NotebookViews):
             file = root / f"{name}.parquet"
             # Directories written before a table existed (e.g. ``udp``) read back empty.
             tables[name] = _frame(pd.read_parquet(file) if file.exists() else None, columns)
-        return cls(meta=meta, **tables)
+        res = cls(meta=meta, **tables)
+        trace = meta.get("trace")
+        if isinstance(trace, dict) and isinstance(trace.get("file"), str):
+            from .safe_io import UnsafePathError, plain_name
+
+            try:
+                file = root / plain_name(trace["file"])
+            except UnsafePathError:
+                file = None  # written by an older vegaslab (a path), or not by vegaslab: not followed
+            if file is not None and file.is_file() and not file.is_symlink():
+                res._keep_trace(file)
+        return res
 
     # ------------------------------------------------------------------ views
 
@@ -518,13 +572,21 @@ class Results(_NotebookViews):
         return names.map(lambda n: seconds.get(n, 0.0)).astype("float64")
 
     @property
-    def trace_path(self):
-        """The packet trace this run wrote (``[trace]`` in the scenario, ``vegaslab run
-        --trace``) as a ``pathlib.Path``, or ``None`` without one. ``meta["trace"]`` has its
-        format, line count and whether ``max_lines`` cut it short."""
-        import pathlib
-        t = self.meta.get("trace")
-        return pathlib.Path(t["file"]) if isinstance(t, dict) and t.get("file") else None
+    def trace_path(self) -> Path | None:
+        """The packet trace of this run (``[trace]`` in the scenario, ``vegaslab run --trace``)
+        as a ``pathlib.Path``, or ``None`` without one: where :func:`vegaslab.run` created it
+        (its ``trace_dir``, or a private temporary directory removed when these results are
+        collected), or, for results read with :meth:`from_dir`, the file in that directory.
+        ``meta["trace"]`` has its file name, format, line count and whether ``max_lines`` cut it
+        short; :meth:`to_dir` saves it with the tables."""
+        if self._trace is not None:
+            return self._trace.path
+        return None
+
+    def _keep_trace(self, path: Path, *, owned_dir: str | None = None) -> None:
+        """Hold the trace file ``path``; ``owned_dir`` (the private directory it was created
+        in) is removed when no :class:`Results` holds it any more."""
+        self._trace = _TraceFile(Path(path), owned_dir)
 
     def window_limited_flows(self, min_share: float = 0.1) -> pd.DataFrame:
         """The flows capped by their receiver window ``tcp.window`` (ns-2's ``window_``, 20
@@ -654,8 +716,12 @@ class Results(_NotebookViews):
             if csv:
                 getattr(self, name).to_csv(root / f"{name}.csv", index=False)
                 written.append(root / f"{name}.csv")
+        hashed = list(written)
+        trace = self.meta.get("trace")
+        if self._trace is not None and isinstance(trace, dict) and self._trace.path.parent.resolve() != root.resolve():
+            written.append(self._trace.save(root, trace["file"]))
         meta = root / "meta.json"
-        record = {**self.meta, INTEGRITY_KEY: {p.name: _sha256_file(p) for p in written}}
+        record = {**self.meta, INTEGRITY_KEY: {p.name: _sha256_file(p) for p in hashed}}
         meta.write_text(meta_json(record), encoding="utf-8")
         written.append(meta)
         return written
@@ -886,11 +952,21 @@ def _verify_tables(root: Path, recorded: Any) -> None:
         raise InconsistentResultsError(
             f"{where}: no {INTEGRITY_KEY} record, so the tables cannot be checked against it (written by "
             f"an older vegaslab, or not by vegaslab); run again, or read with from_dir(..., verify=False)")
+    from .safe_io import ForeignFileError, UnsafePathError, plain_name
+
     for name, digest in recorded.items():
-        f = root / str(name)
-        if not f.is_file():
-            raise InconsistentResultsError(f"{f}: listed in {where} but missing")
-        if _sha256_file(f) != digest:
+        try:
+            f = root / plain_name(name)
+        except UnsafePathError:
+            raise InconsistentResultsError(f"{where}: {INTEGRITY_KEY} lists {str(name)[:80]!r}, which is not a plain "
+                                           "file name of the directory; not read") from None
+        try:
+            matches = _sha256_file(f) == digest
+        except FileNotFoundError:
+            raise InconsistentResultsError(f"{f}: listed in {where} but missing") from None
+        except ForeignFileError as exc:
+            raise InconsistentResultsError(str(exc)) from None
+        if not matches:
             raise InconsistentResultsError(
                 f"{f}: does not belong with {where} (its SHA-256 differs from the one recorded), e.g. "
                 f"tables of another run or an interrupted write; run again")

@@ -275,17 +275,25 @@ def export(results: Mapping[str, "Results"], outcomes: Iterable[Outcome], result
     that run). No CSV copies (the default): for ``reproduce --all`` they were 1.4 GB of the
     1.6 GB written."""
     from .outdir import output_dir
+    from .safe_io import ForeignFileError, UnsafePathError, make_dir, make_dirs, read_json
 
+    root = Path(results_dir)
+    root.parent.mkdir(parents=True, exist_ok=True)  # the directory the user named
+    results_dir = make_dir(root.parent, root.name)
     for o in outcomes:
         res = results.get(o.job.key)
         if o.status == "failed" or res is None:
             continue
-        dst = Path(results_dir) / safe_name(o.job.entry_id) / safe_name(o.job.variant) / f"seed{o.job.seed}"
+        # Each level made (or found) as a real directory, never followed through a link.
+        parent = make_dirs(results_dir, safe_name(o.job.entry_id), safe_name(o.job.variant))
+        dst = parent / f"seed{o.job.seed}"
+        if os.path.islink(dst):
+            raise UnsafePathError(f"{dst}: is a symbolic link, not a run directory vegaslab wrote; move it away")
         try:
-            if json.loads((dst / "job.json").read_text(encoding="utf-8")).get("key") == o.job.key:
+            if read_json(dst / "job.json", max_bytes=1 << 20).get("key") == o.job.key:
                 continue
-        except (OSError, ValueError, AttributeError):
-            pass
+        except (OSError, ForeignFileError, AttributeError):
+            pass  # absent or not ours: the directory is written again, whole
         info = {"entry_id": o.job.entry_id, "variant": o.job.variant, "seed": o.job.seed,
                 "scenario_path": o.job.scenario_path, "overrides": list(o.job.overrides), "key": o.job.key,
                 "wall_s": o.wall_s}

@@ -32,7 +32,7 @@ import os
 import stat
 import uuid
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, BinaryIO, Mapping
 
 from . import VegaslabError
 
@@ -47,6 +47,8 @@ __all__ = [
     "read_bytes",
     "read_json",
     "json_depth",
+    "sha256_file",
+    "open_regular",
     "MAX_JSON_DEPTH",
 ]
 
@@ -208,18 +210,9 @@ def read_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
     grows while read is refused too). :class:`ForeignFileError` otherwise;
     ``FileNotFoundError`` when it is absent."""
     path = Path(path)
-    try:
-        fd = os.open(path, _OPEN_READ)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise ForeignFileError(path, "is a symbolic link; vegaslab reads only regular files here") from None
-        raise ForeignFileError(path, f"cannot open: {exc.strerror or exc}") from None
+    fd = _open_regular(path)
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ForeignFileError(path, f"is {_describe(st.st_mode)}; vegaslab reads only regular files here")
         if st.st_size > max_bytes:
             raise ForeignFileError(path, f"has {st.st_size:,} bytes; at most {max_bytes:,} are read")
         chunks, total = [], 0
@@ -236,6 +229,42 @@ def read_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
         raise ForeignFileError(path, f"cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor of ``path`` opened for reading under the rule (no link followed, no FIFO
+    waited on), checked to be a regular file; :class:`ForeignFileError` otherwise."""
+    try:
+        fd = os.open(path, _OPEN_READ)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ForeignFileError(path, "is a symbolic link; vegaslab reads only regular files here") from None
+        raise ForeignFileError(path, f"cannot open: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ForeignFileError(path, f"is {_describe(mode)}; vegaslab reads only regular files here")
+    return fd
+
+
+def open_regular(path: str | os.PathLike) -> BinaryIO:
+    """``path`` opened for binary reading under the rule: not through a symbolic link, not a
+    FIFO (never waited on), device or directory: :class:`ForeignFileError` naming it
+    otherwise; ``FileNotFoundError`` when absent."""
+    fd = _open_regular(Path(path))
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb")
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """SHA-256 (hex) of a regular file's bytes, read in chunks (the results directory's and
+    the store's checksums); a link, FIFO or device is a :class:`ForeignFileError`, never read."""
+    import hashlib
+
+    with open_regular(path) as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def json_depth(value: Any) -> int:

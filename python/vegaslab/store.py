@@ -72,13 +72,17 @@ import re
 import shlex
 import shutil
 import socket
+import stat
 import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from . import VegaslabError, _sha256_file
+from . import VegaslabError
+from .safe_io import (ForeignFileError, UnsafePathError, make_dir, make_dirs, open_lock, open_regular, read_bytes,
+                      read_json, write_file)
+from .safe_io import sha256_file as _sha256_file
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -95,6 +99,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreLockedError",
+    "StoreWriteError",
     "run_key",
     "prepare",
 ]
@@ -137,6 +142,43 @@ _KEY_COLUMNS = ("run_key", "seed")
 
 _COMMIT_FILE = "_commit.json"
 _STORE_FILE = "store.json"
+#: The store's own directories: real directories, never followed if a link stands there.
+_STORE_DIRS = ("data", "_tmp", "_quarantine")
+#: The largest ``store.json`` and ``_commit.json`` read. A commit lists its runs' keys (64
+#: hex characters each): 64 MiB holds far more than a commit of ``COMPACT_TARGET_BYTES``.
+_MAX_STORE_FILE_BYTES = 1 << 20
+_MAX_COMMIT_FILE_BYTES = 64 << 20
+
+#: The shape of ``store.json`` (JSON Schema): checked before any field is used.
+STORE_FILE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["format"],
+    "properties": {"format": {"type": "integer"}, "kind": {"type": "string"}, "layout": {"type": "string"}},
+}
+
+#: The shape of a commit's ``_commit.json`` (JSON Schema; docs/store-format.md): a commit
+#: whose record does not match is set aside (quarantined), never read.
+COMMIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["format", "commit", "runs", "files"],
+    "properties": {
+        "format": {"type": "integer"},
+        "commit": {"type": "string", "maxLength": 128},
+        "runs": {"type": "array", "items": {"type": "string", "maxLength": 128}},
+        "params": {"type": "object", "additionalProperties": {"enum": ["int64", "double", "string", "bool"]}},
+        "files": {
+            "type": "object",
+            "additionalProperties": {
+                "type": "object",
+                "required": ["sha256", "bytes"],
+                "properties": {"sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$"},
+                               "bytes": {"type": "integer", "minimum": 0},
+                               "rows": {"type": "integer", "minimum": 0}},
+            },
+        },
+        "replaces": {"type": "array", "items": {"type": "string", "maxLength": 128}},
+    },
+}
 
 #: Commits this process verified: (device, inode, name of the directory) -> (the commit, the
 #: directory's stamp when it was verified; see ``Store._stamp``). Decided: a commit is hashed
@@ -161,6 +203,11 @@ class StoreError(VegaslabError):
 
 class StoreLockedError(StoreError):
     """Another process is writing to the store (only one writer at a time)."""
+
+
+class StoreWriteError(StoreError):
+    """A commit could not be written (disk full, an I/O error). The message names the store,
+    the runs and the file; every run committed before stays, and these count as missing."""
 
 
 # ---------------------------------------------------------------------- run specs and keys
@@ -271,17 +318,20 @@ def prepare(specs: Iterable[RunSpec]) -> list[PreparedRun]:
     """Resolve every spec with the core (on this machine): its key, normalised text and
     referenced files. A spec the core rejects gets ``error`` (the core's message, naming the
     file and field) instead of raising, so one bad point does not hide the others."""
-    from . import ScenarioError, VegaslabError, _call_core, _check_seed, _load_core
+    from . import ScenarioError, _load_core
 
     core = _load_core()
     version = str(core.version())
-    out: list[PreparedRun] = []
+    specs = list(specs)
     for spec in specs:
         if not isinstance(spec, RunSpec):
             raise TypeError(f"expected a RunSpec, got {type(spec).__name__}")
+    texts = _normalized_texts(core, specs)
+    out: list[PreparedRun] = []
+    for spec, normalized in zip(specs, texts):
         try:
-            _check_seed(spec.seed, spec.source)
-            normalized = _call_core(core.normalize_scenario, spec.text, spec.source, spec.seed, list(spec.overrides))
+            if isinstance(normalized, BaseException):
+                raise normalized
             seed = spec.seed if spec.seed is not None else int(json.loads(normalized)["seed"])
             files = _referenced_files(normalized, spec.source)
         except (ScenarioError, VegaslabError, FileNotFoundError) as exc:
@@ -290,6 +340,42 @@ def prepare(specs: Iterable[RunSpec]) -> list[PreparedRun]:
         out.append(PreparedRun(spec, run_key(normalized, seed, version), normalized, seed, files, version,
                                normalized_sha256=hashlib.sha256(normalized.encode("utf-8")).hexdigest()))
     return out
+
+
+def _normalized_texts(core: Any, specs: Sequence[RunSpec]) -> list[str | BaseException]:
+    """Each spec's normalised scenario (or the error the core gave), the specs that differ only
+    in their seed resolved by one call (``normalize_scenario_seeds``: one parse for a sweep
+    point's seeds, not one per seed)."""
+    from . import _call_core, _check_seed
+
+    groups: dict[tuple, list[int]] = {}
+    texts: list[str | BaseException] = [""] * len(specs)
+    for i, spec in enumerate(specs):
+        try:
+            _check_seed(spec.seed, spec.source)
+        except VegaslabError as exc:
+            texts[i] = exc
+            continue
+        if spec.seed is None:  # the scenario's own seed: resolved alone
+            groups.setdefault((i,), []).append(i)
+        else:
+            groups.setdefault((id(spec.text), spec.text, spec.source, tuple(spec.overrides)), []).append(i)
+    for members in groups.values():
+        first = specs[members[0]]
+        try:
+            if len(members) == 1:
+                texts[members[0]] = _call_core(core.normalize_scenario, first.text, first.source, first.seed,
+                                               list(first.overrides))
+                continue
+            done = _call_core(core.normalize_scenario_seeds, first.text, first.source,
+                              [specs[i].seed for i in members], list(first.overrides))
+        except (VegaslabError, FileNotFoundError) as exc:
+            for i in members:
+                texts[i] = exc
+            continue
+        for i, text in zip(members, done):
+            texts[i] = text
+    return texts
 
 
 def _prepared(specs: Iterable[RunSpec | PreparedRun]) -> list[PreparedRun]:
@@ -629,32 +715,49 @@ class Store:
         self.path = Path(path)
         self._superseded: list[Commit | Broken] = []
         meta = self.path / _STORE_FILE
-        if not meta.exists():
+        if not os.path.lexists(meta):
             if not create:
                 raise StoreError(f"{self.path}: not a vegaslab store (no {_STORE_FILE})")
-            if self.path.exists() and not self.path.is_dir():
-                raise StoreError(f"{self.path}: exists and is not a directory")
-            if self.path.is_dir() and any(p.name not in (".lock", "data", "_tmp", "_quarantine") for p in self.path.iterdir()):
-                raise StoreError(f"{self.path}: holds other files and is not a vegaslab store; choose an empty "
-                                 "or new directory")
-            try:
-                (self.path / "data").mkdir(parents=True, exist_ok=True)
-                tmp = self.path / f".{_STORE_FILE}.{uuid.uuid4().hex}"
-                tmp.write_text(json.dumps({"format": STORE_FORMAT, "kind": "vegaslab results store",
-                                           "layout": "docs/store-format.md"}, indent=2) + "\n", encoding="utf-8")
-                os.replace(tmp, meta)
-            except OSError as exc:
-                raise StoreError(f"{self.path}: cannot create the store: {exc.strerror or exc}") from None
+            self._create()
         try:
-            info = json.loads(meta.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise StoreError(f"{meta}: unreadable: {exc}") from None
-        if not isinstance(info, dict) or info.get("format") not in READABLE_STORE_FORMATS:
-            raise StoreError(f"{meta}: store format {info.get('format') if isinstance(info, dict) else '?'!r}; "
+            info = read_json(meta, max_bytes=_MAX_STORE_FILE_BYTES, schema=STORE_FILE_SCHEMA)
+        except ForeignFileError as exc:
+            raise StoreError(f"{exc}; not a vegaslab store, or a damaged one: use another directory") from None
+        except OSError as exc:
+            raise StoreError(f"{meta}: unreadable: {exc.strerror or exc}") from None
+        if info["format"] not in READABLE_STORE_FORMATS:
+            raise StoreError(f"{meta}: store format {info['format']!r}; "
                              f"this vegaslab reads format {STORE_FORMAT}; its runs would be computed again: use a "
                              "new directory (another --out) or delete this one")
+        for name in _STORE_DIRS:  # never followed out of the store
+            d = self.path / name
+            if os.path.lexists(d) and not stat.S_ISDIR(os.lstat(d).st_mode):
+                raise StoreError(f"{d}: is not a directory (a symbolic link or a file); a store's {name}/ is a "
+                                 "directory vegaslab makes: move it away")
         #: The store's format: an older readable one is read, never written (:meth:`writer`).
         self.format: int = info["format"]
+
+    def _create(self) -> None:
+        """Make a new store at :attr:`path`: only in an absent or empty directory (or one
+        holding just an empty ``data/``, what a creation cut short leaves), with ``data/``
+        and ``store.json`` written under the one rule (:mod:`vegaslab.safe_io`)."""
+        if os.path.lexists(self.path) and not self.path.is_dir():
+            raise StoreError(f"{self.path}: exists and is not a directory")
+        if self.path.is_dir():
+            others = sorted(p.name for p in self.path.iterdir()
+                            if not (p.name == "data" and not p.is_symlink() and p.is_dir() and not any(p.iterdir())))
+            if others:
+                raise StoreError(f"{self.path}: holds other files ({', '.join(others[:3])}) and is not a vegaslab "
+                                 "store; choose an empty or new directory")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            make_dir(self.path, "data")
+            write_file(self.path, _STORE_FILE, json.dumps({"format": STORE_FORMAT, "kind": "vegaslab results store",
+                                                           "layout": "docs/store-format.md"}, indent=2) + "\n")
+        except UnsafePathError as exc:
+            raise StoreError(str(exc)) from None
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot create the store: {exc.strerror or exc}") from None
 
     # ------------------------------------------------------------------ commits
 
@@ -680,9 +783,16 @@ class Store:
                 return good, broken
             for name in names:
                 d = data / name
-                if not d.is_dir():
-                    vanished = vanished or not os.path.lexists(d)  # else a stray file: not a commit
+                try:
+                    mode = os.lstat(d).st_mode
+                except FileNotFoundError:
+                    vanished = True
                     continue
+                if stat.S_ISLNK(mode):  # never followed: set aside like a broken commit
+                    broken.append(Broken(name, d, f"{d}: a symbolic link, not a commit directory; not followed"))
+                    continue
+                if not stat.S_ISDIR(mode):
+                    continue  # a stray file: not a commit
                 commit, reason = self._checked(d, fresh)
                 if commit is not None:
                     good.append(commit)
@@ -742,7 +852,7 @@ class Store:
         """What identifies a commit directory's state: its device, inode and name, then each
         entry's name, size, modification and change times and inode. Empty when unreadable."""
         try:
-            st = d.stat()
+            st = d.lstat()
             files = tuple(sorted((p.name, fs.st_size, fs.st_mtime_ns, fs.st_ctime_ns, fs.st_ino)
                                  for p in d.iterdir() for fs in [p.lstat()]))
         except OSError:
@@ -753,33 +863,39 @@ class Store:
     def _verify(d: Path) -> tuple[Commit | None, str]:
         record = d / _COMMIT_FILE
         try:
-            info = json.loads(record.read_text(encoding="utf-8"))
-            runs = tuple(str(k) for k in info["runs"])
-            files = dict(info["files"])
-            params = dict(info.get("params") or {})
-            replaces = tuple(str(c) for c in info.get("replaces") or ())
-            fmt = info.get("format")
-            if fmt not in READABLE_STORE_FORMATS or info.get("commit") != d.name:
-                return None, f"{record}: format or id does not match"
+            # A regular file of bounded size, nested at most MAX_JSON_DEPTH deep, of the
+            # shape vegaslab writes (COMMIT_SCHEMA), or the commit is set aside.
+            info = read_json(record, max_bytes=_MAX_COMMIT_FILE_BYTES, schema=COMMIT_SCHEMA)
         except FileNotFoundError:
             return None, f"{record}: missing"
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            return None, f"{record}: unreadable ({exc})"
+        except ForeignFileError as exc:
+            return None, str(exc)
+        runs = tuple(info["runs"])
+        files = info["files"]
+        params = dict(info.get("params") or {})
+        replaces = tuple(info.get("replaces") or ())
+        fmt = info["format"]
+        if fmt not in READABLE_STORE_FORMATS or info["commit"] != d.name:
+            return None, f"{record}: format or id does not match"
         for name, meta in files.items():
             # Only a plain file name of this directory (never a path a store file could aim
             # anywhere, e.g. at /dev/zero), and only a regular file, is checked and trusted.
-            if not isinstance(name, str) or not _PLAIN_FILE.fullmatch(name) or not isinstance(meta, dict):
+            if not _PLAIN_FILE.fullmatch(name):
                 return None, f"{record}: lists {name!r}, which is not a plain file name of the batch"
             f = d / name
-            if not f.is_file() or f.is_symlink():
-                return None, f"{f}: listed in {_COMMIT_FILE} but missing or not a regular file"
             try:
-                size = f.stat().st_size
+                st = os.lstat(f)
             except OSError:
                 return None, f"{f}: listed in {_COMMIT_FILE} but missing"
-            if size != meta.get("bytes"):
-                return None, f"{f}: {size} bytes, {_COMMIT_FILE} records {meta.get('bytes')} (truncated or replaced)"
-            if _sha256_file(f) != meta.get("sha256"):
+            if not stat.S_ISREG(st.st_mode):
+                return None, f"{f}: listed in {_COMMIT_FILE} but not a regular file"
+            if st.st_size != meta["bytes"]:
+                return None, f"{f}: {st.st_size} bytes, {_COMMIT_FILE} records {meta['bytes']} (truncated or replaced)"
+            try:
+                digest = _sha256_file(f)
+            except (OSError, ForeignFileError) as exc:
+                return None, f"{f}: {getattr(exc, 'reason', None) or exc}"
+            if digest != meta["sha256"]:
                 return None, f"{f}: SHA-256 differs from the one in {_COMMIT_FILE} (corrupted or replaced)"
         extra = sorted(p.name for p in d.iterdir() if p.name != _COMMIT_FILE and p.name not in files)
         if extra:
@@ -1006,7 +1122,7 @@ def _read_parquet(path: Path) -> "pa.Table":
     file, which goes through the dataset layer)."""
     import pyarrow.parquet as pq
 
-    with pq.ParquetFile(path) as f:
+    with open_regular(path) as fh, pq.ParquetFile(fh) as f:
         return f.read()
 
 
@@ -1044,12 +1160,19 @@ def _read_verified(path: Path, meta: Mapping[str, Any]) -> "pa.Table | None":
     import pyarrow.parquet as pq
 
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_bytes(path, max_bytes=int(meta.get("bytes") or 0))
+    except (OSError, ForeignFileError):
         return None
     if len(data) != meta.get("bytes") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
         return None
     return pq.ParquetFile(pa.BufferReader(data)).read()
+
+
+def _run_label(row: Mapping[str, Any], params: Mapping[str, str]) -> str:
+    """A run as a person finds it: its scenario, parameters and seed, then its key's start."""
+    values = ", ".join(f"{name}={row.get(name)}" for name in params)
+    return (f"{Path(str(row.get('source') or '?')).name}{f' [{values}]' if values else ''} seed {row.get('seed')} "
+            f"(run {str(row.get('run_key'))[:12]})")
 
 
 def _check_table(table: str) -> None:
@@ -1097,7 +1220,9 @@ class StoreWriter:
     def _lock(self) -> int | None:
         lock = self.store.path / ".lock"
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_lock(self.store.path, ".lock")
+        except UnsafePathError as exc:
+            raise StoreError(str(exc)) from None
         except OSError as exc:
             raise StoreError(f"{lock}: cannot open the store's lock file: {exc.strerror or exc}") from None
         try:
@@ -1131,22 +1256,22 @@ class StoreWriter:
         not yet deleted) and commits a merged commit replaces; quarantine broken commits.
         Every commit is hashed here, whatever this process verified before (``fresh``)."""
         root = self.store.path
-        shutil.rmtree(root / "_tmp", ignore_errors=True)
+        shutil.rmtree(root / "_tmp", ignore_errors=True)  # a real directory (Store checks), or absent
         _commits, broken = self.store._scan(fresh=True)
         self._retire([old.path for old in self.store._superseded])
         for b in broken:
-            dest = root / "_quarantine" / f"{b.id}-{uuid.uuid4().hex[:6]}"
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(b.path, dest)
-            (dest / "REASON.txt").write_text(b.reason + "\n", encoding="utf-8")
+            # A directory of our own per broken commit: the commit (or a planted link, moved
+            # as the link itself) inside it, and why beside it.
+            dest = make_dirs(root, "_quarantine", f"{b.id}-{uuid.uuid4().hex[:6]}")
+            os.rename(b.path, dest / b.id)
+            write_file(dest, "REASON.txt", b.reason + "\n")
             self.quarantined.append(b)
 
     def _retire(self, paths: Iterable[Path]) -> None:
         """Remove commit directories: each first renamed out of ``data/`` (one atomic step,
         so a reader never sees a commit with some of its files gone), then deleted. Not
         synced: after a crash a retired commit may be back, and is superseded again."""
-        gone = self.store.path / "_tmp" / f"retired-{uuid.uuid4().hex}"
-        gone.mkdir(parents=True, exist_ok=True)
+        gone = make_dirs(self.store.path, "_tmp", f"retired-{uuid.uuid4().hex}")
         for path in paths:
             try:
                 os.rename(path, gone / path.name)
@@ -1211,39 +1336,52 @@ class StoreWriter:
                 parts = [r.tables[table].replace_schema_metadata(None) for r in batch if table in r.tables]
                 if parts:
                     tables[table] = pa.concat_tables(parts, promote_options="permissive")
-        self._write_commit([r.key for r in batch], params, tables)
+        self._write_commit([r.key for r in batch], params, tables, labels=[_run_label(r.row, params) for r in batch])
 
     def _write_commit(self, runs: Sequence[str], params: Mapping[str, str], tables: Mapping[str, "pa.Table"],
-                      replaces: Sequence[str] = ()) -> Commit:
+                      replaces: Sequence[str] = (), labels: Sequence[str] = ()) -> Commit:
         """Write a commit: its tables and ``_commit.json`` into ``_tmp/<id>/``, each synced,
         then one rename to ``data/<id>/`` (the commit point)."""
         import pyarrow.parquet as pq
 
         root = self.store.path
         cid = uuid.uuid4().hex
-        tmp = root / "_tmp" / cid
-        tmp.mkdir(parents=True)
-        files: dict[str, dict[str, Any]] = {}
-        for table in TABLES:
-            data = tables.get(table)
-            if data is None:
-                continue
-            f = tmp / f"{table}.parquet"
-            pq.write_table(data, f)
-            with f.open("rb") as fh:
-                os.fsync(fh.fileno())
-            files[f.name] = {"sha256": _sha256_file(f), "bytes": f.stat().st_size, "rows": data.num_rows}
-        record: dict[str, Any] = {"format": STORE_FORMAT, "commit": cid, "runs": list(runs),
-                                  "params": dict(params), "files": files}
-        if replaces:
-            record["replaces"] = list(replaces)
-        with (tmp / _COMMIT_FILE).open("w", encoding="utf-8") as fh:
-            fh.write(json.dumps(record, indent=1) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        _fsync_dir(tmp)
-        os.rename(tmp, root / "data" / cid)  # the commit point
-        _fsync_dir(root / "data")
+        tmp = None
+        doing = "_tmp/"
+        try:
+            tmp = make_dirs(root, "_tmp", cid)
+            files: dict[str, dict[str, Any]] = {}
+            for table in TABLES:
+                data = tables.get(table)
+                if data is None:
+                    continue
+                f = tmp / f"{table}.parquet"
+                doing = str(f)
+                pq.write_table(data, f)
+                with f.open("rb") as fh:
+                    os.fsync(fh.fileno())
+                files[f.name] = {"sha256": _sha256_file(f), "bytes": f.stat().st_size, "rows": data.num_rows}
+            record: dict[str, Any] = {"format": STORE_FORMAT, "commit": cid, "runs": list(runs),
+                                      "params": dict(params), "files": files}
+            if replaces:
+                record["replaces"] = list(replaces)
+            doing = str(tmp / _COMMIT_FILE)
+            write_file(tmp, _COMMIT_FILE, json.dumps(record, indent=1) + "\n", fsync=True)
+            _fsync_dir(tmp)
+            doing = str(root / "data" / cid)
+            os.rename(tmp, root / "data" / cid)  # the commit point
+            _fsync_dir(root / "data")
+        except OSError as exc:
+            # Disk full, quota, I/O error: nothing half-written stays, and the message says
+            # which store, which runs and which file (the runs are computed again next time).
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+            what = "merge of" if replaces else "commit of"
+            named = list(labels) or [f"run {k[:12]}" for k in runs]
+            shown = "; ".join(named[:3]) + (f"; and {len(named) - 3} more" if len(named) > 3 else "")
+            raise StoreWriteError(f"{root}: {what} {len(runs)} run{'s' if len(runs) != 1 else ''} ({shown}) failed writing "
+                             f"{exc.filename or doing}: {exc.strerror or exc}; the store keeps every run committed "
+                             "before, and these runs count as missing") from None
         if replaces:
             self.merges_written += 1
         else:

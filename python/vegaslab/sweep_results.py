@@ -36,6 +36,7 @@ import math
 import os
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
@@ -115,22 +116,35 @@ def default_out(scenario_id: str) -> Path:
 # ---------------------------------------------------------------------- failures
 
 
+#: The shape of :data:`FAILURES_FILE` (run key -> the last error): anything else is ignored.
+FAILURES_SCHEMA: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
+#: The largest :data:`FAILURES_FILE` read (one message per failed run).
+MAX_FAILURES_BYTES = 64 << 20
+
+
 def _read_failures(out: Path) -> dict[str, str]:
+    """The failures recorded in the store directory; an absent file is none, and one that is
+    not what vegaslab writes (a link, a FIFO, too large, the wrong shape) is ignored with a
+    warning naming it: it only records messages, and the runs are retried anyway."""
+    from .safe_io import ForeignFileError, read_json
+
     try:
-        data = json.loads((out / FAILURES_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        return dict(read_json(out / FAILURES_FILE, max_bytes=MAX_FAILURES_BYTES, schema=FAILURES_SCHEMA))
+    except FileNotFoundError:
         return {}
-    return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+    except (OSError, ForeignFileError) as exc:
+        warnings.warn(f"{exc}; the failures it recorded are ignored", stacklevel=2)
+        return {}
 
 
 def _write_failures(out: Path, failures: Mapping[str, str]) -> None:
+    from .safe_io import write_file
+
     path = out / FAILURES_FILE
     if not failures:
         path.unlink(missing_ok=True)
         return
-    tmp = path.with_name(f".{FAILURES_FILE}.{os.getpid()}")
-    tmp.write_text(json.dumps(dict(sorted(failures.items())), indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_file(out, FAILURES_FILE, json.dumps(dict(sorted(failures.items())), indent=1) + "\n")
 
 
 # ---------------------------------------------------------------------- status and dry run
@@ -324,7 +338,7 @@ def t_quantile(p: float, df: int) -> float:
 
 
 def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_") or "x"
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "_", text).strip("_.") or "x"
 
 
 class SweepResults:
@@ -557,10 +571,15 @@ class SweepResults:
     def save_plot(self, metric: str, x: str, out_dir: str | os.PathLike | None = None, **kw: Any) -> Path:
         """:meth:`plot` saved as ``<out_dir>/<metric>-vs-<x>.png`` (default: the store's
         directory); returns the path."""
+        import io
+
+        from .safe_io import write_file
+
         ax = self.plot(metric, x, **kw)
-        path = Path(out_dir if out_dir is not None else self.out) / f"{_safe_name(metric)}-vs-{_safe_name(x)}.png"
-        ax.figure.savefig(path)
-        return path
+        png = io.BytesIO()
+        ax.figure.savefig(png, format="png")
+        directory = Path(out_dir if out_dir is not None else self.out)
+        return write_file(directory, f"{_safe_name(metric)}-vs-{_safe_name(x)}.png", png.getvalue())
 
     def __repr__(self) -> str:
         return (f"SweepResults({self._sweep.source!r}, {len(self.plan.points)} points x {len(self.plan.seeds)} seeds, "

@@ -42,8 +42,8 @@ fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// Run a scenario, releasing the GIL; Ctrl-C and the progress callback are served every
-/// `PROGRESS_EVERY` of wall time. With `normalized`, also the normalised scenario's canonical
-/// JSON (`vegaslab_sim::run_text_normalized`).
+/// `PROGRESS_EVERY` of wall time. `options`: the normalised scenario's canonical JSON too,
+/// and the packet trace's directory (`vegaslab_sim::run_text_with`).
 fn run_results(
     py: Python<'_>,
     toml_text: &str,
@@ -51,13 +51,13 @@ fn run_results(
     seed: Option<u64>,
     overrides: Vec<String>,
     progress: Option<PyObject>,
-    normalized: bool,
+    options: &vegaslab_sim::RunOptions<'_>,
 ) -> PyResult<(RunResults, Option<String>)> {
     let mut callback_error: Option<PyErr> = None;
     let mut last = Instant::now();
     let outcome = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            vegaslab_sim::run_text_normalized(toml_text, source_name, seed, &overrides, |sim_s, dur_s| {
+            vegaslab_sim::run_text_with(toml_text, source_name, seed, &overrides, |sim_s, dur_s| {
                 if last.elapsed() < PROGRESS_EVERY {
                     return true;
                 }
@@ -75,7 +75,7 @@ fn run_results(
                     }
                     true
                 })
-            }, normalized)
+            }, options)
         }))
     });
     match outcome {
@@ -102,7 +102,7 @@ fn run_scenario(
     overrides: Vec<String>,
     progress: Option<PyObject>,
 ) -> PyResult<String> {
-    Ok(run_results(py, toml_text, source_name, seed, overrides, progress, false)?.0.to_json())
+    Ok(run_results(py, toml_text, source_name, seed, overrides, progress, &Default::default())?.0.to_json())
 }
 
 /// Run a scenario; returns `(json, series)`: the results as JSON without the time series (its
@@ -118,7 +118,7 @@ fn run_scenario_columns(
     overrides: Vec<String>,
     progress: Option<PyObject>,
 ) -> PyResult<(String, PyObject)> {
-    let (mut results, _) = run_results(py, toml_text, source_name, seed, overrides, progress, false)?;
+    let (mut results, _) = run_results(py, toml_text, source_name, seed, overrides, progress, &Default::default())?;
     let series = std::mem::take(&mut results.series);
     Ok((results.to_json(), series_columns(py, &series)?))
 }
@@ -127,9 +127,12 @@ fn run_scenario_columns(
 /// the tables (`flows`, `queues`, `links`, `udp`) as typed columns (`table_columns`), the time
 /// series as `run_scenario_columns` gives them, and the normalised scenario that ran as
 /// canonical JSON (`normalize_scenario`'s text, from the same parse). No table is written as
-/// text: at 100,000 flows their JSON was 168 MB (issue 11).
+/// text: at 100,000 flows their JSON was 168 MB. `trace_dir`: the directory a `[trace]` is
+/// created in (under its plain name; an existing file there is a `ScenarioError`); without
+/// it a trace is not written, and `meta.trace.error` says so. The other run functions never
+/// write a trace.
 #[pyfunction]
-#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None))]
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None, trace_dir=None))]
 fn run_scenario_tables(
     py: Python<'_>,
     toml_text: &str,
@@ -137,8 +140,10 @@ fn run_scenario_tables(
     seed: Option<u64>,
     overrides: Vec<String>,
     progress: Option<PyObject>,
+    trace_dir: Option<std::path::PathBuf>,
 ) -> PyResult<(String, PyObject, PyObject, String)> {
-    let (results, normalized) = run_results(py, toml_text, source_name, seed, overrides, progress, true)?;
+    let options = vegaslab_sim::RunOptions { normalized: true, trace_dir: trace_dir.as_deref() };
+    let (results, normalized) = run_results(py, toml_text, source_name, seed, overrides, progress, &options)?;
     let meta = serde_json::to_string(&results.meta).map_err(|e| SimulationError::new_err(format!("{source_name}: {e}")))?;
     let tables = PyDict::new_bound(py);
     tables.set_item("flows", rows_dict(py, source_name, &results.flows)?)?;
@@ -248,6 +253,14 @@ fn series_columns(py: Python<'_>, s: &Series) -> PyResult<PyObject> {
     Ok(out.into_any().unbind())
 }
 
+/// The checks a scenario text gets before it is parsed (`scenario::precheck`: its size and
+/// its `[[flows]]`, `[[links]]` and `[[udp]]` counts), so that Python can apply them before
+/// its own parse of a file (`vegaslab.load_scenario`).
+#[pyfunction]
+fn precheck_scenario(py: Python<'_>, toml_text: &str, source_name: &str) -> PyResult<()> {
+    vegaslab_sim::scenario::precheck::precheck(toml_text, source_name).map_err(|e| scenario_error(py, &e))
+}
+
 /// Validate a scenario without running it; returns a JSON summary of what it describes.
 #[pyfunction]
 #[pyo3(signature = (toml_text, source_name, overrides=Vec::new()))]
@@ -313,6 +326,34 @@ fn normalize_scenario(
     Ok(vegaslab_sim::scenario::normalize::to_json(&scenario))
 }
 
+/// `normalize_scenario` for each of `seeds`, the text parsed and checked once: the normalised
+/// scenarios of one sweep point's seeds (they differ in `seed` only). The GIL is released.
+#[pyfunction]
+#[pyo3(signature = (toml_text, source_name, seeds, overrides=Vec::new()))]
+fn normalize_scenario_seeds(
+    py: Python<'_>,
+    toml_text: &str,
+    source_name: &str,
+    seeds: Vec<u64>,
+    overrides: Vec<String>,
+) -> PyResult<Vec<String>> {
+    let outcome = py.allow_threads(|| {
+        catch_unwind(|| {
+            vegaslab_sim::scenario::normalize(toml_text, source_name, None, &overrides).map(|mut scenario| {
+                seeds
+                    .iter()
+                    .map(|&seed| {
+                        scenario.seed = seed;
+                        vegaslab_sim::scenario::normalize::to_json(&scenario)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+    });
+    let outcome = outcome.map_err(|p| SimulationError::new_err(format!("{source_name}: internal simulator error: {}", panic_message(p))))?;
+    outcome.map_err(|e| scenario_error(py, &e))
+}
+
 /// Expand the scenario's `[sweep]` table (`vegaslab_sim::scenario::sweep::expand`, format in
 /// docs/sweep-format.md) with the user's overrides: the plan of every run as JSON. Every point
 /// is validated, which can take a while for a large sweep, so the GIL is released meanwhile.
@@ -359,10 +400,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(normalize_scenario_seeds, m)?)?;
     m.add_function(wrap_pyfunction!(source_revision, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic, m)?)?;
     m.add_function(wrap_pyfunction!(seeded_tick_phase, m)?)?;
     m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(precheck_scenario, m)?)?;
+    m.add("MAX_SCENARIO_BYTES", vegaslab_sim::scenario::limits::MAX_SCENARIO_BYTES)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
     Ok(())

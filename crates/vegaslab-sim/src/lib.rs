@@ -57,6 +57,9 @@ pub(crate) fn check_recording_size(scenario: &Scenario) -> Result<(), ScenarioEr
 }
 
 /// Parse, validate and run a scenario given as TOML text.
+///
+/// A `[trace]` is recorded but not written (`RunMeta::trace` says so): give its output
+/// directory with [`run_text_with`].
 pub fn run_text(
     text: &str,
     source: &str,
@@ -64,20 +67,30 @@ pub fn run_text(
     overrides: &[String],
     progress: impl FnMut(f64, f64) -> bool,
 ) -> Result<RunResults, ScenarioError> {
-    run_text_normalized(text, source, seed, overrides, progress, false).map(|(results, _)| results)
+    run_text_with(text, source, seed, overrides, progress, &RunOptions::default()).map(|(results, _)| results)
 }
 
-/// [`run_text`], and with `normalized` the normalised scenario's canonical JSON
-/// (`scenario::normalize::to_json`) of the very scenario that ran: what provenance records,
-/// without a second parse of the text and its files (a file changed in between cannot make
-/// the record differ from the run).
-pub fn run_text_normalized(
+/// What a run writes or returns besides its results ([`run_text_with`]).
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions<'a> {
+    /// Also return the normalised scenario's canonical JSON (`scenario::normalize::to_json`)
+    /// of the very scenario that ran: what provenance records, without a second parse of the
+    /// text and its files (a file changed in between cannot make the record differ from the
+    /// run).
+    pub normalized: bool,
+    /// The directory the packet trace (`[trace]`) is created in, under its plain name
+    /// (`Simulator::open_trace`). The scenario names the file only, never where it goes.
+    pub trace_dir: Option<&'a std::path::Path>,
+}
+
+/// [`run_text`] with [`RunOptions`]: the normalised scenario, the trace's directory.
+pub fn run_text_with(
     text: &str,
     source: &str,
     seed: Option<u64>,
     overrides: &[String],
     progress: impl FnMut(f64, f64) -> bool,
-    normalized: bool,
+    options: &RunOptions<'_>,
 ) -> Result<(RunResults, Option<String>), ScenarioError> {
     let mut scenario = scenario::parse(text, source, overrides)?;
     if let Some(seed) = seed {
@@ -109,8 +122,8 @@ pub fn run_text_normalized(
             ),
         ));
     }
-    let normalized = normalized.then(|| scenario::normalize::to_json(&scenario));
-    let sim = Simulator::new(scenario);
+    let normalized = options.normalized.then(|| scenario::normalize::to_json(&scenario));
+    let mut sim = Simulator::new(scenario);
     let unroutable = sim.unroutable_flows();
     if !unroutable.is_empty() {
         let message = format!("no path between the endpoints of: {}", unroutable.join(", "));
@@ -131,6 +144,9 @@ pub fn run_text_normalized(
             blind.join(", ")
         );
         return Err(ScenarioError::new(source, "aqt.routers", ErrorKind::Reference, message));
+    }
+    if let Some(dir) = options.trace_dir {
+        sim.open_trace(dir)?;
     }
     let results = sim.run(progress);
     // A run the simulator had to stop on a limit (e.g. more per-flow connections than event

@@ -425,6 +425,24 @@ impl Simulator {
     }
 
     /// Flows whose endpoints have no path between them (checked before running).
+    /// Create the packet trace's file (`[trace] file`, a plain name) in `dir`, the output
+    /// directory the caller names, before the run (`trace::Tracer::open`): an existing file
+    /// or planted link of that name, or a directory that cannot take it, is an error naming
+    /// the path now, not after the run. `Ok(None)` when the scenario has no `[trace]`. A run
+    /// whose trace was never opened records it as not written (`RunMeta::trace`).
+    pub fn open_trace(&mut self, dir: &std::path::Path) -> Result<Option<std::path::PathBuf>, crate::ScenarioError> {
+        let Some(tracer) = self.tracer.as_deref_mut() else { return Ok(None) };
+        tracer.open(dir).map(Some).map_err(|e| {
+            let path = dir.join(&self.scenario.trace.as_ref().map_or(String::new(), |t| t.file.clone()));
+            let why = if e.kind() == std::io::ErrorKind::AlreadyExists {
+                "already exists; a trace never replaces a file: remove it or give another output directory".to_string()
+            } else {
+                format!("cannot create the trace: {e}")
+            };
+            crate::ScenarioError::new(&self.scenario.source, "trace.file", crate::ErrorKind::File, format!("{}: {why}", path.display()))
+        })
+    }
+
     pub fn unroutable_flows(&self) -> Vec<String> {
         self.flows
             .iter()

@@ -48,18 +48,22 @@ use crate::packet::{Kind, Packet};
 use crate::scenario::{Scenario, TraceFormat};
 use serde::Serialize;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use vegaslab_cc::Nanos;
 
 /// What the run's trace wrote (`RunMeta::trace`).
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceInfo {
+    /// The trace's file name (`trace.file`, a plain name), inside the output directory the
+    /// caller gave ([`Tracer::open`]).
     pub file: String,
     pub format: String,
     /// Lines (ns-2) or records (pcap) written.
     pub lines: u64,
     /// Recording stopped at `max_lines`.
     pub truncated: bool,
-    /// The file could not be written (the run's results stand).
+    /// Why the file was not written, naming the path and the operating system's error; the
+    /// run's results stand, and the callers report it as a failure (`vegaslab.run` raises).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
@@ -104,7 +108,11 @@ pub struct Tracer {
     truncated: bool,
     hops: u64,
     format: TraceFormat,
-    file: String,
+    /// The plain file name (`trace.file`).
+    name: String,
+    /// The file, created by [`Tracer::open`] before the run; `None` when no output
+    /// directory was given (the trace is then recorded as not written).
+    out: Option<(std::fs::File, PathBuf)>,
 }
 
 /// ns-2's trace time: `floor(x * 1e6 + 0.5) / 1e6` printed as `%.15g`.
@@ -163,8 +171,21 @@ impl Tracer {
             truncated: false,
             hops: 0,
             format: spec.format,
-            file: spec.file.clone(),
+            name: spec.file.clone(),
+            out: None,
         }))
+    }
+
+    /// Create the trace's file in `dir` before the run, so that a directory that cannot take
+    /// it is an error before anything is simulated. The name is the scenario's plain
+    /// `trace.file`; the file is created new (`O_CREAT | O_EXCL`, which also refuses a
+    /// symbolic link planted at the name, dangling or not), never truncated or written
+    /// through a link. Returns its path.
+    pub fn open(&mut self, dir: &Path) -> std::io::Result<PathBuf> {
+        let path = dir.join(&self.name);
+        let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        self.out = Some((file, path.clone()));
+        Ok(path)
     }
 
     fn clock_of(&self, t: Nanos, clock: f64) -> f64 {
@@ -266,26 +287,35 @@ impl Tracer {
         self.recs.sort_by(|a, b| a.t.cmp(&b.t).then(a.clock.total_cmp(&b.clock)));
     }
 
-    /// Write the trace file (the scenario's `trace.file`) and say what was written; a file that
-    /// cannot be written is recorded as the `error` (the run's results stand).
+    /// Write the trace into the file [`Tracer::open`] created and say what was written. A file
+    /// that cannot be written (disk full, I/O error) is removed, and `error` names its path
+    /// and the operating system's error; without [`Tracer::open`], `error` says no
+    /// directory was given.
     pub fn finish(mut self, end: Nanos) -> TraceInfo {
         let format = match self.format {
             TraceFormat::Ns2 => "ns2",
             TraceFormat::Pcap => "pcap",
         };
-        let (lines, truncated, error) = match self.write(end) {
-            Ok(lines) => (lines, self.truncated, None),
-            Err(e) => (0, false, Some(e.to_string())),
+        let (lines, truncated, error) = match self.out.take() {
+            None => (0, false, Some(format!("{}: not written: no output directory was given for the trace", self.name))),
+            Some((file, path)) => match self.write(file, end) {
+                Ok(lines) => (lines, self.truncated, None),
+                Err(e) => {
+                    // Ours (created new by `open`): a partial trace is worse than none.
+                    let _ = std::fs::remove_file(&path);
+                    (0, false, Some(format!("{}: cannot write the trace: {e}", path.display())))
+                }
+            },
         };
-        TraceInfo { file: self.file.clone(), format: format.to_string(), lines, truncated, error }
+        TraceInfo { file: self.name.clone(), format: format.to_string(), lines, truncated, error }
     }
 
-    /// The records up to `end`, in time order, into the file; returns the lines (ns-2) or
+    /// The records up to `end`, in time order, into `file`; returns the lines (ns-2) or
     /// records (pcap) written.
-    fn write(&mut self, end: Nanos) -> std::io::Result<u64> {
+    fn write(&mut self, file: std::fs::File, end: Nanos) -> std::io::Result<u64> {
         self.recs.retain(|r| r.t <= end);
         self.sorted();
-        let mut w = std::io::BufWriter::new(std::fs::File::create(&self.file)?);
+        let mut w = std::io::BufWriter::new(file);
         match self.format {
             TraceFormat::Ns2 => {
                 for r in &self.recs {
@@ -294,7 +324,7 @@ impl Tracer {
             }
             TraceFormat::Pcap => self.write_pcap(&mut w)?,
         }
-        w.flush()?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         Ok(match self.format {
             TraceFormat::Ns2 => self.recs.len() as u64,
             TraceFormat::Pcap => self.recs.iter().filter(|r| r.ev == b'r').count() as u64,

@@ -25,15 +25,26 @@ cc = "reno"
 start = "1ms"
 "#;
 
-fn run_trace(extra: &str, name: &str) -> (Vec<String>, vegaslab_sim::trace::TraceInfo) {
+/// A fresh, empty directory for one test's trace.
+fn fresh_dir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("vegaslab-trace-test-{}-{name}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("t.tr");
-    let text = format!("{BASE}\n[trace]\nfile = {:?}\n{extra}", file.to_str().unwrap());
-    let sc = parse(&text, "t.toml", &[]).unwrap();
-    let r = Simulator::new(sc).run(|_, _| true);
+    dir
+}
+
+/// Run `text` with its trace created in `dir`.
+fn traced_run(text: &str, dir: &std::path::Path) -> vegaslab_sim::RunResults {
+    let mut sim = Simulator::new(parse(text, "t.toml", &[]).unwrap());
+    sim.open_trace(dir).unwrap().expect("the scenario has a [trace]");
+    sim.run(|_, _| true)
+}
+
+fn run_trace(extra: &str, name: &str) -> (Vec<String>, vegaslab_sim::trace::TraceInfo) {
+    let dir = fresh_dir(name);
+    let r = traced_run(&format!("{BASE}\n[trace]\nfile = \"t.tr\"\n{extra}"), &dir);
     let info = r.meta.trace.clone().expect("trace info");
-    let lines = std::fs::read_to_string(&file).unwrap().lines().map(str::to_string).collect();
+    let lines = std::fs::read_to_string(dir.join("t.tr")).unwrap().lines().map(str::to_string).collect();
     std::fs::remove_dir_all(&dir).ok();
     (lines, info)
 }
@@ -94,12 +105,9 @@ fn max_lines_stops_recording_and_says_so() {
 
 #[test]
 fn a_pcap_trace_has_the_classic_header_and_one_raw_ipv4_record_per_reception() {
-    let dir = std::env::temp_dir().join(format!("vegaslab-trace-pcap-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("t.pcap");
-    let text = format!("{BASE}\n[trace]\nformat = \"pcap\"\nfile = {:?}\nlinks = [\"R->D\"]\n", file.to_str().unwrap());
-    let r = Simulator::new(parse(&text, "t.toml", &[]).unwrap()).run(|_, _| true);
-    let bytes = std::fs::read(&file).unwrap();
+    let dir = fresh_dir("pcap");
+    let r = traced_run(&format!("{BASE}\n[trace]\nformat = \"pcap\"\nfile = \"t.pcap\"\nlinks = [\"R->D\"]\n"), &dir);
+    let bytes = std::fs::read(dir.join("t.pcap")).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(&bytes[..4], &0xa1b2c3d4u32.to_le_bytes());
     assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101, "LINKTYPE_RAW");
@@ -136,22 +144,63 @@ fn bad_trace_fields_name_the_field_and_the_allowed_values() {
 #[test]
 fn tracing_changes_no_result() {
     let plain = Simulator::new(parse(BASE, "t.toml", &[]).unwrap()).run(|_, _| true);
-    let dir = std::env::temp_dir().join(format!("vegaslab-trace-same-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let text = format!("{BASE}\n[trace]\nfile = {:?}\n", dir.join("t.tr").to_str().unwrap());
-    let traced = Simulator::new(parse(&text, "t.toml", &[]).unwrap()).run(|_, _| true);
+    let dir = fresh_dir("same");
+    let traced = traced_run(&format!("{BASE}\n[trace]\n"), &dir);
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(serde_json::to_string(&plain.flows).unwrap(), serde_json::to_string(&traced.flows).unwrap());
     assert_eq!(serde_json::to_string(&plain.queues).unwrap(), serde_json::to_string(&traced.queues).unwrap());
 }
 
 #[test]
-fn a_trace_file_that_cannot_be_written_is_an_error_in_the_meta_and_the_results_stand() {
-    let missing = std::env::temp_dir().join(format!("vegaslab-no-such-dir-{}", std::process::id())).join("t.tr");
-    let text = format!("{BASE}\n[trace]\nfile = {:?}\n", missing.to_str().unwrap());
-    let traced = Simulator::new(parse(&text, "t.toml", &[]).unwrap()).run(|_, _| true);
+fn a_trace_file_is_a_plain_name_with_its_formats_suffix_never_a_path() {
+    let bad = |file: &str, format: &str| {
+        parse(&format!("{BASE}\n[trace]\nformat = \"{format}\"\nfile = {file:?}\n"), "t.toml", &[]).unwrap_err().to_string()
+    };
+    for file in ["/etc/passwd.tr", "../up.tr", "sub/t.tr", "./t.tr", ".hidden.tr", "t .tr", "", ".tr", "t*.tr", "C:\\\\t.tr"] {
+        let e = bad(file, "ns2");
+        assert!(e.contains("trace.file") && (e.contains("plain file name") || e.contains("must end in")), "{file:?}: {e}");
+    }
+    let e = bad("t.txt", "ns2");
+    assert!(e.contains("trace.file") && e.contains("\".tr\""), "{e}");
+    let e = bad("t.tr", "pcap");
+    assert!(e.contains("trace.file") && e.contains("\".pcap\""), "{e}");
+    let long = format!("{}.tr", "a".repeat(200));
+    assert!(bad(&long, "ns2").contains("at most 128"));
+    assert!(parse(&format!("{BASE}\n[trace]\nfile = \"run-1_a.b.tr\"\n"), "t.toml", &[]).is_ok());
+}
+
+#[test]
+fn a_trace_never_replaces_a_file_or_writes_through_a_planted_link() {
+    let dir = fresh_dir("planted");
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    std::fs::write(dir.join("t.tr"), "an older trace").unwrap();
+    std::os::unix::fs::symlink(&victim, dir.join("l.tr")).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("dangling.tr")).unwrap();
+    for name in ["t.tr", "l.tr", "dangling.tr"] {
+        let mut sim = Simulator::new(parse(&format!("{BASE}\n[trace]\nfile = \"{name}\"\n"), "t.toml", &[]).unwrap());
+        let e = sim.open_trace(&dir).unwrap_err().to_string();
+        assert!(e.contains("trace.file") && e.contains(name) && e.contains("already exists"), "{e}");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert_eq!(std::fs::read_to_string(dir.join("t.tr")).unwrap(), "an older trace");
+    assert!(!dir.join("nowhere").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_trace_that_cannot_be_created_is_an_error_before_the_run_naming_the_path() {
+    let missing = std::env::temp_dir().join(format!("vegaslab-no-such-dir-{}", std::process::id()));
+    let mut sim = Simulator::new(parse(&format!("{BASE}\n[trace]\n"), "t.toml", &[]).unwrap());
+    let e = sim.open_trace(&missing).unwrap_err().to_string();
+    assert!(e.contains("trace.file") && e.contains(&missing.join("trace.tr").display().to_string()) && e.contains("cannot create"), "{e}");
+}
+
+#[test]
+fn a_trace_without_an_output_directory_is_recorded_as_not_written_and_the_results_stand() {
+    let traced = Simulator::new(parse(&format!("{BASE}\n[trace]\n"), "t.toml", &[]).unwrap()).run(|_, _| true);
     let info = traced.meta.trace.clone().expect("trace info");
-    assert!(info.error.is_some() && info.lines == 0 && info.format == "ns2", "{info:?}");
+    assert!(info.error.as_deref().is_some_and(|e| e.contains("no output directory")) && info.lines == 0, "{info:?}");
     let plain = Simulator::new(parse(BASE, "t.toml", &[]).unwrap()).run(|_, _| true);
     assert_eq!(traced.flows[0].sent_pkts, plain.flows[0].sent_pkts);
 }

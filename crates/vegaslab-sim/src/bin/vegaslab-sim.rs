@@ -1,6 +1,8 @@
 //! Minimal Rust front end: run one scenario file and print the results as JSON.
 //!
-//! Usage: `vegaslab-sim FILE.toml [--seed N] [--set key=value ...]`. The Python CLI
+//! Usage: `vegaslab-sim FILE.toml [--seed N] [--set key=value ...] [--trace-dir DIR]`. A
+//! scenario's `[trace]` is written into `DIR` (an existing directory), never elsewhere; without
+//! `--trace-dir` it is not written and the results' `meta.trace.error` says so. The Python CLI
 //! (`vegaslab run`) is the full-featured one; this exists for benchmarking and debugging
 //! without Python. Bad arguments get a message and exit status 2; a closed standard output
 //! (`vegaslab-sim x.toml | head`) ends it quietly with status 1 rather than a panic.
@@ -8,13 +10,22 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: vegaslab-sim FILE.toml [--seed N] [--set key=value ...]";
+const USAGE: &str = "usage: vegaslab-sim FILE.toml [--seed N] [--set key=value ...] [--trace-dir DIR]";
 
-/// The scenario file, the seed and the `--set` overrides, or a message naming the bad argument.
-fn parse_args(args: Vec<String>) -> Result<(String, Option<u64>, Vec<String>), String> {
+/// The command line, parsed.
+struct Args {
+    file: String,
+    seed: Option<u64>,
+    overrides: Vec<String>,
+    trace_dir: Option<std::path::PathBuf>,
+}
+
+/// The command line, or a message naming the bad argument.
+fn parse_args(args: Vec<String>) -> Result<Args, String> {
     let mut file = None;
     let mut seed = None;
     let mut overrides = Vec::new();
+    let mut trace_dir = None;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -25,12 +36,13 @@ fn parse_args(args: Vec<String>) -> Result<(String, Option<u64>, Vec<String>), S
                 })?);
             }
             "--set" => overrides.push(it.next().ok_or("--set needs a value: key=value")?),
+            "--trace-dir" => trace_dir = Some(it.next().ok_or("--trace-dir needs a value: an existing directory")?.into()),
             flag if flag.starts_with("--") => return Err(format!("unknown option {flag}")),
             _ if file.is_some() => return Err(format!("one scenario file only, got a second: {a}")),
             _ => file = Some(a),
         }
     }
-    Ok((file.ok_or("no scenario file given")?, seed, overrides))
+    Ok(Args { file: file.ok_or("no scenario file given")?, seed, overrides, trace_dir })
 }
 
 fn main() -> ExitCode {
@@ -39,7 +51,7 @@ fn main() -> ExitCode {
         eprintln!("{USAGE}");
         return ExitCode::from(2);
     }
-    let (file, seed, overrides) = match parse_args(args) {
+    let Args { file, seed, overrides, trace_dir } = match parse_args(args) {
         Ok(parsed) => parsed,
         Err(e) => {
             eprintln!("vegaslab-sim: {e}\n{USAGE}");
@@ -53,8 +65,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match vegaslab_sim::run_text(&text, &file, seed, &overrides, |_, _| true) {
-        Ok(r) => match writeln!(std::io::stdout().lock(), "{}", r.to_json()) {
+    let options = vegaslab_sim::RunOptions { normalized: false, trace_dir: trace_dir.as_deref() };
+    match vegaslab_sim::run_text_with(&text, &file, seed, &overrides, |_, _| true, &options) {
+        Ok((r, _)) => match writeln!(std::io::stdout().lock(), "{}", r.to_json()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("vegaslab-sim: writing the results failed: {e}");

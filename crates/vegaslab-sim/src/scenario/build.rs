@@ -237,7 +237,34 @@ fn build_monitor(m: &Obj, net: &NetBuilder) -> Result<MonitorSpec, ScenarioError
 /// max_lines = N` (`crate::trace`). Decided: `links` and `flows` both filter (a hop is
 /// traced when its direction is listed and its packet's flow is listed; an absent or empty
 /// list lets everything through), so `[trace]` alone traces every packet hop, as ns-2's
-/// `trace-all`; `file` defaults to `trace.tr` (ns2) or `trace.pcap`.
+/// `trace-all`; `file` defaults to `trace.tr` (ns2) or `trace.pcap` and must be a plain name
+/// (`trace_file_name`).
+/// The trace's file name checked: a plain name (letters, digits, `_`, `-` and `.`, not
+/// starting with `.`, at most 128 characters) ending in `.tr` for the ns-2 format or `.pcap`
+/// for pcap. A scenario may be shared or downloaded, so it names the file only: the output
+/// directory is the caller's (`vegaslab run --out`, `Results.to_dir`), and the suffix is how
+/// a run directory's own files are told from others'.
+pub fn trace_file_name(name: &str, format: TraceFormat) -> Result<String, String> {
+    let (suffix, format_name) = match format {
+        TraceFormat::Ns2 => (".tr", "ns2"),
+        TraceFormat::Pcap => (".pcap", "pcap"),
+    };
+    let shown: String = name.chars().take(80).flat_map(char::escape_default).collect();
+    let plain = !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !plain {
+        return Err(format!(
+            "must be a plain file name (letters, digits, '_', '-' and '.', not starting with '.', at most 128 characters; no directory: the trace goes into the run's output directory), got \"{shown}\""
+        ));
+    }
+    if name.len() <= suffix.len() || !name.ends_with(suffix) {
+        return Err(format!("must end in \"{suffix}\" for format = \"{}\", got \"{shown}\"", format_name));
+    }
+    Ok(name.to_string())
+}
+
 pub fn read_trace(t: &Obj, net: &NetBuilder, flows: &[FlowSpec], udp: &[UdpSpec]) -> Result<TraceSpec, ScenarioError> {
     t.deny_unknown(&["links", "flows", "format", "file", "max_lines"])?;
     let format = match t.string("format")?.unwrap_or("ns2") {
@@ -246,8 +273,7 @@ pub fn read_trace(t: &Obj, net: &NetBuilder, flows: &[FlowSpec], udp: &[UdpSpec]
         other => return Err(t.err_kind("format", ErrorKind::OutOfRange, format!("must be \"ns2\" (ns-2's trace lines) or \"pcap\" (a libpcap file), got \"{}\"", other.chars().take(40).collect::<String>()))),
     };
     let file = match t.string("file")? {
-        Some(f) if f.is_empty() || f.len() > 4096 || f.contains('\0') => return Err(t.err("file", "must be a file path of 1 to 4096 characters")),
-        Some(f) => f.to_string(),
+        Some(f) => trace_file_name(f, format).map_err(|why| t.err("file", why))?,
         None => match format {
             TraceFormat::Ns2 => "trace.tr".to_string(),
             TraceFormat::Pcap => "trace.pcap".to_string(),

@@ -92,7 +92,6 @@ pub const MAX_UDP_SOURCES: usize = 1 << 20;
 /// strings of every point) stays within a few hundred megabytes.
 pub const MAX_RUNS: u64 = 1_000_000;
 
-/// Largest delay trace file, bytes.
 /// Most lines (ns-2 format) or events (pcap) a packet trace (`[trace]`) may record, and its
 /// default: a line is about 60 bytes and is held in memory (48 bytes) until the run ends, so
 /// the largest trace is about 300 MB on disk and 240 MB in memory; the default, 10^6 lines,
@@ -101,7 +100,13 @@ pub const MAX_RUNS: u64 = 1_000_000;
 pub const MAX_TRACE_LINES: u64 = 5_000_000;
 pub const DEFAULT_TRACE_LINES: u64 = 1_000_000;
 
+/// Largest delay trace file, bytes.
 pub const MAX_TRACE_BYTES: u64 = 64 << 20;
+
+/// Largest scenario text, bytes: 256 MiB, five times a file that writes the most flows
+/// (2^20) as one `[[flows]]` table each (53 MB); larger sets are written with `range` and
+/// `pairs` groups. Checked before the text is parsed (`precheck`).
+pub const MAX_SCENARIO_BYTES: usize = 256 << 20;
 
 /// Most change points in one link direction's delay (a schedule, a trace or the LEO model).
 pub const MAX_DELAY_POINTS: usize = 10_000_000;

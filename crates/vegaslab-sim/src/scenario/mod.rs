@@ -12,6 +12,7 @@ mod flows;
 mod links;
 pub mod normalize;
 mod overrides;
+pub mod precheck;
 mod reader;
 mod satellite;
 pub mod sweep;
@@ -352,7 +353,8 @@ pub struct TraceSpec {
     /// Flow entries (indices); empty: every flow (and every UDP source).
     pub flows: Vec<usize>,
     pub format: TraceFormat,
-    /// Where the file goes (relative to the working directory of the run).
+    /// The file's plain name (`trace_file_name`): the caller chooses the directory it goes
+    /// in (`RunOptions::trace_dir`); a scenario never names an output location.
     pub file: String,
     pub max_lines: u64,
 }
@@ -384,6 +386,7 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
 
 /// Parse TOML text (plus overrides) into a validated scenario.
 pub fn parse(text: &str, source: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    precheck::precheck(text, source)?;
     let mut value: toml::Value = toml::from_str(text).map_err(|e| ScenarioError::new(source, "", ErrorKind::Syntax, toml_error(text, &e)))?;
     apply_overrides(&mut value, overrides)
         .map_err(|(path, message, kind)| ScenarioError::new(source, &path, kind, message))?;

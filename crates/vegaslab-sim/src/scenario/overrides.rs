@@ -22,6 +22,10 @@ pub type OverrideError = (String, String, ErrorKind);
 /// field (about 6), and small enough that following a path can never exhaust the stack.
 pub const MAX_PATH_STEPS: usize = 32;
 
+/// Deepest nesting of arrays and inline tables in an override's value: the schema's deepest
+/// value nests 3 levels; a scenario file's own parser stops near 80.
+pub const MAX_VALUE_NESTING: usize = 64;
+
 /// Apply each override in order. Errors are `(path, message, kind)`.
 pub fn apply_overrides(root: &mut Value, overrides: &[String]) -> Result<(), OverrideError> {
     for item in overrides {
@@ -31,7 +35,7 @@ pub fn apply_overrides(root: &mut Value, overrides: &[String]) -> Result<(), Ove
         let key = key.trim();
         let steps = parse_path(key).map_err(|m| (key.to_string(), m, ErrorKind::Syntax))?;
         let steps = resolve_names(root, steps).map_err(|(m, kind)| (key.to_string(), m, kind))?;
-        let value = parse_value(raw.trim());
+        let value = parse_value(raw.trim()).map_err(|m| (key.to_string(), m, ErrorKind::TooLarge))?;
         set(root, &steps, value).map_err(|(m, kind)| (key.to_string(), m, kind))?;
     }
     Ok(())
@@ -72,9 +76,28 @@ fn resolve_names(root: &Value, steps: Vec<Step>) -> Result<Vec<Step>, (String, E
     Err((format!("no flow named \"{name}\" ({known})"), ErrorKind::Reference))
 }
 
+/// The dotted parts of an override key, a `.` inside brackets kept in its part (so that
+/// `flows[a.b]` is one part whose bracket is judged as a whole).
+fn split_parts(key: &str) -> Vec<&str> {
+    let (mut parts, mut start, mut depth) = (Vec::new(), 0, 0usize);
+    for (i, c) in key.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            '.' if depth == 0 => {
+                parts.push(&key[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&key[start..]);
+    parts
+}
+
 fn parse_path(key: &str) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
-    for part in key.split('.') {
+    for part in split_parts(key) {
         let (name, mut rest) = match part.find('[') {
             Some(i) => (&part[..i], &part[i..]),
             None => (part, ""),
@@ -90,13 +113,17 @@ fn parse_path(key: &str) -> Result<Vec<Step>, String> {
                 Ok(idx) => steps.push(Step::Index(idx)),
                 Err(_) if super::limits::valid_name(inside) => steps.push(Step::Name(inside.to_string())),
                 Err(_) => {
-                    return Err(format!("a list index must be a whole number (or a flow's name, flows[NAME]), got '{}'", super::limits::printable(inside)))
+                    return Err(format!(
+                        "a list index must be a whole number, or a flow's name (flows[NAME]: {}), got '{}'",
+                        super::limits::NAME_CHARS,
+                        super::limits::printable(inside)
+                    ))
                 }
             }
             rest = &stripped[close + 1..];
         }
         if !rest.is_empty() {
-            return Err(format!("unexpected '{rest}' in override path"));
+            return Err(format!("unexpected '{}' in override path", super::limits::printable(rest)));
         }
         if steps.len() > MAX_PATH_STEPS {
             return Err(format!("an override path may have at most {MAX_PATH_STEPS} parts"));
@@ -105,12 +132,49 @@ fn parse_path(key: &str) -> Result<Vec<Step>, String> {
     Ok(steps)
 }
 
-fn parse_value(raw: &str) -> Value {
+/// How deeply arrays and inline tables nest in an override's value (brackets and braces
+/// outside quoted strings).
+fn nesting_depth(raw: &str) -> usize {
+    let (mut depth, mut deepest, mut quote, mut escaped) = (0usize, 0usize, None, false);
+    for c in raw.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' && q == '"' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '[' | '{' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    deepest
+}
+
+/// An override's value: TOML when it parses as a TOML value (numbers, booleans, arrays,
+/// inline tables), else the text itself as a string. A value nested deeper than
+/// [`MAX_VALUE_NESTING`] is an error, as it is in a scenario file (the TOML parser's own
+/// limit), not a string.
+fn parse_value(raw: &str) -> Result<Value, String> {
+    let depth = nesting_depth(raw);
+    if depth > MAX_VALUE_NESTING {
+        return Err(format!("the value nests arrays or tables {depth} levels deep; at most {MAX_VALUE_NESTING} are allowed"));
+    }
     let doc = format!("v = {raw}");
-    match toml::from_str::<Table>(&doc) {
+    Ok(match toml::from_str::<Table>(&doc) {
         Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(raw.to_string())),
         Err(_) => Value::String(raw.to_string()),
-    }
+    })
 }
 
 fn set(node: &mut Value, steps: &[Step], value: Value) -> Result<(), (String, ErrorKind)> {
@@ -190,6 +254,32 @@ mod tests {
         let key = vec!["a"; 50_000].join(".");
         let (_, msg, _) = apply_overrides(&mut v, &[format!("{key}=1")]).unwrap_err();
         assert!(msg.contains("at most 32 parts"), "{msg}");
+    }
+
+    #[test]
+    fn a_bracket_holding_a_dot_is_judged_whole_and_named_in_the_error() {
+        let mut v = doc();
+        let (path, msg, kind) = apply_overrides(&mut v, &["flows[../x].cc=reno".into()]).unwrap_err();
+        assert_eq!(path, "flows[../x].cc");
+        assert!(msg.contains("got '../x'") && msg.contains("flow's name"), "{msg}");
+        assert_eq!(kind, ErrorKind::Syntax);
+        let (_, msg, _) = apply_overrides(&mut v, &["flows[0.5].cc=reno".into()]).unwrap_err();
+        assert!(msg.contains("got '0.5'"), "{msg}");
+    }
+
+    #[test]
+    fn an_override_value_nested_too_deep_is_an_error_not_a_string() {
+        let mut v = doc();
+        for depth in [MAX_VALUE_NESTING + 1, 60_000] {
+            let value = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            let (path, msg, kind) = apply_overrides(&mut v, &[format!("run.x={value}")]).unwrap_err();
+            assert_eq!((path.as_str(), kind), ("run.x", ErrorKind::TooLarge));
+            assert!(msg.contains(&format!("{depth} levels deep")) && msg.contains("at most 64"), "{msg}");
+        }
+        let ok = format!("{}{}", "[".repeat(MAX_VALUE_NESTING), "]".repeat(MAX_VALUE_NESTING));
+        assert!(apply_overrides(&mut v, &[format!("run.x={ok}")]).is_ok());
+        // Brackets inside a quoted string are text.
+        assert!(apply_overrides(&mut v, &[format!("run.x=\"{}\"", "[".repeat(1000))]).is_ok());
     }
 
     #[test]

@@ -313,6 +313,7 @@ struct RangeSpec {
 /// points, validating every point. A file without `[sweep]` is a sweep of one point (the base
 /// scenario) and one seed.
 pub fn expand(text: &str, source: &str, overrides: &[String]) -> Result<Sweep, ScenarioError> {
+    super::precheck::precheck(text, source)?;
     let mut doc: Value =
         toml::from_str(text).map_err(|e| ScenarioError::new(source, "", ErrorKind::Syntax, super::toml_error(text, &e)))?;
     apply_overrides(&mut doc, overrides).map_err(|(path, message, kind)| ScenarioError::new(source, &path, kind, message))?;
