@@ -44,6 +44,7 @@ __all__ = [
     "write_file",
     "create_new",
     "open_lock",
+    "open_dir",
     "read_bytes",
     "read_json",
     "json_depth",
@@ -201,15 +202,19 @@ def open_lock(directory: str | os.PathLike, name: str = ".lock") -> int:
     return fd
 
 
-def read_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
+def read_bytes(path: str | os.PathLike, *, max_bytes: int, dir_fd: int | None = None) -> bytes:
     """The bytes of ``path``, which must be a regular file of at most ``max_bytes``: opened with
     ``O_NOFOLLOW | O_NONBLOCK`` (a symbolic link is refused, a FIFO neither blocks nor is
     read), checked with ``fstat`` and read to at most ``max_bytes + 1`` bytes (a file that
     grows while read is refused too). :class:`ForeignFileError` otherwise;
-    ``FileNotFoundError`` when it is absent."""
+    ``FileNotFoundError`` when it is absent. With ``dir_fd`` (a directory opened by the
+    caller, e.g. :func:`open_dir`), ``path`` is a plain name looked up in that directory, so
+    the directory cannot be swapped for a link between a check and the read."""
     path = Path(path)
+    if dir_fd is not None:
+        plain_name(os.fspath(path), "file name")
     try:
-        fd = os.open(path, _OPEN_READ)
+        fd = os.open(path, _OPEN_READ, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -236,6 +241,27 @@ def read_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
         raise ForeignFileError(path, f"cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def open_dir(path: str | os.PathLike) -> int:
+    """A descriptor of the directory ``path`` to read files from with ``dir_fd`` (close it
+    when done): opened with ``O_DIRECTORY | O_NOFOLLOW``, so a symbolic link planted in its
+    place is refused (:class:`ForeignFileError`), never followed; ``FileNotFoundError`` when
+    it is absent."""
+    path = Path(path)
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        try:
+            mode = os.lstat(path).st_mode
+            what = "a file" if stat.S_ISREG(mode) else _describe(mode)
+        except OSError:
+            what = "not a directory"
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ForeignFileError(path, f"is {what}, not a directory; nothing in it is read") from None
+        raise ForeignFileError(path, f"cannot open: {exc.strerror or exc}") from None
 
 
 def json_depth(value: Any) -> int:
@@ -290,8 +316,8 @@ def check_schema(value: Any, schema: Mapping[str, Any], path: str | os.PathLike)
 
 
 def read_json(path: str | os.PathLike, *, max_bytes: int, schema: Mapping[str, Any] | None = None,
-              max_depth: int = MAX_JSON_DEPTH) -> Any:
+              max_depth: int = MAX_JSON_DEPTH, dir_fd: int | None = None) -> Any:
     """A JSON file read back under the rule: :func:`read_bytes`, :func:`parse_json`, then
     :func:`check_schema` when a ``schema`` is given."""
-    value = parse_json(read_bytes(path, max_bytes=max_bytes), path, max_depth=max_depth)
+    value = parse_json(read_bytes(path, max_bytes=max_bytes, dir_fd=dir_fd), path, max_depth=max_depth)
     return check_schema(value, schema, path) if schema is not None else value
