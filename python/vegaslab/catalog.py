@@ -696,6 +696,7 @@ def reproduce(
     report: bool = True,
     run_fn: Callable | None = None,
     scheduler: Any = None,
+    warn: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     """Run the chosen entries (ids, files or paper names; :data:`DEFAULT_IDS` when none) on
     the engine (:mod:`vegaslab.runner`): ``jobs`` local worker processes (default: the cores)
@@ -715,7 +716,8 @@ def reproduce(
 
     ``out`` and ``seed`` are checked before anything runs (:class:`vegaslab.outdir.OutputDirError`,
     :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.engine.run_payload` in the
-    workers (for tests that simulate crashing runs)."""
+    workers (for tests that simulate crashing runs). ``warn`` (default: ``echo``) gets a line
+    for each robustness summary or figure in ``<out>/robustness/`` the report sets aside."""
     from . import _check_seed
     # Imported here for its cost only (pandas, numpy, matplotlib, jinja2): listing and
     # resolving entries must not pay it. report never imports catalog, so this is no cycle.
@@ -747,7 +749,7 @@ def reproduce(
                 echo(f"   claim {v.status.upper():7s} {v.text}: {v.detail}")
     built.reproduce_wall_s = time.perf_counter() - t0
     if report:
-        written = report_mod.write_report(built, out)
+        written = report_mod.write_report(built, out, warn=warn or echo)
         if echo:
             echo(f"wrote {', '.join(str(p) for p in written)}")
     table.attrs["runs"] = {"ran": execution.ran, "cached": execution.cached, "failed": execution.failed,

@@ -37,7 +37,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 import pandas as pd
 
@@ -51,6 +51,7 @@ from .report_render import Markup, render
 from .report_robustness import section_html as robustness_section
 from .report_table import anchor, num_cell, ratio_txt, summary_markdown  # noqa: F401
 from .robustness import load_summaries
+from .robustness import problems as robustness_problems
 
 
 def render_html(b: Built, figures: Mapping[str, list[dict]], render_s: Mapping[str, float], total_wall: float,
@@ -100,8 +101,10 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
                             citations=citation_map(papers), ns2=compared_with_papers(b, papers))
 
 
-def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
-    """Draw the figures and write index.html, summary.md, summary.csv and the result tables."""
+def write_report(b: Built, out: str | os.PathLike, warn: Callable[[str], None] | None = None) -> list[Path]:
+    """Draw the figures and write index.html, summary.md, summary.csv and the result tables.
+    ``warn`` gets a line for each robustness summary or figure in ``out/robustness/`` that is
+    set aside (:func:`vegaslab.robustness.problems`)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures, render_s = {}, {}
@@ -134,7 +137,10 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
     b.table.to_csv(out / "summary.csv", index=False)
     md = out / "summary.md"
     md.write_text(_markdown(b, total, render_s), encoding="utf-8")
-    section = robustness_section(load_summaries(out / "robustness"), out)
+    summaries = load_summaries(out / "robustness")
+    for message in robustness_problems(summaries, out / "robustness") if warn else ():
+        warn(message)
+    section = robustness_section(summaries, out)
     page = out / "index.html"
     page.write_text(render_html(b, figures, render_s, total, section), encoding="utf-8")
     return [page, md, res_dir]
