@@ -96,14 +96,22 @@ def test_a_conclusion_is_judged_per_seed_at_every_point_and_a_rerun_computes_not
     assert again.computed == 0 and [p.holds for p in again.points] == [p.holds for p in r.points]
 
 
+def fail_at_2mbps(prepared, text, types):
+    """The worker's run function: the runs at 2 Mbit/s fail as a simulation would."""
+    from vegaslab import engine
+
+    if "links[0].bandwidth=2Mbps" in prepared.spec.overrides:
+        return engine.WorkerResult(prepared.key, None, "tiny.toml: simulated failure at 2Mbps", 0.0, "test")
+    return engine.run_payload(prepared, text, types)
+
+
 def test_a_point_whose_runs_fail_is_an_error_never_a_pass(tiny, tmp_path):
     catalog, studies = tiny
-    (studies / "tiny.toml").write_text(STUDY.replace('values = ["1Mbps", "500kbps", "2Mbps"]',
-                                                     'values = ["1Mbps", "500kbps", "0bps"]'))
     r = rb.run_study(rb.load_study(studies / "tiny.toml"), tmp_path / "store", catalog=catalog,
-                     scheduler="synchronous")
-    bad = r.at({"bandwidth": "0bps"})
-    assert bad.status == "error" and "bandwidth" in bad.errors[0]
+                     scheduler="synchronous", run_fn=fail_at_2mbps)
+    bad = r.at({"bandwidth": "2Mbps"})
+    assert bad.status == "error" and "simulated failure at 2Mbps" in bad.errors[0]
+    assert r.at({"bandwidth": "500kbps"}).status == "fails"
     assert r.verdict == "error"
 
 
@@ -216,14 +224,18 @@ def test_the_summary_round_trips_through_its_json_file(tiny, tmp_path):
     catalog, studies = tiny
     r = rb.run_study(rb.load_study(studies / "tiny.toml"), tmp_path / "store", catalog=catalog,
                      scheduler="synchronous")
-    s = rb.summary(r, ["robustness/tiny-0.png"])
+    s = rb.summary(r, rb.figure(r, tmp_path / "robustness"))
+    assert s["figures"] == ["tiny-0.png", "tiny-1.png"]
     rb.save_summary(s, tmp_path / "robustness")
     assert rb.load_summaries(tmp_path / "robustness") == [s]
     assert rb.markdown([s]) == rb.markdown(rb.load_summaries(tmp_path / "robustness"))
 
 
-def test_an_unreadable_summary_shows_as_an_error_not_as_a_result(tmp_path):
+def test_an_unreadable_summary_is_set_aside_and_named_never_shown_as_a_result(tmp_path):
     (tmp_path / "broken.json").write_text("{not json")
     [s] = rb.load_summaries(tmp_path)
-    assert s["verdict"] == "error" and "unreadable broken.json" in s["conclusion"]
-    assert "**error**" in rb.markdown([s])
+    assert s == {"file": "broken.json", "set_aside": s["set_aside"]} and "not JSON" in s["set_aside"]
+    text = rb.markdown([s])
+    assert "| robustness/broken.json | set aside: not JSON" in text and "0 studies" in text
+    [line] = rb.problems([s], tmp_path)
+    assert line.startswith(f"{tmp_path / 'broken.json'}: set aside")

@@ -715,7 +715,9 @@ def reproduce(
 
     ``out`` and ``seed`` are checked before anything runs (:class:`vegaslab.outdir.OutputDirError`,
     :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.engine.run_payload` in the
-    workers (for tests that simulate crashing runs)."""
+    workers (for tests that simulate crashing runs). Each robustness summary or figure in
+    ``<out>/robustness/`` the report sets aside is a ``UserWarning`` naming it (the command
+    line prints it as a warning)."""
     from . import _check_seed
     # Imported here for its cost only (pandas, numpy, matplotlib, jinja2): listing and
     # resolving entries must not pay it. report never imports catalog, so this is no cycle.

@@ -486,11 +486,15 @@ is written); a claim that fails is a finding, not an error.""",
   vegaslab robustness                          # every built-in study, into out/reproduce
   vegaslab robustness va-buffer --jobs 2
   vegaslab robustness --studies my-studies/ --out out/mine
+  vegaslab robustness my-study.toml --out out/mine
 
-A study's verdict is "robust", "holds only under a narrow set-up" or "not reproducible with
-any plausible set-up"; "error" when a run failed or a claim could not be judged (exit 1).""",
+Every study file is checked, and every run it plans resolved by the simulator, before anything
+runs: a bad one exits 2 naming its file and field. A study's verdict is "robust", "holds only
+under a narrow set-up" or "not reproducible with any plausible set-up"; "error" when a run
+failed or a claim could not be judged (exit 1).""",
     )
-    p.add_argument("ids", nargs="*", metavar="ID", help="entries whose studies to run (default: every study)")
+    p.add_argument("ids", nargs="*", metavar="ID|FILE.toml",
+                   help="entries whose studies to run, or study files (default: every study)")
     p.add_argument("--studies", metavar="DIR", help="a directory of study files (default: the built-in ones)")
     p.add_argument("--out", metavar="DIR", default="out/reproduce", help="output directory (default: %(default)s)")
     p.add_argument("--jobs", "-j", type=_jobs, metavar="N",
@@ -931,56 +935,80 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 1 if ex.failed or ex.interrupted else 0
 
 
-def cmd_robustness(args: argparse.Namespace) -> int:
+def _chosen_studies(args: argparse.Namespace) -> list:
+    """The studies to run: each ``FILE.toml`` given, and the studies of ``--studies`` (or the
+    built-in ones) for each entry id given (all of them when none is); every study file read
+    and checked (:class:`vegaslab.robustness.StudyError`, a ``ValueError`` for an unknown id)."""
     from vegaslab import robustness as rb
     from vegaslab.store import StoreError
 
-    try:
+    files = [a for a in args.ids if a.endswith(".toml")]
+    ids = [a for a in args.ids if not a.endswith(".toml")]
+    chosen = [rb.load_study(f) for f in files]
+    if ids or not files:
         studies = rb.list_studies(args.studies)
-    except rb.StudyError as exc:
-        _say(exc)
-        return 2
-    if args.ids:
         known = {s.entry for s in studies}
-        unknown = [i for i in args.ids if i not in known]
+        unknown = [i for i in ids if i not in known]
         if unknown:
-            _say(ValueError(f"no study for {unknown[0]!r} (studies: {', '.join(sorted(known)) or 'none'})"))
-            return 2
-        studies = [s for s in studies if s.entry in args.ids]
-    if _bad_scheduler(args):
-        return 2
+            raise ValueError(f"no study for {unknown[0]!r} (studies: {', '.join(sorted(known)) or 'none'})")
+        chosen += [s for s in studies if not ids or s.entry in ids]
+    rb.one_study_per_entry(chosen)
+    return chosen
+
+
+def cmd_robustness(args: argparse.Namespace) -> int:
+    from vegaslab import robustness as rb
+    from vegaslab import safe_io
+    from vegaslab.outdir import check_output_dir
     from vegaslab.report_robustness import splice
 
+    # Every study file is read and planned (the core resolves every run) before anything runs
+    # or is written: a bad one stops the command with its file and field (exit 2).
+    try:
+        studies = _chosen_studies(args)
+        plans = [rb.plan(st) for st in studies]
+    except (rb.StudyError, ValueError) as exc:
+        _say(exc)
+        return 2
+    if _bad_scheduler(args):
+        return 2
     out = Path(args.out)
+    check_output_dir(out, replace=False)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        directory = safe_io.make_dir(out, "robustness")
+    except safe_io.UnsafePathError as exc:
+        _say(exc)
+        return 2
     results = []
-    for st in studies:
+    for st, p in zip(studies, plans):
         try:
             r = rb.run_study(st, out / "store", n_jobs=args.jobs, scheduler=args.scheduler,
-                             progress=_out.progress(args))
-        except rb.StudyError as exc:
-            _say(exc)
-            return 2
+                             progress=_out.progress(args), planned=p)
         except StoreError as exc:
             _say(exc)
             return _store_error_status(exc)
         if not args.no_ns2:
             rb.check_ns2(r, out / "store")
         results.append(r)
-        figures = [Path("robustness") / f.name for f in rb.figure(r, out / "robustness")]
-        summary = rb.summary(r, figures)
-        rb.save_summary(summary, out / "robustness")
+        summary = rb.summary(r, rb.figure(r, directory))
+        rb.save_summary(summary, directory)
         d = r.default
         ns2 = f"; ns-2.35: {rb.ns2_cell(summary)}" if r.ns2 is not None else ""
         _out.result(f"{st.entry}: {r.verdict} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
                     f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s{ns2}")
-    saved = rb.load_summaries(out / "robustness")
-    report = out / "robustness.md"
-    report.write_text(rb.markdown(saved), encoding="utf-8")
-    _out.result(f"wrote {report} ({len(saved)} studies)")
+    saved = rb.load_summaries(directory)
+    for message in rb.problems(saved, directory):
+        _out.warning(f"warning: {message}")
+    report = safe_io.write_file(out, "robustness.md", rb.markdown(saved))
+    _out.result(f"wrote {report} ({sum('set_aside' not in s for s in saved)} studies)")
     page = out / "index.html"
-    if page.exists():
-        _out.result(f"updated {page}" if splice(page, saved) else
-                    f"{page} predates the robustness section: run `vegaslab reproduce --out {out}` again to add it")
+    if page.exists() or page.is_symlink():
+        try:
+            _out.result(f"updated {page}" if splice(page, saved) else
+                        f"{page} predates the robustness section: run `vegaslab reproduce --out {out}` again to add it")
+        except safe_io.ForeignFileError as exc:
+            _out.warning(f"warning: {exc}; its robustness section was not updated")
     return 1 if any(r.verdict == "error" for r in results) else 0
 
 

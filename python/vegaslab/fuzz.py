@@ -1439,6 +1439,182 @@ def write_failure(directory: Path, index: int, case: Case, outcome: Outcome) -> 
     return d
 
 
+# ============================================================================= study files
+# Study files (docs/robustness-format.md, vegaslab.robustness) are a surface of their own,
+# kept apart from the scenario cases above. A study case is a base study plus ops (the same
+# "set"/"del"/"dup" ops, on the study's dict), written beside a one-entry catalog; it is loaded
+# and planned in this process: planning resolves every run with the core but simulates
+# nothing, so a case takes milliseconds and needs no worker. It passes when the study is
+# planned (every run resolved, no two alike, outputs named by plain names) or refused with a
+# StudyError naming the study file and a ``study`` field; anything else fails: another
+# exception (a TypeError from a value of the wrong type), a StudyError that names no field,
+# or a plan that breaks what planning promises (category ``impossible``).
+
+#: The catalog entry every study case studies: min-two-hop with an id and a claim.
+STUDY_ENTRY = "[meta]\nid = \"fuzz\"\n\n[[meta.claim]]\ntext = \"f1 delivers\"\nexpr = \"fuzz:f1.delivered_pkts > 0\"\n\n" \
+              + _MINIMAL_TOML["min-two-hop"].replace('duration = "2s"', 'duration = "1s"')
+
+#: The base study (valid: it plans 6 points x 4 seeds).
+STUDY_BASE: dict = {"study": {
+    "entry": "fuzz", "claim": "f1 delivers", "conclusion": "f1 delivers", "default_reason": "a test",
+    "seeds": 4,
+    "factor": [
+        {"name": "bandwidth", "path": "links[1].bandwidth", "values": ["500kbps", "1Mbps", "2Mbps"],
+         "default": "500kbps"},
+        {"name": "delay", "levels": {"short": ["links[0].delay=10ms"], "long": ["links[0].delay=50ms"]},
+         "default": "short"},
+    ],
+    "pair": [{"factors": ["bandwidth", "delay"]}],
+}}
+
+#: Values a study's fields are set to: wrong types, paths, ids and overrides a study file may
+#: not use, levels the simulator refuses, duplicates.
+STUDY_VALUES: dict[str, list] = {
+    "entry": ["/etc/passwd", "../catalog/fuzz", "fuzz/../fuzz", "fuzz.toml", "", " ", "a" * 65, "nosuch",
+              "fu zz", "-", "fuzz\n", 5, ["fuzz"]],
+    "path": ["run.seed", " run.seed ", "run", "links[1].bandwdth", "links[1.bandwidth", "=", "a=b",
+             "flows[0].tcp.window", "links[-1].bandwidth", "", "a." * 40 + "b"],
+    "override": MALFORMED_OVERRIDES + ["run.seed=3", "run={seed=1}", "run = { seed = 1, duration = \"1s\" }",
+                                       "links[0].delay=0ms", "links[1].bandwidth=0bps", "flows[0].tcp.window=0",
+                                       "links[0].delay=10ms", "links[0].delay=0.01s"],
+    "value": [0, -1, 0.0, math.nan, math.inf, "", " ", True, [1], {}, "0bps", "1Mbps", "500kbps", 1e300, "1e999bps"],
+    "default": [[], {}, True, None, 0, "nosuch", "long", "500kbps", 500, ["short"]],
+    "variants": [["fuzz", "fuzz"], ["nosuch"], [1], "fuzz", [], [""], ["fuzz"]],
+    "pair": [5, [5], [{}], [{"factors": ["bandwidth", "bandwidth"]}], [{"factors": ["bandwidth"]}],
+             [{"factors": ["bandwidth", "delay"]}, {"factors": ["delay", "bandwidth"]}],
+             [{"factors": ["bandwidth", "delay"], "weight": 1}], [{"factors": [[], {}]}], "x"],
+    "seeds": [3, 4, 1001, -4, 4.0, True, "4", [4]],
+    "type": TYPE_SWAPS,
+}
+
+
+@dataclass
+class StudyCase:
+    """One study-file fuzz case: ops on :data:`STUDY_BASE` (see :func:`apply_op`)."""
+
+    ops: list = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def build_study_toml(case: StudyCase) -> bytes:
+    import vegaslab
+
+    doc = copy.deepcopy(STUDY_BASE)
+    for op in case.ops:
+        apply_op(doc, op)
+    return vegaslab.to_toml(doc).encode("utf-8", "surrogatepass")
+
+
+def write_study_case(case: StudyCase, directory: Path) -> tuple[Path, Path]:
+    """The case's study file and its catalog (with :data:`STUDY_ENTRY`) in ``directory``."""
+    catalog = directory / "catalog"
+    catalog.mkdir(parents=True, exist_ok=True)
+    (catalog / "fuzz.toml").write_text(STUDY_ENTRY, encoding="utf-8")
+    study = directory / "study.toml"
+    study.write_bytes(build_study_toml(case))
+    return study, catalog
+
+
+def check_study_case(case: StudyCase, directory: Path) -> Outcome:
+    """Load and plan the case's study (:func:`vegaslab.robustness.load_study`, ``plan``) and
+    classify what happened (the section's comment says what passes)."""
+    from . import robustness as rb
+
+    study_path, catalog = write_study_case(case, Path(directory))
+    t0 = time.monotonic()
+    try:
+        planned = rb.plan(rb.load_study(study_path), catalog)
+    except rb.StudyError as exc:
+        message = str(exc)
+        named = re.match(re.escape(f"{study_path}: ") + r"(study\b[^:]*|cannot read|not TOML): ", message)
+        return Outcome("scenario-error" if named else "bad-error", message[:4000], wall_s=time.monotonic() - t0)
+    except Exception as exc:  # noqa: BLE001 - classifying every failure is the point
+        return Outcome("exception", f"{type(exc).__name__}: {exc}"[:4000], wall_s=time.monotonic() - t0)
+    violations = _study_plan_violations(planned)
+    return Outcome("impossible" if violations else "ok", violations[0] if violations else "", violations,
+                   wall_s=time.monotonic() - t0)
+
+
+def _study_plan_violations(planned) -> list[str]:
+    """What a plan must never hold: a run the core refused, two points or variants that run
+    the same scenario, an entry or output name that is not a plain name."""
+    from . import robustness as rb
+    from .safe_io import UnsafePathError, plain_name
+
+    out = [f"{j.label}: planned with an error: {j.error}" for j in planned.jobs if j.error]
+    first_seed = planned.study.seeds[0]
+    keys = [j.key for j, (_, _, s) in zip(planned.jobs, planned.index) if s == first_seed]
+    if len(set(keys)) != len(keys):
+        out.append("two planned runs of the first seed resolve to the same scenario")
+    entry = planned.study.entry
+    try:
+        plain_name(f"{entry}.json")
+        plain_name(rb.figure_name(entry, 0))
+    except UnsafePathError as exc:
+        out.append(f"the outputs are not plain names: {exc}")
+    if not rb.ENTRY_ID.fullmatch(entry):
+        out.append(f"the entry {entry!r} is not a catalog id")
+    return out
+
+
+def study_cases():
+    """The hypothesis strategy of :class:`StudyCase`: one to three ops, each setting a field of
+    the base study to a value of :data:`STUDY_VALUES` (mostly one meant for that field),
+    deleting a field, or duplicating a factor, a level or a pair."""
+    from hypothesis import strategies as st
+
+    def pick(draw, seq):
+        seq = list(seq)
+        return seq[draw(st.integers(0, len(seq) - 1))]
+
+    def target(path: tuple) -> str:
+        last = _last_key(path)
+        if last in ("entry", "default", "variants", "pair", "seeds", "path"):
+            return last
+        if last == "values" or (len(path) > 4 and path[-2] == "values"):
+            return "value"
+        if "levels" in path:
+            return "override"
+        return "type"
+
+    @st.composite
+    def strategy(draw):
+        case = StudyCase()
+        doc = copy.deepcopy(STUDY_BASE)
+        for _ in range(draw(st.integers(1, 3))):
+            paths = [p for p, _ in _paths(doc)] + [("study", "variants"), ("study", "figure")]
+            path = pick(draw, paths)
+            kind = pick(draw, ["set"] * 6 + ["del", "dup"])
+            if kind == "del":
+                op = ["del", list(path)]
+            elif kind == "dup":
+                arrays = [p for p, v in _paths(doc) if isinstance(v, list) and v]
+                if not arrays:
+                    continue
+                arr = pick(draw, arrays)
+                op = ["dup", list(arr), draw(st.integers(0, len(_get(doc, list(arr))) - 1))]
+            else:
+                vocab = STUDY_VALUES[target(path)] if draw(st.integers(0, 4)) else STUDY_VALUES["type"]
+                value = pick(draw, vocab)
+                if target(path) == "override" and isinstance(_get_or_none(doc, path), list):
+                    value = [value]
+                op = ["set", list(path), value]
+            case.ops.append(op)
+            apply_op(doc, op)
+        return case
+
+    return strategy()
+
+
+def _get_or_none(doc: Any, path: Iterable) -> Any:
+    try:
+        return _get(doc, list(path))
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
 if __name__ == "__main__":
     if sys.argv[1:] == ["--worker"]:
         worker_main()

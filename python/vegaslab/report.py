@@ -36,6 +36,7 @@ import datetime as _dt
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Mapping
 
@@ -51,6 +52,7 @@ from .report_render import Markup, render
 from .report_robustness import section_html as robustness_section
 from .report_table import anchor, md, md_cell, num_cell, ratio_txt, summary_markdown  # noqa: F401
 from .robustness import load_summaries
+from .robustness import problems as robustness_problems
 from .safe_io import make_dir, write_file
 
 
@@ -107,7 +109,9 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
 
     Every file goes into ``out`` (or ``out/results/``) under its own name, written new and
     renamed into place (:func:`vegaslab.safe_io.write_file`): a symbolic link planted at one
-    of these names in a shared or reused directory is replaced, never written through."""
+    of these names in a shared or reused directory is replaced, never written through. Each
+    robustness summary or figure in ``out/robustness/`` that is set aside
+    (:func:`vegaslab.robustness.problems`) is a ``UserWarning`` naming it."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures, render_s = {}, {}
@@ -137,6 +141,9 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
     write_file(res_dir, "provenance.json", json.dumps(provenance_doc(b), indent=2, sort_keys=True) + "\n")
     write_file(out, "summary.csv", b.table.to_csv(index=False))
     md = write_file(out, "summary.md", _markdown(b, total, render_s))
-    section = robustness_section(load_summaries(out / "robustness"), out)
+    summaries = load_summaries(out / "robustness")
+    for message in robustness_problems(summaries, out / "robustness"):
+        warnings.warn(message, stacklevel=2)
+    section = robustness_section(summaries, out)
     page = write_file(out, "index.html", render_html(b, figures, render_s, total, section))
     return [page, md, res_dir]

@@ -24,7 +24,9 @@ What is decided here, and why:
 - **One seed.** ns-2 runs take minutes for the large networks; one seed (the study's first)
   is compared with our run of the same seed, which is what "agrees to the packet" means.
 - **Cached.** Each ns-2 run is kept in ``<store>/ns2/<key>.json``, keyed by the normalised
-  scenario, ns-2's version and vegaslab's: a second call runs nothing.
+  scenario, ns-2's version and vegaslab's: a second call runs nothing. The store may come
+  from elsewhere, so a cached file is read back under the rule for such files
+  (:mod:`vegaslab.safe_io`, :data:`CACHED_RUN_SCHEMA`); one that fails is run again.
 """
 from __future__ import annotations
 
@@ -94,22 +96,59 @@ def _key(normalized: Mapping[str, Any], cwnd: bool) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
+#: The largest cached ns-2 run read back (a run's tables are well under 1 KB per flow).
+MAX_CACHED_BYTES = 64 << 20
+_CELL = {"type": ["string", "number", "boolean", "null"]}
+_ROWS = {"type": "array", "items": {"type": "object", "additionalProperties": _CELL}}
+#: The JSON Schema of a cached ns-2 run (``<store>/ns2/<key>.json``): what :func:`as_results`
+#: reads. A cached file that does not match is not used: ns-2 runs again and replaces it.
+CACHED_RUN_SCHEMA = {
+    "type": "object", "required": ["meta", "flows", "queues", "links"],
+    "properties": {
+        "meta": {"type": "object", "required": ["scenario", "simulator", "ns_version", "seed", "duration_s"],
+                 "properties": {"simulator": {"type": "string"}, "ns_version": {"type": "string"},
+                                "seed": {"type": "integer"}, "duration_s": {"type": "number"}}},
+        "flows": _ROWS, "queues": _ROWS, "links": _ROWS,
+    },
+}
+
+
+def _read_cached(cache: Path, name: str) -> dict | None:
+    """The cached run ``cache/name``, or None when there is none or it cannot be trusted (the
+    store is not vegaslab's own: a link, a FIFO, a damaged file or another shape is not used,
+    and nothing outside ``cache`` is read: :mod:`vegaslab.safe_io`)."""
+    from .safe_io import ForeignFileError, open_dir, read_json
+
+    try:
+        fd = open_dir(cache)
+    except (FileNotFoundError, ForeignFileError):
+        return None
+    try:
+        return read_json(name, max_bytes=MAX_CACHED_BYTES, schema=CACHED_RUN_SCHEMA, dir_fd=fd)
+    except (FileNotFoundError, ForeignFileError):
+        return None
+    finally:
+        os.close(fd)
+
+
 def _run_cached(path: str, overrides: tuple[str, ...], seed: int, cache: Path, cwnd: bool = False) -> dict:
     """ns-2's output for one run, from ``cache`` or by running it (``ValueError``: the
-    bridge cannot express the scenario); ``cwnd``: with each flow's ``mean_cwnd_pkts``."""
+    bridge cannot express the scenario); ``cwnd``: with each flow's ``mean_cwnd_pkts``. A new
+    run is written under the rule for files vegaslab writes (``cache`` made with
+    :func:`vegaslab.safe_io.make_dir`, the file with :func:`vegaslab.safe_io.write_file`)."""
     from .ns2 import build_model, normalize, run_normalized
+    from .safe_io import make_dir, write_file
 
     doc = normalize(path, overrides=list(overrides), seed=seed)
     build_model(doc)  # raises ValueError, naming the field, when ns-2 cannot express it
-    file = cache / f"{_key(doc, cwnd)}.json"
-    if file.exists():
-        return json.loads(file.read_text(encoding="utf-8"))
+    name = f"{_key(doc, cwnd)}.json"
+    cached = _read_cached(cache, name)
+    if cached is not None:
+        return cached
     out = run_normalized(doc, cwnd=cwnd)
     out["meta"] = {k: v for k, v in out["meta"].items() if k not in ("script", "normalized")}
-    cache.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_suffix(".tmp")
-    tmp.write_text(json.dumps(out), encoding="utf-8")
-    os.replace(tmp, file)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    write_file(make_dir(cache.parent, cache.name), name, json.dumps(out))
     return out
 
 
@@ -131,6 +170,7 @@ def check(study, plan, ours: Mapping[str, Any], cache: str | os.PathLike) -> Ns2
     :class:`vegaslab.robustness.Plan`; ``ours`` our Results of that point and seed, by variant."""
     from .claims import ClaimError, ClaimSkipped, RunSet, evaluate, measure
     from .ns2 import NS2Error, ns_available
+    from .safe_io import UnsafePathError
 
     seed = study.seeds[0]
     result = Ns2Check(status="error", seed=seed)
@@ -146,6 +186,8 @@ def check(study, plan, ours: Mapping[str, Any], cache: str | os.PathLike) -> Ns2
         try:
             theirs[name] = as_results(_run_cached(job.scenario_path, tuple(job.overrides), seed, Path(cache), cwnd))
             result.variants[name] = "ran"
+        except UnsafePathError as exc:  # the cache's directory: a link or a file planted there
+            result.variants[name] = f"ns-2 failed: its run cannot be cached: {exc}"
         except ValueError as exc:
             result.variants[name] = f"not expressible: {exc}"
         except NS2Error as exc:

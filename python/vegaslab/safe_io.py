@@ -44,6 +44,7 @@ __all__ = [
     "write_file",
     "create_new",
     "open_lock",
+    "open_dir",
     "read_bytes",
     "read_json",
     "json_depth",
@@ -203,14 +204,16 @@ def open_lock(directory: str | os.PathLike, name: str = ".lock") -> int:
     return fd
 
 
-def read_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
+def read_bytes(path: str | os.PathLike, *, max_bytes: int, dir_fd: int | None = None) -> bytes:
     """The bytes of ``path``, which must be a regular file of at most ``max_bytes``: opened with
     ``O_NOFOLLOW | O_NONBLOCK`` (a symbolic link is refused, a FIFO neither blocks nor is
     read), checked with ``fstat`` and read to at most ``max_bytes + 1`` bytes (a file that
     grows while read is refused too). :class:`ForeignFileError` otherwise;
-    ``FileNotFoundError`` when it is absent."""
+    ``FileNotFoundError`` when it is absent. With ``dir_fd`` (a directory opened by the
+    caller, e.g. :func:`open_dir`), ``path`` is a plain name looked up in that directory, so
+    the directory cannot be swapped for a link between a check and the read."""
     path = Path(path)
-    fd = _open_regular(path)
+    fd = _open_regular(path, dir_fd)
     try:
         st = os.fstat(fd)
         if st.st_size > max_bytes:
@@ -231,11 +234,14 @@ def read_bytes(path: str | os.PathLike, *, max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def _open_regular(path: Path) -> int:
+def _open_regular(path: Path, dir_fd: int | None = None) -> int:
     """A descriptor of ``path`` opened for reading under the rule (no link followed, no FIFO
-    waited on), checked to be a regular file; :class:`ForeignFileError` otherwise."""
+    waited on), checked to be a regular file; :class:`ForeignFileError` otherwise. With
+    ``dir_fd``, ``path`` is a plain name in that directory."""
+    if dir_fd is not None:
+        plain_name(os.fspath(path), "file name")
     try:
-        fd = os.open(path, _OPEN_READ)
+        fd = os.open(path, _OPEN_READ, dir_fd=dir_fd)
     except FileNotFoundError:
         raise
     except OSError as exc:
@@ -265,6 +271,26 @@ def sha256_file(path: str | os.PathLike) -> str:
 
     with open_regular(path) as fh:
         return hashlib.file_digest(fh, "sha256").hexdigest()
+
+def open_dir(path: str | os.PathLike) -> int:
+    """A descriptor of the directory ``path`` to read files from with ``dir_fd`` (close it
+    when done): opened with ``O_DIRECTORY | O_NOFOLLOW``, so a symbolic link planted in its
+    place is refused (:class:`ForeignFileError`), never followed; ``FileNotFoundError`` when
+    it is absent."""
+    path = Path(path)
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        try:
+            mode = os.lstat(path).st_mode
+            what = "a file" if stat.S_ISREG(mode) else _describe(mode)
+        except OSError:
+            what = "not a directory"
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ForeignFileError(path, f"is {what}, not a directory; nothing in it is read") from None
+        raise ForeignFileError(path, f"cannot open: {exc.strerror or exc}") from None
 
 
 def json_depth(value: Any) -> int:
@@ -319,8 +345,8 @@ def check_schema(value: Any, schema: Mapping[str, Any], path: str | os.PathLike)
 
 
 def read_json(path: str | os.PathLike, *, max_bytes: int, schema: Mapping[str, Any] | None = None,
-              max_depth: int = MAX_JSON_DEPTH) -> Any:
+              max_depth: int = MAX_JSON_DEPTH, dir_fd: int | None = None) -> Any:
     """A JSON file read back under the rule: :func:`read_bytes`, :func:`parse_json`, then
     :func:`check_schema` when a ``schema`` is given."""
-    value = parse_json(read_bytes(path, max_bytes=max_bytes), path, max_depth=max_depth)
+    value = parse_json(read_bytes(path, max_bytes=max_bytes, dir_fd=dir_fd), path, max_depth=max_depth)
     return check_schema(value, schema, path) if schema is not None else value
