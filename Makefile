@@ -12,7 +12,7 @@ REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 REQUIRE_TSHARK ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy compare-kernel bench bench-scale bench-memory bench-sweep fuzz docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy compare-kernel bench bench-scale bench-memory bench-sweep fuzz limits docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -97,9 +97,13 @@ bench-memory:
 bench-sweep: setup
 	$(PY) scripts/bench_sweep.py $(BENCH_SWEEP_ARGS)
 
-## fuzz: the long fuzz run (10,000 mutated scenarios; FUZZ_CASES=, FUZZ_SEED= to change); failures in out/fuzz/
+## fuzz: the long fuzz run (10,000 cases: mutated scenarios, 15% planted output directories, 5% study files; FUZZ_CASES=, FUZZ_SEED= to change); failures in out/fuzz/
 fuzz: setup
 	$(PY) scripts/fuzz.py --cases $${FUZZ_CASES:-10000} --seed $${FUZZ_SEED:-0} --jobs 2 --out out/fuzz
+
+## limits: each documented input limit probed one past its value: exit status, time and peak memory of the refusal (out/limits.json; LIMITS_ARGS=--at-limit also times the 1,000,000-run sweep plans)
+limits: setup
+	$(PY) scripts/limits_table.py --out out/limits.json $(LIMITS_ARGS)
 
 ## docs: regenerate the tables of docs/scenario-format.md from the core (tests/test_docs.py checks them)
 docs: setup

@@ -19,6 +19,7 @@ import os
 import queue
 import shutil
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
@@ -30,22 +31,37 @@ sys.path.insert(0, str(ROOT / "python"))
 from vegaslab import fuzz  # noqa: E402
 
 
-def generate(n: int, seed: int) -> list:
-    """n cases from the hypothesis strategy, reproducibly for a seed."""
+def generate(n: int, seed: int, strategy=None) -> list:
+    """n cases from a hypothesis strategy (the scenario cases by default), reproducibly for a
+    seed."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
     out: list = []
+    if n <= 0:
+        return out
 
     @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @hseed(seed)
-    @given(fuzz.cases())
+    @given(strategy if strategy is not None else fuzz.cases())
     def collect(case):
         out.append(case)
 
     collect()
     return out[:n]
+
+
+def run_one(worker: "fuzz.Worker", case, scratch: Path) -> "fuzz.Outcome":
+    """One case of any surface: a study case is loaded and planned here (no simulation), the
+    others run in the sandboxed worker."""
+    if isinstance(case, fuzz.StudyCase):
+        directory = Path(tempfile.mkdtemp(prefix="study-", dir=scratch))
+        try:
+            return fuzz.check_study_case(case, directory)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    return worker.run(case)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -61,15 +77,23 @@ def main(argv: list[str] | None = None) -> int:
                     help="wall seconds after which a still-progressing run is stopped (default %(default)s)")
     ap.add_argument("--memory", type=float, default=fuzz.DEFAULT_MEMORY_LIMIT / 2**30,
                     help="RLIMIT_AS of a worker, GiB (default %(default)s)")
+    ap.add_argument("--fs-share", type=float, default=0.15,
+                    help="share of the cases that plant files in output directories (default %(default)s)")
+    ap.add_argument("--study-share", type=float, default=0.05,
+                    help="share of the cases that are study files (default %(default)s)")
     ap.add_argument("--minimise", action="store_true",
                     help="shrink one reproducer per failure group (drops ops and overrides)")
     args = ap.parse_args(argv)
 
     t0 = time.monotonic()
     print(f"generating {args.cases} cases (seed {args.seed}) ...", flush=True)
-    cases = generate(args.cases, args.seed)
-    print(f"generated {len(cases)} in {time.monotonic() - t0:.1f} s; running on {args.jobs} workers",
-          flush=True)
+    n_fs = int(round(args.cases * args.fs_share))
+    n_study = int(round(args.cases * args.study_share))
+    cases = (generate(args.cases - n_fs - n_study, args.seed) + generate(n_fs, args.seed, fuzz.fs_cases())
+             + generate(n_study, args.seed, fuzz.study_cases()))
+    print(f"generated {len(cases)} in {time.monotonic() - t0:.1f} s ({n_fs} file-system, {n_study} study); "
+          f"running on {args.jobs} workers", flush=True)
+    scratch = Path(tempfile.mkdtemp(prefix="vegaslab-fuzz-studies-"))
 
     out_dir = Path(args.out)
     if out_dir.exists():
@@ -93,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                 except queue.Empty:
                     return
                 try:
-                    outcome = w.run(case)
+                    outcome = run_one(w, case, scratch)
                 except Exception as exc:  # noqa: BLE001 - the harness itself failed on this case
                     outcome = fuzz.Outcome("exception", f"fuzz harness: {type(exc).__name__}: {exc}")
                 with lock:
@@ -121,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
              "  of which stopped while progressing": counts["stopped"],
              "scenario errors": counts["scenario-error"], "crashes": counts["crash"],
              "hangs": counts["hang"], "panics": counts["panic"], "other exceptions": counts["exception"],
-             "bad error messages": counts["bad-error"], "impossible results": counts["impossible"]}
+             "bad error messages": counts["bad-error"], "impossible results": counts["impossible"],
+             "writes or reads outside the named directories": counts["unsafe"]}
     unsafe = sum(1 for o in results.values() if o.category == "ok"
                  and any(any(ord(c) < 32 or c in "[]{}$\"\\;" for c in n) for n in o.verdict.get("names", [])))
     print(f"\n{len(results)} cases in {wall:.0f} s (seed {args.seed}, {args.jobs} jobs)")
@@ -140,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
                                                               -len(kv[1]))):
             first = idx[0]
             case, outcome = cases[first], results[first]
-            if args.minimise:
+            if args.minimise and isinstance(case, fuzz.Case):
                 case, outcome = fuzz.minimise(case, outcome, w)
                 fuzz.write_failure(out_dir / "minimised", first, case, outcome)
             lines.append(f"### {sig} ({len(idx)} cases; e.g. {first})\n")
@@ -148,18 +173,26 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\n[{len(idx)}x] {sig}")
     with open(out_dir / "cases.jsonl", "w", encoding="utf-8") as fh:
         for i, o in sorted(results.items()):
-            fh.write(json.dumps({"case": i, "base": cases[i].base, "api": cases[i].api,
-                                 "ops": [op[0] if op[0] != "set" else f"set {fuzz.override_key(op[1])}"
-                                         for op in cases[i].ops][:20],
-                                 "category": o.category, "signature": o.signature(),
-                                 "wall_s": round(o.wall_s, 3)}) + "\n")
+            fh.write(json.dumps({"case": i, **_case_summary(cases[i]), "category": o.category,
+                                 "signature": o.signature(), "wall_s": round(o.wall_s, 3)}) + "\n")
     (out_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="replace")
     (out_dir / "counts.json").write_text(json.dumps(
         {**{k.strip(): v for k, v in names.items()}, "seed": args.seed, "wall_s": round(wall, 1),
          "groups": {sig: idx for sig, idx in groups.items()}}, indent=1) + "\n")
+    shutil.rmtree(scratch, ignore_errors=True)
     print(f"\nfailing cases: {out_dir}/ (summary.md groups them by cause)")
     failed = sum(counts[c] for c in fuzz.FAILING)
     return 1 if failed else 0
+
+
+def _case_summary(case) -> dict:
+    """A case's surface and gist for cases.jsonl."""
+    if isinstance(case, fuzz.FsCase):
+        return {"surface": "files", "command": case.command, "plants": sorted(case.plants)}
+    if isinstance(case, fuzz.StudyCase):
+        return {"surface": "study", "ops": [op[0] for op in case.ops]}
+    return {"surface": "scenario", "base": case.base, "api": case.api,
+            "ops": [op[0] if op[0] != "set" else f"set {fuzz.override_key(op[1])}" for op in case.ops][:20]}
 
 
 if __name__ == "__main__":

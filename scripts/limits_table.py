@@ -176,11 +176,11 @@ def measure(probe: Probe) -> dict:
         proc = subprocess.Popen([sys.executable, "-m", "vegaslab", *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=tmp)
         out, err = proc.communicate()
-        # os.wait4 is not available once communicate() reaped it: read the children's usage.
         wall = time.perf_counter() - t0
+        out, err = out.replace(tmp, "DIR"), err.replace(tmp, "DIR")
     import resource
 
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # this probe's only (main forks per probe)
     message = next((line for line in err.splitlines() if line.strip()), out.strip().splitlines()[0] if out.strip() else "")
     return {"limit": probe.name, "value": probe.limit, "exit": proc.returncode, "wall_s": round(wall, 2),
             "peak_mb": round(peak_kb / 1024), "message": message[:200]}

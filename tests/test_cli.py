@@ -521,14 +521,16 @@ def test_run_a_non_utf8_file_exits_2_naming_the_file_and_line(tmp_path, capsys):
 
 
 def test_run_an_unreadable_file_exits_2_naming_the_file(tiny, tmp_path, capsys, monkeypatch):
-    real = Path.read_bytes
+    import builtins
 
-    def denied(self):
-        if self.name == tiny.name:
-            raise PermissionError(13, "Permission denied", str(self))
-        return real(self)
+    real = builtins.open
 
-    monkeypatch.setattr(Path, "read_bytes", denied)
+    def denied(file, *args, **kwargs):  # root reads any file: refuse this one by hand
+        if isinstance(file, (str, os.PathLike)) and Path(file).name == tiny.name:
+            raise PermissionError(13, "Permission denied", str(file))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", denied)
     assert _exit_code(["run", str(tiny), "--out", str(tmp_path / "o")]) == 2
     line = _one_line_error(capsys)
     assert "tiny.toml" in line and "Permission denied" in line

@@ -10,6 +10,8 @@ was generated, with its TOML and overrides. Explicit examples pin the issue's kn
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("vegaslab._core")
@@ -133,3 +135,53 @@ def test_cases_replay_to_the_same_bytes_so_failures_can_be_written_and_minimised
     again = Case.from_json(case.to_json())
     assert fuzz.build_toml(case) == fuzz.build_toml(again)
     assert b"delay_schedule" not in fuzz.build_toml(case)
+
+
+# ---------------------------------------------------------------------- files around a run
+# The output directories of run, sweep and reproduce with things planted in them (links to
+# files outside, FIFOs, huge and deep JSON): never a crash, hang or traceback, and nothing
+# written or read outside the named directories (checked on every case: see vegaslab.fuzz).
+
+QUICK_FS_EXAMPLES = 40
+_SUMMARY = fuzz._SUMMARY_LIKE
+
+
+@settings(max_examples=QUICK_FS_EXAMPLES, derandomize=True, database=None, deadline=None,
+          phases=[Phase.explicit, Phase.generate],
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(case=fuzz.fs_cases())
+# The audit's findings, each a case the quick run always covers:
+@example(case=fuzz.FsCase("run", trace_file="../outside/victim.txt"))                          # 1
+@example(case=fuzz.FsCase("run", trace_file="/tmp/vegaslab-fuzz-trace.tr"))                    # 1
+@example(case=fuzz.FsCase("reproduce", {"robustness/tiny.json": {"json": {**_SUMMARY, "figures": ["/etc/passwd"]}}}))
+@example(case=fuzz.FsCase("reproduce", {"robustness/tiny.json": {"json": {**_SUMMARY, "figures": ["tiny-0.png"]}},
+                                        "robustness/tiny-0.png": {"link": "@secret"}}))        # 2
+@example(case=fuzz.FsCase("sweep", {".lock": {"link": "@victim"}}, fresh=True))               # 3
+@example(case=fuzz.FsCase("reproduce", {"summary.md": {"link": "@victim"}}))                   # 4
+@example(case=fuzz.FsCase("sweep", {"data/{commit}/_commit.json": {"deep": 100_000}}, fresh=True))  # 5
+@example(case=fuzz.FsCase("status", {"data/{commit}/_commit.json": {"link": "/dev/zero"}}))    # 5
+@example(case=fuzz.FsCase("status", {"data/{commit}/_commit.json": {"fifo": True}}))           # 5
+@example(case=fuzz.FsCase("reproduce", {"robustness/tiny.json": {"json": {"entry": "tiny"}}}))  # 7
+@example(case=fuzz.FsCase("reproduce", {"results": {"link": "@dir"}}))
+@example(case=fuzz.FsCase("sweep", {"_tmp": {"link": "@dir"}, "data/planted": {"link": "@dir"}}, fresh=True))
+def test_planted_files_in_output_directories_are_never_followed_and_never_crash(worker, case):
+    _assert_passes(worker, case)
+
+
+def test_the_file_system_oracle_sees_a_write_through_a_planted_link(tmp_path, monkeypatch):
+    # A blind oracle would pass forever: with the one rule switched off for summary.md (a
+    # plain write that follows links), the case must fail as unsafe.
+    import vegaslab.report as report
+
+    def follows_links(directory, name, data, **_):
+        path = Path(directory) / name
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+        return path
+
+    monkeypatch.setattr(report, "write_file", follows_links)
+    monkeypatch.setattr(fuzz, "_FS_TEMPLATES", {})
+    home = tmp_path / "case"
+    home.mkdir()
+    verdict = fuzz._run_fs_case({"fs": fuzz.FsCase("reproduce", {"summary.md": {"link": "@victim"}}).to_json(),
+                                 "home": str(home), "root": str(tmp_path), "scenario": str(home / "scenario.toml")})
+    assert any("sentinel directory outside the output changed" in v for v in verdict["violations"]), verdict

@@ -61,7 +61,7 @@ CATALOG = Path(__file__).resolve().parent / "catalog_data"
 #: Outcome categories that pass.
 PASSING = ("ok", "stopped", "scenario-error")
 #: Outcome categories that are failures, in the order reports list them.
-FAILING = ("crash", "hang", "panic", "exception", "bad-error", "impossible")
+FAILING = ("crash", "hang", "panic", "exception", "bad-error", "impossible", "unsafe")
 
 PANIC_MARKERS = ("panicked at", "internal simulator error", "internal error in the simulator core",
                  "RUST_BACKTRACE", "has overflowed its stack")
@@ -1180,7 +1180,7 @@ def worker_main() -> None:
         with open(err_path, "wb") as fh:
             os.dup2(fh.fileno(), 2)
         try:
-            verdict = _run_case(req)
+            verdict = _run_fs_case(req) if "fs" in req else _run_case(req)
         finally:
             sys.stderr.flush()
             os.dup2(saved_err, 2)
@@ -1302,22 +1302,27 @@ class Worker:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def run(self, case: Case, keep_dir: bool = False) -> Outcome:
+    def run(self, case: "Case | FsCase", keep_dir: bool = False) -> Outcome:
         self.counter += 1
         case_dir = self.workdir / f"case{self.counter}"
-        scenario = write_case_dir(case, case_dir)
+        if isinstance(case, FsCase):
+            case_dir.mkdir(parents=True)
+            scenario = case_dir / "scenario.toml"
+            req = {"fs": case.to_json(), "home": str(case_dir), "root": str(self.workdir), "scenario": str(scenario)}
+        else:
+            scenario = write_case_dir(case, case_dir)
+            req = {"scenario": str(scenario), "overrides": list(case.overrides), "seed": case.seed,
+                   "api": case.api, "budget_s": self.budget_s}
         try:
-            return self._run(case, scenario)
+            return self._run(req, scenario)
         finally:
             if not keep_dir:
                 shutil.rmtree(case_dir, ignore_errors=True)
 
-    def _run(self, case: Case, scenario: Path) -> Outcome:
+    def _run(self, req: dict, scenario: Path) -> Outcome:
         if self.proc is None or self.proc.poll() is not None:
             self.stop()
             self.start()
-        req = {"scenario": str(scenario), "overrides": list(case.overrides), "seed": case.seed,
-               "api": case.api, "budget_s": self.budget_s}
         t0 = time.monotonic()
         try:
             self.proc.stdin.write((json.dumps(req) + "\n").encode("utf-8", "surrogatepass"))
@@ -1355,6 +1360,9 @@ def classify(verdict: dict, stderr: str, wall: float) -> Outcome:
         return Outcome("panic", f"panic text {marker!r} on stderr; {verdict.get('message', '')}"[:2000],
                        stderr=stderr, wall_s=wall, verdict=verdict)
     if status == "ok":
+        unsafe = [v for v in verdict.get("violations") or [] if v.startswith("unsafe:")]
+        if unsafe:
+            return Outcome("unsafe", unsafe[0], violations=unsafe, stderr=stderr, wall_s=wall, verdict=verdict)
         if verdict.get("violations"):
             return Outcome("impossible", verdict["violations"][0], violations=verdict["violations"],
                            stderr=stderr, wall_s=wall, verdict=verdict)
@@ -1369,8 +1377,18 @@ def classify(verdict: dict, stderr: str, wall: float) -> Outcome:
 # ----------------------------------------------------------------------------- reports and minimising
 
 
-def describe(case: Case, outcome: Outcome, limit: int = 6000) -> str:
-    """A failing case as text: what went wrong, the scenario TOML, the overrides."""
+def describe(case: "Case | FsCase", outcome: Outcome, limit: int = 6000) -> str:
+    """A failing case as text: what went wrong, the scenario TOML, the overrides (for a
+    file-system case: the command and what was planted)."""
+    if isinstance(case, StudyCase):
+        return f"{outcome.category}: {outcome.detail[:2000]}\n--- study.toml\n" + build_study_toml(case).decode(
+            "utf-8", "replace")[:limit]
+    if isinstance(case, FsCase):
+        return "\n".join([f"{outcome.category}: {outcome.detail[:2000]}",
+                          *(f"  also: {v}" for v in outcome.violations[1:6]),
+                          f"command: {case.command}, fresh: {case.fresh}, trace file: {case.trace_file[:100]!r}",
+                          f"plants: {json.dumps(case.plants)[:limit]}",
+                          *(["stderr: " + outcome.stderr.strip()[-1500:]] if outcome.stderr.strip() else [])])
     toml = build_toml(case).decode("utf-8", "replace")
     if len(toml) > limit:
         toml = toml[:limit] + f"\n# ... ({len(toml)} characters in all)\n"
@@ -1427,6 +1445,11 @@ def write_failure(directory: Path, index: int, case: Case, outcome: Outcome) -> 
     if d.exists():
         shutil.rmtree(d)
     d.mkdir(parents=True)
+    if isinstance(case, (FsCase, StudyCase)):
+        (d / "case.json").write_text(json.dumps({type(case).__name__: case.to_json(), "outcome": asdict(outcome),
+                                                 "signature": outcome.signature()}, indent=1, default=str) + "\n")
+        (d / "report.txt").write_text(describe(case, outcome) + "\n", encoding="utf-8", errors="replace")
+        return d
     scenario = write_case_dir(case, d)
     if outcome.stderr:
         (d / "stderr.txt").write_text(outcome.stderr, encoding="utf-8", errors="replace")
@@ -1613,6 +1636,326 @@ def _get_or_none(doc: Any, path: Iterable) -> Any:
         return _get(doc, list(path))
     except (KeyError, IndexError, TypeError):
         return None
+
+
+# ============================================================================= files around a run
+# The directories vegaslab writes and reads back (docs: vegaslab.safe_io): a run directory, a
+# results store, a reproduce directory. A file-system case starts from a clean output of one
+# command (made once per worker, then copied), plants things in it (links to files and
+# directories outside, FIFOs, huge sparse files, deeply nested or wrongly shaped JSON, a file
+# where a directory belongs, an empty directory where a file belongs), runs the command again
+# in the worker and checks, besides the usual failure categories, that nothing outside the
+# named directories was written or read: the sentinel files beside the output (``outside/``)
+# are unchanged, their secret never reaches an output file, stdout or stderr, and no file was
+# opened following a link to them or to a system file a plant named (Python's audit hook sees
+# every open; the core opens no file in these directories). Categories: a planted file that
+# reaches a write or read outside is ``unsafe``; an exit status other than 0, 1, 2 or a
+# traceback is ``exception``.
+
+#: What a case runs: ``run`` (a run directory with a trace), ``sweep`` (a store, a plot),
+#: ``status`` (``sweep --status`` on a store), ``reproduce`` (a report directory and its store).
+FS_COMMANDS = ("run", "sweep", "status", "reproduce")
+
+#: Where things are planted, per command, relative to the output directory. ``{commit}`` is
+#: replaced by the name of a commit directory of the store.
+FS_PLANT_PATHS: dict[str, list[str]] = {
+    "run": ["flows.parquet", "meta.json", "trace.tr", "queues.parquet", "series_flows.parquet", "job.json",
+            "cwnd.png", "extra.tr"],
+    "sweep": [".lock", "store.json", "data", "_tmp", "_quarantine", "data/{commit}", "data/{commit}/_commit.json",
+              "data/{commit}/flows.parquet", "data/planted", "sweep-failures.json", "throughput_bps-vs-limit.png",
+              "_tmp/x"],
+    "reproduce": ["summary.md", "summary.csv", "index.html", "results", "results/tiny",
+                  "results/tiny/newreno/seed1", "results/tiny/newreno/seed1/job.json", "results/provenance.json",
+                  "robustness", "robustness/tiny.json", "robustness/tiny-0.png", "robustness/other.json",
+                  "store/.lock", "store/data", "store/data/{commit}/_commit.json", "store/store.json",
+                  "robustness.md"],
+}
+FS_PLANT_PATHS["status"] = FS_PLANT_PATHS["sweep"]
+
+#: System files a plant may point at: reading one is a read outside.
+FS_SENSITIVE = ("/etc/passwd", "/etc/shadow", "/proc/self/environ", "/dev/zero")
+
+_SUMMARY_LIKE = {"entry": "tiny", "claim": "c", "conclusion": "c", "verdict": "holds", "sentence": "s",
+                 "points": [], "factors": [], "runs": 1}
+
+#: What may be planted (``kind``, argument).
+FS_PLANTS: list[dict] = [
+    {"link": "@victim"}, {"link": "@secret"}, {"link": "@dir"}, {"link": "@nowhere"},
+    *({"link": p} for p in FS_SENSITIVE),
+    {"fifo": True}, {"dir": True}, {"sparse": 200 << 20}, {"text": ""}, {"text": "not json {"},
+    {"deep": 100_000}, {"deep": 70}, {"json": []}, {"json": {"format": "3"}}, {"json": 5},
+    {"json": {"format": 3, "commit": "x", "runs": "all", "files": {"../../outside/victim.txt": {}}}},
+    {"json": {**_SUMMARY_LIKE, "figures": ["/etc/passwd"]}},
+    {"json": {**_SUMMARY_LIKE, "figures": ["../../outside/secret.txt"]}},
+    {"json": {**_SUMMARY_LIKE, "figures": ["robustness/tiny-0.png", "tiny-0.png"]}},
+    {"json": {**_SUMMARY_LIKE, "entry": "../../x"}},
+    {"json": {"key": "x" * 64}},
+    {"remove": True},
+]
+
+FS_TRACE_FILES = ["trace.tr", "t.tr", "../outside/victim.txt", "/tmp/vegaslab-fuzz-trace.tr", "sub/t.tr", ".t.tr",
+                  "meta.json", "flows.parquet", "t.pcap", "x" * 300 + ".tr", "", "t.tr\n"]
+
+FS_CATALOG_ENTRY = """
+[meta]
+id = "tiny"
+title = "A <b>tiny</b> entry"
+notes = "<script>alert(1)</script> [x](javascript:alert(1))"
+[run]
+duration = "0.5s"
+""" + _MINIMAL_TOML["min-two-hop"].split("[run]")[1].split("\n", 2)[2] + """
+[[variant]]
+name = "newreno"
+set = { "flows[0].cc" = "newreno" }
+published = { "f1.retransmitted_pkts" = 3 }
+"""
+
+FS_SWEEP = _MINIMAL_TOML["min-two-hop"].replace('duration = "2s"', 'duration = "0.5s"') + """
+[sweep]
+seeds = 2
+[[sweep.axis]]
+name = "limit"
+path = "links[1].queue.limit"
+values = [5, 20]
+"""
+
+
+@dataclass
+class FsCase:
+    """One file-system case: a command, what is planted where in its output, the trace file
+    name (``run``), and whether the second run computes new runs (``fresh``)."""
+
+    command: str
+    plants: dict = field(default_factory=dict)
+    trace_file: str = "trace.tr"
+    fresh: bool = False
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    def __repr__(self) -> str:
+        return f"FsCase({self.command!r}, plants={_short(self.plants)}, trace_file={self.trace_file[:60]!r}, fresh={self.fresh})"
+
+
+def fs_cases():
+    """The hypothesis strategy of :class:`FsCase`: a command, one to four plants at its paths,
+    and for ``run`` a trace file name from :data:`FS_TRACE_FILES` (mostly a good one)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def strategy(draw):
+        command = draw(st.sampled_from(FS_COMMANDS))
+        paths = draw(st.lists(st.sampled_from(FS_PLANT_PATHS[command]), min_size=1, max_size=4, unique=True))
+        plants = {p: draw(st.sampled_from(FS_PLANTS)) for p in paths}
+        trace = draw(st.sampled_from(FS_TRACE_FILES)) if command == "run" and draw(st.integers(0, 3)) == 0 else "trace.tr"
+        return FsCase(command, plants, trace, draw(st.booleans()))
+
+    return strategy()
+
+
+# -- the worker side
+
+_FS_TEMPLATES: dict[str, Path] = {}
+_FS_AUDIT: dict[str, Any] = {"on": False, "roots": (), "seen": []}
+
+
+def _fs_audit_hook(event: str, args: tuple) -> None:
+    """Record each open (and rename, remove, mkdir) that follows a link into the sentinel
+    directory or to a sensitive system file while a file-system case runs."""
+    if not _FS_AUDIT["on"] or event not in ("open", "os.rename", "os.remove", "os.mkdir", "os.rmdir",
+                                             "shutil.rmtree", "os.link", "os.symlink"):
+        return
+    path = args[0] if args else None
+    if isinstance(path, int) or path is None:
+        return
+    if event == "open" and len(args) > 2 and isinstance(args[2], int) and args[2] & os.O_NOFOLLOW:
+        return  # a link there is refused, not followed
+    try:
+        name = os.fsdecode(path)
+        if event == "open":  # follows every link on the way, the last one included
+            real = os.path.realpath(name)
+        else:  # acts on the last component itself: only the links on the way are followed
+            real = os.path.join(os.path.realpath(os.path.dirname(name) or "."), os.path.basename(name))
+    except (OSError, ValueError, TypeError):
+        return
+    if real.startswith(_FS_AUDIT["roots"]) or real in FS_SENSITIVE:
+        _FS_AUDIT["seen"].append(f"{event} {os.fsdecode(path)} -> {real}")
+
+
+def _fs_cli(argv: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """``vegaslab.cli.main(argv)`` in this process with ``env`` set: exit status, stdout, stderr."""
+    import contextlib
+    import io
+
+    from vegaslab import cli
+
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(argv)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return code, out.getvalue(), err.getvalue()
+
+
+def _fs_argv(command: str, home: Path, out: Path, fresh: bool) -> list[str]:
+    extra = ["--set", "run.duration=0.6s"] if fresh else []
+    if command == "run":
+        return ["run", str(home / "scenario.toml"), "--out", str(out), "--no-plots", "-q", *extra]
+    if command == "sweep":
+        return ["sweep", str(home / "study.toml"), "--out", str(out), "--scheduler", "synchronous", "-q",
+                "--plot", "throughput_bps:limit", *extra]
+    if command == "status":
+        return ["sweep", str(home / "study.toml"), "--out", str(out), "--status", *extra]
+    return ["reproduce", "tiny", "--out", str(out), "--scheduler", "synchronous", "-q",
+            *(["--seed", "2"] if fresh else [])]
+
+
+def _fs_inputs(home: Path, trace_file: str) -> dict[str, str]:
+    """The inputs of every command in ``home`` (a scenario with a trace, a sweep, a one-entry
+    catalog); returns the environment the commands need."""
+    (home / "cat").mkdir(parents=True, exist_ok=True)
+    (home / "cat" / "tiny.toml").write_text(FS_CATALOG_ENTRY)
+    (home / "study.toml").write_text(FS_SWEEP)
+    scenario = _MINIMAL_TOML["min-two-hop"].replace('duration = "2s"', 'duration = "0.5s"')
+    (home / "scenario.toml").write_text(scenario + f"\n[trace]\nfile = {json.dumps(trace_file)}\n")
+    return {"VEGASLAB_CATALOG": str(home / "cat"), "DASK_SCHEDULER_ADDRESS": ""}
+
+
+def _fs_template(command: str, root: Path) -> Path:
+    """A clean output of ``command`` (made once per worker)."""
+    if command not in _FS_TEMPLATES:
+        home = root / f"template-{command}"
+        shutil.rmtree(home, ignore_errors=True)
+        env = _fs_inputs(home, "trace.tr")
+        first = "sweep" if command == "status" else command
+        code, _, err = _fs_cli(_fs_argv(first, home, home / "out", False), env)
+        if code != 0:
+            raise RuntimeError(f"the clean {command} output could not be made: {err.strip()[-500:]}")
+        _FS_TEMPLATES[command] = home / "out"
+    return _FS_TEMPLATES[command]
+
+
+def _fs_plant(out: Path, rel: str, spec: dict, outside: Path) -> None:
+    if "{commit}" in rel:
+        data = out / rel.split("{commit}")[0]
+        commits = sorted(p.name for p in data.iterdir() if p.is_dir() and not p.is_symlink()) if data.is_dir() else []
+        if not commits:
+            return
+        rel = rel.replace("{commit}", commits[0])
+    target = out / rel
+    if not os.path.isdir(target.parent) or os.path.islink(target.parent):
+        return  # its directory was planted over: nothing to put there
+    if os.path.lexists(target):
+        if os.path.isdir(target) and not os.path.islink(target):
+            shutil.rmtree(target)
+        else:
+            os.unlink(target)
+    if spec.get("remove"):
+        return
+    if "link" in spec:
+        to = spec["link"]
+        to = str(outside / {"@victim": "victim.txt", "@secret": "secret.txt", "@dir": "dir", "@nowhere": "nowhere"}[to]) \
+            if to.startswith("@") else to
+        os.symlink(to, target)
+    elif spec.get("fifo"):
+        os.mkfifo(target)
+    elif spec.get("dir"):
+        target.mkdir()
+    elif "sparse" in spec:
+        with open(target, "wb") as fh:
+            fh.truncate(int(spec["sparse"]))
+    elif "deep" in spec:
+        target.write_text("[" * int(spec["deep"]) + "]" * int(spec["deep"]))
+    elif "json" in spec:
+        target.write_text(json.dumps(spec["json"]))
+    elif "text" in spec:
+        target.write_text(spec["text"])
+
+
+def _fs_outside(outside: Path, token: str) -> dict[str, str]:
+    """Make the sentinel directory; returns its listing with each file's content."""
+    (outside / "dir").mkdir(parents=True)
+    (outside / "victim.txt").write_text("keep me\n")
+    (outside / "secret.txt").write_text(f"{token}\n")
+    return _fs_snapshot(outside)
+
+
+def _fs_snapshot(outside: Path) -> dict[str, str]:
+    snap = {}
+    for dirpath, dirnames, filenames in os.walk(outside):
+        for name in dirnames + filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(outside))
+            snap[rel] = "dir" if p.is_dir() else p.read_text(errors="replace")
+    return snap
+
+
+def _fs_leaks(out: Path, token: str) -> list[str]:
+    """Regular files under ``out`` (links and FIFOs not followed) that hold ``token``."""
+    found = []
+    for dirpath, _dirs, filenames in os.walk(out):
+        for name in filenames:
+            p = Path(dirpath) / name
+            try:
+                st = os.lstat(p)
+                if not stat_is_regular(st.st_mode) or st.st_blocks == 0 and st.st_size > (1 << 20):
+                    continue  # a link, FIFO, or a sparse file of zeros
+                with open(p, "rb") as fh:
+                    if token.encode() in fh.read(64 << 20):
+                        found.append(str(p))
+            except OSError:
+                continue
+    return found
+
+
+def stat_is_regular(mode: int) -> bool:
+    import stat as stat_module
+
+    return stat_module.S_ISREG(mode)
+
+
+def _run_fs_case(req: dict) -> dict:
+    case = FsCase(**req["fs"])
+    home = Path(req["home"])
+    outside = home / "outside"
+    token = f"VEGASLAB-FUZZ-SECRET-{os.getpid()}-{time.monotonic_ns()}"
+    before = _fs_outside(outside, token)
+    env = _fs_inputs(home, case.trace_file)
+    out = home / "out"
+    shutil.copytree(_fs_template(case.command, Path(req["root"])), out, symlinks=True)
+    for rel, spec in case.plants.items():
+        _fs_plant(out, rel, spec, outside)
+    if not _FS_AUDIT["roots"]:
+        sys.addaudithook(_fs_audit_hook)
+    _FS_AUDIT.update(on=True, roots=(str(outside.resolve()) + os.sep,), seen=[])
+    try:
+        code, stdout, stderr = _fs_cli(_fs_argv(case.command, home, out, case.fresh), env)
+    except BaseException as exc:  # noqa: BLE001 - cli.main returns a status for every error
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        return _error_verdict(exc, str(home / "scenario.toml"))
+    finally:
+        _FS_AUDIT["on"] = False
+    violations = [f"unsafe: {what}" for what in _FS_AUDIT["seen"][:5]]
+    if _fs_snapshot(outside) != before:
+        violations.append("unsafe: the sentinel directory outside the output changed (a write through a planted link)")
+    leaks = _fs_leaks(out, token) + [name for name, text in (("stdout", stdout), ("stderr", stderr)) if token in text]
+    violations += [f"unsafe: the secret outside the output reached {where}" for where in leaks[:5]]
+    if os.path.lexists("/tmp/vegaslab-fuzz-trace.tr"):
+        os.unlink("/tmp/vegaslab-fuzz-trace.tr")
+        violations.append("unsafe: a trace was written at an absolute path a scenario named")
+    if code not in (0, 1, 2):
+        return {"status": "exception", "why": f"exit status {code}", "message": stderr[-2000:]}
+    if "Traceback" in stderr or "internal error" in stderr:
+        return {"status": "exception", "why": "traceback or internal error", "message": stderr[-2000:]}
+    return {"status": "ok", "violations": violations, "exit": code, "message": stderr[-500:]}
 
 
 if __name__ == "__main__":
