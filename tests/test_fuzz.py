@@ -163,6 +163,7 @@ _SUMMARY = fuzz._SUMMARY_LIKE
 @example(case=fuzz.FsCase("status", {"data/{commit}/_commit.json": {"fifo": True}}))           # 5
 @example(case=fuzz.FsCase("reproduce", {"robustness/tiny.json": {"json": {"entry": "tiny"}}}))  # 7
 @example(case=fuzz.FsCase("reproduce", {"results": {"link": "@dir"}}))
+@example(case=fuzz.FsCase("reproduce", {"store": {"link": "@dir"}}, fresh=True))
 @example(case=fuzz.FsCase("sweep", {"_tmp": {"link": "@dir"}, "data/planted": {"link": "@dir"}}, fresh=True))
 def test_planted_files_in_output_directories_are_never_followed_and_never_crash(worker, case):
     _assert_passes(worker, case)

@@ -304,3 +304,68 @@ def test_a_sweep_plot_replaces_a_planted_link_without_writing_through_it(tmp_pat
                      "--plot", "throughput_bps:limit"]) == 0
     assert victim.read_text() == "keep me"
     assert (out / "throughput_bps-vs-limit.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# ---------------------------------------------------------------------- found by an audit
+
+def test_reproduce_refuses_a_link_planted_as_its_store_before_any_run(catalog, tmp_path, capsys):
+    out = tmp_path / "rep"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, out / "store")
+    assert cli.main(["reproduce", "tiny", "--out", str(out), "--scheduler", "synchronous", "-q"]) == 2
+    assert "store: is a symbolic link" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_garbage_table_with_matching_checksums_is_set_aside_not_an_internal_error(tmp_path):
+    import hashlib
+
+    store = fill(tmp_path / "s")
+    commit = next((store.path / "data").iterdir())
+    record = json.loads((commit / "_commit.json").read_text())
+    garbage = b"PAR1 not a parquet file PAR1"
+    (commit / "flows.parquet").write_bytes(garbage)
+    record["files"]["flows.parquet"] = {"sha256": hashlib.sha256(garbage).hexdigest(), "bytes": len(garbage), "rows": 1}
+    (commit / "_commit.json").write_text(json.dumps(record))
+    broken, = Store(store.path).broken()
+    assert "flows.parquet: not a Parquet table" in broken.reason
+    assert execute(specs(), store.path, scheduler=SYNCHRONOUS).ran == 2   # computed again, the commit quarantined
+
+
+@pytest.mark.parametrize("name", [".ipynb_checkpoints", "x" * 250])
+def test_any_stray_directory_among_the_commits_is_quarantined_and_the_store_stays_writable(tmp_path, name):
+    store = fill(tmp_path / "s")
+    (store.path / "data" / name).mkdir()
+    assert execute(specs(range(1, 4)), store.path, scheduler=SYNCHRONOUS).ran == 1
+    quarantined, = (store.path / "_quarantine").iterdir()
+    assert (quarantined / "commit").is_dir() and f"data/{name}" in (quarantined / "REASON.txt").read_text()
+
+
+def test_a_hard_link_planted_as_the_lock_is_refused_and_its_target_untouched(tmp_path, victim):
+    store = fill(tmp_path / "s")
+    os.unlink(store.path / ".lock")
+    os.link(victim, store.path / ".lock")
+    with pytest.raises(StoreError, match="hard links"):
+        execute(specs(range(3, 4)), store.path, scheduler=SYNCHRONOUS)
+    assert victim.read_text() == "keep me"
+
+
+def test_run_out_through_the_users_own_link_writes_where_it_points_and_keeps_the_link(tmp_path):
+    (tmp_path / "s.toml").write_text(TEXT)
+    real = tmp_path / "real"
+    real.mkdir()
+    os.symlink(real, tmp_path / "link")
+    for _ in range(2):   # a new run directory, then one replaced
+        assert cli.main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "link"), "--no-plots", "-q"]) == 0
+    assert (tmp_path / "link").is_symlink() and (real / "flows.parquet").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real", "s.toml"]   # no stray staging or old directory
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_a_scenario_nested_too_deep_for_pythons_parser_is_a_scenario_error(tmp_path, capsys, command):
+    (tmp_path / "deep.toml").write_text(TEXT + "x = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert cli.main([command, str(tmp_path / "deep.toml"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "deep.toml" in err and "internal error" not in err, err

@@ -561,3 +561,46 @@ from vegaslab.fuzz import StudyCase  # noqa: E402
 def test_mutated_study_files_are_planned_or_refused_naming_their_field(tmp_path_factory, case):
     outcome = fuzz.check_study_case(case, tmp_path_factory.mktemp("study"))
     assert not outcome.failed, f"{outcome.category}: {outcome.detail}\n{fuzz.build_study_toml(case).decode()}"
+
+
+def test_robustness_md_quotes_study_text_and_file_names_as_text():
+    from vegaslab import robustness as rb
+
+    study = {"entry": "tiny", "claim": "c", "conclusion": "<script>alert(1)</script> | [x](javascript:alert(1))",
+             "verdict": "holds", "sentence": "<img src=x onerror=alert(1)>", "points": [], "factors": [], "runs": 1,
+             "figures": []}
+    set_aside = {"file": "<img src=x onerror=alert(2)>|x.json", "set_aside": "not JSON <b>"}
+    text = rb.markdown([study, set_aside])
+    assert "<script" not in text and "<img" not in text and "<b>" not in text
+    assert "\\[x\\](javascript:alert(1))" in text and "&lt;img src=x onerror=alert(2)>\\|x.json" in text
+
+
+def test_a_study_file_nested_too_deep_is_a_study_error(tmp_path, catalog, monkeypatch, capsys):
+    from vegaslab.cli import main
+
+    deep = tmp_path / "deep.toml"
+    deep.write_text("[study]\nentry = " + "[" * 5000 + "]" * 5000 + "\n")
+    assert main(["robustness", str(deep), "--out", str(tmp_path / "o"), "--no-ns2"]) == 2
+    err = capsys.readouterr().err
+    assert "deep.toml: not TOML: arrays or tables nested too deep" in err and "internal error" not in err
+
+
+def test_robustness_refuses_a_link_planted_as_its_store_and_a_locked_store_exits_2(tmp_path, catalog, monkeypatch,
+                                                                                   capsys):
+    from vegaslab.cli import main
+    from vegaslab.store import Store
+
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(catalog))
+    study = _study_file(tmp_path, SMALL_STUDY)
+    out = tmp_path / "o"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, out / "store")
+    args = ["robustness", str(study), "--out", str(out), "--scheduler", "synchronous", "--no-progress", "--no-ns2"]
+    assert main(args) == 2
+    assert "store: is a symbolic link" in capsys.readouterr().err and list(elsewhere.iterdir()) == []
+    os.unlink(out / "store")
+    with Store(out / "store").writer():
+        assert main(args) == 2
+    assert "another process is writing to this store" in capsys.readouterr().err

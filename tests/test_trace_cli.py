@@ -166,7 +166,8 @@ def test_a_trace_that_does_not_fit_on_the_disk_fails_the_run_naming_the_path_and
                      "--set", "run.duration=20s"])
     err = capsys.readouterr().err
     assert code == 1, err
-    assert "No space left on device" in err and "trace.tr" in err and "tables were written" in err, err
+    assert "No space left on device" in err and f"{out / 'trace.tr'}:" in err and "tables were written" in err, err
+    assert str(out / "trace.tr") in json.loads((out / "meta.json").read_text())["trace"]["error"]
     assert (out / "flows.parquet").exists() and not (out / "trace.tr").exists()
     assert sorted(p.name for p in full_disk.iterdir()) == ["out"]   # no staged or partial trace left
 

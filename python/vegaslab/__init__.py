@@ -195,6 +195,8 @@ def load_scenario(path: str | os.PathLike) -> dict:
         return _toml.loads(text)
     except _toml.TOMLDecodeError as exc:
         raise ScenarioError(f"{p}: invalid TOML: {exc}") from None
+    except RecursionError:  # Python's parser recurses per level; the core's stops near 80
+        raise _file_error(p, "invalid TOML: arrays or tables nested too deep") from None
 
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -272,7 +274,7 @@ def format_override(key: str, value: Any) -> str:
     if isinstance(value, str):
         try:
             _toml.loads(f"v = {value}")
-        except _toml.TOMLDecodeError:
+        except (_toml.TOMLDecodeError, RecursionError):
             return f"{key}={value}"
         return f"{key}={json.dumps(value)}"
     return f"{key}={_toml_value(value)}"

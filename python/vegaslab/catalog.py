@@ -723,6 +723,7 @@ def reproduce(
     # resolving entries must not pay it. report never imports catalog, so this is no cycle.
     from . import report as report_mod
     from .outdir import check_output_dir
+    from .safe_io import make_dir
 
     t0 = time.perf_counter()
     out = Path(out)
@@ -731,6 +732,11 @@ def reproduce(
     names = list(ids) if ids else ([] if all_entries else list(DEFAULT_IDS))
     entries = resolve(names, directory, all_entries=all_entries)
     jobs_list = runner.plan(entries, quick=quick, seed=seed)
+    # The directories reproduce writes into, made (or found) as real directories before any
+    # run: a link planted as DIR/store or DIR/results is refused, never followed.
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("store", "results"):
+        make_dir(out, name)
     if echo:
         echo(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, {len(jobs_list)} runs"
              f"{' (quick)' if quick else ''}: {', '.join(e.id for e in entries)}")

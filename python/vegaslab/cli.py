@@ -678,13 +678,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args),
                                    trace_dir=staging)
             except vegaslab.TraceError as exc:  # the run stands: write it, then fail
-                res, trace_error = exc.results, exc
+                res, trace_error = exc.results, str(exc).replace(staging, str(out))
+                res.meta["trace"]["error"] = str(res.meta["trace"]["error"]).replace(staging, str(out))
             written = _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
                                       csv=args.csv)
     finally:
         ahead.join()
     if trace_error is not None:
-        _out.error(f"vegaslab: {_one_line(str(trace_error))} (the run's tables were written to {out}/)")
+        _out.error(f"vegaslab: {_one_line(trace_error)} (the run's tables were written to {out}/)")
         return 1
     wall_s = time.perf_counter() - t0
     _out.detail(f"wall time {wall_s:.2f} s, of which the simulation {res.meta.get('wall_time_s') or 0:.3g} s")
@@ -961,6 +962,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     from vegaslab import safe_io
     from vegaslab.outdir import check_output_dir
     from vegaslab.report_robustness import splice
+    from vegaslab.store import StoreError
 
     # Every study file is read and planned (the core resolves every run) before anything runs
     # or is written: a bad one stops the command with its file and field (exit 2).
@@ -977,6 +979,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
         directory = safe_io.make_dir(out, "robustness")
+        safe_io.make_dir(out, "store")  # a link planted as DIR/store is refused, not followed
     except safe_io.UnsafePathError as exc:
         _say(exc)
         return 2
@@ -1492,10 +1495,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         overrides.append(f"run.duration={args.duration}")
     report = bench(scenario, overrides, ns2=args.ns2, end_to_end=args.end_to_end, repeat=args.repeat, echo=_out.result)
     if args.out:
+        from vegaslab.safe_io import write_file
+
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "bench.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        _out.result(f"wrote {out / 'bench.json'}")
+        written = write_file(out, "bench.json", json.dumps(report, indent=2) + "\n")
+        _out.result(f"wrote {written}")
     return 0
 
 

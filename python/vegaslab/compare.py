@@ -10,6 +10,7 @@ throughput per flow and tabulates throughput, mean RTT and retransmissions with 
 from __future__ import annotations
 
 import html
+import io
 import math
 import os
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import pandas as pd
 
 from . import run as simulate
 from .results import Results
+from .safe_io import write_file
 from .testbed.stack import Stack
 
 
@@ -79,9 +81,10 @@ def _overlay(sim: Results, kern: Results, column: str, ylabel: str, path: Path, 
     ax.set_ylabel(ylabel)
     ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=110)
     plt.close(fig)
-    return path
+    return write_file(path.parent, path.name, png.getvalue())
 
 
 def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern: Results,
@@ -109,9 +112,7 @@ def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern:
     ).format(t=html.escape(title), table=shown.to_html(index=False, escape=True),
              stack=html.escape(", ".join(stack.changes()) or "Linux's defaults (SACK, delayed ACKs)"),
              imgs="".join(f'<p><img src="{p.name}" alt="{p.stem}"></p>' for p in figures))
-    path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+    return write_file(out, "index.html", page)
 
 
 def compare(scenario: str | os.PathLike, *, overrides=(), out: str | os.PathLike, stack: Stack = Stack()) -> Comparison:

@@ -1664,7 +1664,7 @@ FS_PLANT_PATHS: dict[str, list[str]] = {
     "sweep": [".lock", "store.json", "data", "_tmp", "_quarantine", "data/{commit}", "data/{commit}/_commit.json",
               "data/{commit}/flows.parquet", "data/planted", "sweep-failures.json", "throughput_bps-vs-limit.png",
               "_tmp/x"],
-    "reproduce": ["summary.md", "summary.csv", "index.html", "results", "results/tiny",
+    "reproduce": ["summary.md", "summary.csv", "index.html", "store", "results", "results/tiny",
                   "results/tiny/newreno/seed1", "results/tiny/newreno/seed1/job.json", "results/provenance.json",
                   "robustness", "robustness/tiny.json", "robustness/tiny-0.png", "robustness/other.json",
                   "store/.lock", "store/data", "store/data/{commit}/_commit.json", "store/store.json",

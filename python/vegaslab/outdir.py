@@ -73,8 +73,10 @@ def output_dir(path: str | os.PathLike) -> Iterator[Path]:
     """Yield an empty temporary directory beside ``path``; when the block ends without an
     exception, rename it to ``path`` (replacing an old run directory only now, when the new
     one is complete). On any exception, Ctrl-C included, the temporary directory is removed
-    and ``path`` is left as it was."""
-    target = Path(path)
+    and ``path`` is left as it was. A ``path`` that is a symbolic link (the user's own, to a
+    directory elsewhere) is resolved first, so the run directory is replaced where it points
+    and the link stays."""
+    target = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     check_output_dir(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

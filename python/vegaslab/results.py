@@ -376,10 +376,16 @@ class _TraceFile:
         if owned_dir is not None:
             weakref.finalize(self, shutil.rmtree, owned_dir, True)
 
+    def __copy__(self) -> "_TraceFile":
+        return self  # one file, shared: copies of a Results keep it alive together
+
+    def __deepcopy__(self, memo: dict) -> "_TraceFile":
+        return self
+
     def save(self, directory: Path, name: str) -> Path:
         """The trace as ``directory/name``, a new file (never replacing one, never through a
         link): a hard link when both are on one file system, else a copy."""
-        from .safe_io import create_new, plain_name
+        from .safe_io import create_new, open_regular, plain_name
 
         target = Path(directory) / plain_name(name, "meta.trace.file")
         try:
@@ -389,7 +395,7 @@ class _TraceFile:
             if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
                 raise
         fd, target = create_new(directory, name)
-        with os.fdopen(fd, "wb") as out, open(self.path, "rb") as src:
+        with os.fdopen(fd, "wb") as out, open_regular(self.path) as src:
             shutil.copyfileobj(src, out, 1 << 20)
         return target
 
@@ -521,9 +527,7 @@ class Results(_NotebookViews):
             _verify_tables(root, recorded)
         tables = {}
         for name, (_, columns) in TABLES.items():
-            file = root / f"{name}.parquet"
-            # Directories written before a table existed (e.g. ``udp``) read back empty.
-            tables[name] = _frame(pd.read_parquet(file) if file.exists() else None, columns)
+            tables[name] = _frame(_read_table(root / f"{name}.parquet"), columns)
         res = cls(meta=meta, **tables)
         trace = meta.get("trace")
         if isinstance(trace, dict) and isinstance(trace.get("file"), str):
@@ -944,6 +948,21 @@ def _stack(frames: list[pd.DataFrame], labels: list, names: tuple[str, ...],
         order = list(names) + list(documented)
         out = out[order + [c for c in out.columns if c not in order]]
     return out
+
+
+def _read_table(path: Path) -> "pd.DataFrame | None":
+    """A results table read back from a run directory, a regular file only (never through a
+    link, never waiting on a FIFO); None when absent (directories written before the table
+    existed, e.g. ``udp``, read back empty)."""
+    from .safe_io import ForeignFileError, open_regular
+
+    try:
+        with open_regular(path) as fh:
+            return pd.read_parquet(fh)
+    except FileNotFoundError:
+        return None
+    except ForeignFileError as exc:
+        raise InconsistentResultsError(str(exc)) from None
 
 
 def _verify_tables(root: Path, recorded: Any) -> None:

@@ -258,7 +258,7 @@ def _sets_seed(key: str, raw: str) -> bool:
         return False
     try:
         value = tomllib.loads(f"v = {raw.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return False
     return isinstance(value, dict) and "seed" in value
 
@@ -403,13 +403,19 @@ def load_study(path: str | os.PathLike) -> Study:
     factor on ``run.seed``, no duplicates. What needs the entry's scenario (the entry, claim
     and variants exist; the simulator accepts every level) is checked by :func:`plan`; both
     before anything runs."""
+    from . import ScenarioError, read_text_file
+
     path = Path(path)
     try:
-        doc = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise StudyError(f"{path}: cannot read: {exc}") from None
+        text = read_text_file(path)  # a bounded read; a directory or bad bytes named
+    except (OSError, ScenarioError) as exc:
+        raise StudyError(f"{path}: cannot read: {str(exc).removeprefix(f'{path}: ')}") from None
+    try:
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise StudyError(f"{path}: not TOML: {exc}") from None
+    except RecursionError:
+        raise StudyError(f"{path}: not TOML: arrays or tables nested too deep") from None
     t = doc.get("study")
     if not isinstance(t, dict) or set(doc) != {"study"}:
         raise _err(path, "study", "the file must hold one [study] table and nothing else")
@@ -1057,7 +1063,11 @@ def default_status(s: Mapping[str, Any]) -> str:
 def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
     """"How robust are the papers' conclusions?": the verdict table, then each study (as
     :func:`load_summaries` gives them, set-aside files included: named with the reason).
-    Written beside ``robustness/``, so figures are linked as ``robustness/<name>``."""
+    Written beside ``robustness/``, so figures are linked as ``robustness/<name>`` (plain
+    names, checked when read); every text from a study or a file read back is quoted inert
+    (:func:`vegaslab.report_table.md`)."""
+    from .report_table import md, md_cell, md_code
+
     studies = [s for s in summaries if "set_aside" not in s]
     lines = ["# How robust are the papers' conclusions?", "",
              "Each study takes one conclusion and varies, one at a time and in the pairs that matter, "
@@ -1072,32 +1082,35 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
                   f"{total:,.0f} s of compute ({total / 3600:.2f} CPU hours).", ""]
     for s in summaries:
         if "set_aside" in s:
-            lines.append(f"| {set_aside_name(s)} | set aside: {s['set_aside']} | – | – | – | – | – | **set aside** |")
+            lines.append(f"| {md_cell(set_aside_name(s))} | set aside: {md_cell(s['set_aside'])} | – | – | – | – | – | "
+                         "**set aside** |")
             continue
-        lines.append(f"| {s['entry']} | {s['conclusion']} | {s.get('figure_label') or '–'} | {default_cell(s)} | "
-                     f"{ns2_cell(s)} | {study_cell(s)} | {default_status(s)} | **{s['verdict']}** |")
+        cells = (s["entry"], s["conclusion"], s.get("figure_label") or "–", default_cell(s), ns2_cell(s),
+                 study_cell(s), default_status(s))
+        lines.append("| " + " | ".join(md_cell(c) for c in cells) + f" | **{md_cell(s['verdict'])}** |")
     for s in summaries:
         if "set_aside" in s:
-            lines += ["", f"## {set_aside_name(s)}: set aside", "",
-                      f"Not shown: {s['set_aside']}."]
+            lines += ["", f"## {md(set_aside_name(s))}: set aside", "",
+                      f"Not shown: {md(s['set_aside'])}."]
             continue
-        lines += ["", f"## {s['entry']}: {s['conclusion']}", "", s.get("sentence", ""), "",
+        lines += ["", f"## {md(s['entry'])}: {md(s['conclusion'])}", "", md(s.get("sentence", "")), "",
                   f"{s.get('runs', 0)} runs, {s.get('compute_s', 0):.0f} s of compute (the runs' wall times); "
                   f"{s.get('computed', 0)} computed in the last call, in {s.get('wall_s', 0):.0f} s.", "",
-                  f"ns-2.35 at the default point: {ns2_cell(s)}.", "",
+                  f"ns-2.35 at the default point: {md(ns2_cell(s))}.", "",
                   "| point | holds in | 95% interval | status | figure (mean, seeds' range) |",
                   "|---|---|---|---|---|"]
         for p in s.get("points", []):
             lo, hi = p["interval"]
             v = p.get("values") or []
             fig = "–" if not v else f"{fmt(sum(v) / len(v))} ({fmt(min(v))}-{fmt(max(v))})"
-            lines.append(f"| {p['label']} | {p['holds']}/{p['seeds']} | {lo:.2f}-{hi:.2f} | {p['status']} | {fig} |")
+            lines.append(f"| {md_cell(p['label'])} | {p['holds']}/{p['seeds']} | {lo:.2f}-{hi:.2f} | "
+                         f"{md_cell(p['status'])} | {fig} |")
             for e in p.get("errors", [])[:3]:
-                lines.append(f"|  | error: {e} |  |  |  |")
+                lines.append(f"|  | error: {md_cell(e)} |  |  |  |")
         for name in s.get("figures", []):
-            lines += ["", f"![{s['entry']}](robustness/{name})"]
+            lines += ["", f"![{md(s['entry'])}](robustness/{name})"]
         for f in s.get("refused_figures", []):
-            lines += ["", f"Figure {f['name']} not shown: {f['reason']}."]
+            lines += ["", f"Figure {md_code(f['name'])} not shown: {md(f['reason'])}."]
     return "\n".join(lines) + "\n"
 
 

@@ -144,11 +144,11 @@ def make_dirs(root: str | os.PathLike, *names: str) -> Path:
     return path
 
 
-def create_new(directory: str | os.PathLike, name: str, mode: int = 0o644) -> tuple[int, Path]:
+def create_new(directory: str | os.PathLike, name: str, mode: int = 0o666) -> tuple[int, Path]:
     """Create ``directory/name`` as a new, empty regular file and return its descriptor (open
     for writing) and path: ``O_CREAT | O_EXCL | O_NOFOLLOW``, so an existing file, a planted
     symbolic link (even a dangling one) or a FIFO there is an error (``FileExistsError``),
-    never opened."""
+    never opened. ``mode`` is narrowed by the umask, as for any new file."""
     path = Path(directory) / _component(name)
     return os.open(path, _OPEN_NEW, mode), path
 
@@ -169,7 +169,7 @@ def write_file(directory: str | os.PathLike, name: str, data: bytes | str, *, fs
     else:
         if stat.S_ISDIR(st.st_mode):
             raise UnsafePathError(f"{target}: is a directory, not a file vegaslab wrote; move it away")
-    fd, tmp = create_new(directory, f".{name}.{uuid.uuid4().hex[:12]}.tmp")
+    fd, tmp = create_new(directory, f".vegaslab-{uuid.uuid4().hex[:12]}.tmp")  # short: any plain name fits
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -201,6 +201,10 @@ def open_lock(directory: str | os.PathLike, name: str = ".lock") -> int:
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise UnsafePathError(f"{path}: is {_describe(st.st_mode)}, not the lock file vegaslab makes; remove it")
+    if st.st_nlink != 1:  # a hard link to a file elsewhere: writing the holder would change it
+        os.close(fd)
+        raise UnsafePathError(f"{path}: has {st.st_nlink} hard links, so it is not the lock file vegaslab makes; "
+                              "remove it")
     return fd
 
 
@@ -335,9 +339,10 @@ def check_schema(value: Any, schema: Mapping[str, Any], path: str | os.PathLike)
     else :class:`ForeignFileError` naming the first mismatch and where it is."""
     import jsonschema
 
-    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(value), key=lambda e: list(e.absolute_path))
-    if errors:
-        e = errors[0]
+    # The first error only: a planted file of millions of bad items must not make an error
+    # object each (the iteration is lazy and in the schema's order, so deterministic).
+    e = next(iter(jsonschema.Draft202012Validator(schema).iter_errors(value)), None)
+    if e is not None:
         where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in e.absolute_path).lstrip(".") or "the document"
         message = e.message if len(e.message) <= 200 else e.message[:200] + "..."
         raise ForeignFileError(path, f"not a file vegaslab wrote: {where}: {message}")

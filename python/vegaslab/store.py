@@ -897,6 +897,9 @@ class Store:
                 return None, f"{f}: {getattr(exc, 'reason', None) or exc}"
             if digest != meta["sha256"]:
                 return None, f"{f}: SHA-256 differs from the one in {_COMMIT_FILE} (corrupted or replaced)"
+            why = _table_problem(f)
+            if why:
+                return None, f"{f}: {why}"
         extra = sorted(p.name for p in d.iterdir() if p.name != _COMMIT_FILE and p.name not in files)
         if extra:
             return None, f"{d}: holds files its {_COMMIT_FILE} does not list ({', '.join(extra[:3])})"
@@ -960,9 +963,12 @@ class Store:
                     name = f"{table}.parquet"
                     if not own or name not in c.files:
                         continue
-                    t = _upgrade_table(_read_parquet(c.path / name), c)
-                    if len(own) != len(c.runs):
-                        t = t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(own, pa.string())))
+                    try:
+                        t = _upgrade_table(_read_parquet(c.path / name), c)
+                        if len(own) != len(c.runs):
+                            t = t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(own, pa.string())))
+                    except _UNREADABLE as exc:
+                        raise _unreadable(c, exc) from None
                     parts.append(t)
                 break
             except FileNotFoundError:
@@ -973,7 +979,11 @@ class Store:
                                      f"({_RESCANS} times: compactions in quick succession); read again") from None
         if not parts:
             return pa.table({"run_key": pa.array([], pa.string()), "seed": pa.array([], pa.int64())})
-        t = pa.concat_tables(parts, promote_options="permissive")
+        try:
+            t = pa.concat_tables(parts, promote_options="permissive")
+        except _UNREADABLE as exc:  # commits whose columns cannot be unified
+            raise StoreError(f"{self.path}: the commits' {table} tables do not fit together ({type(exc).__name__}: "
+                             f"{' '.join(str(exc).split())[:200]}); a commit was not written by vegaslab") from None
         t = t.append_column("__row", pa.array(range(t.num_rows), pa.int64()))
         return t.sort_by([("run_key", "ascending"), ("__row", "ascending")]).drop_columns(["__row"])
 
@@ -1033,60 +1043,63 @@ class Store:
 
         out: dict[str, Results] = {}
         for c in self.commits():
-            if not any(k in wanted and k not in out for k in c.runs):
-                continue
-            rows = {row["run_key"]: row for row in _upgrade_table(_read_parquet(c.path / "runs.parquet"), c).to_pylist()
-                    if row["run_key"] in wanted and row["run_key"] not in out}
-            layouts = {k: _upgrade_layout(json.loads(row["layout"]), c) if isinstance(row.get("layout"), str) else None
-                       for k, row in rows.items()}
-            # A run whose parameter is named like a column the core wrote had that column
-            # replaced (see the module docstring): it cannot give back the core's numbers.
-            own = {k for k, lay in layouts.items() if not (lay and lay.get("shadowed"))}
-            if not own:
-                continue
-            front = {"run_key", "seed", *c.params}
-            parts: dict[str, dict[str, list[pd.DataFrame]]] = {name: {} for name in RESULT_TABLES}
-            for name in RESULT_TABLES:
-                if f"{name}.parquet" not in c.files:
+            try:
+                if not any(k in wanted and k not in out for k in c.runs):
                     continue
-                t = _upgrade_table(_read_parquet(c.path / f"{name}.parquet"), c)
-                # A run's rows are contiguous: cut where the (dictionary-encoded) key changes.
-                encoded = t.column("run_key").combine_chunks().dictionary_encode()
-                codes = encoded.indices.to_numpy(zero_copy_only=False)
-                names = encoded.dictionary.to_pylist()
-                starts = np.concatenate(([0], np.flatnonzero(np.diff(codes)) + 1)) if len(codes) else np.array([], int)
-                ends = np.append(starts[1:], len(codes))
-                for start, end in zip(starts.tolist(), ends.tolist()):
-                    key = names[codes[start]]
-                    if key not in own:
+                rows = {row["run_key"]: row for row in _upgrade_table(_read_parquet(c.path / "runs.parquet"), c).to_pylist()
+                        if row["run_key"] in wanted and row["run_key"] not in out}
+                layouts = {k: _upgrade_layout(_json_cell(row["layout"], c), c) if isinstance(row.get("layout"), str) else None
+                           for k, row in rows.items()}
+                # A run whose parameter is named like a column the core wrote had that column
+                # replaced (see the module docstring): it cannot give back the core's numbers.
+                own = {k for k, lay in layouts.items() if not (lay and lay.get("shadowed"))}
+                if not own:
+                    continue
+                front = {"run_key", "seed", *c.params}
+                parts: dict[str, dict[str, list[pd.DataFrame]]] = {name: {} for name in RESULT_TABLES}
+                for name in RESULT_TABLES:
+                    if f"{name}.parquet" not in c.files:
                         continue
-                    piece = t.slice(start, end - start)
-                    lay = layouts[key]
-                    # Exactly the run's own columns, in the core's order: a commit's table is
-                    # the union of its runs' columns (another algorithm's variables are null).
-                    keep = (lay["columns"].get(name, []) if lay else
-                            [n for n in piece.column_names if n not in front])
-                    parts[name].setdefault(key, []).append(piece.select(keep).to_pandas())
-            for key in own:
-                row = rows[key]
-                meta = json.loads(row["meta"]) if isinstance(row.get("meta"), str) else {}
-                if row.get("sim_wall_s") is not None and not math.isnan(row["sim_wall_s"]):
-                    meta["wall_time_s"] = float(row["sim_wall_s"])  # stored apart (see run_row)
-                elif meta.get("wall_time_s", 0) is None:
-                    del meta["wall_time_s"]
-                meta["provenance"] = {
-                    "format": int(row["provenance_format"]), "source": row["source"],
-                    "overrides": [str(o) for o in row["overrides"]], "seed": int(row["seed"]),
-                    "scenario_sha256": row["scenario_sha256"], "vegaslab_version": row["vegaslab_version"],
-                    "core_version": row["core_version"], "source_revision": row["source_revision"],
-                    "command": row["command"], "scenario": json.loads(row["scenario"]),
-                }
-                tables = {}
-                for name, (_, columns) in RESULT_TABLES.items():
-                    got = parts[name].get(key)
-                    df = None if not got else (got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
-                    tables[name] = _frame(df, columns)
-                out[key] = Results(meta=meta, **tables)
+                    t = _upgrade_table(_read_parquet(c.path / f"{name}.parquet"), c)
+                    # A run's rows are contiguous: cut where the (dictionary-encoded) key changes.
+                    encoded = t.column("run_key").combine_chunks().dictionary_encode()
+                    codes = encoded.indices.to_numpy(zero_copy_only=False)
+                    names = encoded.dictionary.to_pylist()
+                    starts = np.concatenate(([0], np.flatnonzero(np.diff(codes)) + 1)) if len(codes) else np.array([], int)
+                    ends = np.append(starts[1:], len(codes))
+                    for start, end in zip(starts.tolist(), ends.tolist()):
+                        key = names[codes[start]]
+                        if key not in own:
+                            continue
+                        piece = t.slice(start, end - start)
+                        lay = layouts[key]
+                        # Exactly the run's own columns, in the core's order: a commit's table is
+                        # the union of its runs' columns (another algorithm's variables are null).
+                        keep = (lay["columns"].get(name, []) if lay else
+                                [n for n in piece.column_names if n not in front])
+                        parts[name].setdefault(key, []).append(piece.select(keep).to_pandas())
+                for key in own:
+                    row = rows[key]
+                    meta = _json_cell(row["meta"], c) if isinstance(row.get("meta"), str) else {}
+                    if row.get("sim_wall_s") is not None and not math.isnan(row["sim_wall_s"]):
+                        meta["wall_time_s"] = float(row["sim_wall_s"])  # stored apart (see run_row)
+                    elif meta.get("wall_time_s", 0) is None:
+                        del meta["wall_time_s"]
+                    meta["provenance"] = {
+                        "format": int(row["provenance_format"]), "source": row["source"],
+                        "overrides": [str(o) for o in row["overrides"]], "seed": int(row["seed"]),
+                        "scenario_sha256": row["scenario_sha256"], "vegaslab_version": row["vegaslab_version"],
+                        "core_version": row["core_version"], "source_revision": row["source_revision"],
+                        "command": row["command"], "scenario": _json_cell(row["scenario"], c),
+                    }
+                    tables = {}
+                    for name, (_, columns) in RESULT_TABLES.items():
+                        got = parts[name].get(key)
+                        df = None if not got else (got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
+                        tables[name] = _frame(df, columns)
+                    out[key] = Results(meta=meta, **tables)
+            except _UNREADABLE as exc:
+                raise _unreadable(c, exc) from None
         return out
 
     # ------------------------------------------------------------------ writing
@@ -1166,6 +1179,52 @@ def _read_verified(path: Path, meta: Mapping[str, Any]) -> "pa.Table | None":
     if len(data) != meta.get("bytes") or hashlib.sha256(data).hexdigest() != meta.get("sha256"):
         return None
     return pq.ParquetFile(pa.BufferReader(data)).read()
+
+
+#: What reading a verified commit's tables back may raise when their content is not what
+#: vegaslab writes (a copied or downloaded store whose checksums were written to match).
+_UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError, NotImplementedError, RecursionError,
+               ForeignFileError)
+
+
+def _unreadable(c: "Commit", exc: BaseException) -> StoreError:
+    """The error for a commit whose tables cannot be read back: names it and the way out."""
+    return StoreError(f"{c.path}: its tables cannot be read back ({type(exc).__name__}: "
+                      f"{' '.join(str(exc).split())[:200]}); it was not written by vegaslab, or is damaged: move it "
+                      "out of data/ and run again")
+
+
+def _json_cell(text: str, c: "Commit") -> Any:
+    """A JSON text stored in a ``runs`` table cell, parsed with the read-back rule's depth
+    limit (:func:`vegaslab.safe_io.parse_json`)."""
+    from .safe_io import parse_json
+
+    return parse_json(text, c.path / "runs.parquet")
+
+
+def _table_problem(path: Path) -> str:
+    """Why ``path`` is not a table of a store (its Parquet footer only: the checksums say the
+    bytes are the ones the commit lists, this says they are a table vegaslab could have
+    written: every table starts with ``run_key`` and ``seed``), or ""."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with open_regular(path) as fh:
+            schema = pq.read_schema(fh)
+    except (OSError, ForeignFileError, pa.ArrowException) as exc:
+        return f"not a Parquet table ({' '.join(str(exc).split())[:200]})"
+    for name, kind in (("run_key", pa.string()), ("seed", pa.int64())):
+        i = schema.get_field_index(name)
+        if i < 0 or not schema.field(i).type.equals(kind):
+            return f"not a table of a vegaslab store (no {kind} column {name!r})"
+    return ""
+
+
+def _quarantine_name(entry: str) -> str:
+    """A plain name for the quarantine directory of ``data/<entry>``: its letters, digits,
+    ``_`` and ``-`` (any name may stand in ``data/``: ``.ipynb_checkpoints``, 250 characters)."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "_", entry).strip("_")[:64] or "entry"
 
 
 def _run_label(row: Mapping[str, Any], params: Mapping[str, str]) -> str:
@@ -1262,9 +1321,9 @@ class StoreWriter:
         for b in broken:
             # A directory of our own per broken commit: the commit (or a planted link, moved
             # as the link itself) inside it, and why beside it.
-            dest = make_dirs(root, "_quarantine", f"{b.id}-{uuid.uuid4().hex[:6]}")
-            os.rename(b.path, dest / b.id)
-            write_file(dest, "REASON.txt", b.reason + "\n")
+            dest = make_dirs(root, "_quarantine", f"{_quarantine_name(b.id)}-{uuid.uuid4().hex[:6]}")
+            os.rename(b.path, dest / "commit")
+            write_file(dest, "REASON.txt", f"data/{b.id}: {b.reason}\n")
             self.quarantined.append(b)
 
     def _retire(self, paths: Iterable[Path]) -> None:

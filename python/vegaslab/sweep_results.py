@@ -94,7 +94,7 @@ def load_sweep(scenario: Any, overrides: Any = ()) -> _Sweep:
     text, source = _scenario_source(scenario)
     try:
         has_sweep = "sweep" in tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         has_sweep = True  # let the core report the syntax error, with its position
     if not has_sweep:
         raise ScenarioError(f"{source}: has no [sweep] table, so there is nothing to sweep; add a [sweep] table "
