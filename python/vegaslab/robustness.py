@@ -411,12 +411,15 @@ def plan(study: Study, catalog: str | os.PathLike | None = None) -> Plan:
 def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.PathLike | None = None,
               n_jobs: int | None = None, scheduler: Any = None, progress: bool = False,
               run_fn: Callable | None = None) -> StudyResult:
-    """Plan, run what the store lacks, and judge the claim at every point and seed."""
+    """Plan, run what the store lacks, and judge the claim at every point and seed. Ctrl-C
+    keeps the finished runs in the store and raises ``KeyboardInterrupt``."""
     from .claims import ClaimError, ClaimSkipped, RunSet, evaluate, measure
     from .runner import execute, load
 
     p = plan(study, catalog)
     ex = execute(p.jobs, store_dir, n_jobs=n_jobs, scheduler=scheduler, progress=progress, run_fn=run_fn)
+    if ex.interrupted:  # the finished runs are committed; the claim is judged on the next run
+        raise KeyboardInterrupt
     results = load(store_dir, [o.job.key for o in ex.outcomes.values() if o.status != "failed"])
     outcome = ex.outcomes
     per: dict[tuple[int, int], dict[str, Any]] = {}
