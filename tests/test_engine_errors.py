@@ -259,8 +259,8 @@ def _log_in_worker(message: str) -> None:
 
 
 def test_an_embedded_workers_heartbeat_error_is_dropped_and_its_other_errors_are_printed(no_env_scheduler, capfd):
-    # Dask's shutdown race: a heartbeat in flight as the cluster closes was printed, with its
-    # CommClosedError traceback, after a Ctrl-C. The workers write to this process's stderr.
+    # Dask's shutdown race: a heartbeat in flight as the cluster closes logs this error, with
+    # its CommClosedError traceback, after a Ctrl-C. The workers write to this process's stderr.
     with engine._client(None, 1, None) as (client, _):
         client.run(_log_in_worker, "Failed to communicate with scheduler during heartbeat.")
         client.run(_log_in_worker, "some other worker error")

@@ -1,7 +1,7 @@
 """The ``vegaslab`` command line: run | sweep | reproduce | bench.
 
 Every subcommand has ``--help`` with examples. Exit status: 0 ok, 1 simulation failed,
-2 bad input (scenario, file, arguments, output directory).
+2 bad input (scenario, file, arguments, output directory), 130 interrupted (Ctrl-C).
 
 Errors are one line on stderr, ``vegaslab: <file or option>: <what is wrong>``, never a Python
 traceback (set ``VEGASLAB_DEBUG=1`` to get one for an unexpected error); a usage error prints
