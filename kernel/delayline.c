@@ -7,6 +7,7 @@
 //
 //   vl-delayline --dev TUN [--pair SRC,DST,DELAY_NS]... [--default-delay NS]
 //                [--change AT_NS,SRC,DST,DELAY_NS]... [--pool-packets N] [--ready-fd N]
+//                [--parent-pid PID]
 //
 // Decisions, and why:
 // - One FIFO per address pair (and one for packets that match no rule): packets of a pair are
@@ -44,6 +45,15 @@
 //   lossy delay line would corrupt every experiment on top of it.
 // - Signals are blocked except inside ppoll, so SIGTERM/SIGINT end the loop between packets
 //   and the program exits 0 after a line of counters on stderr.
+// - It ends with the process that started it (--parent-pid, the testbed's own pid): a parent-death
+//   signal (PR_SET_PDEATHSIG, prctl(2)) sends it SIGTERM when that process ends, even by
+//   SIGKILL, so a killed testbed leaves no delay line running. It is set here, after the last
+//   execve (`ip netns exec` execs this program in the same process, whose parent stays the
+//   testbed), because an execve of a set-user-ID program or one with file capabilities clears
+//   it. prctl(2) ties it to the parent *thread*: the thread that started the program must live
+//   as long as the delay line should (the testbed starts it from the thread that enters its
+//   Network, which lives until the network is torn down). A parent that ended before the prctl
+//   shows as getppid() naming another process; then the program exits at once.
 // - Ready: once the TUN is attached, "ready START_NS" (CLOCK_MONOTONIC nanoseconds of time 0
 //   of the --change schedule) goes to stdout, and to --ready-fd N if given.
 #define _GNU_SOURCE
@@ -200,8 +210,19 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: " PROG " --dev TUN [--pair SRC,DST,DELAY_NS]... [--default-delay NS]\n"
-		"       [--change AT_NS,SRC,DST,DELAY_NS]... [--pool-packets N] [--ready-fd N]\n");
+		"       [--change AT_NS,SRC,DST,DELAY_NS]... [--pool-packets N] [--ready-fd N]\n"
+		"       [--parent-pid PID]\n");
 	exit(2);
+}
+
+// SIGTERM when the thread that started this process ends (see the top of the file); exit 1 if
+// the process `parent` has already ended.
+static void end_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) != 0)
+		die("cannot ask for a parent-death signal: %s", strerror(errno));
+	if (getppid() != parent)
+		die("the process that started it (pid %d) has already ended", (int)parent);
 }
 
 static int open_tun(const char *name)
@@ -331,6 +352,7 @@ int main(int argc, char **argv)
 {
 	const char *dev = NULL;
 	int ready_fd = -1;
+	pid_t parent = 0;
 	uint64_t pool_packets = DEFAULT_POOL;
 	changes = calloc((size_t)argc, sizeof *changes);
 	if (!changes)
@@ -342,7 +364,7 @@ int main(int argc, char **argv)
 			const char *opt = argv[a];
 			int known = !strcmp(opt, "--dev") || !strcmp(opt, "--pair") || !strcmp(opt, "--change") ||
 				    !strcmp(opt, "--default-delay") || !strcmp(opt, "--ready-fd") ||
-				    !strcmp(opt, "--pool-packets");
+				    !strcmp(opt, "--pool-packets") || !strcmp(opt, "--parent-pid");
 			if (!known) {
 				if (!strcmp(opt, "--help") || !strcmp(opt, "-h"))
 					usage();
@@ -360,6 +382,11 @@ int main(int argc, char **argv)
 				default_delay_ns = parse_u64(val, "--default-delay");
 			} else if (pass == 1 && !strcmp(opt, "--ready-fd")) {
 				ready_fd = (int)parse_u64(val, "--ready-fd");
+			} else if (pass == 1 && !strcmp(opt, "--parent-pid")) {
+				uint64_t pid = parse_u64(val, "--parent-pid");
+				if (pid < 1 || pid > INT32_MAX)
+					die("--parent-pid: must be a process id from 1 to %d, got %s", INT32_MAX, val);
+				parent = (pid_t)pid;
 			} else if (pass == 1 && !strcmp(opt, "--pool-packets")) {
 				pool_packets = parse_u64(val, "--pool-packets");
 				if (pool_packets < 1 || pool_packets > 10000000)
@@ -387,6 +414,8 @@ int main(int argc, char **argv)
 	}
 	if (!dev)
 		usage();
+	if (parent)
+		end_with_parent(parent);
 	qsort(changes, n_changes, sizeof *changes, cmp_change);
 
 	pool_size = (uint32_t)pool_packets;

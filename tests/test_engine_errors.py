@@ -250,3 +250,20 @@ def test_nanny_errors_about_an_interrupted_worker_are_dropped_and_others_kept():
     assert not engine._drop_interrupt_noise(record("Failed while trying to start worker", asyncio.CancelledError()))
     assert not engine._drop_interrupt_noise(record("Traceback ...\nKeyboardInterrupt"))
     assert engine._drop_interrupt_noise(record("Failed to start worker", OSError("no space left")))
+
+
+def _log_in_worker(message: str) -> None:
+    import logging
+
+    logging.getLogger("distributed.worker").error(message)
+
+
+def test_an_embedded_workers_heartbeat_error_is_dropped_and_its_other_errors_are_printed(no_env_scheduler, capfd):
+    # Dask's shutdown race: a heartbeat in flight as the cluster closes logs this error, with
+    # its CommClosedError traceback, after a Ctrl-C. The workers write to this process's stderr.
+    with engine._client(None, 1, None) as (client, _):
+        client.run(_log_in_worker, "Failed to communicate with scheduler during heartbeat.")
+        client.run(_log_in_worker, "some other worker error")
+    err = capfd.readouterr().err
+    assert "some other worker error" in err
+    assert "heartbeat" not in err, err

@@ -522,12 +522,42 @@ def test_a_signal_to_the_owner_removes_its_network_before_it_exits(sig):
     assert _leftovers(tag) == []
 
 
+def _ended_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while tbnet.process_start(pid) is not None:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def test_the_delay_line_ends_within_two_seconds_when_its_owner_is_sigkilled():
+    p, tag, delayline = _owner()
+    try:
+        assert tbnet.process_start(delayline) is not None
+        p.kill()  # no handler runs: only the kernel can tell the delay line
+        p.wait()
+        assert _ended_within(delayline, 2.0), _leftovers(tag)
+    finally:
+        tbnet.remove_stale()  # the namespaces stay until the next start; removed here
+    assert _leftovers(tag) == []
+
+
+def test_the_delay_line_exits_at_once_when_the_process_it_should_end_with_has_already_ended():
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    p = subprocess.run([str(tbnet.DELAYLINE), "--dev", "lo", "--parent-pid", str(gone.pid)], capture_output=True,
+                       text=True, timeout=10)
+    assert p.returncode == 1
+    assert f"the process that started it (pid {gone.pid}) has already ended" in p.stderr
+
+
 def test_the_next_network_removes_what_a_sigkilled_owner_left_behind():
     p, tag, delayline = _owner()
     p.kill()
     p.wait()
     left = _leftovers(tag)
-    assert any(x.startswith("namespace") for x in left) and tbnet.process_start(delayline) is not None, left
+    assert any(x.startswith("namespace") for x in left), left
     with _path(5, 10e6):
         assert _leftovers(tag) == []
         assert tbnet.process_start(delayline) is None

@@ -709,9 +709,9 @@ def reproduce(
     Returns the comparison table (:data:`REPRODUCE_COLUMNS`; a failed run is a row with
     metric ``"(run failed)"`` and the error in ``note``). ``table.attrs`` holds ``runs``
     (counts: ran, cached = found in the store, failed, total), ``verdicts`` (one dict per
-    claim), ``wall_s`` and ``interrupted``. A failing run does not stop the others; Ctrl-C
-    stops the engine, keeps the finished runs in the store, writes the report of what
-    finished and re-raises.
+    claim) and ``wall_s``. A failing run does not stop the others. Ctrl-C stops the engine
+    within seconds, keeps the finished runs in the store and raises ``KeyboardInterrupt``
+    without writing a report (the next call computes only what is missing, then writes it).
 
     ``out`` and ``seed`` are checked before anything runs (:class:`vegaslab.outdir.OutputDirError`,
     :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.engine.run_payload` in the
@@ -742,6 +742,11 @@ def reproduce(
              f"{' (quick)' if quick else ''}: {', '.join(e.id for e in entries)}")
     execution = runner.execute(jobs_list, out / "store", n_jobs=jobs, scheduler=scheduler,
                                progress=(echo is not None) if progress is None else progress, run_fn=run_fn)
+    if execution.interrupted:
+        # The finished runs are committed; reading them back for a partial report would take
+        # ~40 ms a run, more than the few seconds a Ctrl-C may take. The run of the same
+        # command that finishes them writes the report.
+        raise KeyboardInterrupt
     finished = runner.load(out / "store", [o.job.key for o in execution.outcomes.values() if o.status != "failed"])
     runner.unreadable_fail(execution, finished, out / "store")
     runner.export(finished, execution.per_job, out / "results")
@@ -764,7 +769,4 @@ def reproduce(
         {"entry": eid, "text": v.text, "expr": v.expr, "status": v.status, "detail": v.detail}
         for eid, vs in built.verdicts.items() for v in vs]
     table.attrs["wall_s"] = time.perf_counter() - t0
-    table.attrs["interrupted"] = execution.interrupted
-    if execution.interrupted:
-        raise KeyboardInterrupt
     return table

@@ -1,7 +1,7 @@
 """The ``vegaslab`` command line: run | sweep | reproduce | bench.
 
 Every subcommand has ``--help`` with examples. Exit status: 0 ok, 1 simulation failed,
-2 bad input (scenario, file, arguments, output directory).
+2 bad input (scenario, file, arguments, output directory), 130 interrupted (Ctrl-C).
 
 Errors are one line on stderr, ``vegaslab: <file or option>: <what is wrong>``, never a Python
 traceback (set ``VEGASLAB_DEBUG=1`` to get one for an unexpected error); a usage error prints
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 import vegaslab
-from vegaslab import MAX_SEED, ScenarioError, VegaslabError
+from vegaslab import MAX_SEED, ScenarioError, VegaslabError, interrupts
 
 #: Monitors ``vegaslab run`` switches on for its plots when the scenario (with its ``--set``
 #: overrides) leaves them unset; the queue plot's default is :func:`_bottleneck_queues`.
@@ -43,6 +43,8 @@ PLOT_MONITORS = ("monitor.cwnd=true", "monitor.throughput=true")
 #: Exit status after stdout was closed under a command that had not finished printing (the
 #: status a shell reports for a process ended by SIGPIPE, 128 + 13).
 EXIT_BROKEN_PIPE = 141
+#: Exit status after Ctrl-C (SIGINT; 128 + 2, as a shell reports a process it ended).
+EXIT_INTERRUPTED = interrupts.EXIT_INTERRUPTED
 #: The benchmark scenario, relative to the built-in catalog (vegaslab/catalog_data/).
 BENCH_SCENARIO = "bench/grids-net2.toml"
 BOTTLENECK = "R1->R2"
@@ -917,7 +919,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
           f"in {ex.wall_s:.1f} s ({ex.executor}); store: {out}")
     if ex.interrupted:  # as for reproduce: the finished runs are stored, the rest is not an error
         _out.error(f"vegaslab: interrupted; {ex.ran} finished runs are stored, run the same command to go on")
-        return 130
+        return EXIT_INTERRUPTED
     seen: set[str] = set()
     for o in ex.outcomes:
         if o.status == "failed":
@@ -1508,9 +1510,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``vegaslab`` command; returns the exit status."""
-    parser = build_parser()
+    """Entry point of the ``vegaslab`` command; returns the exit status.
+
+    Ctrl-C anywhere in the command ends it with :data:`EXIT_INTERRUPTED` (130) and one line,
+    ``vegaslab: interrupted``: also when the ``KeyboardInterrupt`` was dropped on the way (a
+    Ctrl-C the command saw, :func:`vegaslab.interrupts.command`, is 130 whatever the
+    subcommand returned) and when it came while arguments were parsed."""
     _out.reset()
+    with interrupts.command() as ctrl_c:
+        try:
+            code = _main(argv)
+        except KeyboardInterrupt:
+            code = _interrupted()
+        if ctrl_c.is_set() and code != EXIT_INTERRUPTED:
+            code = _interrupted()
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error (already printed)
@@ -1527,6 +1545,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if _out.json and not _out.documented:  # a script still gets a document to parse
         _out.document({"command": args.command, "error": _out.last_error, "exit_status": code})
     return code
+
+
+def _interrupted() -> int:
+    """Say "interrupted" (once per command) and return its exit status."""
+    if not (_out.last_error or "").startswith("interrupted"):
+        _out.error("vegaslab: interrupted")
+    return EXIT_INTERRUPTED
 
 
 def _dispatch(args: argparse.Namespace) -> int:
@@ -1546,8 +1571,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         _silence(sys.stdout)
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
-        _out.error("vegaslab: interrupted")
-        return 130
+        return _interrupted()
     except OSError as exc:  # e.g. the disk filled up while writing results
         where = f"{exc.filename}: " if exc.filename else ""
         _out.error(f"vegaslab: {where}{exc.strerror or exc}")
@@ -1585,10 +1609,17 @@ def entry() -> None:
     as the Python docs recommend for SIGPIPE: stdout is pointed at /dev/null and no traceback
     is printed. :class:`_Console` does so where the command prints, and the command finishes
     (exit 0); a ``BrokenPipeError`` from anywhere else (argparse's help, the final flush)
-    ends it here with 141, the status of a process ended by SIGPIPE."""
+    ends it here with 141, the status of a process ended by SIGPIPE.
+
+    Ctrl-C: besides :func:`main`'s handling, the ``vegaslab`` program arms
+    :func:`vegaslab.interrupts.enable_watchdog`, a last resort that ends a process still running
+    :data:`vegaslab.interrupts.WATCHDOG_S` seconds after the first Ctrl-C with 130."""
     try:
+        interrupts.enable_watchdog()
         code = main()
         sys.stdout.flush()
+    except KeyboardInterrupt:  # a Ctrl-C just before or after main's own handling
+        code = _interrupted()
     except BrokenPipeError:
         _silence(sys.stdout)
         code = EXIT_BROKEN_PIPE
@@ -1596,7 +1627,7 @@ def entry() -> None:
         code = 1
     try:
         sys.stderr.flush()
-    except (OSError, ValueError):
+    except (OSError, ValueError, KeyboardInterrupt):
         pass
     os._exit(code)
 

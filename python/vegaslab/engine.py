@@ -58,7 +58,11 @@ What was decided, and why (issue 8):
   first instruction: :func:`_sigint_blocked_in_new_threads`) and ignore it once Dask runs
   (the preload :mod:`vegaslab._dask_worker`, which each nanny also gives the workers it
   restarts), and the nanny's errors about interrupted
-  workers are dropped, so the user sees only the client's "interrupted". A worker busy in a
+  workers are dropped, so the user sees only the client's "interrupted". In this process
+  SIGINT is deferred (:mod:`vegaslab.interrupts`) from the store's lock to the cluster's end:
+  it is recorded, and the loop that collects results stops at its next turn (every 5 ms), so
+  no ``KeyboardInterrupt`` is raised inside a Dask call, a commit or the embedded scheduler's
+  gc callback (where Python would drop it, and the command would run on to its end). A worker busy in a
   run then ends when the cluster closes: the nanny asks it to stop and kills it after 4 s.
 - **Errors before work.** A scheduler address that cannot be one (``scheme://host:port``,
   checked with Dask's parser) is an :class:`EngineError` naming ``scheduler`` or
@@ -84,12 +88,12 @@ import tempfile
 import threading
 import time
 import traceback
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from . import VegaslabError
+from . import VegaslabError, interrupts
 from .store import (
     PreparedRun,
     RunSpec,
@@ -187,6 +191,34 @@ def _worker_name() -> str:
         return f"{socket.gethostname()}:pid{os.getpid()}"
 
 
+class WorkerClosing(Exception):
+    """Raised (through the core's progress callback) to end a run whose worker is closing."""
+
+
+def _end_when_worker_closes() -> Callable[[float, float], None] | None:
+    """A progress callback for the core (called every 0.2 s of a run) that ends the run once
+    this process's Dask worker is closing, or None outside a worker.
+
+    Decided: a worker closes when the client was interrupted or closes the cluster, and its
+    run's result is no longer wanted. Dask's close waits for the running task, and a nanny
+    kills a worker that has not stopped after 4 s: without this callback a Ctrl-C during long
+    runs takes those 4 s. With it, the worker exits within about 0.2 s."""
+    try:
+        from distributed import get_worker
+        from distributed.core import Status
+
+        worker = get_worker()
+    except (ImportError, ValueError):
+        return None
+    closing = (Status.closing, Status.closed, Status.failed)
+
+    def check(sim_s: float, duration_s: float) -> None:
+        if worker.status in closing:
+            raise WorkerClosing(f"the worker closed at {sim_s:g} s of {duration_s:g} s simulated")
+
+    return check
+
+
 def _safe_relative(name: str) -> PurePosixPath | None:
     """``name`` as a relative path (``..`` allowed), or None when it is absolute."""
     if PurePosixPath(name).is_absolute() or PureWindowsPath(name).is_absolute():
@@ -261,7 +293,8 @@ def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> W
                                   "(another core build, or a referenced file changed); not run, so that no result is "
                                   "stored under a key it does not match")
             prepared = dataclasses.replace(prepared, normalized=normalized)
-            doc_text, series = _call_core(core.run_scenario_columns, spec.text, source, spec.seed, list(spec.overrides), None)
+            doc_text, series = _call_core(core.run_scenario_columns, spec.text, source, spec.seed, list(spec.overrides),
+                                          _end_when_worker_closes())
             doc = json.loads(doc_text)
         tables = tables_from_document(doc, prepared.key, prepared.seed, spec.params, types, series_columns=series)
         versions = {"core_version": version, "vegaslab_version": __version__,
@@ -365,7 +398,8 @@ def _sigint_blocked_in_new_threads() -> Iterator[None]:
     still imports Dask, printed its ``KeyboardInterrupt`` traceback on the terminal (seen on
     a loaded 2-core machine: 2 runs in 6 of the process-group Ctrl-C test). Blocked from the
     start, the signal never reaches a worker; the client's main thread gets it as before
-    (a Ctrl-C during the cluster's start waits here until the mask is restored, then raises).
+    (:func:`execute` defers it, so a Ctrl-C during the cluster's start is acted on once the
+    cluster has started, and the cluster is then closed).
     Nothing in Dask stops a worker with SIGINT (a nanny ends its worker with a message or
     SIGTERM). Outside the main thread, or without ``pthread_sigmask``, nothing changes.
 
@@ -388,11 +422,13 @@ def _sigint_blocked_in_new_threads() -> Iterator[None]:
 
 @contextmanager
 def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
-            closing: list[threading.Thread] | None = None) -> Iterator[tuple[Any, str]]:
+            closing: list[threading.Thread] | None = None,
+            ctrl_c: interrupts.Request | None = None) -> Iterator[tuple[Any, str]]:
     """A connected ``distributed.Client`` and a description of the executor. With
     ``closing``, an embedded cluster is closed by a thread appended to it (the caller joins
     it): its workers take a few hundred milliseconds to exit, time the caller can use to
-    commit and compact."""
+    commit and compact. With ``ctrl_c`` (the caller defers Ctrl-C), the waits for an
+    existing cluster (up to :data:`CONNECT_TIMEOUT_S` each) stop at a Ctrl-C."""
 
     import dask
     from distributed import Client, LocalCluster
@@ -415,6 +451,15 @@ def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
         # nanny keeps its preload list and passes it to every worker it starts, restarts too.
         preload = [*dask.config.get("distributed.worker.preload", []), "vegaslab._dask_worker"]
         _quiet_nanny(+1)
+        cluster = None
+
+        def close() -> None:
+            try:
+                if cluster is not None:
+                    cluster.close()
+            finally:
+                _quiet_nanny(-1)
+
         try:
             with dask.config.set(settings), _sigint_blocked_in_new_threads():
                 cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
@@ -423,14 +468,10 @@ def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
                                        # port: 8787 may be taken by another cluster
                                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
         except BaseException:
-            _quiet_nanny(-1)
+            # Also a KeyboardInterrupt raised as SIGINT is unblocked, the cluster just started
+            # (when Ctrl-C is not deferred): it is closed, not left running.
+            close()
             raise
-
-        def close() -> None:
-            try:
-                cluster.close()
-            finally:
-                _quiet_nanny(-1)
 
         try:
             client = Client(cluster, set_as_default=False)
@@ -448,14 +489,16 @@ def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
         return
     _probe(scheduler)
     try:
-        client = Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+        with ctrl_c.raising() if ctrl_c is not None else nullcontext():
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as exc:
         raise EngineError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
     except ValueError as exc:  # an address Dask cannot use (check_scheduler lets few through)
         raise EngineError(f"scheduler {scheduler!r}: {exc}") from None
     try:
         try:
-            client.wait_for_workers(int(workers) if workers else 1, timeout=CONNECT_TIMEOUT_S)
+            with ctrl_c.raising() if ctrl_c is not None else nullcontext():
+                client.wait_for_workers(int(workers) if workers else 1, timeout=CONNECT_TIMEOUT_S)
         except TimeoutError:
             raise EngineError(f"no Dask worker joined the scheduler at {scheduler} within {CONNECT_TIMEOUT_S:.0f} s; "
                               "start workers with `dask worker " + str(scheduler) + "`") from None
@@ -619,8 +662,14 @@ def execute(
     Raises :class:`vegaslab.store.StoreError` for an unusable store or bad parameters (and
     :class:`vegaslab.store.StoreLockedError` when a run is missing and another process
     writes to the store) and :class:`EngineError` for a malformed scheduler address or when
-    no cluster can be reached, before anything runs. Ctrl-C
-    commits what has finished, cancels the rest (marked failed, ``interrupted``) and returns.
+    no cluster can be reached, before anything runs.
+
+    Ctrl-C (SIGINT; in the main thread) from the store's lock to the cluster's end cancels the
+    runs not finished (marked failed, "interrupted"), commits the finished ones, closes the
+    cluster and returns with ``interrupted`` set, within seconds whenever it comes: while the
+    cluster starts, while runs are in flight, during a commit (which completes) or while the
+    cluster closes (:mod:`vegaslab.interrupts`). Before that (resolving the specs) it raises
+    ``KeyboardInterrupt`` as usual.
     """
     t0 = time.perf_counter()
     check_scheduler(scheduler)
@@ -644,82 +693,103 @@ def execute(
     # The writer lists the stored runs again once it holds the lock.
     stored_now = store.keys()
     reading = all(p.error or p.key in stored_now for p in prepared)
-    opened = _Reader(stored_now) if reading else store.writer(batch_runs=batch_runs, flush_s=flush_s)
-    with _joined(closing), opened as writer:
-        todo: list[PreparedRun] = []
-        for p in prepared:
-            if p.error:
-                outcome = RunOutcome(p.spec, "", "failed", p.error)
-                if on_outcome is not None:
-                    on_outcome(outcome)
-                continue
-            if p.key in by_key:  # the same run twice in the list: one outcome for both
-                continue
-            if p.key in writer.stored:
-                decide(p, RunOutcome(p.spec, p.key, "stored"))
-            else:
-                todo.append(p)
-                by_key[p.key] = RunOutcome(p.spec, p.key, "pending")
-        ex.submitted = len(todo)
-        if progress and todo:
-            import sys
+    # From here to the cluster's end a Ctrl-C only records a request, acted on at the safe
+    # points below (vegaslab.interrupts): a KeyboardInterrupt raised wherever the main thread
+    # happens to be could be dropped (in the embedded scheduler's gc callback) or cut a store
+    # commit or a Dask call in two.
+    with interrupts.deferred() as ctrl_c:
+        opened = _Reader(stored_now) if reading else store.writer(batch_runs=batch_runs, flush_s=flush_s)
+        with _joined(closing), opened as writer:
+            todo = _to_run(prepared, writer, by_key, decide, on_outcome)
+            ex.submitted = len(todo)
+            if progress and todo:
+                import sys
 
-            from tqdm.auto import tqdm
+                from tqdm.auto import tqdm
 
-            # disable=None: no bar frames when stderr is not a terminal (a redirected log).
-            bar = tqdm(total=len(todo), unit="run", file=sys.stderr, dynamic_ncols=True, disable=None,
-                       desc=f"running ({len(prepared) - len(todo)} stored)")
+                # disable=None: no bar frames when stderr is not a terminal (a redirected log).
+                bar = tqdm(total=len(todo), unit="run", file=sys.stderr, dynamic_ncols=True, disable=None,
+                           desc=f"running ({len(prepared) - len(todo)} stored)")
 
-        def finished(p: PreparedRun, res: WorkerResult | None, exc: BaseException | None) -> None:
-            if res is not None and res.run is not None:
-                writer.add(res.run)
-                outcome = RunOutcome(p.spec, p.key, "ran", wall_s=res.wall_s, worker=res.worker)
-            elif res is not None:
-                outcome = RunOutcome(p.spec, p.key, "failed", res.error, res.wall_s, res.worker)
-            else:
-                outcome = RunOutcome(p.spec, p.key, "failed", _failure_message(p, exc, deaths))
-            decide(p, outcome)
-            if bar is not None:
-                bar.update(1)
-                if outcome.status == "failed":
-                    bar.write(f"FAILED {outcome.error.splitlines()[0] if outcome.error else p.spec.label}")
+            def finished(p: PreparedRun, res: WorkerResult | None, exc: BaseException | None) -> None:
+                if res is not None and res.run is not None:
+                    writer.add(res.run)
+                    outcome = RunOutcome(p.spec, p.key, "ran", wall_s=res.wall_s, worker=res.worker)
+                elif res is not None:
+                    outcome = RunOutcome(p.spec, p.key, "failed", res.error, res.wall_s, res.worker)
+                else:
+                    outcome = RunOutcome(p.spec, p.key, "failed", _failure_message(p, exc, deaths))
+                decide(p, outcome)
+                if bar is not None:
+                    bar.update(1)
+                    if outcome.status == "failed":
+                        bar.write(f"FAILED {outcome.error.splitlines()[0] if outcome.error else p.spec.label}")
 
-        try:
-            if not todo:
-                ex.executor = "nothing to run"
-            elif scheduler == SYNCHRONOUS:
-                ex.executor = "synchronous, in this process"
-                for p in todo:  # the same calls a worker makes
-                    finished(p, run_fn(p.light(), p.spec.text, dict(types)), None)
-            else:
-                deaths.local = _scheduler_address(scheduler) is None
-                with deaths.watching(), \
-                        _client(_scheduler_address(scheduler), workers, allowed_failures, closing) as (client, what):
-                    ex.executor = what
-                    _run_on_dask(client, todo, types, run_fn, writer, finished)
-        except KeyboardInterrupt:
-            ex.interrupted = True
-        finally:
-            if bar is not None:
-                bar.close()
-        for key, o in by_key.items():
-            if o.status == "pending":
-                by_key[key] = RunOutcome(o.spec, key, "failed", "interrupted" if ex.interrupted else "not run")
-        if compact and not ex.interrupted and not reading:
-            # Every run is committed by now; a compaction stopped anywhere (Ctrl-C, a full
-            # disk) leaves a complete store that the next writer tidies.
-            writer.flush()
             try:
-                ex.merged = writer.compact()
+                ctrl_c.check()
+                if not todo:
+                    ex.executor = "nothing to run"
+                elif scheduler == SYNCHRONOUS:
+                    ex.executor = "synchronous, in this process"
+                    for p in todo:  # the same calls a worker makes
+                        with ctrl_c.raising():  # a run in this process may stop anywhere
+                            result = run_fn(p.light(), p.spec.text, dict(types))
+                        finished(p, result, None)
+                else:
+                    deaths.local = _scheduler_address(scheduler) is None
+                    with deaths.watching(), _client(_scheduler_address(scheduler), workers, allowed_failures,
+                                                    closing, ctrl_c) as (client, what):
+                        ex.executor = what
+                        ctrl_c.check()  # pressed while the cluster started
+                        _run_on_dask(client, todo, types, run_fn, writer, finished, ctrl_c.check)
             except KeyboardInterrupt:
                 ex.interrupted = True
-            except OSError:
-                pass
+            finally:
+                if bar is not None:
+                    bar.close()
+            for key, o in by_key.items():
+                if o.status == "pending":
+                    by_key[key] = RunOutcome(o.spec, key, "failed", "interrupted" if ex.interrupted else "not run")
+            if compact and not ex.interrupted and not reading:
+                # Every run is committed by now; a compaction stopped anywhere (Ctrl-C, a full
+                # disk) leaves a complete store that the next writer tidies.
+                writer.flush()
+                try:
+                    with ctrl_c.raising():
+                        ex.merged = writer.compact()
+                except KeyboardInterrupt:
+                    ex.interrupted = True
+                except OSError:
+                    pass
+    # A Ctrl-C while the last results were committed or the cluster closed still counts.
+    ex.interrupted = ex.interrupted or ctrl_c.is_set()
     ex.commits = writer.commits_written
     ex.outcomes = [RunOutcome(p.spec, "", "failed", p.error) if p.error else
                    _for_spec(by_key[p.key], p.spec) for p in order]
     ex.wall_s = time.perf_counter() - t0
     return ex
+
+
+def _to_run(prepared: Sequence[PreparedRun], writer: Any, by_key: dict[str, RunOutcome],
+            decide: Callable[[PreparedRun, RunOutcome], None],
+            on_outcome: Callable[[RunOutcome], None] | None) -> list[PreparedRun]:
+    """The distinct runs the store lacks (each marked pending in ``by_key``); the others get
+    their outcome now (invalid specs: failed; stored runs: stored)."""
+    todo: list[PreparedRun] = []
+    for p in prepared:
+        if p.error:
+            outcome = RunOutcome(p.spec, "", "failed", p.error)
+            if on_outcome is not None:
+                on_outcome(outcome)
+            continue
+        if p.key in by_key:  # the same run twice in the list: one outcome for both
+            continue
+        if p.key in writer.stored:
+            decide(p, RunOutcome(p.spec, p.key, "stored"))
+        else:
+            todo.append(p)
+            by_key[p.key] = RunOutcome(p.spec, p.key, "pending")
+    return todo
 
 
 class _Reader:
@@ -752,9 +822,10 @@ def _for_spec(o: RunOutcome, spec: RunSpec) -> RunOutcome:
 
 
 def _run_on_dask(client: Any, todo: Sequence[PreparedRun], types: Mapping[str, str], run_fn: Callable,
-                 writer: Any, finished: Callable) -> None:
+                 writer: Any, finished: Callable, check_interrupt: Callable[[], None]) -> None:
     """Submit ``todo`` and hand each result to ``finished`` as it arrives, committing on the
-    writer's schedule meanwhile. On any exit, unfinished tasks are cancelled."""
+    writer's schedule meanwhile; ``check_interrupt`` raises ``KeyboardInterrupt`` after a
+    Ctrl-C, and is called between results. On any exit, unfinished tasks are cancelled."""
     from distributed import as_completed
 
     import hashlib
@@ -776,6 +847,7 @@ def _run_on_dask(client: Any, todo: Sequence[PreparedRun], types: Mapping[str, s
     ac = as_completed([f for f, _ in futures.values()], loop=client.loop, with_results=True, raise_errors=False)
     try:
         while futures:
+            check_interrupt()
             ready = ac.next_batch(block=False)
             if not ready:
                 writer.maybe_flush()

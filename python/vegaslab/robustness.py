@@ -684,12 +684,15 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
               n_jobs: int | None = None, scheduler: Any = None, progress: bool = False,
               run_fn: Callable | None = None, planned: Plan | None = None) -> StudyResult:
     """Plan (unless ``planned`` is the study's :func:`plan`), run what the store lacks, and
-    judge the claim at every point and seed."""
+    judge the claim at every point and seed. Ctrl-C keeps the finished runs in the store and
+    raises ``KeyboardInterrupt``."""
     from .claims import ClaimError, ClaimSkipped, RunSet, evaluate, measure
     from .runner import execute, load
 
     p = planned if planned is not None else plan(study, catalog)
     ex = execute(p.jobs, store_dir, n_jobs=n_jobs, scheduler=scheduler, progress=progress, run_fn=run_fn)
+    if ex.interrupted:  # the finished runs are committed; the claim is judged on the next run
+        raise KeyboardInterrupt
     results = load(store_dir, [o.job.key for o in ex.outcomes.values() if o.status != "failed"])
     outcome = ex.outcomes
     per: dict[tuple[int, int], dict[str, Any]] = {}

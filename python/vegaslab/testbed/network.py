@@ -36,9 +36,10 @@ Clean and safe: names carry a tag unique per run (``vl`` + the pid and a counter
 so every interface name fits Linux's 15 characters). A state file per live network in
 ``/run/vegaslab-testbed/`` records the owner's pid (and its start time, against pid reuse) and
 the names. The network is removed on leaving the ``with`` block (also on an exception), on
-SIGINT/SIGTERM (handlers clean up, then the previous handler runs or the signal is re-raised),
-at interpreter exit, and, after a SIGKILL, by the next ``Network`` start, which removes the
-namespaces and delay line of every state file whose owner is dead.
+SIGINT/SIGTERM (handlers clean up, then the previous handler runs or the signal is re-raised)
+and at interpreter exit. After a SIGKILL of its owner, the delay line ends by itself at once
+(a parent-death signal, see kernel/delayline.c) and the next ``Network`` start removes the
+namespaces (and the delay line, should it still run) of every state file whose owner is dead.
 """
 from __future__ import annotations
 
@@ -774,7 +775,10 @@ class Network:
               "pfifo", "limit", str(buffer_pkts)], f"setting the bottleneck buffer on {dev} failed")
 
     def _start_delayline(self) -> None:
-        args = [str(DELAYLINE), "--dev", self._tun]
+        """Start the delay line in the router namespace and wait for its ready line. It is
+        started from the thread that enters the network and ends when that thread's process
+        ends, even by SIGKILL (``--parent-pid``, a parent-death signal: kernel/delayline.c)."""
+        args = [str(DELAYLINE), "--dev", self._tun, "--parent-pid", str(os.getpid())]
         for (src, dst), d in sorted(self.pair_delays_ns.items()):
             args += ["--pair", f"{self.ip(src)},{self.ip(dst)},{d}"]
         for at, src, dst, d in self.delay_changes:
