@@ -404,29 +404,66 @@ def _socket_in(ns: str) -> socket.socket:
     return out["socket"]
 
 
+def _receive(rx: socket.socket) -> tuple[bytes, int]:
+    """One datagram and the kernel's CLOCK_REALTIME stamp of it (ns)."""
+    data, ancillary, _, _ = rx.recvmsg(16, socket.CMSG_SPACE(16))
+    stamps = [raw for level, kind, raw in ancillary if (level, kind) == (socket.SOL_SOCKET, SO_TIMESTAMPNS)]
+    assert stamps, "the receiver's kernel gave no stamp"
+    sec, nsec = struct.unpack("qq", stamps[0])
+    return data, sec * 1_000_000_000 + nsec
+
+
+def _await_arrival_stamps(rx: socket.socket, to_rx: socket.socket, address: tuple[str, int]) -> None:
+    """Return once the kernel stamps datagrams when they arrive. The first socket that asks for
+    stamps turns them on through a deferred work item of the kernel (net_enable_timestamp in
+    net/core/dev.c), which a busy host runs late; until then a datagram is stamped when it is
+    read. A datagram to ``rx`` read 50 ms after its send tells the two apart."""
+    deadline = time.monotonic() + 60  # a hang guard
+    while time.monotonic() < deadline:
+        sent = time.time_ns()
+        to_rx.sendto(b"stamps?", address)
+        time.sleep(0.05)
+        data, stamp = _receive(rx)
+        assert data == b"stamps?", data
+        if stamp - sent < 25 * MS:
+            return
+    raise AssertionError("the kernel did not start stamping arrivals within a minute")
+
+
+@pytest.fixture(scope="module")
+def arrival_stamps():
+    """The kernel stamping arrivals for the whole module, turned on (and awaited) before any
+    network is built, so that the wait never eats into a delay change's schedule."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rx, socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as tx:
+        rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+        rx.bind(("127.0.0.1", 0))
+        _await_arrival_stamps(rx, tx, rx.getsockname())
+        yield
+
+
 def _probe(net: Network, until_ns: int, interval_s: float = 0.002) -> list[Probe]:
     """Probes s1 -> r1 every ``interval_s`` until ``until_ns`` (CLOCK_REALTIME), in the order
     r1 received them; fails if any is lost."""
-    with _socket_in(net.receiver_ns) as rx, _socket_in(net.sender_ns) as tx:
+    address = (net.ip("r1"), PROBE_PORT)
+    with _socket_in(net.receiver_ns) as rx, _socket_in(net.receiver_ns) as local, \
+            _socket_in(net.sender_ns) as tx:
         rx.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 1 << 24)  # all of them queue until read
         rx.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-        rx.bind((net.ip("r1"), PROBE_PORT))
+        rx.bind(address)
+        _await_arrival_stamps(rx, local, address)
         tx.bind((net.ip("s1"), 0))
         sends = []
         while (sent_from := time.time_ns()) < until_ns:
-            tx.sendto(struct.pack("!I", len(sends)), (net.ip("r1"), PROBE_PORT))
+            tx.sendto(struct.pack("!I", len(sends)), address)
             sends.append((sent_from, time.time_ns()))
             time.sleep(interval_s)
         rx.settimeout(60)  # a hang guard: the last probe is due a path delay after its send
         probes = []
         try:
             while len(probes) < len(sends):
-                data, ancillary, _, _ = rx.recvmsg(16, socket.CMSG_SPACE(16))
+                data, arrived = _receive(rx)
                 (seq,) = struct.unpack("!I", data)
-                stamps = [raw for level, kind, raw in ancillary if (level, kind) == (socket.SOL_SOCKET, SO_TIMESTAMPNS)]
-                assert stamps, "the receiver's kernel gave no arrival stamp"
-                sec, nsec = struct.unpack("qq", stamps[0])
-                probes.append(Probe(seq, *sends[seq], sec * 1_000_000_000 + nsec))
+                probes.append(Probe(seq, *sends[seq], arrived))
         except TimeoutError:
             pass
     assert len(probes) == len(sends), f"{len(sends) - len(probes)} of {len(sends)} probes were lost"
@@ -456,7 +493,7 @@ def _delay_increase_probes(at_ns: int, interval_s: float) -> tuple[list[Probe], 
         return _probe(net, change + 300 * MS, interval_s), change
 
 
-def test_a_delay_increase_applies_to_packets_sent_after_its_time():
+def test_a_delay_increase_applies_to_packets_sent_after_its_time(arrival_stamps):
     probes, change = _delay_increase_probes(1500 * MS, interval_s=0.005)
     new = {p.seq: p.delay_ms >= 100 for p in probes}  # 50 or 150 ms: the bound is half-way
     # In send order, every probe with the old delay comes before every probe with the new one.
@@ -476,7 +513,7 @@ def test_a_delay_increase_applies_to_packets_sent_after_its_time():
     assert all(p.delay_ms >= (150 if new[p.seq] else 50) for p in probes), [(p.seq, p.delay_ms) for p in probes]
 
 
-def test_a_delay_decrease_never_reorders_packets_of_a_pair():
+def test_a_delay_decrease_never_reorders_packets_of_a_pair(arrival_stamps):
     """After 100 -> 20 ms (one way), the packets sent in the next 80 ms are held until the last
     slow one leaves, then go in order: they arrive in sequence, none before its new delay."""
     at = 1500 * MS
@@ -716,7 +753,7 @@ def test_measure_the_gaps_between_departures_after_idle_spells():
 
 
 @measurement
-def test_measure_when_a_delay_change_is_seen_to_take_effect():
+def test_measure_when_a_delay_change_is_seen_to_take_effect(arrival_stamps):
     # Probes every 1 ms across a 50 -> 150 ms change (see the delay-change tests): the last
     # probe sent before the change and the first sent after it, as the sender's clock saw them.
     probes, change = _delay_increase_probes(1500 * MS, interval_s=0.001)
