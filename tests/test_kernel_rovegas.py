@@ -244,7 +244,8 @@ def forward_tracking(run: dict) -> dict:
             errors.append(echo_us - q * PKT_US)
     errors.sort()
     n = len(errors)
-    return {"rows": len(run["rows"]), "fresh": fresh_rows, "n": n, "median_us": statistics.median(errors), "p5_us": errors[n // 20], "p95_us": errors[-(n // 20) - 1],
+    return {"rows": len(run["rows"]), "fresh": fresh_rows, "n": n,
+            "median_us": statistics.median(errors), "p5_us": errors[n // 20], "p95_us": errors[-(n // 20) - 1],
             "mean_abs_us": statistics.fmean(abs(e) for e in errors),
             "max_forward_us": max(r[1][1] for r in run["rows"] if r[1]),
             "backward_max_us": max(backward), "backward_mean_us": statistics.fmean(backward),
