@@ -155,10 +155,14 @@ def test_a_claims_text_is_shown_as_written(runs):
     ],
 )
 def test_a_hostile_expression_ends_quickly_in_an_error_verdict(runs, expr, message):
-    t0 = time.perf_counter()
+    t0 = time.monotonic()
     v = check(expr, runs)
-    assert time.perf_counter() - t0 < 3.0
     assert v.status == "error" and re.search(message, v.detail), v.detail
+    # Stopped by a budget of work (steps, items, sizes: about a second of work at most), not by
+    # the wall-time safety net; that net is also the bound on the time taken, a hang guard
+    # that a busy host cannot reach.
+    assert "took longer than" not in v.detail, v.detail
+    assert time.monotonic() - t0 < claims_mod.MAX_SECONDS
     assert len(v.detail) <= claims_mod.MAX_TEXT
 
 

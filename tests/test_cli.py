@@ -428,19 +428,21 @@ def test_core_bench_reports_speed_memory_and_split_and_writes_bench_json(core, t
     assert ours["ns_per_packet_hop"] == pytest.approx(ours["wall_s"] * 1e9 / ours["packet_hops"])
     assert "ns per packet-hop" in printed
     # The whole `vegaslab run` command, tables only and with the default plots, each timed from
-    # start to exit: its files written (the plots only in the second), never faster than the
-    # core's run inside it.
+    # start to exit: its files written (the plots only in the second), never less CPU time than
+    # the core's run inside it. (CPU time, not wall time: the wall times of two processes on a
+    # busy host say nothing about each other.)
     e2e = report["end_to_end"]
     assert [e2e[k]["command"] for k in ("run_tables", "run_plots")] == ["vegaslab run --no-plots", "vegaslab run"]
     assert "flows.parquet" in e2e["run_tables"]["files"] and not any(f.endswith(".png") for f in e2e["run_tables"]["files"])
     assert {"cwnd.png", "throughput.png", "queue.png"} <= set(e2e["run_plots"]["files"])
-    assert all(e2e[k]["wall_s"] > ours["wall_s"] and e2e[k]["cpu_s"] > ours["cpu_s"] for k in e2e)
+    assert all(e2e[k]["wall_s"] > 0 and e2e[k]["cpu_s"] > ours["cpu_s"] for k in e2e)
     assert "`vegaslab run --no-plots` end to end" in printed and "`vegaslab run` end to end" in printed
     # The results boundary: the plots' monitors on, every series row counted, the conversion
     # timed on its own (much less than the run that made the rows).
     converted = report["results_to_pandas"]
     assert converted["series_rows"] > 1000 and converted["table_rows"] > 50
-    assert 0 < converted["wall_s"] < e2e["run_plots"]["wall_s"] and converted["cpus_s"] == [converted["cpu_s"]]
+    assert converted["wall_s"] > 0 and converted["cpus_s"] == [converted["cpu_s"]]
+    assert 0 < converted["cpu_s"] < e2e["run_plots"]["cpu_s"]
     assert "results to pandas (" in printed
 
 

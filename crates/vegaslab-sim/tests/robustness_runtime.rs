@@ -114,14 +114,16 @@ cc = "reno"
 
 #[test]
 fn a_10000_pair_dumbbell_sets_up_in_near_linear_time() {
-    // The routing table was dense (nodes x destinations: 20,002 x 20,000 entries, 1.6 GB) and
-    // took a breadth-first search per destination (24 s in a release build).
+    // A dense routing table (nodes x destinations: 20,002 x 20,000 entries, 1.6 GB) with a
+    // breadth-first search per destination takes 24 s even in a release build; this code sets
+    // up in well under a second in a debug build. 20 s tells the two apart in either build and
+    // on a busy host.
     let sc = parse(&dumbbell(10_000), "t.toml", &[]).unwrap();
     let started = Instant::now();
     let sim = Simulator::new(sc);
     assert!(sim.unroutable_flows().is_empty());
     let took = started.elapsed();
-    assert!(took < Duration::from_secs(5), "set-up took {took:?}");
+    assert!(took < Duration::from_secs(20), "set-up took {took:?}");
 }
 
 const PER_FLOW: &str = r#"
