@@ -10,6 +10,7 @@ compared, table by table, with the same sweep computed in this process
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import signal
@@ -100,6 +101,17 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+#: prctl(2), looked up now: between fork and exec a child may not import or load anything.
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_the_test() -> None:
+    """In a cluster process, before exec: end with the test process that started it (a
+    killed or timed-out test run leaves no scheduler or worker behind)."""
+    _PRCTL(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 class Cluster:
     """A scheduler and worker processes on 127.0.0.1, started with the ``dask`` command."""
 
@@ -112,24 +124,29 @@ class Cluster:
         # The scheduler setting docs/store-format.md recommends (a worker holds one run at a time).
         self.env["DASK_DISTRIBUTED__SCHEDULER__WORKER_SATURATION"] = "1.0"
         port = self.address.rsplit(":", 1)[1]
+        self.workers: list[subprocess.Popen] = []
         self.scheduler = self._start("scheduler", ["scheduler", "--host", "127.0.0.1", "--port", port,
                                                    "--no-dashboard", "--no-show"])
-        self.workers = [self._start(f"worker{i}", ["worker", self.address, "--nthreads", "1", "--no-nanny",
-                                                   "--host", "127.0.0.1", "--no-dashboard"])
-                        for i in range(workers)]
-        from distributed import Client
+        try:
+            self.workers = [self._start(f"worker{i}", ["worker", self.address, "--nthreads", "1", "--no-nanny",
+                                                       "--host", "127.0.0.1", "--no-dashboard"])
+                            for i in range(workers)]
+            from distributed import Client
 
-        # Hang guards: processes that import Dask take seconds to start on a busy host.
-        with Client(self.address, timeout=120, set_as_default=False) as c:
-            c.wait_for_workers(workers, timeout=120)
-            pids = {pid: address for address, pid in c.run(os.getpid).items()}
+            # Hang guards: processes that import Dask take seconds to start on a busy host.
+            with Client(self.address, timeout=120, set_as_default=False) as c:
+                c.wait_for_workers(workers, timeout=120)
+                pids = {pid: address for address, pid in c.run(os.getpid).items()}
+        except BaseException:  # a cluster that did not come up is not left running
+            self.stop()
+            raise
         #: Each worker's address, in the order of ``workers`` (runs name the worker by it).
         self.worker_addresses = [pids[p.pid] for p in self.workers]
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
         log = open(self.logs / f"{name}.log", "wb")
         return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=self.env)
+                                stdin=subprocess.DEVNULL, env=self.env, preexec_fn=_die_with_the_test)
 
     def kill_worker(self, i: int) -> None:
         self.workers[i].send_signal(signal.SIGKILL)
