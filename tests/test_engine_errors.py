@@ -46,11 +46,6 @@ def core():
     return pytest.importorskip("vegaslab._core")
 
 
-@pytest.fixture
-def no_env_scheduler(monkeypatch):
-    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
-
-
 def _refused_port() -> int:
     """A loopback port nothing listens on (bound, then closed)."""
     with socket.socket() as s:

@@ -57,11 +57,6 @@ def core():
     return pytest.importorskip("vegaslab._core")
 
 
-@pytest.fixture
-def no_env_scheduler(monkeypatch):
-    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
-
-
 def _scenario(tmp_path: Path) -> Path:
     path = tmp_path / "two-hop.toml"
     path.write_text('[run]\nduration = "0.2s"\n' + TWO_HOP)

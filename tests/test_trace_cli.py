@@ -146,18 +146,9 @@ def test_a_trace_dir_that_does_not_exist_is_an_error_naming_the_path(tmp_path):
 
 
 @pytest.fixture
-def full_disk(tmp_path):
-    """A 256 KiB tmpfs (root only): room for a short run's tables, not for its trace."""
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a small tmpfs needs root")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mnt)]).returncode != 0:
-        pytest.skip("cannot mount a tmpfs here")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)])
+def full_disk(small_tmpfs):
+    """Room for a short run's tables, not for its trace."""
+    return small_tmpfs("256k")
 
 
 def test_a_trace_that_does_not_fit_on_the_disk_fails_the_run_naming_the_path_and_the_tables_stay(full_disk, capsys):
