@@ -153,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
     for k, v in names.items():
         print(f"{k:>38}: {v}")
     print(f"{'(ok runs whose names hold control/Tcl characters)':>38}: {unsafe}")
+    fs_exits = Counter(o.verdict.get("exit") for i, o in results.items() if isinstance(cases[i], fuzz.FsCase)
+                       and o.category == "ok")
+    if fs_exits:
+        shown = ", ".join(f"{n} exited {code}" for code, n in sorted(fs_exits.items(), key=lambda kv: str(kv[0])))
+        print(f"{'(planted output directories)':>38}: {shown}")
     print(f"{'failure groups':>38}: {len(groups)}")
 
     # Group summary, with one reproducer per group (minimised on request).
@@ -174,7 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     with open(out_dir / "cases.jsonl", "w", encoding="utf-8") as fh:
         for i, o in sorted(results.items()):
             fh.write(json.dumps({"case": i, **_case_summary(cases[i]), "category": o.category,
-                                 "signature": o.signature(), "wall_s": round(o.wall_s, 3)}) + "\n")
+                                 "exit": o.verdict.get("exit"), "signature": o.signature(),
+                                 "wall_s": round(o.wall_s, 3)}) + "\n")
     (out_dir / "summary.md").write_text("\n".join(lines) + "\n", encoding="utf-8", errors="replace")
     (out_dir / "counts.json").write_text(json.dumps(
         {**{k.strip(): v for k, v in names.items()}, "seed": args.seed, "wall_s": round(wall, 1),
