@@ -136,7 +136,7 @@ def _name_length(d: Path) -> list[str]:
 
 
 PROBES = [
-    Probe("scenario text", "256 MiB", _scenario_bytes),
+    Probe("scenario text", "64 MiB", _scenario_bytes),
     Probe("flows, as [[flows]] tables", "2^20", _flow_tables),
     Probe("flows, as a range group", "2^20", _flow_group),
     Probe("links, as [[links]] tables", "2^20", _link_tables),

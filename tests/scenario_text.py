@@ -33,3 +33,12 @@ from = "A"
 to = "B"
 cc = "reno"
 """
+
+
+def two_hop_file(directory, duration: str = "0.2s"):
+    """:data:`TWO_HOP` as ``directory/two-hop.toml``, running ``duration``; returns its path."""
+    from pathlib import Path
+
+    path = Path(directory) / "two-hop.toml"
+    path.write_text(f'[run]\nduration = "{duration}"\n' + TWO_HOP)
+    return path

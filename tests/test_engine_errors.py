@@ -24,7 +24,7 @@ from vegaslab import cli, engine  # noqa: E402
 from vegaslab.engine import EngineError, execute  # noqa: E402
 from vegaslab.store import RunSpec, Store, StoreLockedError  # noqa: E402
 from reproduce_process import start_reproduce  # noqa: E402
-from scenario_text import TWO_HOP  # noqa: E402
+from scenario_text import TWO_HOP, two_hop_file  # noqa: E402
 
 
 # Many short runs (0.5 s simulated each): a worker spends much of its time between runs.
@@ -149,9 +149,7 @@ def test_a_bad_dask_scheduler_address_variable_is_named(tmp_path, monkeypatch):
 
 
 def _scenario(tmp_path: Path) -> Path:
-    path = tmp_path / "two-hop.toml"
-    path.write_text('[run]\nduration = "0.2s"\n' + TWO_HOP)
-    return path
+    return two_hop_file(tmp_path)
 
 
 def _study(tmp_path: Path) -> Path:

@@ -168,6 +168,11 @@ _SUMMARY = fuzz._SUMMARY_LIKE
 @example(case=fuzz.FsCase("reproduce", {"robustness/tiny.json": {"json": {"entry": "tiny"}}}))  # 7
 @example(case=fuzz.FsCase("reproduce", {"results": {"link": "@dir"}}))
 @example(case=fuzz.FsCase("reproduce", {"store": {"link": "@dir"}}, fresh=True))
+# Found by `make fuzz` with planted directories (exit 1 before: unlink of a directory, a commit
+# into a data/ that had gone):
+@example(case=fuzz.FsCase("sweep", {"sweep-failures.json": {"dir": True}}))
+@example(case=fuzz.FsCase("reproduce", {"store/data": {"remove": True}}, fresh=True))
+@example(case=fuzz.FsCase("reproduce", {"robustness/tiny.json": {"json": {**fuzz._SUMMARY, "compute_s": 10**400}}}))
 @example(case=fuzz.FsCase("sweep", {"_tmp": {"link": "@dir"}, "data/planted": {"link": "@dir"}}, fresh=True))
 def test_planted_files_in_output_directories_are_never_followed_and_never_crash(worker, case):
     _assert_passes(worker, case)

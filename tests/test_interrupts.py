@@ -37,7 +37,7 @@ from vegaslab import cli, engine  # noqa: E402
 from vegaslab.engine import execute  # noqa: E402
 from vegaslab.store import RunSpec, Store, StoreWriter, prepare  # noqa: E402
 from reproduce_process import PKG_ROOT  # noqa: E402
-from scenario_text import TWO_HOP  # noqa: E402
+from scenario_text import TWO_HOP, two_hop_file  # noqa: E402
 
 #: Random moments per test run, alternating the process group and the main process alone.
 REPEATS = 20
@@ -58,9 +58,7 @@ def core():
 
 
 def _scenario(tmp_path: Path) -> Path:
-    path = tmp_path / "two-hop.toml"
-    path.write_text('[run]\nduration = "0.2s"\n' + TWO_HOP)
-    return path
+    return two_hop_file(tmp_path)
 
 
 # ---------------------------------------------------------------------- in this process
@@ -461,3 +459,56 @@ def test_ctrl_c_at_random_moments_always_ends_sweep_reproduce_and_robustness_kee
         assert Store(cmd.store(out)).keys() >= keys
         print(f"{cmd.name} run again after an interrupt: {len(keys)} runs found stored, "
               f"{cmd.runs - len(keys)} computed")
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time of process ``pid`` so far (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_ctrl_c_while_a_large_sweep_is_planned_ends_it_with_130(core, tmp_path):
+    # 1,000,000 points take tens of seconds to expand and check (docs/limits.md); the Ctrl-C
+    # comes once the planning has used a second of CPU (the imports take a few tenths), and
+    # the command must end long before the planning would.
+    study = tmp_path / "big.toml"
+    study.write_text(TWO_HOP + '\n[run]\nduration = "1s"\n[sweep]\nseeds = 1\n[[sweep.axis]]\nname = "limit"\n'
+                     'path = "links[1].queue.limit"\nrange = { start = 2, stop = 1000001, step = 1 }\n')
+    proc = subprocess.Popen([sys.executable, "-m", "vegaslab", "sweep", str(study), "--out", str(tmp_path / "s"),
+                             "--dry-run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, start_new_session=True)
+    deadline = time.monotonic() + CALIBRATION_BOUND_S
+    while _cpu_seconds(proc.pid) < 1.0:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.01)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    result = _finish(proc, EXIT_BOUND_S)
+    assert result is not None, f"still planning {EXIT_BOUND_S} s after Ctrl-C"
+    assert proc.returncode == 130, (proc.returncode, result)
+    _clean_stderr(result[1])
+    print(f"planning interrupted, exit after {time.monotonic() - t0:.2f} s")
+
+
+def test_the_librarys_sweep_raises_keyboard_interrupt_after_committing_what_finished(core, tmp_path, monkeypatch):
+    # A notebook's interrupt must not let a cell carry on with a sweep that did not finish.
+    study = tmp_path / "study.toml"
+    study.write_text(TWO_HOP + '\n[run]\nduration = "0.5s"\n[sweep]\nseeds = 6\n')
+    real = engine.execute
+
+    def ctrl_c_after_the_second_run(*args, **kwargs):
+        seen: list = []
+
+        def on_outcome(outcome) -> None:
+            seen.append(outcome)
+            if len(seen) == 2:
+                os.kill(os.getpid(), signal.SIGINT)
+
+        return real(*args, **kwargs, on_outcome=on_outcome)
+
+    monkeypatch.setattr(engine, "execute", ctrl_c_after_the_second_run)
+    with pytest.raises(KeyboardInterrupt):
+        vegaslab.sweep(str(study), out=tmp_path / "s", scheduler="synchronous")
+    assert len(Store(tmp_path / "s")) == 2          # what finished is committed
+    monkeypatch.setattr(engine, "execute", real)
+    assert len(vegaslab.sweep(str(study), out=tmp_path / "s", scheduler="synchronous").execution.outcomes) == 6

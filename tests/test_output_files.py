@@ -253,6 +253,50 @@ def test_reproduce_refuses_a_link_planted_as_its_results_or_store_before_any_run
     assert list(elsewhere.iterdir()) == [] and not (out / "index.html").exists()
 
 
+def test_summary_md_quotes_catalog_text_as_text_never_as_html(catalog, tmp_path):
+    out = tmp_path / "rep"
+    assert cli.main(["reproduce", "tiny", "--out", str(out), "--scheduler", "synchronous", "-q"]) == 0
+    md = (out / "summary.md").read_text()
+    assert "<script" not in md and "<b>" not in md and not re.search(r"(?<!\\)\]\(", md)   # no tag, no link
+    assert "&lt;script>alert('notes')&lt;/script>" in md and "\\[a link\\](javascript:alert(1))" in md
+
+
+def test_sweep_on_a_full_disk_exits_1_naming_the_store_and_keeps_what_was_committed(small_disk, capsys):
+    study = small_disk / "study.toml"
+    study.write_text(SWEEP)
+    out = small_disk / "store"
+    assert cli.main(["sweep", str(study), "--out", str(out), "--scheduler", "synchronous", "-q"]) == 0
+    free = os.statvfs(small_disk).f_bavail * os.statvfs(small_disk).f_frsize
+    (small_disk / "ballast").write_bytes(b"\0" * max(0, free - 8192))
+    assert cli.main(["sweep", str(study), "--out", str(out), "--scheduler", "synchronous", "-q",
+                     "--set", "run.duration=0.6s"]) == 1
+    err = capsys.readouterr().err
+    assert str(out) in err and "No space left on device" in err and "study.toml" in err, err
+    assert len(Store(out)) == 4
+
+
+def test_a_planted_failures_file_is_ignored_with_a_warning_naming_it(tmp_path, capsys):
+    (tmp_path / "study.toml").write_text(SWEEP)
+    out = tmp_path / "store"
+    assert cli.main(["sweep", str(tmp_path / "study.toml"), "--out", str(out), "--scheduler", "synchronous"]) == 0
+    os.mkfifo(out / "sweep-failures.json")
+    capsys.readouterr()
+    assert cli.main(["sweep", str(tmp_path / "study.toml"), "--out", str(out), "--status"]) == 0
+    captured = capsys.readouterr()
+    assert "sweep-failures.json: is a FIFO" in captured.err and "stored 4" in captured.out
+
+
+def test_a_sweep_plot_replaces_a_planted_link_without_writing_through_it(tmp_path, victim):
+    (tmp_path / "study.toml").write_text(SWEEP)
+    out = tmp_path / "store"
+    assert cli.main(["sweep", str(tmp_path / "study.toml"), "--out", str(out), "--scheduler", "synchronous"]) == 0
+    os.symlink(victim, out / "throughput_bps-vs-limit.png")
+    assert cli.main(["sweep", str(tmp_path / "study.toml"), "--out", str(out), "--scheduler", "synchronous",
+                     "--plot", "throughput_bps:limit"]) == 0
+    assert victim.read_text() == "keep me"
+    assert (out / "throughput_bps-vs-limit.png").read_bytes()[:4] == b"\x89PNG"
+
+
 # ---------------------------------------------------------------------- found by an audit
 
 def test_a_garbage_table_with_matching_checksums_is_set_aside_not_an_internal_error(tmp_path):
@@ -305,3 +349,29 @@ def test_a_scenario_nested_too_deep_for_pythons_parser_is_a_scenario_error(tmp_p
     assert cli.main([command, str(tmp_path / "deep.toml"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert "deep.toml" in err and "internal error" not in err, err
+
+
+def test_run_out_never_replaces_a_directory_holding_a_users_capture(tmp_path, capsys):
+    (tmp_path / "s.toml").write_text(TEXT)
+    out = tmp_path / "d"
+    out.mkdir()
+    (out / "capture.pcap").write_bytes(b"mine")
+    assert cli.main(["run", str(tmp_path / "s.toml"), "--out", str(out), "--no-plots", "-q"]) == 2
+    assert "capture.pcap" in capsys.readouterr().err and (out / "capture.pcap").read_bytes() == b"mine"
+
+
+def test_a_sweep_of_a_scenario_with_a_trace_says_the_trace_is_not_written(tmp_path, capsys):
+    (tmp_path / "study.toml").write_text(SWEEP + '\n[trace]\nfile = "t.tr"\n')
+    assert cli.main(["sweep", str(tmp_path / "study.toml"), "--out", str(tmp_path / "s"), "--scheduler",
+                     "synchronous", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert "[trace] is not written" in err and err.count("[trace]") == 1, err
+    assert not list(tmp_path.rglob("t.tr"))
+
+
+def test_sweep_into_a_locked_store_exits_2(tmp_path, capsys):
+    (tmp_path / "study.toml").write_text(SWEEP)
+    with Store(tmp_path / "s").writer():
+        assert cli.main(["sweep", str(tmp_path / "study.toml"), "--out", str(tmp_path / "s"), "--scheduler",
+                         "synchronous", "-q"]) == 2
+    assert "another process is writing to this store" in capsys.readouterr().err

@@ -292,6 +292,18 @@ def test_a_summary_of_the_wrong_shape_is_set_aside_and_named_and_reproduce_finis
     assert 'id="robustness-good"' in section  # the good study beside it still shows
 
 
+@pytest.mark.parametrize("number", ["1" + "0" * 400, "1e999", "-1e999"])
+def test_a_summary_with_a_number_no_double_holds_is_set_aside_and_reproduce_finishes(
+        reproduced, tmp_path, monkeypatch, capsys, number):
+    def plant(out: Path) -> None:
+        text = json.dumps({**_valid(out.parent), "compute_s": 1.0}).replace('"compute_s": 1.0', f'"compute_s": {number}')
+        (out / "robustness" / "bad.json").write_text(text)
+
+    code, section, err = _reproduce_again(reproduced, tmp_path, monkeypatch, capsys, plant)
+    assert code == 0 and "internal error" not in err, err
+    assert "bad.json" in err and "set aside" in section
+
+
 def test_a_summary_nested_too_deep_or_not_json_is_set_aside(reproduced, tmp_path, monkeypatch, capsys):
     def plant(out: Path) -> None:
         (out / "robustness" / "deep.json").write_text("[" * 100_000 + "]" * 100_000)

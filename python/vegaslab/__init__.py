@@ -144,12 +144,12 @@ def _file_error(path: str | os.PathLike, reason: str) -> ScenarioError:
 
 
 def _max_scenario_bytes() -> int:
-    """The largest scenario text (the core's ``MAX_SCENARIO_BYTES``; 256 MiB when the core is
+    """The largest scenario text (the core's ``MAX_SCENARIO_BYTES``; 64 MiB when the core is
     not built, which is then not what reads the file)."""
     try:
         return int(_load_core().MAX_SCENARIO_BYTES)
     except (VegaslabError, AttributeError):
-        return 256 << 20
+        return 64 << 20
 
 
 def read_text_file(path: str | os.PathLike) -> str:

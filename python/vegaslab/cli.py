@@ -18,21 +18,18 @@ the command.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 import time
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import vegaslab
 from vegaslab import MAX_SEED, ScenarioError, VegaslabError, interrupts
@@ -549,13 +546,16 @@ def cmd_compare(args) -> int:
 
 
 def cmd_testbed_run(args) -> int:
-    from vegaslab.outdir import check_output_dir
+    from vegaslab.outdir import check_output_dir, output_dir
     from vegaslab.testbed.run import run as testbed_run
 
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / f"testbed-{path.stem}"
     check_output_dir(out)
-    _show_and_write(testbed_run(path, overrides=list(args.overrides), stack=_stack(args)), out)
+    res = testbed_run(path, overrides=list(args.overrides), stack=_stack(args))
+    with output_dir(out) as tmp:
+        written = _show_and_write(res, tmp, out)
+    _say_written(written, out)
     return 0
 
 
@@ -652,7 +652,7 @@ def _resolve_scenario(name: str) -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from vegaslab.outdir import check_output_dir
+    from vegaslab.outdir import check_output_dir, output_dir
 
     # Decided for issue 11: a run does no linear algebra, and OpenBLAS's threads, started when
     # numpy is imported, spin for a while on the second core (about 0.07 s of CPU per run on
@@ -675,17 +675,20 @@ def cmd_run(args: argparse.Namespace) -> int:
                          *(() if args.no_plots else ("vegaslab.plots",)))
     trace_error = None
     try:
-        with _trace_staging(out) as staging:
+        # The run directory in the making (swapped in whole at the end) also takes the packet
+        # trace, so nothing is written beside it or anywhere else.
+        with output_dir(out) as tmp:
             try:
                 res = vegaslab.run(path, seed=args.seed, overrides=overrides, progress=_out.progress(args),
-                                   trace_dir=staging)
+                                   trace_dir=tmp)
             except vegaslab.TraceError as exc:  # the run stands: write it, then fail
-                res, trace_error = exc.results, str(exc).replace(staging, str(out))
-                res.meta["trace"]["error"] = str(res.meta["trace"]["error"]).replace(staging, str(out))
-            written = _show_and_write(res, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
+                res, trace_error = exc.results, str(exc).replace(str(tmp), str(out))
+                res.meta["trace"]["error"] = str(res.meta["trace"]["error"]).replace(str(tmp), str(out))
+            written = _show_and_write(res, tmp, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
                                       csv=args.csv)
     finally:
         ahead.join()
+    _say_written(written, out)
     if trace_error is not None:
         _out.error(f"vegaslab: {_one_line(trace_error)} (the run's tables were written to {out}/)")
         return 1
@@ -707,23 +710,6 @@ def _trace_overrides(args: argparse.Namespace) -> list[str]:
     flows = [n for n in names if "->" not in n]
     return [vegaslab.format_override("trace.links", links), vegaslab.format_override("trace.flows", flows),
             f"trace.format={args.trace_format}"]
-
-
-@contextlib.contextmanager
-def _trace_staging(out: Path) -> Iterator[str]:
-    """A private, empty directory beside ``out`` (on its file system, so the trace moves in
-    without a copy) where the core creates a run's packet trace; removed afterwards."""
-    from vegaslab.outdir import OutputDirError
-
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = tempfile.mkdtemp(prefix=f".{out.name}.trace-", dir=out.parent)
-    except OSError as exc:
-        raise OutputDirError(f"{out}: cannot create it: {exc.strerror or exc}") from None
-    try:
-        yield staging
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def plot_monitors(path: Path, overrides: Sequence[str]) -> list[str]:
@@ -827,32 +813,32 @@ class _ImportAhead:
         return importlib.import_module(name)
 
 
-def _show_and_write(res, out: Path, *, plots: Any = None, csv: bool = False) -> list[Path]:
+def _say_written(written: Sequence[Path], out: Path) -> None:
+    """``wrote N files to OUT/``, and each file with ``-v``."""
+    _out.result(f"\nwrote {len(written)} files to {out}/")
+    for f in written:
+        _out.detail(f"  {out / Path(f).name}")
+
+
+def _show_and_write(res, tmp: Path, out: Path, *, plots: Any = None, csv: bool = False) -> list[Path]:
     """Print a run's summary; write its tables (with CSV copies if ``csv``), meta.json (with
-    provenance) and, given ``plots`` (the imported :mod:`vegaslab.plots`), its plots into a
-    temporary directory that replaces ``out`` only once all are written.
+    provenance) and, given ``plots`` (the imported :mod:`vegaslab.plots`), its plots into
+    ``tmp``, the temporary directory that replaces ``out`` once all are written
+    (:func:`vegaslab.outdir.output_dir`).
 
     The plots are started before the tables are written: with a second core idle, the
     costliest figure is drawn in a forked process meanwhile (:func:`vegaslab.plots.start_plots`);
     a figure that cannot be drawn is a one-line :class:`vegaslab.plots.PlotError`, and an
     error while writing stops the children before the temporary directory is removed."""
-    from vegaslab.outdir import output_dir
-
     _out.result(res.format_table)
     warning = res.window_warning()
     if warning is not None:
         _out.warning(warning)
-    with output_dir(out) as tmp:
-        if plots is None:
-            written = res.write_files(tmp, csv=csv)
-        else:
-            with plots.start_plots(res, tmp) as pending:
-                written = res.write_files(tmp, csv=csv)
-                written += pending.finish()
-    _out.result(f"\nwrote {len(written)} files to {out}/")
-    for f in written:
-        _out.detail(f"  {out / Path(f).name}")
-    return written
+    if plots is None:
+        return res.write_files(tmp, csv=csv)
+    with plots.start_plots(res, tmp) as pending:
+        written = res.write_files(tmp, csv=csv)
+        return written + pending.finish()
 
 
 # ---------------------------------------------------------------------- sweep
@@ -943,7 +929,6 @@ def _chosen_studies(args: argparse.Namespace) -> list:
     built-in ones) for each entry id given (all of them when none is); every study file read
     and checked (:class:`vegaslab.robustness.StudyError`, a ``ValueError`` for an unknown id)."""
     from vegaslab import robustness as rb
-    from vegaslab.store import StoreError
 
     files = [a for a in args.ids if a.endswith(".toml")]
     ids = [a for a in args.ids if not a.endswith(".toml")]

@@ -395,8 +395,7 @@ def _sigint_blocked_in_new_threads() -> Iterator[None]:
 
     Decided: the preload (:mod:`vegaslab._dask_worker`) makes a worker ignore SIGINT only once
     its Dask code runs; a Ctrl-C in the second or so before that, while the worker process
-    still imports Dask, printed its ``KeyboardInterrupt`` traceback on the terminal (seen on
-    a loaded 2-core machine: 2 runs in 6 of the process-group Ctrl-C test). Blocked from the
+    still imports Dask, printed its ``KeyboardInterrupt`` traceback on the terminal. Blocked from the
     start, the signal never reaches a worker; the client's main thread gets it as before
     (:func:`execute` defers it, so a Ctrl-C during the cluster's start is acted on once the
     cluster has started, and the cluster is then closed).

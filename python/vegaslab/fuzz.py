@@ -46,6 +46,7 @@ import re
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -1649,8 +1650,8 @@ def _get_or_none(doc: Any, path: Iterable) -> Any:
 # are unchanged, their secret never reaches an output file, stdout or stderr, and no file was
 # opened following a link to them or to a system file a plant named (Python's audit hook sees
 # every open; the core opens no file in these directories). Categories: a planted file that
-# reaches a write or read outside is ``unsafe``; an exit status other than 0, 1, 2 or a
-# traceback is ``exception``.
+# reaches a write or read outside is ``unsafe``; an exit status other than 0 (the plant was
+# harmless) or 2 (refused as bad input, naming it), or a traceback, is ``exception``.
 
 #: What a case runs: ``run`` (a run directory with a trace), ``sweep`` (a store, a plot),
 #: ``status`` (``sweep --status`` on a store), ``reproduce`` (a report directory and its store).
@@ -1678,6 +1679,15 @@ FS_SENSITIVE = ("/etc/passwd", "/etc/shadow", "/proc/self/environ", "/dev/zero")
 _SUMMARY_LIKE = {"entry": "tiny", "claim": "c", "conclusion": "c", "verdict": "holds", "sentence": "s",
                  "points": [], "factors": [], "runs": 1}
 
+#: A summary of the shape vegaslab writes (it passes the schema, so what reads it is reached).
+_SUMMARY = {"entry": "tiny", "claim": "c", "conclusion": "<script>alert(1)</script> c", "default_reason": "r",
+            "figure_expr": "", "figure_label": "", "verdict": "robust", "sentence": "s <b>",
+            "factors": [{"name": "delay", "levels": ["short", "long"], "default": "short", "reason": ""}],
+            "points": [{"label": "all defaults", "levels": {}, "holds": 4, "seeds": 4, "interval": [0.51, 1.0],
+                        "status": "holds", "values": [700.0, 700.0, 700.0, 700.0], "errors": []}],
+            "study_range": [700.0, 700.0], "runs": 8, "computed": 0, "wall_s": 0.5, "compute_s": 1.25, "ns2": None,
+            "figures": ["tiny-0.png"]}
+
 #: What may be planted (``kind``, argument).
 FS_PLANTS: list[dict] = [
     {"link": "@victim"}, {"link": "@secret"}, {"link": "@dir"}, {"link": "@nowhere"},
@@ -1689,6 +1699,9 @@ FS_PLANTS: list[dict] = [
     {"json": {**_SUMMARY_LIKE, "figures": ["../../outside/secret.txt"]}},
     {"json": {**_SUMMARY_LIKE, "figures": ["robustness/tiny-0.png", "tiny-0.png"]}},
     {"json": {**_SUMMARY_LIKE, "entry": "../../x"}},
+    {"json": _SUMMARY}, {"json": {**_SUMMARY, "compute_s": 10**400}}, {"json": {**_SUMMARY, "runs": -1}},
+    {"json": {**_SUMMARY, "points": [{**_SUMMARY["points"][0], "values": [1e308, -1e308]}]}},
+    {"json": {**_SUMMARY, "figures": ["tiny-0.png"] * 1000}},
     {"json": {"key": "x" * 64}},
     {"remove": True},
 ]
@@ -1905,7 +1918,7 @@ def _fs_leaks(out: Path, token: str) -> list[str]:
             p = Path(dirpath) / name
             try:
                 st = os.lstat(p)
-                if not stat_is_regular(st.st_mode) or st.st_blocks == 0 and st.st_size > (1 << 20):
+                if not stat.S_ISREG(st.st_mode) or st.st_blocks == 0 and st.st_size > (1 << 20):
                     continue  # a link, FIFO, or a sparse file of zeros
                 with open(p, "rb") as fh:
                     if token.encode() in fh.read(64 << 20):
@@ -1913,12 +1926,6 @@ def _fs_leaks(out: Path, token: str) -> list[str]:
             except OSError:
                 continue
     return found
-
-
-def stat_is_regular(mode: int) -> bool:
-    import stat as stat_module
-
-    return stat_module.S_ISREG(mode)
 
 
 def _run_fs_case(req: dict) -> dict:
@@ -1951,7 +1958,7 @@ def _run_fs_case(req: dict) -> dict:
     if os.path.lexists("/tmp/vegaslab-fuzz-trace.tr"):
         os.unlink("/tmp/vegaslab-fuzz-trace.tr")
         violations.append("unsafe: a trace was written at an absolute path a scenario named")
-    if code not in (0, 1, 2):
+    if code not in (0, 2):  # a plant is bad input (2) or harmless (0); no run of these fails (1)
         return {"status": "exception", "why": f"exit status {code}", "message": stderr[-2000:]}
     if "Traceback" in stderr or "internal error" in stderr:
         return {"status": "exception", "why": "traceback or internal error", "message": stderr[-2000:]}

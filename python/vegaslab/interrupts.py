@@ -54,9 +54,9 @@ __all__ = ["Request", "deferred", "command", "enable_watchdog", "WATCHDOG_S", "E
 EXIT_INTERRUPTED = 130
 
 #: Seconds from the first Ctrl-C to the command line's hard exit, if the orderly stop has not
-#: ended the process by then. The orderly stop takes under 3.5 s on an idle 2-core machine and
-#: took up to 5.5 s with a load average of 6 there (a Ctrl-C just as the local cluster
-#: started, which it lets finish starting before closing it): docs/decisions.md.
+#: ended the process by then: about three times the slowest orderly stop measured (a Ctrl-C
+#: just as the local cluster starts, which it lets finish starting before closing it; the
+#: measurements are in docs/decisions.md).
 WATCHDOG_S = 15.0
 
 

@@ -22,10 +22,24 @@ from . import VegaslabError
 #: their columns).
 TABLE_NAMES = ("flows", "queues", "links", "udp", "series_flows", "series_queues")
 
-#: Files vegaslab writes into a run directory (tables, meta.json, job.json, plots, a packet
-#: trace, whose name the core allows to end only in .tr or .pcap); a directory holding only
-#: these may be replaced.
-_OWN_FILE = re.compile(r"^(?:(?:" + "|".join(TABLE_NAMES) + r")\.(?:parquet|csv)|meta\.json|job\.json|[\w.-]+\.(?:png|tr|pcap))$")
+#: Files vegaslab writes into a run directory (tables, meta.json, job.json, plots); a directory
+#: holding only these, and the packet trace its meta.json names, may be replaced.
+_OWN_FILE = re.compile(r"^(?:(?:" + "|".join(TABLE_NAMES) + r")\.(?:parquet|csv)|meta\.json|job\.json|[\w.-]+\.png)$")
+
+
+def _own_trace(directory: Path) -> str | None:
+    """The packet trace's file name that ``directory``'s meta.json records (read under the
+    read-back rule), or None: a run directory's trace is vegaslab's, any other ``.tr`` or
+    ``.pcap`` file there is the user's."""
+    from .safe_io import ForeignFileError, read_json
+
+    try:
+        meta = read_json(directory / "meta.json", max_bytes=256 << 20)
+    except (OSError, ForeignFileError):
+        return None
+    trace = meta.get("trace") if isinstance(meta, dict) else None
+    name = trace.get("file") if isinstance(trace, dict) else None
+    return name if isinstance(name, str) and re.fullmatch(r"[\w-][\w.-]*\.(?:tr|pcap)", name) else None
 
 
 class OutputDirError(VegaslabError):
@@ -52,7 +66,9 @@ def check_output_dir(path: str | os.PathLike, *, replace: bool = True) -> None:
         if not target.is_dir():
             raise OutputDirError(f"{target}: exists and is not a directory; choose another output directory")
         if replace:
-            foreign = sorted(f.name for f in target.iterdir() if not (f.is_file() and _OWN_FILE.match(f.name)))
+            trace = _own_trace(target)
+            foreign = sorted(f.name for f in target.iterdir()
+                             if not (f.is_file() and (_OWN_FILE.match(f.name) or f.name == trace)))
             if foreign:
                 more = f" and {len(foreign) - 3} more" if len(foreign) > 3 else ""
                 raise OutputDirError(

@@ -39,7 +39,7 @@ ANCHOR = "robustness"
 TITLE = "How robust are the papers' conclusions?"
 #: The largest ``index.html`` :func:`splice` reads back (a report of every catalog entry,
 #: figures embedded, is tens of MB).
-MAX_PAGE_BYTES = 1 << 30
+MAX_PAGE_BYTES = 256 << 20
 
 
 def _figure(directory_fd: int | None, name: str, entry: str, alt: str) -> dict:

@@ -362,6 +362,19 @@ class _Table:
         res._frames[self.name] = frame
 
 
+#: What :meth:`Results.from_dir` requires of ``meta.json`` before it uses a field (JSON
+#: Schema): an object whose checksums, when present, map plain names to SHA-256 digests, and
+#: whose packet trace, when present, names its file. The rest is the run's record, shown as is.
+META_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        INTEGRITY_KEY: {"type": "object", "additionalProperties": {"type": "string", "pattern": "^[0-9a-f]{64}$"}},
+        "trace": {"type": ["object", "null"], "properties": {"file": {"type": "string"}}},
+        "seed": {"type": ["integer", "null"]},
+        "scenario": {"type": ["string", "null"]},
+    },
+}
+
 #: The largest ``meta.json`` :meth:`Results.from_dir` reads (its provenance holds the
 #: normalised scenario, with a delay trace's points: a 64 MiB trace file's are under 256 MiB).
 MAX_META_BYTES = 256 << 20
@@ -517,7 +530,7 @@ class Results(_NotebookViews):
 
         root = Path(path)
         try:
-            meta = read_json(root / "meta.json", max_bytes=MAX_META_BYTES)
+            meta = read_json(root / "meta.json", max_bytes=MAX_META_BYTES, schema=META_SCHEMA)
         except ForeignFileError as exc:
             raise InconsistentResultsError(str(exc)) from None
         if not isinstance(meta, dict):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import errno
 import json
+import math
 import os
 import stat
 import uuid
@@ -43,6 +44,7 @@ __all__ = [
     "make_dir",
     "write_file",
     "create_new",
+    "remove_file",
     "open_lock",
     "open_dir",
     "read_bytes",
@@ -56,6 +58,10 @@ __all__ = [
 #: The deepest nesting of arrays and objects a JSON file read back may have. vegaslab's own
 #: files nest at most 6 deep; Python's parser would stop near 1,000 with a ``RecursionError``.
 MAX_JSON_DEPTH = 64
+
+#: The most digits of a whole number in JSON read back: 64-bit integers have 19 or 20, and a
+#: longer one (10^400) would be a Python int that no float, format or array can hold.
+MAX_INT_DIGITS = 20
 
 #: The longest plain name, in bytes of UTF-8 (Linux's ``NAME_MAX``).
 MAX_NAME_BYTES = 255
@@ -186,6 +192,22 @@ def write_file(directory: str | os.PathLike, name: str, data: bytes | str, *, fs
     return target
 
 
+def remove_file(directory: str | os.PathLike, name: str) -> None:
+    """Remove ``directory/name`` if it is a file or a link (the link itself, never its
+    target); absent is fine; a directory or anything else there is an :class:`UnsafePathError`."""
+    path = Path(directory) / plain_name(name, f"{directory}: file name")
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+        raise UnsafePathError(f"{path}: is {_describe(mode)}, not a file vegaslab wrote; move it away")
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
 def open_lock(directory: str | os.PathLike, name: str = ".lock") -> int:
     """Open (creating when absent) the lock file ``directory/name`` for ``flock``, without
     following a link and without blocking on a FIFO; :class:`UnsafePathError` when anything
@@ -312,8 +334,10 @@ def json_depth(value: Any) -> int:
 
 
 def parse_json(text: str | bytes, path: str | os.PathLike, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """``text`` parsed as JSON, nested at most ``max_depth`` deep; NaN and infinity are
-    refused (vegaslab never writes them). :class:`ForeignFileError` naming ``path`` otherwise."""
+    """``text`` parsed as JSON, nested at most ``max_depth`` deep, every number one a double
+    or a 64-bit integer holds: NaN, infinity, ``1e999`` and a whole number of more than
+    :data:`MAX_INT_DIGITS` digits are refused (vegaslab never writes them, and they break
+    arithmetic and formatting downstream). :class:`ForeignFileError` naming ``path`` otherwise."""
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -323,8 +347,19 @@ def parse_json(text: str | bytes, path: str | os.PathLike, *, max_depth: int = M
     def no_constants(name: str) -> Any:
         raise ValueError(f"{name} is not JSON")
 
+    def bounded_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > MAX_INT_DIGITS:
+            raise ValueError(f"a whole number of {len(digits.lstrip('-'))} digits (at most {MAX_INT_DIGITS} are read)")
+        return int(digits)
+
+    def finite_float(text: str) -> float:
+        value = float(text)
+        if not math.isfinite(value):
+            raise ValueError(f"{text[:40]} is beyond a double")
+        return value
+
     try:
-        value = json.loads(text, parse_constant=no_constants)
+        value = json.loads(text, parse_constant=no_constants, parse_int=bounded_int, parse_float=finite_float)
     except RecursionError:
         raise ForeignFileError(path, f"nested deeper than {max_depth} levels") from None
     except ValueError as exc:

@@ -327,6 +327,7 @@ def prepare(specs: Iterable[RunSpec]) -> list[PreparedRun]:
         if not isinstance(spec, RunSpec):
             raise TypeError(f"expected a RunSpec, got {type(spec).__name__}")
     texts = _normalized_texts(core, specs)
+    _warn_of_traces(specs, texts)
     out: list[PreparedRun] = []
     for spec, normalized in zip(specs, texts):
         try:
@@ -340,6 +341,21 @@ def prepare(specs: Iterable[RunSpec]) -> list[PreparedRun]:
         out.append(PreparedRun(spec, run_key(normalized, seed, version), normalized, seed, files, version,
                                normalized_sha256=hashlib.sha256(normalized.encode("utf-8")).hexdigest()))
     return out
+
+
+def _warn_of_traces(specs: Sequence[RunSpec], texts: Sequence[str | BaseException]) -> None:
+    """A ``UserWarning`` per scenario with a ``[trace]``: the runs of a store (sweeps,
+    ``reproduce``, ``robustness``) write tables only, so its trace is not written; said once,
+    not silently dropped. (A normalised scenario has a top-level ``"trace"`` key only then.)"""
+    import warnings
+
+    named: set[str] = set()
+    for spec, text in zip(specs, texts):
+        if isinstance(text, str) and '"trace":{' in text and spec.source not in named:
+            named.add(spec.source)
+            warnings.warn(f"{spec.source}: [trace] is not written by the runs of a sweep, reproduce or robustness "
+                          "(they write tables to a results store); trace one run with `vegaslab run --trace`",
+                          stacklevel=3)
 
 
 def _normalized_texts(core: Any, specs: Sequence[RunSpec]) -> list[str | BaseException]:
@@ -983,7 +999,7 @@ class Store:
             t = pa.concat_tables(parts, promote_options="permissive")
         except _UNREADABLE as exc:  # commits whose columns cannot be unified
             raise StoreError(f"{self.path}: the commits' {table} tables do not fit together ({type(exc).__name__}: "
-                             f"{' '.join(str(exc).split())[:200]}); a commit was not written by vegaslab") from None
+                             f"{_gist(exc)}); a commit was not written by vegaslab") from None
         t = t.append_column("__row", pa.array(range(t.num_rows), pa.int64()))
         return t.sort_by([("run_key", "ascending"), ("__row", "ascending")]).drop_columns(["__row"])
 
@@ -1187,10 +1203,16 @@ _UNREADABLE = (KeyError, TypeError, ValueError, IndexError, AttributeError, NotI
                ForeignFileError)
 
 
+def _gist(exc: BaseException) -> str:
+    """An exception's message on one line, cut to 200 characters (for a message that names
+    the file it is about)."""
+    return " ".join(str(exc).split())[:200]
+
+
 def _unreadable(c: "Commit", exc: BaseException) -> StoreError:
     """The error for a commit whose tables cannot be read back: names it and the way out."""
     return StoreError(f"{c.path}: its tables cannot be read back ({type(exc).__name__}: "
-                      f"{' '.join(str(exc).split())[:200]}); it was not written by vegaslab, or is damaged: move it "
+                      f"{_gist(exc)}); it was not written by vegaslab, or is damaged: move it "
                       "out of data/ and run again")
 
 
@@ -1213,7 +1235,7 @@ def _table_problem(path: Path) -> str:
         with open_regular(path) as fh:
             schema = pq.read_schema(fh)
     except (OSError, ForeignFileError, pa.ArrowException) as exc:
-        return f"not a Parquet table ({' '.join(str(exc).split())[:200]})"
+        return f"not a Parquet table ({_gist(exc)})"
     for name, kind in (("run_key", pa.string()), ("seed", pa.int64())):
         i = schema.get_field_index(name)
         if i < 0 or not schema.field(i).type.equals(kind):
@@ -1316,6 +1338,7 @@ class StoreWriter:
         Every commit is hashed here, whatever this process verified before (``fresh``)."""
         root = self.store.path
         shutil.rmtree(root / "_tmp", ignore_errors=True)  # a real directory (Store checks), or absent
+        make_dir(root, "data")  # the commits' directory, made again if it went missing
         _commits, broken = self.store._scan(fresh=True)
         self._retire([old.path for old in self.store._superseded])
         for b in broken:

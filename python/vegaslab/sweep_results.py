@@ -138,11 +138,10 @@ def _read_failures(out: Path) -> dict[str, str]:
 
 
 def _write_failures(out: Path, failures: Mapping[str, str]) -> None:
-    from .safe_io import write_file
+    from .safe_io import remove_file, write_file
 
-    path = out / FAILURES_FILE
     if not failures:
-        path.unlink(missing_ok=True)
+        remove_file(out, FAILURES_FILE)
         return
     write_file(out, FAILURES_FILE, json.dumps(dict(sorted(failures.items())), indent=1) + "\n")
 
@@ -288,10 +287,16 @@ def sweep(scenario: Any, overrides: Any = (), out: str | os.PathLike | None = No
     ``"synchronous"``), as in :func:`vegaslab.engine.execute`; call it under
     ``if __name__ == "__main__":`` in a script. ``overrides`` apply under every point (and may
     edit the sweep: ``"sweep.seeds=3"``). Runs that failed are listed in
-    :attr:`SweepResults.execution`; the results hold the runs that are stored."""
+    :attr:`SweepResults.execution`; the results hold the runs that are stored.
+
+    Ctrl-C (a notebook's interrupt) stops the sweep in order: the runs that finished are
+    committed to the store, then ``KeyboardInterrupt`` is raised, so a cell never carries on
+    with a sweep that did not finish. Calling ``sweep`` again computes only what is missing."""
     sw = load_sweep(scenario, overrides)
     out = Path(out) if out is not None else default_out(sw.scenario_id)
     ex = run_sweep(sw, out, scheduler=scheduler, workers=workers, progress=progress)
+    if ex.interrupted:
+        raise KeyboardInterrupt
     return SweepResults(sw, out, ex)
 
 

@@ -127,7 +127,7 @@ fn run_scenario_columns(
 /// the tables (`flows`, `queues`, `links`, `udp`) as typed columns (`table_columns`), the time
 /// series as `run_scenario_columns` gives them, and the normalised scenario that ran as
 /// canonical JSON (`normalize_scenario`'s text, from the same parse). No table is written as
-/// text: at 100,000 flows their JSON was 168 MB. `trace_dir`: the directory a `[trace]` is
+/// text (at 100,000 flows it would be hundreds of megabytes). `trace_dir`: the directory a `[trace]` is
 /// created in (under its plain name; an existing file there is a `ScenarioError`); without
 /// it a trace is not written, and `meta.trace.error` says so. The other run functions never
 /// write a trace.
@@ -356,19 +356,31 @@ fn normalize_scenario_seeds(
 
 /// Expand the scenario's `[sweep]` table (`vegaslab_sim::scenario::sweep::expand`, format in
 /// docs/sweep-format.md) with the user's overrides: the plan of every run as JSON. Every point
-/// is validated, which can take a while for a large sweep, so the GIL is released meanwhile.
+/// is validated, which can take a while for a large sweep, so the GIL is released meanwhile
+/// and Ctrl-C is served every `PROGRESS_EVERY` (a `KeyboardInterrupt`).
 #[pyfunction]
 #[pyo3(signature = (toml_text, source_name, overrides=Vec::new()))]
 fn expand_sweep(py: Python<'_>, toml_text: &str, source_name: &str, overrides: Vec<String>) -> PyResult<String> {
+    let mut interrupted: Option<PyErr> = None;
+    let mut last = Instant::now();
     let outcome = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
-            vegaslab_sim::scenario::sweep::expand(toml_text, source_name, &overrides).map(|s| s.to_json())
+            let mut stop = || {
+                if last.elapsed() < PROGRESS_EVERY {
+                    return false;
+                }
+                last = Instant::now();
+                interrupted = Python::with_gil(|py| py.check_signals().err());
+                interrupted.is_some()
+            };
+            vegaslab_sim::scenario::sweep::expand_until(toml_text, source_name, &overrides, &mut stop).map(|s| s.map(|s| s.to_json()))
         }))
     });
     match outcome {
         Err(panic) => Err(SimulationError::new_err(format!("{source_name}: internal simulator error: {}", panic_message(panic)))),
         Ok(Err(e)) => Err(scenario_error(py, &e)),
-        Ok(Ok(json)) => Ok(json),
+        Ok(Ok(Some(json))) => Ok(json),
+        Ok(Ok(None)) => Err(interrupted.unwrap_or_else(|| SimulationError::new_err(format!("{source_name}: the sweep's expansion stopped")))),
     }
 }
 

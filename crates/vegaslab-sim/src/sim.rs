@@ -424,7 +424,6 @@ impl Simulator {
         Route { data: path(src, dst), ack: path(dst, src) }
     }
 
-    /// Flows whose endpoints have no path between them (checked before running).
     /// Create the packet trace's file (`[trace] file`, a plain name) in `dir`, the output
     /// directory the caller names, before the run (`trace::Tracer::open`): an existing file
     /// or planted link of that name, or a directory that cannot take it, is an error naming
@@ -443,6 +442,7 @@ impl Simulator {
         })
     }
 
+    /// Flows whose endpoints have no path between them (checked before running).
     pub fn unroutable_flows(&self) -> Vec<String> {
         self.flows
             .iter()

@@ -46,3 +46,18 @@ fn a_reader_closing_the_pipe_early_ends_the_binary_without_a_panic() {
     assert_eq!(status.code(), Some(1), "{err}");
     assert!(err.contains("writing the results failed") && !err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn a_trace_goes_into_the_trace_dir_and_without_one_the_run_says_so_and_exits_1() {
+    let dir = std::env::temp_dir().join(format!("vegaslab-sim-trace-{}", std::process::id()));
+    std::fs::remove_dir_all(&dir).ok();
+    std::fs::create_dir_all(&dir).unwrap();
+    let set = ["--set", "run.duration=0.2s", "--set", "trace.file=t.tr"];
+    let (code, err) = vegaslab_sim(&[&[scenario().as_str()][..], &set].concat());
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("t.tr: not written: no output directory was given for the trace"), "{err}");
+    let (code, err) = vegaslab_sim(&[&[scenario().as_str()][..], &set, &["--trace-dir", dir.to_str().unwrap()]].concat());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(std::fs::metadata(dir.join("t.tr")).unwrap().len() > 0);
+    std::fs::remove_dir_all(&dir).ok();
+}

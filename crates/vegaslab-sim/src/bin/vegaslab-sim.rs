@@ -1,8 +1,9 @@
 //! Minimal Rust front end: run one scenario file and print the results as JSON.
 //!
 //! Usage: `vegaslab-sim FILE.toml [--seed N] [--set key=value ...] [--trace-dir DIR]`. A
-//! scenario's `[trace]` is written into `DIR` (an existing directory), never elsewhere; without
-//! `--trace-dir` it is not written and the results' `meta.trace.error` says so. The Python CLI
+//! scenario's `[trace]` is written into `DIR` (an existing directory), never elsewhere; a trace
+//! not written (no `--trace-dir`, or the disk full) is said on stderr and the exit status is 1,
+//! after the results. The Python CLI
 //! (`vegaslab run`) is the full-featured one; this exists for benchmarking and debugging
 //! without Python. Bad arguments get a message and exit status 2; a closed standard output
 //! (`vegaslab-sim x.toml | head`) ends it quietly with status 1 rather than a panic.
@@ -68,7 +69,14 @@ fn main() -> ExitCode {
     let options = vegaslab_sim::RunOptions { normalized: false, trace_dir: trace_dir.as_deref() };
     match vegaslab_sim::run_text_with(&text, &file, seed, &overrides, |_, _| true, &options) {
         Ok((r, _)) => match writeln!(std::io::stdout().lock(), "{}", r.to_json()) {
-            Ok(()) => ExitCode::SUCCESS,
+            // The results are out; a trace that was asked for and not written fails the run.
+            Ok(()) => match r.meta.trace.as_ref().and_then(|t| t.error.as_ref()) {
+                Some(error) => {
+                    eprintln!("vegaslab-sim: {error}");
+                    ExitCode::from(1)
+                }
+                None => ExitCode::SUCCESS,
+            },
             Err(e) => {
                 eprintln!("vegaslab-sim: writing the results failed: {e}");
                 ExitCode::from(1)

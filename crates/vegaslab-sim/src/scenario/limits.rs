@@ -103,10 +103,11 @@ pub const DEFAULT_TRACE_LINES: u64 = 1_000_000;
 /// Largest delay trace file, bytes.
 pub const MAX_TRACE_BYTES: u64 = 64 << 20;
 
-/// Largest scenario text, bytes: 256 MiB, five times a file that writes the most flows
-/// (2^20) as one `[[flows]]` table each (53 MB); larger sets are written with `range` and
-/// `pairs` groups. Checked before the text is parsed (`precheck`).
-pub const MAX_SCENARIO_BYTES: usize = 256 << 20;
+/// Largest scenario text, bytes: 64 MiB, room for a file that writes the most flows (2^20)
+/// as one `[[flows]]` table each (53 MB); larger sets are written with `range` and `pairs`
+/// groups. Checked before the text is parsed (`precheck`), it bounds what parsing may cost:
+/// the parsed tree of a text takes up to about a hundred times its size.
+pub const MAX_SCENARIO_BYTES: usize = 64 << 20;
 
 /// Most change points in one link direction's delay (a schedule, a trace or the LEO model).
 pub const MAX_DELAY_POINTS: usize = 10_000_000;

@@ -313,6 +313,15 @@ struct RangeSpec {
 /// points, validating every point. A file without `[sweep]` is a sweep of one point (the base
 /// scenario) and one seed.
 pub fn expand(text: &str, source: &str, overrides: &[String]) -> Result<Sweep, ScenarioError> {
+    expand_until(text, source, overrides, &mut || false).map(|sweep| sweep.expect("never stopped"))
+}
+
+/// How many values or points are validated between two calls of [`expand_until`]'s `stop`.
+const STOP_CHECK_EVERY: usize = 1024;
+
+/// [`expand`], asking `stop` every [`STOP_CHECK_EVERY`] validations whether to give up
+/// (Ctrl-C while a large sweep is planned): `Ok(None)` when it did.
+pub fn expand_until(text: &str, source: &str, overrides: &[String], stop: &mut dyn FnMut() -> bool) -> Result<Option<Sweep>, ScenarioError> {
     super::precheck::precheck(text, source)?;
     let mut doc: Value =
         toml::from_str(text).map_err(|e| ScenarioError::new(source, "", ErrorKind::Syntax, super::toml_error(text, &e)))?;
@@ -362,9 +371,17 @@ pub fn expand(text: &str, source: &str, overrides: &[String]) -> Result<Sweep, S
     check_names(ctx, &axes)?;
 
     // Each value alone on the base scenario, so that a bad value is blamed on its own place.
+    let mut checked = 0usize;
+    let mut stopped = || {
+        checked += 1;
+        checked % STOP_CHECK_EVERY == 0 && stop()
+    };
     for axis in &axes {
         for m in 0..axis.params.len() {
             check_param_alone(&doc, source, axis, m)?;
+            if stopped() {
+                return Ok(None);
+            }
         }
     }
 
@@ -373,11 +390,14 @@ pub fn expand(text: &str, source: &str, overrides: &[String]) -> Result<Sweep, S
     if axes.len() > 1 {
         for point in &sweep_points {
             check_point(&doc, source, &axes, point)?;
+            if stopped() {
+                return Ok(None);
+            }
         }
     }
 
     let runs = sweep_points.len() as u64 * seeds.len() as u64;
-    Ok(Sweep { format: FORMAT, source: source.to_string(), overrides: overrides.to_vec(), axes, seeds, points: sweep_points, runs })
+    Ok(Some(Sweep { format: FORMAT, source: source.to_string(), overrides: overrides.to_vec(), axes, seeds, points: sweep_points, runs }))
 }
 
 fn show_count(n: u128) -> String {
