@@ -1,0 +1,152 @@
+//! TCP at both ends: a sender reacting to its ACKs and its retransmission timer and putting
+//! its segments on the wire, a sink answering data with ACKs (ns-2's `TCPSink`).
+
+use super::clocks::event_clock;
+use super::Simulator;
+use crate::event::Event;
+use crate::packet::{Kind, Packet};
+use vegaslab_cc::{secs, AckInfo, Nanos, QueueingTimes};
+
+impl Simulator {
+    /// An ACK reaches its sender at `t`: the sender reacts and sends what it may. `t` is the
+    /// current time, or the ACK's arrival ahead of the clock (an express hop): the current
+    /// time is `t` while the sender reacts, as in the event it stands for. Out of line, so
+    /// that `hops` is the forwarding loop alone. One function for both cases: one call per
+    /// ACK.
+    #[inline(never)]
+    pub(super) fn at_sender(&mut self, p: &Packet, t: Nanos) {
+        let now = std::mem::replace(&mut self.now, t);
+        self.react(p);
+        self.now = now;
+    }
+
+    /// `at_sender`'s reaction, at the current time.
+    #[inline(always)]
+    fn react(&mut self, p: &Packet) {
+        let f = p.flow as usize;
+        if self.flows[f].finished {
+            // Only a per-flow connection finishes; it ignores late ACKs.
+            self.flows[f].late_acks += 1;
+            return;
+        }
+        let queueing = if p.probe { queueing_times(p) } else { None };
+        self.flows[f].integrate_cwnd(self.now);
+        let clock = self.sender_clock(p.clock);
+        self.flows[f].sender.on_ack_at(self.now, clock, &AckInfo { seqno: p.seqno, queueing });
+        self.flush_sender(f);
+        if self.flows[f].child {
+            self.finish_if_done(f);
+        }
+    }
+
+    /// A data packet reaches its sink at time `t`: count it; returns the ACK to send from
+    /// the sink (for `arrive`). Inlined into `hops` (out of line it costs more).
+    pub(super) fn at_sink(&mut self, p: Packet, t: Nanos) -> (Packet, u32, Nanos) {
+        let f = &mut self.flows[p.flow as usize];
+        f.received_pkts += 1;
+        f.received_bytes += p.size as u64;
+        if !f.bins.is_empty() {
+            let bin = (t / self.scenario.sample_interval) as usize;
+            if let Some(b) = f.bins.get_mut(bin) {
+                *b += p.size as u64;
+            }
+        }
+        let (child, parent) = (f.child, f.parent as usize);
+        let ack = f.sink.receive(p.seqno);
+        // A probing packet is answered by a probing ACK: fresh AQT, the data's AQT echoed.
+        let size = f.ack_size + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
+        // ns-2's TCPSink answers within the data packet's arrival event: the same clock.
+        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt, clock: p.clock };
+        if child {
+            // A per-flow connection's bytes go to its entry's throughput bins.
+            let parent = &mut self.flows[parent];
+            if !parent.bins.is_empty() {
+                let bin = (t / self.scenario.sample_interval) as usize;
+                if let Some(b) = parent.bins.get_mut(bin) {
+                    *b += p.size as u64;
+                }
+            }
+        }
+        (ack_packet, p.dst, t)
+    }
+
+    /// Put the sender's queued segments on the wire and keep its timer scheduled.
+    ///
+    /// Each segment goes on the wire straight from the sender's queue, which is taken for the
+    /// loop and handed back for reuse (an ACK usually releases one segment, so a second
+    /// vector and loop would be most of the cost). Inlined into its callers (`at_sender`
+    /// above all, every ACK).
+    #[inline(always)]
+    pub(super) fn flush_sender(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        let (src, dst) = (flow.src, flow.dst);
+        // Sent within the sender's current event: its clock.
+        let clock = flow.sender.state.clock;
+        let segments = flow.sender.take_segments();
+        if !segments.is_empty() {
+            let in_sender = std::mem::replace(&mut self.in_sender, true);
+            for seg in &segments {
+                let p = Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst, probe: seg.probe, aqt: 0, aqt_echo: 0, clock };
+                self.arrive(p, src, self.now);
+            }
+            self.in_sender = in_sender;
+        }
+        self.flows[f].sender.give_back_segments(segments);
+        self.arm_timer(f);
+    }
+
+    /// Keep flow `f`'s retransmission timer scheduled: an event no later than its deadline.
+    ///
+    /// Inlined (into `flush_sender`, every ACK), with the scheduling out of line: a new ACK
+    /// moves the deadline later, so a pending event almost always stays.
+    #[inline(always)]
+    fn arm_timer(&mut self, f: usize) {
+        let flow = &self.flows[f];
+        if let Some(d) = flow.sender.rtx_deadline() {
+            if flow.timer_pending.is_none_or(|p| d < p) {
+                self.schedule_timer(f, d);
+            }
+        }
+    }
+
+    /// `arm_timer`'s new event, at the deadline `d`.
+    #[inline(never)]
+    fn schedule_timer(&mut self, f: usize, d: Nanos) {
+        let flow = &mut self.flows[f];
+        flow.timer_pending = Some(d);
+        let clock = event_clock(self.scenario.clock, flow.sender.rtx_clock(), d);
+        self.events.schedule_clocked(d, flow.sender.rtx_armed_at(), clock, Event::Timer(f as u32));
+    }
+
+    /// Flow `f`'s timer event: a retransmission timeout if the deadline has come, else the
+    /// event is booked again at the deadline (an ACK moved it later).
+    pub(super) fn on_timer(&mut self, f: usize) {
+        let clock = self.sender_clock(self.flows[f].sender.rtx_clock());
+        let flow = &mut self.flows[f];
+        if flow.timer_pending == Some(self.now) {
+            flow.timer_pending = None;
+        }
+        if flow.finished {
+            return; // a finished per-flow connection has nothing left to send
+        }
+        match flow.sender.rtx_deadline() {
+            Some(d) if d <= self.now => {
+                flow.integrate_cwnd(self.now);
+                flow.sender.on_timer_at(self.now, clock);
+                self.flush_sender(f);
+            }
+            Some(_) => self.arm_timer(f),
+            None => {}
+        }
+    }
+}
+
+/// The router-reported queueing times a probing ACK carries (RoVegas), in seconds.
+///
+/// Out of line: inlined, the compiler converted both times on every ACK, probe or not, and
+/// then chose.
+#[cold]
+#[inline(never)]
+fn queueing_times(p: &Packet) -> Option<QueueingTimes> {
+    Some(QueueingTimes { backward: secs(p.aqt as u64), forward: secs(p.aqt_echo as u64) })
+}
