@@ -43,7 +43,7 @@
 //! are active from start to stop, file transfers until their last byte is acknowledged.
 //!
 //! Random streams: flow `f`'s application draws from `rng::stream(seed, 4 << 32 | f)` (see
-//! `sim.rs`).
+//! `sim/build.rs`).
 
 use crate::flow::Flow;
 use crate::scenario::AppSpec;

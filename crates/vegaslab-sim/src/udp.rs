@@ -29,7 +29,7 @@
 //! packets) E[N] = 2.66 rather than 2.5, and using the nominal 2.5 would overshoot a 900 kbit/s
 //! target by 3.5%. Load 0 is a silent source (the zero point of RoVegas's load sweeps).
 //!
-//! Random streams: source `i` draws from `rng::stream(seed, 3 << 32 | i)` (see `sim.rs`).
+//! Random streams: source `i` draws from `rng::stream(seed, 3 << 32 | i)` (see `sim/build.rs`).
 
 use crate::scenario::{OffTime, UdpModel, UdpSpec};
 use rand::Rng;

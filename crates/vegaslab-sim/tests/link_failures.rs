@@ -1,5 +1,5 @@
 //! Links going down and up (`links[].down`): routes recomputed at each change, ns-2's packet
-//! fates at the failure (see `Failures` in src/sim.rs), express hops changing nothing.
+//! fates at the failure (see src/sim/failures.rs), express hops changing nothing.
 
 mod common;
 
