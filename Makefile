@@ -22,9 +22,9 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 # compileall: an editable install compiles nothing, and with PYTHONDONTWRITEBYTECODE set (as on
-# this project's machines) no import writes a .pyc either, so every command compiled the
-# package's sources again: 30-40 ms of each `vegaslab` command's start (issue 11). A stale .pyc
-# is only slower: Python checks it against its source.
+# this project's machines) no import writes a .pyc either, so every command would compile the
+# package's sources again (30-40 ms of each `vegaslab` command's start). A stale .pyc is only
+# slower: Python checks it against its source.
 # Cargo.toml: the workspace's version is the package's (pyproject.toml declares it dynamic).
 $(STAMP): pyproject.toml Cargo.toml Cargo.lock $(SOURCES) | $(PY)
 	$(PY) -m pip install -q -e '.[test]'
@@ -77,15 +77,15 @@ testbed-accuracy: setup bpf
 	VEGASLAB_MEASURE_ACCURACY=1 VEGASLAB_ACCURACY_REPORT=$(ACCURACY_REPORT) $(PY) -m pytest -q -s -p no:cacheprovider -m accuracy tests/test_testbed_network.py tests/test_testbed_run.py tests/test_kernel_rovegas.py
 	$(PY) tests/accuracy.py $(ACCURACY_REPORT)
 
-## compare-kernel: issue 10's four comparisons, simulator against kernel (root; ~3 min): reports in out/compare/
+## compare-kernel: the four comparisons of simulator against kernel (root; ~3 min): reports in out/compare/
 compare-kernel: setup bpf
 	$(PY) scripts/compare_kernel.py --out out/compare
 
-## bench: the issue's benchmark, side by side with ns-2 when installed: seven interleaved rounds, medians (~2 min; BENCH_ARGS="--repeat 1")
+## bench: the speed benchmark (bench/grids-net2), side by side with ns-2 when installed: seven interleaved rounds, medians (~2 min; BENCH_ARGS="--repeat 1")
 bench: setup ns2
 	$(VENV)/bin/vegaslab bench --repeat 7 --out out/bench $(BENCH_ARGS)
 
-## bench-scale: ns per packet-hop, set-up time and peak memory from 50 to 100,000 flows (issue 11; BENCH_SCALE_ARGS="--sizes 50,500,5000")
+## bench-scale: ns per packet-hop, set-up time and peak memory from 50 to 100,000 flows (BENCH_SCALE_ARGS="--sizes 50,500,5000")
 bench-scale: setup
 	$(PY) scripts/bench_scale.py --out out/bench-scale.json $(BENCH_SCALE_ARGS)
 
@@ -95,7 +95,7 @@ bench-memory:
 	out/memory-latency
 	out/memory-latency --chains 4 2048 8192 32768 131072
 
-## bench-sweep: the sweep engine's scale benchmark (issue 8): 2 workers vs 1, overhead per run, a 10,000-run sweep and reading it into pandas (~13 min; BENCH_SWEEP_ARGS=--quick for ~20 s)
+## bench-sweep: the sweep engine's scale benchmark: 2 workers vs 1, overhead per run, a 10,000-run sweep and reading it into pandas (~13 min; BENCH_SWEEP_ARGS=--quick for ~20 s)
 bench-sweep: setup
 	$(PY) scripts/bench_sweep.py $(BENCH_SWEEP_ARGS)
 

@@ -1,4 +1,4 @@
-// vl-delayline: propagation delay for vegaslab's namespace testbed (issue 10).
+// vl-delayline: propagation delay for vegaslab's namespace testbed.
 //
 // The kernel here has no netem, so the testbed routes every packet that crosses its router
 // namespace into a TUN device; this program reads each IPv4 packet from the TUN, holds it for
@@ -17,26 +17,13 @@
 //   delay changes.
 // - Timing: CLOCK_MONOTONIC, ppoll with nanosecond timeouts, a timer slack of 1 ns and
 //   SCHED_FIFO (refused -> a warning; the delay is then less precise, not wrong).
-//   Measured (issue 10) on the project's 2-CPU VM, ping every 10 ms over 2 x 20 ms beside a 30
-//   Mbit/s paced cubic transfer, each packet's read, due and write times traced, ftrace for
-//   the scheduler: a packet usually leaves 40 us after its time (p99 about 0.1 ms: wake-up
-//   from idle in the VM), std about 0.01-0.03 ms per direction, which is harmless. What
-//   breaks 0.1 ms of RTT std are single stalls of 1-10 ms: in 37 of 92 runs some packet left
-//   more than 1 ms late (263 packets per million). ftrace shows three kinds:
-//   (a) the timer fires on time but the CPU it wakes us on is running another task inside the
-//   kernel (a flow's Python process in a socket call, kdamond), and this kernel runs
-//   preempt=none (CONFIG_PREEMPT_NONE, not switchable at run time here), so even a SCHED_FIFO
-//   task waits until that task leaves the kernel; (b) neither vCPU runs anything for
-//   milliseconds (the host does not schedule the VM; 10 ms seen); (c) softirq work for other
-//   traffic on the machine runs for milliseconds on our CPU. Tried against (a): two worker
-//   threads pinned one per CPU, woken by a shared timerfd, the first to wake doing the work
-//   under a lock. In 92 interleaved runs each it did not help where it matters (312 against
-//   263 packets per million more than 1 ms late; ping std >= 0.1 ms in 15 against 11 runs;
-//   only the median run's std fell, 0.043 against 0.054 ms), so the program stays single-
-//   threaded: simpler, one wake-up per event. Not done: busy-waiting before a release (the
-//   usual lateness is not what breaks 0.1 ms; spinning does not shorten a stall). The
-//   counters line says how many packets left more than 1 ms late, and the worst, so a run
-//   hit by a stall can be recognized.
+//   A packet usually leaves about 40 us after its time; what breaks 0.1 ms of RTT spread are
+//   single stalls of 1-10 ms that no user-space design here avoids (the kernel is not
+//   preemptible, the host deschedules the VM, softirq work runs on our CPU), so the program
+//   stays single-threaded and does not busy-wait
+//   (docs/performance.md, "The testbed's delay line"). The counters line says how many
+//   packets left more than 1 ms late, and the worst, so a run hit by a stall can be
+//   recognized.
 // - Delay changes take effect at packet arrival: a packet that arrives at or after AT_NS (time
 //   since the start, printed in the ready line) gets the new delay. No timer is needed since a
 //   change only concerns packets not yet held.

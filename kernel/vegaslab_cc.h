@@ -5,7 +5,7 @@
  *
  * What this is
  * ------------
- * A line-for-line integer twin of the simulator's Linux flavour (issue 9):
+ * A line-for-line integer twin of the simulator's Linux flavour:
  *
  *   - the Vegas machinery of crates/vegaslab-cc/src/vegas_linux.rs (`LinuxVegas<R>`): RTT
  *     bookkeeping, rounds, slow start and its exit, Reno below three samples and during loss

@@ -1,15 +1,15 @@
-"""Cost per packet-hop as the number of flows grows (issue 11: within 1.5x of the 50-flow figure
-up to 100,000 flows, with set-up time and peak memory for each).
+"""Cost per packet-hop as the number of flows grows (the target: within 1.5x of the 50-flow figure
+up to 100,000 flows), with set-up time and peak memory for each.
 
 Each size is the benchmark's dumbbell (bench/grids-net2: half Reno, half Vegas alpha 100 /
 beta 105, 1500-byte packets) with N pairs, the bottleneck's rate and buffer scaled with N (155
 Mbit/s and 6,711 packets per 50 flows), run twice in a fresh interpreter: for 1 ms (the set-up)
 and for the measured duration. ns per packet-hop = (wall - set-up) / packet-hops.
 
-Decided: a size below 5,000 flows simulates `duration x 5000 / N` seconds (the 50-flow run is
-the benchmark's 200 s at the default 2 s), so that every size does about as many packet-hops
-(the bottleneck scales with N): a 2 s run of 50 flows took 7 ms of wall time, too short to be
-the figure the others are divided by.
+A size below 5,000 flows simulates `duration x 5000 / N` seconds (the 50-flow run is the
+benchmark's 200 s at the default 2 s), so that every size does about as many packet-hops (the
+bottleneck scales with N): a 2 s run of 50 flows takes 7 ms, too short to be the figure the
+others are divided by.
 
     python scripts/bench_scale.py [--sizes 50,500,5000,20000,100000] [--duration 2] [--out FILE.json]
 """

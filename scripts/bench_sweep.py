@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of the sweep engine (issue 8, "Must show: scale"). Not a test: it takes minutes.
+"""Benchmark of the sweep engine at scale. Not a test: it takes minutes.
 
     .venv/bin/python scripts/bench_sweep.py            # full: 40 x ~1.5 s runs, 10,000 x ~0.1 s runs
     .venv/bin/python scripts/bench_sweep.py --quick    # 8 x ~0.3 s runs, 200 x ~0.1 s runs (about a minute)
@@ -22,8 +22,8 @@ It measures, on fresh stores under out/bench-sweep/ (deleted first, so nothing i
    the sweep merged, are reported too.
 
 Run durations are calibrated first: the simulated duration is scaled from one short run so
-that a run's core time is near the target; the achieved mean is reported. Decided: wall times
-are measured around vegaslab.sweep() (cluster start-up included, as a user waits for it), and
+that a run's core time is near the target; the achieved mean is reported. Wall times are
+measured around vegaslab.sweep() (cluster start-up included, as a user waits for it), and
 the simulation time is the store's per-run ``sim_wall_s`` (the core's own clock), so the
 overhead is everything a user pays beyond simulating. Prints a table and writes
 out/bench-sweep/bench.json.

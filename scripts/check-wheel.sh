@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The wheel as a user gets it (issue 14, "A proper wheel"): build the release wheel with
+# The wheel as a user gets it: build the release wheel with
 # maturin, check its tag and contents, install it into a fresh venv in an environment with no
 # Rust toolchain (PATH=/usr/bin:/bin, nothing else inherited but pip's settings), and run it
 # from a directory outside the checkout: `vegaslab --version`, `vegaslab reproduce va-reroute`

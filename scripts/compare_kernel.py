@@ -1,4 +1,4 @@
-"""Issue 10's comparisons of the simulator (Linux flavour) and the kernel: (a) one Vegas flow,
+"""The four comparisons of the simulator (Linux flavour) and the kernel: (a) one Vegas flow,
 50 Mbit/s, 40 ms, 1 BDP; (b) Vegas against Reno, 20 Mbit/s, 40 ms, 1 BDP; (c) the rerouting
 shape at 20 Mbit/s, RTT 40 -> 200 ms at 10 s, for Vegas and Vegas-A; (d) three Vegas flows with
 RTTs 20/60/120 ms on 30 Mbit/s. Each writes a report under --out; the script prints one table

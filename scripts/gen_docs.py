@@ -5,8 +5,8 @@ column tables of docs/results-format.md against an actual run.
     python scripts/gen_docs.py           # rewrite the generated blocks in docs/scenario-format.md
     python scripts/gen_docs.py --check   # change nothing; exit 1 (saying what differs) if stale
 
-Decided for issue 7 ("the schema lives in 2.5 copies"): the core owns every default, unit and
-range, so the docs must not hold a second hand-written copy of them.
+The core owns every default, unit and range, so the docs must not hold a second hand-written
+copy of them (docs/decisions.md, "The docs' field tables come from the core").
 
 * **Defaults** come from ``vegaslab._core.normalize_scenario`` of one small scenario per
   feature (a link, each queue kind, each algorithm, the tcp table, each application, each UDP

@@ -1,5 +1,5 @@
 // The machine's memory latency by working-set size: what one cache miss costs a packet-hop
-// at many flows (issue 11, docs/performance.md "Many flows").
+// at many flows (docs/performance.md, "Where the time goes now": "Many flows").
 //
 // For each size, a random cyclic chain through one 8-byte word per 64-byte line is walked
 // with dependent loads, so no two loads overlap: ns per load is the latency of a miss at

@@ -1,6 +1,6 @@
 """Fingerprints of simulation results, to show that a speed change kept every result
-bit-identical (issue 11: "every golden, differential test and the reproduce --all summary
-bit-identical").
+bit-identical (every golden, every differential test and the reproduce --all summary must stay
+so).
 
 Each line is one run: a SHA-256 of the core's whole result document (every table and time
 series, the packet-hop count included) without the simulation's wall time and its event count,
@@ -12,7 +12,7 @@ first seed (every catalog entry but wf-net4's, which takes minutes; `--all` adds
     python scripts/result_fingerprints.py [--out FILE] [--all] [--only SUBSTRING]
     python scripts/result_fingerprints.py --compare A.txt B.txt
 
-Decided: `meta.events` is left out of the hash and printed beside it. A change that removes
+`meta.events` is left out of the hash and printed beside it. A change that removes
 events (an express hop, say) changes that count and no result, so `--compare` reports results
 and event counts separately; `--show RUN` prints one run's document for a field-by-field look.
 """

@@ -87,7 +87,7 @@ def test_catalog_dir_honours_the_environment_variable(cat, monkeypatch):
 def test_catalog_dir_without_the_environment_variable_is_the_builtin_one_whatever_the_working_directory(
         cat, monkeypatch):
     """A ./catalog in the working directory is not picked up: the same command gives the same
-    entries wherever it is started (issue 8)."""
+    entries wherever it is started."""
     monkeypatch.delenv("VEGASLAB_CATALOG", raising=False)
     (cat / "catalog").mkdir()
     (cat / "catalog" / "va-reroute.toml").write_text(SINGLE.replace("t-single", "va-reroute"))

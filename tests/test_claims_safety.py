@@ -1,4 +1,4 @@
-"""Claims that are safe and honest (issue 7): no attribute or global access through a claim, a
+"""Claims that are safe and honest: no attribute or global access through a claim, a
 step and size budget on every evaluation, no crash out of evaluate(), and no verdict on missing
 data. No simulation: the runs are the saved results document in tests/data."""
 

@@ -494,7 +494,7 @@ def test_core_bench_gives_ns2s_wall_over_the_core_and_each_end_to_end_command(co
     assert "ns-2's wall time over ours: " in printed
 
 
-# ---------------------------------------------------------------------- bad input and outputs (issue 7)
+# ---------------------------------------------------------------------- bad input and outputs
 
 
 def _one_line_error(capsys) -> str:
@@ -582,7 +582,7 @@ def test_reproduce_out_that_is_a_file_exits_2_before_running(tiny, tmp_path, cap
 def test_seed_outside_the_cores_range_is_a_one_line_usage_error_naming_the_range(tiny, tmp_path, capsys, command, seed):
     target = str(tiny) if command == "run" else "tiny"
     assert _exit_code([command, target, "--seed", seed, "--out", str(tmp_path / "o")]) == 2
-    # Issue 14: a usage error shows the subcommand's usage first, then the one-line error.
+    # A usage error shows the subcommand's usage first, then the one-line error.
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.startswith(f"usage: vegaslab {command} ")
     line = err.strip().splitlines()[-1]

@@ -1,4 +1,4 @@
-"""Command-line conventions (issue 14): ``--json``, ``-q``/``-v``, usage of the subcommand on
+"""Command-line conventions: ``--json``, ``-q``/``-v``, usage of the subcommand on
 argument errors, a closed stdout, ``--version`` without the heavy imports, progress bars only
 on a terminal, quoted ``--set`` paths in the docs, and ``vegaslab run`` keeping the scenario's
 monitors. Tests whose name starts with ``test_core_`` need the compiled core."""

@@ -136,7 +136,7 @@ def test_a_congested_link_departs_no_more_packets_and_bytes_than_its_bandwidth_c
 
 
 def test_the_benchmark_bottleneck_sends_no_more_bytes_than_155_mbit_s_carry_in_10_s():
-    """issue 12: the benchmark's bottleneck once reported more bytes and departures than 10 s
+    """The benchmark's bottleneck once reported more bytes and departures than 10 s
     at 155 Mbit/s allow (packets still waiting in its 6711-packet queue at the end were counted)."""
     r = vegaslab.run(CATALOG / "bench" / "grids-net2.toml", overrides=["run.duration=10s"])
     link = r.links.set_index("link").loc["R1->R2"]

@@ -1,5 +1,5 @@
 """python/vegaslab/_core.pyi describes the compiled module exactly: every public function and
-exception the module has, and nothing it does not (issue 11: a .pyi for the compiled module)."""
+exception the module has, and nothing it does not."""
 from __future__ import annotations
 
 import ast

@@ -298,8 +298,8 @@ def two_way_queues(cc_forward: str, cc_reverse: str) -> dict:
 
     Access delays of 1.1 ms: with 1 ms the NewReno/Reno pair differs from ns-2 by 17 of 3,152
     packets sent (and 1 drop), and by exactly as much with DropTail in both directions, so the
-    difference is not the queues' (it is one of issue 12's simulator-level mechanisms, items 1
-    and 2); 1.1 ms (and 1.3 ms) agree to the packet."""
+    difference is not the queues' (it is one of the simulator-level mechanisms: the order of
+    same-instant events and ns-2's double clock); 1.1 ms (and 1.3 ms) agree to the packet."""
     return {"meta": {"id": f"two-way-queues-{cc_forward}-{cc_reverse}"}, "run": {"duration": "30s"},
             "dumbbell": {"pairs": 2,
                          "access": {"bandwidth": "10Mbps", "delay": "1.1ms"},

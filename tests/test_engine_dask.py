@@ -1,4 +1,4 @@
-"""The execution engine on a real Dask cluster (issue 8), on loopback only.
+"""The execution engine on a real Dask cluster, on loopback only.
 
 A ``dask scheduler`` and two ``dask worker`` processes (``--nthreads 1``, no nanny, so a
 SIGKILL takes a worker away for good) are started per test on 127.0.0.1 with free ports and

@@ -1,4 +1,4 @@
-"""The engine's errors and interrupts (issue 8): what a user sees when the scheduler address is
+"""The engine's errors and interrupts: what a user sees when the scheduler address is
 wrong or unreachable, when the store is busy or unusable, and on Ctrl-C.
 
 The Ctrl-C test starts ``vegaslab reproduce`` in its own session (its own process group) and

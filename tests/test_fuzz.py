@@ -1,4 +1,4 @@
-"""Fuzzing the scenario reader and the simulator (issue 7, "Must show"): mutated catalog and
+"""Fuzzing the scenario reader and the simulator: mutated catalog and
 hand-written scenarios must never crash, hang or panic, and an accepted one must never give an
 impossible result. The machinery (case generation, sandboxed worker, result checks) is in
 ``vegaslab.fuzz``; the long run is ``make fuzz`` (scripts/fuzz.py).

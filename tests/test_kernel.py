@@ -1,4 +1,4 @@
-"""The BPF congestion controls in the running kernel (issue 10): every algorithm registers,
+"""The BPF congestion controls in the running kernel: every algorithm registers,
 lists, carries a real TCP transfer between two network namespaces and unregisters; parameters
 are checked by the simulator's reader; the shared C decisions replay the Rust controllers'
 decision vectors exactly.

@@ -1,4 +1,4 @@
-"""RoVegas in the real kernel (issue 10, item 6): the shared C rule replays the Rust RoVegas
+"""RoVegas in the real kernel: the shared C rule replays the Rust RoVegas
 decision vectors; the AQT option (kernel/aqt.h) carries the router's queueing time to the
 sender on a namespace testbed, forward (AQT-echo) tracking the bottleneck queue and backward
 (AQT) near zero without reverse traffic; vl_rovegas reads a fresh stamp on the ACKs of an AQT

@@ -234,7 +234,7 @@ def test_adavegas_fairness_claims_use_the_papers_active_users_index_first(entry)
     """The AdaVegas paper (Maor and Mansour, "AdaVegas: Adaptive Control for TCP Vegas"), section
     IV, defines Jain's index over the *active* users. In every AdaVegas
     entry, a claim using the all-users index must be labelled as such and come after a claim
-    with the paper's definition (issue 7, "Honest claims")."""
+    with the paper's definition."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python < 3.11

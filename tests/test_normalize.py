@@ -74,7 +74,7 @@ def test_source_revision_names_a_commit_or_says_unknown():
     assert rev == "unknown" or len(rev.split("+")[0]) == 40
 
 
-# ---------------------------------------------------------------------- the canonical text (issue 11)
+# ---------------------------------------------------------------------- the canonical text
 
 
 def _canonical_agrees(text: str) -> None:

@@ -224,7 +224,7 @@ def _comment_lines_are_inert(script: str):
 
 @needs_ns
 def test_hostile_names_through_run_scenario_execute_nothing(tmp_path):
-    """Issue 7: a newline in a flow name ran `exec` in ns-2.  Either the core rejects such
+    """A newline in a flow name once ran `exec` in ns-2.  Either the core rejects such
     names, or the bridge runs the scenario with the names kept out of the code."""
     nodes, flows, marks = _hostile_names(tmp_path)
     result, error = None, None
@@ -424,8 +424,9 @@ def test_the_bridges_copy_of_ns2s_first_draw_agrees_with_ns2(tmp_path):
 
 @needs_ns
 def test_seeds_1_to_20_start_ns2s_default_rng_anywhere_in_0_1(tmp_path):
-    """Issue 12: ``$defaultRNG seed s`` with the scenario seed made the first draw about
-    0.00034 * s, so every small seed began with a draw below 0.007 (a 1 % loss draw lost)."""
+    """``$defaultRNG seed s`` with the scenario seed itself makes the first draw about
+    0.00034 * s, so every small seed would begin with a draw below 0.007 (a 1 % loss draw
+    lost); the bridge's hashed seeds start anywhere in (0, 1)."""
     lines = []
     for s in range(1, 21):
         script = build_script(model_of(dumbbell(), seed=s))

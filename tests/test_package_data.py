@@ -1,4 +1,4 @@
-"""The catalog ships inside the package (issue 8, "Ship what users need"): after `pip install`
+"""The catalog ships inside the package: after `pip install`
 of a wheel, catalog ids work from any directory, without a source checkout.
 
 Building a wheel takes minutes (it compiles the Rust core), too slow for the suite. Instead:

@@ -1,6 +1,6 @@
-"""pyproject.toml declares only what is true (issue 7): the Python versions it claims must be
+"""pyproject.toml declares only what is true: the Python versions it claims must be
 able to import the package, and the test extra must hold what the tests import. The wheel's
-metadata and contents (issue 14): README, license, URLs or their stated absence, classifiers,
+metadata and contents: README, license, URLs or their stated absence, classifiers,
 a manylinux tag, a release profile without debug info, the catalog and the docs inside."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_the_test_extra_has_what_the_tests_import():
     assert {"pytest", "hypothesis"} <= names
 
 
-# ---------------------------------------------------------------------- the wheel (issue 14)
+# ---------------------------------------------------------------------- the wheel
 # The wheel itself is built, installed without Rust and run by scripts/check-wheel.sh (`make
 # wheel-check`, part of `make test`; minutes). These tests check the settings it relies on.
 

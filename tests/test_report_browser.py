@@ -1,7 +1,7 @@
 """The HTML report in a real browser: headless Chromium (Debian's `chromium`) loads index.html,
 the page's own script counts the images that decoded, and the dumped DOM must show every image
 loaded and, for every experiment, its published-vs-ours table and its verdict list; the
-va-reroute and va-buffer sections must show the papers (issue 14): their figures' reference
+va-reroute and va-buffer sections must show the papers: their figures' reference
 lines (the `li.reference-line` items and `data-reference-lines` the report emits beside each
 figure, since pixels cannot be parsed), the paper's full citation, and the References list.
 A screenshot is saved as tests/artifacts/report.png, and one per section, cropped to it, as

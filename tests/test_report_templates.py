@@ -1,4 +1,4 @@
-"""The report shows the papers, not just us (issue 14): rendered from Jinja2 templates with
+"""The report shows the papers, not just us: rendered from Jinja2 templates with
 autoescape, split into model / figures / HTML without import cycles, reference lines and paper
 labels in the figures, full citations, and no artefacts of a missing paper on a user's own
 catalog (no "? → ?", no "within 10%" of nothing, no ns-2 header, no Python True)."""

@@ -283,7 +283,7 @@ def test_core_cli_reproduce_exits_1_when_a_run_failed_and_2_for_bad_arguments(co
     assert not (tmp_path / "p").exists()
 
 
-# ---------------------------------------------------------------------- cache key and provenance (issue 7)
+# ---------------------------------------------------------------------- cache key and provenance
 
 TRACED = """
 [meta]

@@ -1,4 +1,4 @@
-"""The columnar results boundary (issue 11): the time series cross from Rust to Python as typed
+"""The columnar results boundary: the time series cross from Rust to Python as typed
 columns (bytes wrapped by numpy), not JSON; the frames equal the JSON path's exactly."""
 from __future__ import annotations
 

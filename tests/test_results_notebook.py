@@ -1,4 +1,4 @@
-"""Results in a notebook (issue 14): column dtypes that do not depend on a table being empty,
+"""Results in a notebook: column dtypes that do not depend on a table being empty,
 the HTML view, plots that take and return a matplotlib ``ax``, several runs as one set of
 tables (``vegaslab.concat``), and the README's notebook recipe run verbatim."""
 

@@ -1,4 +1,4 @@
-"""The results tables written as Parquet without pandas (issue 11, vegaslab.columns): every
+"""The results tables written as Parquet without pandas (vegaslab.columns): every
 table has one schema however it was held, missing values are null, a column a user adds is
 written too, and ``vegaslab run --no-plots`` works with pandas unavailable."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Column names with units (issue 14, 0.3): one naming in every table and in ``summary``; results
+"""Column names with units (0.3): one naming in every table and in ``summary``; results
 written by 0.2 are read with the new names; a name asked for under its 0.2 spelling is an error
 naming the new one (docs/results-format.md, "Column names"). The 0.2 document is
 tests/data/results-small-v0.2.json, the same run as results-small.json before the rename."""

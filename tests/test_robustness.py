@@ -1,4 +1,4 @@
-"""Robustness studies (issue 13): study files, the points they plan, the per-seed verdicts and
+"""Robustness studies: study files, the points they plan, the per-seed verdicts and
 the command, on a tiny catalog of one two-second Reno run (runs in this process)."""
 from __future__ import annotations
 

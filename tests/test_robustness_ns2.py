@@ -1,4 +1,4 @@
-"""Simulator or set-up? A study's default point in ns-2.35 (issue 13, item 1): the claim and the
+"""Simulator or set-up? A study's default point in ns-2.35: the claim and the
 figure judged on ns-2's runs as on ours, variants the bridge cannot express named, the runs
 cached. On a tiny catalog of two-second runs; ns-2 tests skip when ``ns`` is not on PATH
 (unless VEGASLAB_REQUIRE_NS2=1)."""

@@ -1,4 +1,4 @@
-"""Crash isolation of `vegaslab reproduce` (issues 7 and 8): a run that kills its process fails
+"""Crash isolation of `vegaslab reproduce`: a run that kills its process fails
 alone, and worker processes never outlive the command, now that reproduce runs on the Dask
 engine. Tests named ``test_core_*`` need the core.
 

@@ -1,6 +1,6 @@
-"""Issue 14 ("`vegaslab run` stays light and honest", the error hints of "Conventions"), as
-Python sees it: hints in ScenarioError, one flow of a group overridden by name, RED's average
-queue in ``series_queues``, and the flows their receiver window capped."""
+"""`vegaslab run` stays light and honest, and its errors help, as Python sees it: hints in
+ScenarioError, one flow of a group overridden by name, RED's average queue in ``series_queues``,
+and the flows their receiver window capped."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""The results store (issue 8): keys that name what was simulated and nothing else, commits
+"""The results store: keys that name what was simulated and nothing else, commits
 that are all-or-nothing and checked before they are trusted, a store that can be copied, and
 tables that pandas and DuckDB read. Runs here are milliseconds long and computed in this
 process (``scheduler="synchronous"``); tests/test_engine_dask.py runs them on Dask."""

@@ -1,4 +1,4 @@
-"""Compaction of a results store (issue 8, "Must show: Scale"): many small commits are merged
+"""Compaction of a results store: many small commits are merged
 into few, atomically. A reader never sees a run twice or loses one, whatever step a merge is
 stopped at and even while it races one; a damaged file is never copied into a merged
 commit; a truncated merged commit is detected and its runs computed again. Runs are

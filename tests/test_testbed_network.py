@@ -1,4 +1,4 @@
-"""The testbed's network layer (issue 10): the TUN delay line holds each host pair's packets
+"""The testbed's network layer: the TUN delay line holds each host pair's packets
 for its delay and never less; the htb + pfifo bottleneck limits TCP to its rate, charges IP
 bytes and keeps less than a packet of ceil credit, and its queue is observable; delay changes
 apply from their time on; and nothing is left behind, whether the owner exits normally, on a

@@ -1,4 +1,4 @@
-"""A scenario run on the namespace testbed end to end (issue 10): the kernel's TCP with
+"""A scenario run on the namespace testbed end to end: the kernel's TCP with
 vegaslab's BPF Vegas and the kernel's reno through the scenario's bottleneck and delays, giving
 the same Results tables as the simulator. Needs root and the BPF tools (see test_kernel.py)."""
 from __future__ import annotations

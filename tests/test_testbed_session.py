@@ -1,4 +1,4 @@
-"""The kernel side of a testbed run (issue 10, item 4): the run's BPF algorithms are registered
+"""The kernel side of a testbed run: the run's BPF algorithms are registered
 and every algorithm it uses is in the allowed-congestion-control list while it runs; both are
 undone on exit, on an error and, after a SIGKILL, at the next start. Needs root and the BPF
 tools (see test_kernel.py); about 10 s."""

@@ -1,5 +1,5 @@
-"""The kernel TCP switches of a testbed run (issue 10: measure what each missing kernel
-behaviour moves): parsing and what each switch asks of the network. No root needed."""
+"""The kernel TCP switches of a testbed run (to measure what each missing kernel behaviour
+moves): parsing and what each switch asks of the network. No root needed."""
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,4 @@
-"""`vegaslab run --trace` (issue 14, "Packet traces"): the trace lands in the output directory,
+"""`vegaslab run --trace`: the trace lands in the output directory,
 in ns-2's line format or as a pcap Wireshark's tshark reads (skipped without tshark, unless
 VEGASLAB_REQUIRE_TSHARK=1, which `make test` sets after installing it); a run without --trace
 writes none."""

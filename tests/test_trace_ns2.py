@@ -70,11 +70,10 @@ def _lte_vegas(stagger: bool, duration: str) -> dict:
 
 
 def test_the_lte_staggered_vegas_trace_equals_ns2s_line_for_line(tmp_path):
-    """Issue 13 found this run (12 Vegas flows, staggered starts) leaving ns-2's at 1.024202 s,
-    where two ACKs tied on time, double and scheduling instant and ns-2 forwarded ue4's
-    first. Since issue 11's tie order (events tied on all three go by what they are: lower
-    channel first; `event.rs`) the traces agree for the whole of it (10 s checked by hand,
-    3 s here)."""
+    """This run (12 Vegas flows, staggered starts) has two ACKs tied on time, double and
+    scheduling instant at 1.024202 s, where ns-2 forwards ue4's first; events tied on all three
+    go by what they are (lower channel first; `event.rs`), so the traces agree for the whole of
+    it (10 s checked by hand, 3 s here)."""
     ours, theirs = both(_lte_vegas(True, "3s"), tmp_path)
     a, b = instants(ours), instants(theirs)
     assert len(a) > 15000
@@ -97,10 +96,10 @@ def test_the_lte_simultaneous_vegas_trace_equals_ns2s_up_to_a_deeper_tie(tmp_pat
 
 def test_the_benchmark_trace_equals_ns2s_line_for_line(tmp_path):
     """The benchmark (bench/grids-net2: 25 Reno and 25 Vegas flows started together over equal
-    paths) for 1.5 s. Until issue 11 took integer times from ns-2's doubles (`Channel::accept`)
-    the traces parted at 0.187047 s: rounded transmission times summed over busy queues had
-    put our clock about 50 ns ahead of ns-2's, and two arrivals ns-2 has 5e-17 s apart fell
-    4 ns apart here, the other way round. (6 s identical, checked by hand.)"""
+    paths) for 1.5 s. Link times are ns-2's doubles rounded (`Channel::accept`): rounded
+    transmission times summed over busy queues would put our clock about 50 ns ahead of
+    ns-2's by 0.187047 s, and two arrivals ns-2 has 5e-17 s apart 4 ns apart here, the other
+    way round. (6 s identical, checked by hand.)"""
     import tomllib
     from importlib import resources
     doc = tomllib.loads(resources.files("vegaslab").joinpath("catalog_data/bench/grids-net2.toml").read_text())

@@ -1,7 +1,6 @@
-"""docs/walkthrough.md runs as written (issue 14: "a new-user walkthrough in the docs ... and a
-test that runs it"): every block under a ``<!-- walkthrough: ... -->`` marker is executed in
-order in one fresh directory, the shell lines with the installed ``vegaslab`` command, the
-Python blocks in a fresh interpreter. Markers:
+"""docs/walkthrough.md, the new-user walkthrough, runs as written: every block under a
+``<!-- walkthrough: ... -->`` marker is executed in order in one fresh directory, the shell
+lines with the installed ``vegaslab`` command, the Python blocks in a fresh interpreter. Markers:
 
 - ``file NAME``: write the block to NAME;
 - ``append BASE to NAME``: write BASE's text followed by the block to NAME;

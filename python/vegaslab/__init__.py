@@ -558,10 +558,9 @@ def sweep(scenario: Scenario, overrides: Overrides | None = (), out: str | os.Pa
 
 
 def __getattr__(name: str) -> Any:
-    # `__version__` is read from the installed package's metadata when first asked for.
-    # Decided for issue 11 (the end-to-end fast path): importing `importlib.metadata` took
-    # 35-45 ms of every command's start; `vegaslab run` imports it on its background import
-    # thread while the core simulates.
+    # `__version__` is read from the installed package's metadata when first asked for:
+    # importing `importlib.metadata` takes 35-45 ms, which no command should pay at its start
+    # (`vegaslab run` imports it on its background import thread while the core simulates).
     if name == "__version__":
         return _package_version()
     # Results pulls in numpy (and pandas once a table is read); load it on first use so
@@ -571,7 +570,7 @@ def __getattr__(name: str) -> Any:
         from .results import Results
 
         return Results
-    if name in ("concat", "ResultsSet"):  # several runs as one set of tables (issue 14)
+    if name in ("concat", "ResultsSet"):  # several runs as one set of tables
         from . import results
 
         return getattr(results, name)

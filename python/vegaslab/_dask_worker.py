@@ -7,10 +7,10 @@ client is still shutting the cluster down in order. The client alone decides wha
 means (commit what finished, cancel the rest, close the cluster, whose nannies end the
 workers), so a worker ignores SIGINT.
 
-Decided: a preload (``preload=`` of each nanny, which passes it to every worker process it
-starts, restarts included) rather than ignoring SIGINT in the client around the cluster's
-start: a process spawned with SIGINT ignored would keep ignoring it, but a nanny restarts a
-dead worker later, when the client handles SIGINT again. The preload runs in the worker's
+A preload (``preload=`` of each nanny, which passes it to every worker process it starts,
+restarts included), because a nanny restarts a dead worker after the cluster's start, when
+nothing around that start is in force any more (docs/decisions.md, "Embedded workers ignore
+SIGINT through a preload"). The preload runs in the worker's
 event loop, which is its main thread (the only one where a handler may be set); a worker
 that does not run it there (an unknown Dask layout) keeps the default rather than failing.
 The engine also starts every worker process with SIGINT blocked

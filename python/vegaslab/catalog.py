@@ -1,6 +1,6 @@
 """The scenario catalog: paper experiments as scenario files, shipped inside the package.
 
-Where it lives (decided for issue 8, "Ship what users need"): the catalog is package data,
+Where it lives: the catalog is package data,
 ``python/vegaslab/catalog_data/*.toml`` in the source tree and ``vegaslab/catalog_data/`` in an
 installed wheel, found through :mod:`importlib.resources` (:func:`builtin_dir`). There is one
 copy of each file, so the checkout and a ``pip install`` run the same scenarios, and
@@ -64,7 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from . import ScenarioError, format_override, load_scenario, to_toml
 
-# The import graph (issue 14): catalog -> runner, report_table (both import nothing of
+# The import graph: catalog -> runner, report_table (both import nothing of
 # vegaslab's at load time but the package itself); catalog.reproduce -> report, imported there
 # because it loads pandas and matplotlib (see reproduce). Neither runner nor any report module
 # imports catalog, so there is no cycle: they see entries through Entry's own methods.
@@ -384,15 +384,13 @@ def _expand_grid(path: Path, scenario: Mapping[str, Any], index: int, grid: Mapp
     """The variants of the grid ``variant[index]``, in the core's point order (row-major over
     the axes as written, last axis fastest: docs/sweep-format.md).
 
-    Decided for issue 8 ("the catalog's grids of hand-written variants become axes"): a grid
-    is a ``[[variant]]`` with ``[[variant.axis]]`` tables, not a new top-level table, because
-    the core rejects unknown top-level tables (a catalog file must stay a runnable scenario)
-    and because one array keeps grids and hand-written variants in file order. The axes are
-    handed to the core as the ``[sweep]`` of the entry's own scenario (``_core.expand_sweep``,
-    with the grid's ``set`` as the overrides under every point), so ranges, value types,
-    override spelling and point validation have one owner; this function only strips
-    ``labels``, fills the name template with :func:`vegaslab.claims.interpolate` (never
-    ``str.format``) and re-addresses the core's errors to the grid. A grid expands into
+    A grid is a ``[[variant]]`` with ``[[variant.axis]]`` tables, not a top-level table of its
+    own, so that a catalog file stays a runnable scenario (docs/decisions.md, "Catalog grids are
+    variants with axes"). The axes are handed to the core as the ``[sweep]`` of the entry's own
+    scenario (``_core.expand_sweep``, with the grid's ``set`` as the overrides under every point),
+    so ranges, value types, override spelling and point validation have one owner; this function
+    only strips ``labels``, fills the name template with :func:`vegaslab.claims.interpolate`
+    (never ``str.format``) and re-addresses the core's errors to the grid. A grid expands into
     ordinary variant tables (``name``, ``set``, ``published``, plus ``overrides``: the grid's
     ``set`` then the core's ``path=value`` strings), so nothing downstream knows grids."""
     from . import _call_core, _load_core

@@ -40,14 +40,14 @@ Functions
     are averaged. A name that is not available gives the verdict ``skipped``.
 
 Safety
-    Decided after an audit (issue 7) read an environment variable into ``index.html`` through
-    ``str.format`` field lookups (``'{m.__init__.__globals__[...]}'``). Strings and references
-    are filled in by :func:`interpolate`, which accepts exactly ``{name}`` where ``name`` is a
-    comprehension variable holding a string or a number: no attribute (``{m.x}``), index
-    (``{m[0]}``), conversion or format spec (``{m:>99999}``), and a stray brace is an error.
-    The parser rejects attribute access, indexing, ``**kwargs``, lambdas, and every name that
-    starts with ``_``; functions come from the fixed table below or ``vegaslab.metrics.__all__``.
-    A claim's ``text`` is never interpolated.
+    ``str.format`` field lookups reach any object (in an audit,
+    ``'{m.__init__.__globals__[...]}'`` read an environment variable into ``index.html``), so
+    strings and references are filled in by :func:`interpolate`, which accepts exactly ``{name}``
+    where ``name`` is a comprehension variable holding a string or a number: no attribute
+    (``{m.x}``), index (``{m[0]}``), conversion or format spec (``{m:>99999}``), and a stray brace
+    is an error. The parser rejects attribute access, indexing, ``**kwargs``, lambdas, and every
+    name that starts with ``_``; functions come from the fixed table below or
+    ``vegaslab.metrics.__all__``. A claim's ``text`` is never interpolated.
 
 Budgets
     Every evaluation runs under fixed limits, so that a claim cannot exhaust memory or time

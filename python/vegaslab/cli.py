@@ -8,7 +8,7 @@ traceback (set ``VEGASLAB_DEBUG=1`` to get one for an unexpected error); a usage
 the usage of the (sub)command it was made on first. Output directories are checked before
 anything is simulated, and written all or nothing (:func:`vegaslab.outdir.output_dir`).
 
-Conventions (issue 14), all in :class:`_Console`: ``-q`` prints errors only, ``-v`` adds
+Conventions, all in :class:`_Console`: ``-q`` prints errors only, ``-v`` adds
 per-run detail on stderr; ``run --json`` and ``reproduce --json`` print one JSON document on
 stdout (docs/cli.md) and send the human text to stderr; progress bars are drawn only when
 stderr is a terminal; a closed stdout (``vegaslab run x | head -1``) stops the printing, not
@@ -52,11 +52,11 @@ _FORMATTER = argparse.RawDescriptionHelpFormatter
 class _Console:
     """Where the command line's words go, set once from ``-q``/``-v``/``--json``.
 
-    Decided for issue 14: one small switchboard instead of ``print`` calls that each decide.
-    :meth:`result` is the human output (summaries, tables, "wrote ..."): stdout, or stderr
-    under ``--json`` (stdout then carries only the JSON document), nothing under ``-q``.
-    :meth:`detail` is ``-v``'s per-run detail, on stderr. :meth:`error` always prints.
-    :meth:`document` writes the ``--json`` document, also under ``-q``.
+    One small switchboard instead of ``print`` calls that each decide. :meth:`result` is the human
+    output (summaries, tables, "wrote ..."): stdout, or stderr under ``--json`` (stdout then
+    carries only the JSON document), nothing under ``-q``. :meth:`detail` is ``-v``'s per-run
+    detail, on stderr. :meth:`error` always prints. :meth:`document` writes the ``--json``
+    document, also under ``-q``.
 
     A reader that goes away (``vegaslab run x | head -1``) is not an error of the command:
     on ``BrokenPipeError`` stdout is pointed at /dev/null (the pattern the Python docs give
@@ -654,9 +654,9 @@ def _resolve_scenario(name: str) -> Path:
 def cmd_run(args: argparse.Namespace) -> int:
     from vegaslab.outdir import check_output_dir, output_dir
 
-    # Decided for issue 11: a run does no linear algebra, and OpenBLAS's threads, started when
-    # numpy is imported, spin for a while on the second core (about 0.07 s of CPU per run on
-    # the 2-core benchmark machine). A value the user set is kept.
+    # A run does no linear algebra, and OpenBLAS's threads, started when numpy is imported,
+    # spin for a while on the second core (about 0.07 s of CPU per run on a 2-core machine).
+    # A value the user set is kept.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
     t0 = time.perf_counter()
@@ -716,14 +716,13 @@ def plot_monitors(path: Path, overrides: Sequence[str]) -> list[str]:
     """The ``monitor.*`` overrides ``vegaslab run`` adds for its plots: each monitor the scenario
     file's [monitor] table and the ``--set`` overrides leave unset.
 
-    Decided for issue 14: the scenario's monitors are the user's choice and are never
-    overridden (``run`` used to force ``monitor.all_queues = true``, which replaced a
-    ``queues = [...]`` list: the catalog's va-reroute names one queue and got six). A field written in the file or by ``--set``, ``true`` or ``false``, is kept; an
-    unset ``cwnd`` or ``throughput`` is switched on; when neither ``queues`` nor ``all_queues``
-    is given, the queues of the slowest link's two directions are monitored (the bottleneck,
-    which is what the queue plot is for; every direction of every link would add a sampled
-    queue per access link). A file that is not valid TOML gets nothing added: the run then
-    reports its error as it would without the plots."""
+    The scenario's monitors are the user's choice and are never overridden (docs/decisions.md,
+    "`vegaslab run` adds monitors, never overrides them"). A field written in the file or by
+    ``--set``, ``true`` or ``false``, is kept; an unset ``cwnd`` or ``throughput`` is switched on;
+    when neither ``queues`` nor ``all_queues`` is given, the queues of the slowest link's two
+    directions are monitored (the bottleneck, which is what the queue plot is for; every direction
+    of every link would add a sampled queue per access link). A file that is not valid TOML gets
+    nothing added: the run then reports its error as it would without the plots."""
     try:
         doc = vegaslab.load_scenario(path)
     except (ScenarioError, OSError):
@@ -783,15 +782,14 @@ def _run_document(res, path: Path, out: Path, written: Sequence[Path], added: Se
 class _ImportAhead:
     """Import modules on a background thread, to be used later on the main thread.
 
-    Decided for issue 11: ``vegaslab run`` imports numpy and pyarrow (``vegaslab.results``,
-    ``pyarrow.parquet``), and for its plots matplotlib (``vegaslab.plots``), about
-    0.1-0.4 s each, while the core simulates, which
-    releases the GIL (``py.allow_threads`` in crates/vegaslab-py), so the imports cost no
-    wall time on a machine with a second core. Nothing the run computes depends on them. The
-    thread swallows every exception; the main thread imports again where it needs a module
-    (:meth:`module`, or a plain import, which waits for the thread's import to finish), and a
-    failed import raises there as it would without the thread (Python does not keep a module
-    that failed to import), so errors surface exactly as before."""
+    ``vegaslab run`` imports numpy and pyarrow (``vegaslab.results``, ``pyarrow.parquet``), and
+    for its plots matplotlib (``vegaslab.plots``), about 0.1-0.4 s each, while the core
+    simulates, which releases the GIL (``py.allow_threads`` in crates/vegaslab-py): the imports
+    cost no wall time on a machine with a second core. Nothing the run computes depends on
+    them. The thread swallows every exception; the main thread imports again where it needs a
+    module (:meth:`module`, or a plain import, which waits for the thread's import to finish),
+    and a failed import raises there as it would without the thread (Python does not keep a
+    module that failed to import), so errors surface exactly as they would without it."""
 
     def __init__(self, *names: str) -> None:
         self.names = names
@@ -1144,7 +1142,7 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_bytes": peak_rss_bytes
                   "doc": doc}))
 """
 
-# The results boundary (issue 11: "480k rows at 1 ms sampling" to pandas in < 0.3 s): the
+# The results boundary (target: 480,000 rows at 1 ms sampling to pandas in under 0.3 s): the
 # benchmark's first 10 s (a --duration given to bench wins) with the monitors `vegaslab run`
 # adds for its plots, sampled every 1 ms (510,000 rows at 50 flows), then the time from
 # the core's typed columns to a `Results` holding every table and series as DataFrames (pandas
@@ -1276,8 +1274,8 @@ def _bench_lines(label: str, n: dict[str, Any]) -> list[str]:
     return [f"{label:9s} " + ", ".join(parts), f"{'':9s} goodput: {split}"]
 
 
-#: The commands ``vegaslab bench`` times end to end (issue 11: the ratio to ns-2 a user meets,
-#: not only the core's): key in bench.json, the command as printed, and its options beyond
+#: The commands ``vegaslab bench`` times end to end (the ratio to ns-2 a user meets, not only
+#: the core's): key in bench.json, the command as printed, and its options beyond
 #: ``vegaslab run SCENARIO --out DIR -q`` and the benchmark's ``--set`` overrides.
 END_TO_END = (
     ("run_tables", "vegaslab run --no-plots", ["--no-plots"]),
@@ -1288,9 +1286,9 @@ END_TO_END = (
 def _time_command(key: str, scenario: Path, overrides: list[str], options: list[str]) -> dict[str, Any]:
     """Wall time of one ``vegaslab run`` of the benchmark in a fresh interpreter, from its start
     to its exit, as a user would time it (interpreter start, imports, the run, the tables and
-    plots written). Decided: ``python -m vegaslab`` (the console script's entry) with this
-    interpreter, writing into a temporary directory removed afterwards; a command that fails
-    raises, as a benchmark missing a number is not a benchmark."""
+    plots written): ``python -m vegaslab`` (the console script's entry) with this interpreter,
+    writing into a temporary directory removed afterwards; a command that fails raises, as a
+    benchmark missing a number is not a benchmark."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix=f"vegaslab-bench-{key}-") as tmp:
@@ -1365,20 +1363,19 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
     :data:`END_TO_END` and the results' conversion to pandas (``_RESULTS_CHILD``), then ns-2 if
     asked and available); return the numbers.
 
-    Decided (issue 11: ratios in one run, on a shared machine): with ``repeat`` > 1 the
-    measurements run in ``repeat`` rounds, each round every command once in the same order, so
-    a slow spell of the machine touches all of them alike; each command's numbers are those of
-    its median run, its wall times all listed (``walls_s``), and the ratios are of medians.
-    Each round's own ratio of ns-2's CPU time to the core's is listed too
-    (``ns2_over_vegaslab_cpu_by_round``): on a shared machine their spread says how far one
-    ratio of medians can be trusted.
+    With ``repeat`` > 1 the measurements run in ``repeat`` rounds, each round every command once
+    in the same order, so a slow spell of the machine touches all of them alike; each command's
+    numbers are those of its median run, its wall times all listed (``walls_s``), and the ratios
+    are of medians. Each round's own ratio of ns-2's CPU time to the core's is listed too
+    (``ns2_over_vegaslab_cpu_by_round``): on a shared machine their spread says how far one ratio
+    of medians can be trusted.
 
-    Two times per command (issue 11 asks for the core's ratio "in CPU time"): the wall time and
-    the CPU time (user + system) of the simulating process: the core's child interpreter around
-    the run, the ``ns`` process, and each whole ``vegaslab run`` command with whatever it
-    waited for (its import thread and plot process included, so its CPU time may exceed its
-    wall time). ``cpu_s`` is the median of the rounds' CPU times (``cpus_s``), taken on its
-    own; the ratios are given for both."""
+    Two times per command (the core's target is a ratio in CPU time; a user meets wall time): the
+    wall time and the CPU time (user + system) of the simulating process: the core's child
+    interpreter around the run, the ``ns`` process, and each whole ``vegaslab run`` command with
+    whatever it waited for (its import thread and plot process included, so its CPU time may
+    exceed its wall time). ``cpu_s`` is the median of the rounds' CPU times (``cpus_s``), taken on
+    its own; the ratios are given for both."""
     doc = vegaslab.load_scenario(scenario)
     cc_of = {str(f.get("name", f"flow{i}")): str(f.get("cc", "reno")) for i, f in enumerate(doc.get("flows", []))}
     report: dict[str, Any] = {"scenario": str(scenario), "overrides": overrides, "flows": len(cc_of), "repeat": repeat}
@@ -1583,12 +1580,11 @@ def entry() -> None:
     """The ``vegaslab`` console command (and ``python -m vegaslab``): :func:`main`, then an
     immediate exit.
 
-    Decided (issue 11, the end-to-end fast path): when :func:`main` returns, everything the
-    command writes is closed (files in ``with`` blocks, stores committed, a Dask cluster's
-    workers closed or bound to end with this process), so the interpreter's teardown, which
-    frees pandas, matplotlib and the results (0.1-0.3 s after a ``vegaslab run``, measured), is
-    skipped: stdout and stderr are flushed and the process ends with ``os._exit``. Tests and
-    library code call :func:`main`, which returns normally.
+    When :func:`main` returns, everything the command writes is closed (files in ``with`` blocks,
+    stores committed, a Dask cluster's workers closed or bound to end with this process), so the
+    interpreter's teardown, which frees pandas, matplotlib and the results (0.1-0.3 s after a
+    ``vegaslab run``, measured), is skipped: stdout and stderr are flushed and the process ends
+    with ``os._exit``. Tests and library code call :func:`main`, which returns normally.
 
     A reader that closed stdout early (``vegaslab reproduce --list | head -1``) is handled
     as the Python docs recommend for SIGPIPE: stdout is pointed at /dev/null and no traceback

@@ -1,11 +1,11 @@
 """A run's tables as typed numpy columns, and those columns as Arrow tables and Parquet files,
 all without pandas.
 
-Decided for issue 11 (the end-to-end fast path): ``vegaslab run --no-plots`` spent about
-0.3 s of CPU importing pandas, more than a third of what the benchmark's simulation costs, only
-to write Parquet files and print a summary. :class:`vegaslab.results.Results` now keeps the
-core's columns as they come (:func:`table_columns`, :func:`series_columns`) and builds its
-pandas tables on first use; it writes Parquet from the same columns through this module.
+Importing pandas costs about 0.3 s of CPU, more than a third of the benchmark's simulation, so
+``vegaslab run`` does without it (docs/decisions.md, "Results without pandas until a table is
+read"): :class:`vegaslab.results.Results` keeps the core's columns as they come
+(:func:`table_columns`, :func:`series_columns`) and builds its pandas tables on first use; it
+writes Parquet from the same columns through this module.
 
 pyarrow imports pandas as soon as ``pyarrow.array`` converts anything (it looks for pandas
 objects), so the Arrow arrays here are assembled from their buffers
@@ -67,7 +67,7 @@ TABLES = dict(zip(TABLE_NAMES, [
 #: The meta.json key holding ``{file name: SHA-256}`` of the table files written with it.
 INTEGRITY_KEY = "tables_sha256"
 
-#: Column types (decided for issue 14, docs/results-format.md "Column types"): a column's type
+#: Column types (docs/results-format.md, "Column types"): a column's type
 #: follows from its name, never from whether the table happens to be empty. Text columns (names
 #: and kinds) have pandas' text dtype (``str`` in pandas 3, ``object`` before) even with no
 #: rows; counts are ``int64``; every other documented column is ``float64``.
@@ -199,8 +199,8 @@ def series_columns(series: Mapping[str, Any], *, interned: bool = False) -> dict
 
 def meta_json(record: Mapping[str, Any]) -> str:
     """meta.json's text: indented, keys sorted, with the provenance's normalised scenario on one
-    line. Decided (issue 11): indented, it went through the json module's pure-Python encoder,
-    15 s of a 20,000-flow ``vegaslab run`` (42 MB); unindented, the C encoder writes it in a
+    line: indented, the scenario would go through the json module's pure-Python encoder (15 s of
+    a 20,000-flow ``vegaslab run``, 42 MB), where the C encoder writes it unindented in a
     fraction of a second. The file parses to the same record."""
     prov = record.get("provenance")
     if not isinstance(prov, Mapping) or "scenario" not in prov:

@@ -1,5 +1,5 @@
-"""The simulator and the kernel side by side on one scenario (issue 10, `vegaslab compare
-SCENARIO --kernel`).
+"""The simulator and the kernel side by side on one scenario (`vegaslab compare SCENARIO
+--kernel`).
 
 The simulator runs the scenario as written (its Vegas-family flows should use
 ``flavour = "linux"``, the kernel versions' twin); the namespace testbed runs it with the

@@ -7,7 +7,7 @@
     ex = execute(specs, "out/study", scheduler="tcp://127.0.0.1:8786")   # an existing cluster
     ex.ran, ex.stored, ex.failed
 
-What was decided, and why (issue 8):
+How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 
 - **Dask, not a runner of our own.** The default is an embedded ``distributed.LocalCluster``
   with one single-threaded worker *process* per core (the core releases the GIL, but a
@@ -199,10 +199,9 @@ def _end_when_worker_closes() -> Callable[[float, float], None] | None:
     """A progress callback for the core (called every 0.2 s of a run) that ends the run once
     this process's Dask worker is closing, or None outside a worker.
 
-    Decided: a worker closes when the client was interrupted or closes the cluster, and its
-    run's result is no longer wanted. Dask's close waits for the running task, and a nanny
-    kills a worker that has not stopped after 4 s: without this callback a Ctrl-C during long
-    runs takes those 4 s. With it, the worker exits within about 0.2 s."""
+    A worker closes when the client was interrupted or closes the cluster, and its run's result
+    is no longer wanted; Dask's close would wait for the running task until the nanny kills the
+    worker after 4 s (docs/decisions.md, "A run ends when its worker closes")."""
     try:
         from distributed import get_worker
         from distributed.core import Status
@@ -339,10 +338,9 @@ def check_scheduler(scheduler: Any = None, name: str = "scheduler") -> None:
     with ``name`` (``--scheduler`` on the command line), or ``DASK_SCHEDULER_ADDRESS`` when
     the address came from there.
 
-    Decided: checked before anything starts, with Dask's own parser
-    (``distributed.comm.parse_address`` / ``parse_host_port``): ``Client("bogus")`` raises a
-    ValueError only once connecting, and leaves a half-made client whose ``__del__`` waits
-    120 s at exit."""
+    Checked before anything starts, with Dask's own parser (``distributed.comm.parse_address``
+    / ``parse_host_port``): ``Client("bogus")`` raises a ValueError only once connecting, and
+    leaves a half-made client whose ``__del__`` waits 120 s at exit."""
     if scheduler is None:
         scheduler, name = os.environ.get("DASK_SCHEDULER_ADDRESS", "").strip(), "DASK_SCHEDULER_ADDRESS"
         if not scheduler:
@@ -393,10 +391,9 @@ def _sigint_blocked_in_new_threads() -> Iterator[None]:
     restarts included) block it for good, and so do the worker processes they start (a
     process inherits its creator's signal mask, through exec too).
 
-    Decided: the preload (:mod:`vegaslab._dask_worker`) makes a worker ignore SIGINT only once
-    its Dask code runs; a Ctrl-C in the second or so before that, while the worker process
-    still imports Dask, printed its ``KeyboardInterrupt`` traceback on the terminal. Blocked from the
-    start, the signal never reaches a worker; the client's main thread gets it as before
+    The preload (:mod:`vegaslab._dask_worker`) makes a worker ignore SIGINT only once its Dask
+    code runs; blocked from the start, the signal never reaches a worker, even in the second or
+    so while it still imports Dask. The client's main thread gets it as before
     (:func:`execute` defers it, so a Ctrl-C during the cluster's start is acted on once the
     cluster has started, and the cluster is then closed).
     Nothing in Dask stops a worker with SIGINT (a nanny ends its worker with a message or

@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-# The built-in catalog ships as package data (vegaslab/catalog_data/, issue 8).
+# The built-in catalog ships as package data (vegaslab/catalog_data/).
 CATALOG = Path(__file__).resolve().parent / "catalog_data"
 
 #: Outcome categories that pass.

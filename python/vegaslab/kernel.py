@@ -1,4 +1,4 @@
-"""vegaslab's congestion controls in the Linux kernel, as BPF struct_ops (issue 10).
+"""vegaslab's congestion controls in the Linux kernel, as BPF struct_ops.
 
 The same algorithms as the simulator's Linux flavour (``flavour = "linux"``): Vegas, Vegas-A,
 AdaVegas, the Vegas_1 / Vegas_8 presets and RoVegas. Their decisions live in one C header,

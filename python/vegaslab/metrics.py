@@ -58,7 +58,7 @@ def jain_index(values: Iterable[float]) -> float:
     (one user has everything) and 1 (all equal). An empty input, one whose values are all zero,
     or one with a NaN or infinite value gives NaN: the index is undefined there. A missing value
     is not dropped, because the index of the remaining users would then look like a valid
-    answer for all n of them (a claim must see missing data as missing; issue 7).
+    answer for all n of them (a claim must see missing data as missing).
 
     >>> jain_index([1, 1, 1, 1])
     1.0
@@ -76,7 +76,7 @@ def jain_index(values: Iterable[float]) -> float:
 
 
 def _not_renamed(column: str) -> None:
-    """KeyError naming the new name when ``column`` is a column name of 0.2 (issue 14)."""
+    """KeyError naming the new name when ``column`` is a column name of 0.2."""
     from .results import renamed_column_message
 
     if renamed := renamed_column_message(column):

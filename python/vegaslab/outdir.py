@@ -3,7 +3,7 @@ and the swap into place once every file is written.
 
 Kept apart from :mod:`vegaslab.results` so that it imports neither numpy nor pandas: the
 command line checks its output directory before it runs anything, and ``vegaslab run`` loads
-those on a background thread while the core simulates (issue 11)."""
+those on a background thread while the core simulates."""
 
 from __future__ import annotations
 

@@ -33,22 +33,18 @@ if TYPE_CHECKING:  # pragma: no cover
 #: More lines than this and the legend is left out (it would hide the data).
 MAX_LEGEND = 12
 #: More flows than this and the throughput figure draws each flow's running mean alone.
-#: Decided for issue 11: the thin per-bin lines of that many noisy flows only cover each other
-#: (the running means stay readable), and on the benchmark's 50 flows they were 0.32 of the
-#: figure's 0.47 s, Agg rasterising 100,000 zigzag points. The per-bin values are still in
+#: The thin per-bin lines of that many noisy flows only cover each other (the running means
+#: stay readable) and cost most of the figure's time. The per-bin values are still in
 #: series_flows.parquet and drawn by ``Results.plot_throughput``.
 MAX_PER_BIN_LINES = MAX_LEGEND
-#: More flows than this and the cwnd figure leaves out the dashed ssthresh lines. Decided for
-#: issue 11, as for the throughput figure: beyond the legend's limit the lines are unlabelled and
-#: the dashed ones only cover the cwnd lines (the benchmark's 50 flows: 100 lines), and drawing
-#: them was 0.07-0.1 s of the figure's 0.20-0.33 s. ssthresh is still in series_flows.parquet.
+#: More flows than this and the cwnd figure leaves out the dashed ssthresh lines: beyond the
+#: legend's limit the lines are unlabelled and the dashed ones only cover the cwnd lines.
+#: ssthresh is still in series_flows.parquet.
 MAX_SSTHRESH_LINES = MAX_LEGEND
 #: At most this many queues are drawn (the busiest ones).
 MAX_QUEUES = 8
-#: Options for PIL's PNG encoder. Decided for issue 11: zlib level 1 instead of PIL's 6 encodes
-#: the benchmark's three figures in about 60 instead of 110 ms (throughput.png 53 -> 28 ms,
-#: queue.png 26 -> 9 ms) for files 8-20 % larger (cwnd 197 -> 213 kB, throughput 154 -> 186
-#: kB, queue 48 -> 53 kB). The pixels are the same: PNG is lossless at every level.
+#: Options for PIL's PNG encoder: zlib level 1 instead of PIL's 6 encodes about twice as fast
+#: for files 8-20 % larger. The pixels are the same: PNG is lossless at every level.
 PNG_OPTIONS = {"compress_level": 1}
 
 
@@ -148,12 +144,11 @@ def _rows_with(results: "Results", table: str, column: str) -> dict[str, Column]
     """The rows of ``results``' ``table`` where ``column`` is present (:func:`_table`), or
     ``None`` when no row has it (the monitor was off).
 
-    Decided for issue 11: the figures read the tables as the core's typed columns
-    (``Results._typed_columns``), so ``vegaslab run`` draws them without importing pandas
-    (0.3 s of CPU) or building frames; a table the user already read as a frame is read
-    from that frame, so the figure shows what the frame holds. Columns keep their type (a
-    flow named by an integer keeps it); the figures read their numbers through
-    :func:`_floats`."""
+    The figures read the tables as the core's typed columns (``Results._typed_columns``), so
+    ``vegaslab run`` draws them without importing pandas or building frames; a table the user
+    already read as a frame is read from that frame, so the figure shows what the frame holds.
+    Columns keep their type (a flow named by an integer keeps it); the figures read their numbers
+    through :func:`_floats`."""
     columns = _table(results, table)
     if column not in columns:
         return None
@@ -201,15 +196,13 @@ def _save(fig: Figure, ax, path: str | os.PathLike, n_lines: int) -> Path:
     """Lay the figure out once, decimate its lines to the pixel columns they land in, add the
     legend and write the PNG.
 
-    Decided for issue 11 (measured on the 50-flow benchmark and on 1 ms samples): the figure
-    has no layout engine; the constrained layout runs once, here, before the legend and before
-    anything is drawn, so ``savefig`` draws once instead of twice (with an engine it first
-    draws every line in a layout pass). The layout itself costs about 30 ms a figure and keeps
-    every label inside the figure, so it stays. With the axes' pixel box known, lines with more
-    than four samples per pixel column are decimated (:func:`m4_indices`): what Agg
-    rasterises and what ``loc="best"`` scans to place the legend (which took a second on two
-    200,000-sample queue lines) shrinks to at most four points per column, with the same
-    pixels covered in every column."""
+    The figure has no layout engine; the constrained layout runs once, here, before the legend
+    and before anything is drawn, so ``savefig`` draws once instead of twice (with an engine it
+    first draws every line in a layout pass). With the axes' pixel box known, lines with more
+    than four samples per pixel column are decimated (:func:`m4_indices`): what Agg rasterises
+    and what ``loc="best"`` scans to place the legend shrinks to at most four points per
+    column, with the same pixels covered in every column (docs/decisions.md, "Figures are laid
+    out once and decimated to pixels")."""
     ax.autoscale_view()
     ConstrainedLayoutEngine().execute(fig)
     _decimate_lines(ax)
@@ -312,9 +305,9 @@ def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
 
 
 #: The figures :func:`plot_all` draws: file name, function, keyword arguments; the first ones go
-#: to child processes. Measured on the benchmark (CPU seconds): throughput 0.14 (0.47 with the
-#: per-bin lines, before ``MAX_PER_BIN_LINES``), cwnd 0.16, queue 0.09; throughput stays first,
-#: as the figure that grows most with longer runs (one line per flow and bin).
+#: to child processes. On the benchmark (CPU seconds): throughput 0.14, cwnd 0.16, queue 0.09;
+#: throughput stays first, as the figure that grows most with longer runs (one line per flow
+#: and bin).
 FIGURES: tuple[tuple[str, Callable[..., "Path | None"], dict], ...] = (
     ("throughput.png", plot_throughput, {}),
     ("cwnd.png", plot_cwnd, {"ssthresh": True}),
@@ -330,13 +323,11 @@ def usable_processes(loadavg: str | os.PathLike = "/proc/loadavg") -> int:
     (the children rely on inheriting the imported matplotlib and the results; spawning would
     import them again, 0.5 s).
 
-    Decided for issue 11, measured on the benchmark's figures: with a second core free, a child
-    drawing throughput.png takes the figures from 0.8 to 0.5 s of wall time; with the second
-    core busy (a shared machine, CI) the two processes take turns on one core and the figures
-    cost 0.16 s more CPU time (copy-on-write faults, cache refills) for no gain. So the idle
-    CPUs are counted from the kernel's number of runnable tasks (``/proc/loadavg``, this
-    process included) at the moment the figures start; where that cannot be read, every usable
-    CPU counts as idle. Only the speed depends on it: each file is the same either way."""
+    A child process pays only with a core free: with the second core busy the two processes take
+    turns on one core and cost more CPU time for no gain. So the idle CPUs are counted from the
+    kernel's number of runnable tasks (``/proc/loadavg``, this process included) at the moment the
+    figures start; where that cannot be read, every usable CPU counts as idle. Only the speed
+    depends on it: each file is the same either way."""
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     try:
@@ -480,14 +471,13 @@ def start_plots(results: "Results", out_dir: str | os.PathLike, *, processes: in
     """Start drawing cwnd.png, throughput.png and queue.png into ``out_dir``; the caller may
     do other work (write its tables) before :meth:`PendingPlots.finish`.
 
-    Decided for issue 11: the figures' work is almost all in matplotlib's C++ Agg renderer,
-    which holds the GIL (two threads drawing took longer than one drawing twice), so they are
-    drawn in processes forked from this one, which has matplotlib imported and the results in
-    memory. Of ``processes`` (default :func:`usable_processes`), all but one are children,
-    each drawing one figure, costliest first; this process draws the rest in :meth:`finish`.
-    On 2 cores: throughput.png in a child, while this process writes the tables and draws
-    cwnd.png and queue.png. Each file is drawn by exactly one process with the same code, so
-    the files are byte for byte those drawn one after the other (tests/test_plots.py)."""
+    The figures' work is almost all in matplotlib's C++ Agg renderer, which holds the GIL, so they
+    are drawn in processes forked from this one, which has matplotlib imported and the results in
+    memory. Of ``processes`` (default :func:`usable_processes`), all but one are children, each
+    drawing one figure, costliest first; this process draws the rest in :meth:`finish`. On 2
+    cores: throughput.png in a child, while this process writes the tables and draws cwnd.png and
+    queue.png. Each file is drawn by exactly one process with the same code, so the files are byte
+    for byte those drawn one after the other (tests/test_plots.py)."""
     processes = usable_processes() if processes is None else int(processes)
     if processes < 1:
         raise ValueError(f"processes: must be >= 1, got {processes}")
@@ -504,7 +494,7 @@ def plot_all(results: "Results", out_dir: str | os.PathLike, *, processes: int |
 
 # ---------------------------------------------------------------------- notebook axes
 #
-# Decided for issue 14: ``Results.plot_cwnd`` / ``plot_throughput`` / ``plot_queue`` /
+# ``Results.plot_cwnd`` / ``plot_throughput`` / ``plot_queue`` /
 # ``plot_rtt`` (and the same on a ``ResultsSet``) draw onto a matplotlib ``Axes`` the caller
 # gives, or a new pyplot figure, and return it, as pandas' and seaborn's plot functions do.
 # They share the grouping and running mean with the PNG figures above but not the figures

@@ -23,7 +23,7 @@ base64 PNG data URIs) and writes
   directories) with the build they ran on, ``runs.parquet`` has each run's scenario hash and
   revision, and summary.md and index.html say which build produced the numbers.
 
-Layout (issue 14): :mod:`vegaslab.report_model` says what the report says, as strings;
+Layout: :mod:`vegaslab.report_model` says what the report says, as strings;
 :mod:`vegaslab.report_figures` draws; the Jinja2 templates in ``vegaslab/templates/`` are the
 markup, rendered with autoescape by :mod:`vegaslab.report_render`; this module writes the
 files. None of them imports :mod:`vegaslab.catalog` (which imports this module in

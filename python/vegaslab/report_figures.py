@@ -6,7 +6,7 @@ reference line drawn, with the numbers behind it, which the page shows under the
 emits as data attributes (pixels cannot be checked, the attributes can). A figure that could
 not be drawn is ``{title, error}``.
 
-Reference lines (decided for issue 14, "the report shows the papers"; docs/catalog-format.md,
+Reference lines, so that the report shows the papers beside our runs (docs/catalog-format.md,
 "Figures"):
 
 - **Published level.** A time-series panel (``throughput``, ``cwnd``, ``queue``) of variant V

@@ -2,7 +2,7 @@
 published numbers, the claim verdicts, the counts, the set-up facts, the papers' citations and,
 per experiment, every sentence and table cell the page shows (:func:`page_model`).
 
-The split (issue 14): this module decides *what* the report says; :mod:`vegaslab.report_figures`
+The split: this module decides *what* the report says; :mod:`vegaslab.report_figures`
 draws the figures; the Jinja2 templates in ``vegaslab/templates/`` decide only the markup, and
 :mod:`vegaslab.report` renders them (autoescaped) and writes the files. Cells are strings here
 (numbers formatted, booleans as yes/no), so the templates never format a value and the model

@@ -1,13 +1,13 @@
-"""The report's section "How robust are the papers' conclusions?" (issue 13, item 3).
+"""The report's section "How robust are the papers' conclusions?".
 
 It renders the study summaries that ``vegaslab robustness --out DIR`` saves in
 ``DIR/robustness/<entry>.json`` (:func:`vegaslab.robustness.summary`): the verdict table, with
 our figure at the default set-up, ns-2.35's at the same set-up and the figure's range across
 the study, then per study its sentence, its points and its figures (embedded, so the page
-stands alone). The markup is the template ``templates/robustness.html.j2`` (issue 14); this
+stands alone). The markup is the template ``templates/robustness.html.j2``; this
 module gathers the cells (:func:`section_model`).
 
-Decided: the section sits between two markers in ``index.html``. ``reproduce`` writes it from
+The section sits between two markers in ``index.html``. ``reproduce`` writes it from
 whatever studies the directory holds (none: a line saying how to run them), and ``robustness``
 replaces what is between the markers, so running the studies after the reproduction updates
 the report without re-running or re-drawing anything else. The ns-2.35 column and sentences

@@ -1,13 +1,13 @@
 """The comparison table of ``vegaslab reproduce`` and its text forms: columns, ratio, cells,
 the terminal table and ``summary.md``.
 
-Decided (issue 14, "remove the import cycles"): this module is the bottom of the report's
-import graph. It imports no other vegaslab module at load time, so :mod:`vegaslab.catalog`
-(which re-exports :func:`ratio`, :data:`REPRODUCE_COLUMNS`, :func:`format_comparison` and
-:func:`summary_markdown`), :mod:`vegaslab.report_model` and the renderer all import it without
-a cycle, and ``vegaslab run CATALOG-ID`` still resolves ids without importing pandas: the one
-helper that formats numbers (``vegaslab.results._num``, in a module that loads numpy) is
-imported where it is called, for that reason only.
+This module is the bottom of the report's import graph (docs/decisions.md, "The report's modules
+have no import cycle"). It imports no other vegaslab module at load time, so
+:mod:`vegaslab.catalog` (which re-exports :func:`ratio`, :data:`REPRODUCE_COLUMNS`,
+:func:`format_comparison` and :func:`summary_markdown`), :mod:`vegaslab.report_model` and the
+renderer all import it without a cycle, and ``vegaslab run CATALOG-ID`` still resolves ids without
+importing pandas: the one helper that formats numbers (``vegaslab.results._num``, in a module that
+loads numpy) is imported where it is called, for that reason only.
 """
 
 from __future__ import annotations

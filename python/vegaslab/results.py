@@ -13,7 +13,7 @@ Time series (long format, one row per sample):
 - ``series_flows``:  time_s, flow, cwnd_pkts, ssthresh_pkts, rtt_s, throughput_bps, active (0/1)
 - ``series_queues``: time_s, queue, length_pkts
 
-Column names end in their unit (decided for issue 14, docs/results-format.md "Column names"):
+Column names end in their unit (docs/results-format.md, "Column names"):
 ``_s``, ``_bps``, ``_pkts``, ``_bytes``; dimensionless ratios end in ``_ratio``; event counts
 named by a plural noun (``timeouts``, ``fast_retransmits``) and flags keep their names. The
 names of 0.2 and before are in :data:`RENAMED_COLUMNS`, the one place they are listed.
@@ -24,11 +24,11 @@ the seconds a flow's cwnd was at or above its receiver window); ``format_table()
 ``window_warning()`` name the flows their receiver window capped.
 
 Column dtypes follow from the column's name (text, ``int64`` counts, ``float64``), empty tables
-included: :data:`TEXT_COLUMNS`, :data:`COUNT_COLUMNS`. For notebooks (issue 14): an HTML view
+included: :data:`TEXT_COLUMNS`, :data:`COUNT_COLUMNS`. For notebooks: an HTML view
 (``_repr_html_``), ``plot_cwnd`` / ``plot_throughput`` / ``plot_rtt`` / ``plot_queue`` that draw
 on a matplotlib ``ax`` and return it, and :func:`concat` (several runs as a :class:`ResultsSet`).
 
-Output directories (decided for issue 7): :meth:`Results.to_dir` writes into a fresh temporary
+Output directories: :meth:`Results.to_dir` writes into a fresh temporary
 directory beside the target and renames it into place only when every file is written, so a
 failed or interrupted write never leaves new tables next to an old ``meta.json``. meta.json
 records the SHA-256 of every table file it belongs with (``tables_sha256``) and
@@ -66,9 +66,9 @@ else:
     class _LazyPandas:
         """``pd`` until pandas is first used: then the module itself, in this module's globals.
 
-        Decided for issue 11: importing pandas costs about 0.3 s of CPU, and ``vegaslab run``
-        needs none of it to print its summary and write its Parquet files (:mod:`vegaslab.columns`).
-        Every use of ``pd`` here is inside a function, so the first one imports it."""
+        Importing pandas costs about 0.3 s of CPU, and ``vegaslab run`` needs none of it to print
+        its summary and write its Parquet files (:mod:`vegaslab.columns`). Every use of ``pd``
+        here is inside a function, so the first one imports it."""
 
         def __getattr__(self, name: str) -> Any:
             import pandas
@@ -80,16 +80,15 @@ else:
 
 #: The release that renamed the columns of :data:`RENAMED_COLUMNS`.
 RENAMED_IN = "0.3"
-#: Old column name -> new, for every table, the series and :attr:`Results.summary` (issue 14):
-#: the one list of the renames of 0.3, read by everything that meets an old name. No old name
-#: maps to two new ones, so one flat map serves every table. Decided: for one version, results
-#: written before (``Results.from_dir``, ``Results.from_dict``, the results store's tables) are
-#: read with their columns renamed, while an old name *asked for* (a ``Results.value`` key, a
-#: claim's metric, a figure's column) is an error naming the new one
-#: (:func:`renamed_column_message`), so a stale notebook or catalog fails loudly instead of
-#: reading NaN. The series' algorithm variables alpha, beta, inc and trend keep their names: they
-#: are the papers' parameters (in packets) under the papers' names; ``base_rtt`` is a time and
-#: becomes ``base_rtt_s``.
+#: Old column name -> new, for every table, the series and :attr:`Results.summary`: the one list
+#: of the renames of 0.3, read by everything that meets an old name. No old name maps to two new
+#: ones, so one flat map serves every table. For one version, results written before
+#: (``Results.from_dir``, ``Results.from_dict``, the results store's tables) are read with their
+#: columns renamed, while an old name *asked for* (a ``Results.value`` key, a claim's metric, a
+#: figure's column) is an error naming the new one (:func:`renamed_column_message`), so a stale
+#: notebook or catalog fails loudly instead of reading NaN. The series' algorithm variables alpha,
+#: beta, inc and trend keep their names: they are the papers' parameters (in packets) under the
+#: papers' names; ``base_rtt`` is a time and becomes ``base_rtt_s``.
 RENAMED_COLUMNS: dict[str, str] = {
     # flows
     "data_pkts_sent": "sent_pkts", "data_bytes_sent": "sent_bytes", "final_cwnd": "final_cwnd_pkts",
@@ -189,7 +188,7 @@ def _frame(rows: Any, columns: Sequence[str]) -> pd.DataFrame:
 
 
 class _NotebookViews:
-    """What :class:`Results` and :class:`ResultsSet` share for notebooks (issue 14): plots
+    """What :class:`Results` and :class:`ResultsSet` share for notebooks: plots
     that take and return a matplotlib ``Axes``, and an HTML view for Jupyter. matplotlib is
     imported only when a plot is drawn. The tables are those of :class:`Results`; a
     :class:`ResultsSet`'s have its run-label columns in front (``_label_columns``), and its
@@ -341,7 +340,7 @@ HTML_MAX_ROWS = 20
 
 class _Table:
     """A table attribute of :class:`Results` (``res.flows``, ...): a pandas frame built from the
-    core's columns on first read (decided for issue 11: see :mod:`vegaslab.columns`), or the
+    core's columns on first read (see :mod:`vegaslab.columns`), or the
     frame assigned to it."""
 
     def __set_name__(self, owner: type, name: str) -> None:
@@ -503,7 +502,7 @@ class Results(_NotebookViews):
     def from_tables(cls, meta: str | bytes, tables: Mapping[str, Any], series: dict) -> "Results":
         """From the first three of what ``vegaslab._core.run_scenario_tables`` returns: ``meta`` as JSON, the tables
         as typed columns (:func:`table_columns`) and the series as :meth:`from_columns` takes
-        them; no text but ``meta`` is parsed (issue 11: at 100,000 flows the tables' JSON was
+        them; no text but ``meta`` is parsed (at 100,000 flows the tables' JSON would be
         168 MB). The frames equal :meth:`from_json`'s for the same run (tests/test_results_columns.py)."""
         record = json.loads(meta)
         if not isinstance(record, dict):
@@ -670,7 +669,7 @@ class Results(_NotebookViews):
         names = list(self.flows["flow"]) + list(self.queues["queue"]) + list(self.links["link"]) + list(self.udp["source"])
         raise KeyError(f"{key!r}: no flow, queue or link named {name!r} (known: {', '.join(map(str, names))})")
 
-    # ------------------------------------------------------------------ notebook (issue 14)
+    # ------------------------------------------------------------------ notebook
 
     def _title(self, what: str) -> str:
         m = self.meta
@@ -718,7 +717,7 @@ class Results(_NotebookViews):
         this is for callers that add more files (plots, job.json) inside :func:`output_dir`
         before the directory is renamed.
 
-        Parquet is the format (decided for issue 11): it keeps the column types and writes the
+        Parquet is the format: it keeps the column types and writes the
         benchmark's 500,000 series rows in under 0.1 s, where the CSV copies took about 1 s and
         20 times the disk. CSV is written only on request, here as in ``vegaslab run --csv``;
         the copies hold the same tables. The Parquet files are written from the typed columns
@@ -747,8 +746,8 @@ class Results(_NotebookViews):
         """Table ``name`` (``"flows"``, ``"queues"``, ...) as one dict per row, the rows and
         columns of ``getattr(self, name)``, its values Python scalars: a missing number NaN, a
         missing text ``None``. While the table is still the core's columns (it has not been read
-        as a frame), without pandas: what ``vegaslab run --json`` prints as its flows (issue 11:
-        the command imports no pandas)."""
+        as a frame), without pandas: what ``vegaslab run --json`` prints as its flows (the
+        command imports no pandas)."""
         if name not in TABLES:
             raise ValueError(f"name: must be one of {', '.join(TABLES)}, got {name!r}")
         frame = self._frames.get(name)
@@ -766,8 +765,8 @@ class Results(_NotebookViews):
 
     def format_table(self, max_queues: int = 10, max_flows: int = 100) -> str:
         """Fixed-width text: a header line, the per-flow summary (the first ``max_flows`` flows,
-        and a line saying how many more) and the busiest queues. Decided (issue 11): a run of
-        20,000 flows printed 20,000 lines; every flow stays in ``flows`` and flows.parquet."""
+        and a line saying how many more) and the busiest queues: a run of 20,000 flows would
+        print 20,000 lines; every flow stays in ``flows`` and flows.parquet."""
         m = self.meta
         head = f"{m.get('scenario', '?')}  seed {m.get('seed', '?')}"
         if m.get("duration_s") is not None:
@@ -837,7 +836,7 @@ class Results(_NotebookViews):
 
 
 class ResultsSet(_NotebookViews):
-    """Several runs' tables as one (decided for issue 14): the attributes of :class:`Results`
+    """Several runs' tables as one: the attributes of :class:`Results`
     (``flows``, ``queues``, ``links``, ``udp``, ``series_flows``, ``series_queues`` and
     ``summary``), each one DataFrame holding every run's rows with the run-label columns
     (``names``, default ``"run"``) in front, so ``groupby("run")`` or ``groupby("flow")``

@@ -1,5 +1,4 @@
-"""Robustness studies: how much of a paper's conclusion survives the assumptions it leaves open
-(issue 13, "Which published conclusions are robust?").
+"""Robustness studies: how much of a paper's conclusion survives the assumptions it leaves open.
 
 A *study* (``catalog_data/studies/<entry>.toml``, docs/robustness-format.md) takes one claim of
 a catalog entry, the assumption behind each open choice of the set-up (a *factor*: the

@@ -1,5 +1,4 @@
-"""Simulator or set-up? A robustness study's default point in ns-2.35 (issue 13, "What to
-build", item 1).
+"""Simulator or set-up? A robustness study's default point in ns-2.35.
 
 When vegaslab and a paper disagree, either our simulator is wrong or the paper's set-up is not
 the one we read. ns-2.35, the simulator the papers used (in an older release), answers the

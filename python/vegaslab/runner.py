@@ -8,7 +8,7 @@ on Dask (an embedded local cluster, or ``--scheduler``) and commits it there; :f
 rebuilds each stored run's :class:`vegaslab.Results`; :func:`export` writes them to
 ``<out>/results/<entry>/<variant>/seed<k>/``.
 
-Decisions (issue 8; they replace issue 7's own process pool and cache):
+How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 
 - **One runner.** ``reproduce`` and ``sweep`` run on the same engine and the same store
   (:mod:`vegaslab.engine`, :mod:`vegaslab.store`): a run's key is the store's (normalised

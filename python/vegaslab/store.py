@@ -8,7 +8,7 @@
     store.read("flows")             # one row per (run, flow), every committed run
     store.results(specs, "flows")   # the rows of these specs, with their parameter columns
 
-What was decided, and why (issue 8):
+How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 
 - **The key is what was simulated, nothing else.** A run's key is the SHA-256 of the store
   format, the core's semantic version, the seed and the core's normalised scenario text
@@ -110,10 +110,10 @@ __all__ = [
 #: unit (``sent_pkts``, ``time_s``, ``cwnd_pkts``, ...; :data:`vegaslab.results.RENAMED_COLUMNS`)
 #: and the aggregate ``queue_drops_total`` is ``queue_dropped_pkts_total``.
 STORE_FORMAT = 3
-#: Formats a store or commit may have to be read (decided for issue 14, for one version): a
-#: format-2 store is read with its columns renamed (:func:`_upgrade_table`), but never written
-#: to (its runs' keys include the format, so they would all be computed again beside the old
-#: ones): :meth:`Store.writer` refuses it and names the way out.
+#: Formats a store or commit may have to be read (for one version): a format-2 store is read with
+#: its columns renamed (:func:`_upgrade_table`), but never written to (its runs' keys include the
+#: format, so they would all be computed again beside the old ones): :meth:`Store.writer` refuses
+#: it and names the way out.
 READABLE_STORE_FORMATS = (2, 3)
 #: The ``runs`` table's aggregate columns renamed in format 3 (the results tables' renames are
 #: :data:`vegaslab.results.RENAMED_COLUMNS`).
@@ -133,8 +133,8 @@ PARAM_TYPES = ("int64", "double", "string", "bool")
 #: the small commits of one parameter set are merged once there are this many of them ...
 COMPACT_MIN_COMMITS = 8
 #: ... into commits of at most this many bytes of Parquet; a commit of half this or more is
-#: left alone. Decided: a merge holds its tables in memory, so this bounds its memory, and
-#: reading a few files of this size costs no more than reading one.
+#: left alone. A merge holds its tables in memory, so this bounds its memory, and reading a few
+#: files of this size costs no more than reading one.
 COMPACT_TARGET_BYTES = 64 << 20
 
 #: Columns every table starts with besides the parameters; a parameter may not take these names.
@@ -181,8 +181,8 @@ COMMIT_SCHEMA: dict[str, Any] = {
 }
 
 #: Commits this process verified: (device, inode, name of the directory) -> (the commit, the
-#: directory's stamp when it was verified; see ``Store._stamp``). Decided: a commit is hashed
-#: once per process, not once per :class:`Store` object (a sweep's result is read through
+#: directory's stamp when it was verified; see ``Store._stamp``). A commit is hashed once per
+#: process, not once per :class:`Store` object (a sweep's result is read through
 #: several), and again whenever any of its files' size, modification time, change time or
 #: inode moved. Writing a file or replacing it moves those, and the change time cannot be set
 #: back, so what this skips is only a re-read of bytes the process already checked: it

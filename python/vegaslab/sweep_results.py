@@ -7,7 +7,7 @@
     res.to_xarray("throughput_bps", entity="f1")             # dims: the axes, then seed
     res.plot("throughput_bps", x="alpha", flow="f1")         # mean and 95% CI across seeds
 
-What was decided, and why (issue 8):
+How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 
 - **One plan, one engine, one store.** The plan is the core's (:func:`vegaslab.sweeps.plan`),
   each run is a :class:`vegaslab.store.RunSpec` with the plan's overrides for its point and an

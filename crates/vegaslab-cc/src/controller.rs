@@ -289,13 +289,10 @@ impl Clone for Box<dyn CongestionControl> {
 /// a round is a *tie*; it is *decisive* when the rule (or slow start's `delta > gamma`)
 /// acts differently for the two values.
 ///
-/// Decided: a tie is judged in exact arithmetic on the integer-nanosecond timeline (every
-/// RTT sample is a whole number of nanoseconds, so the round's mean and baseRTT are
-/// rationals and the test is a cross-multiplication in i128), not with a tolerance on the
-/// double: the double carries ~1e-13 of noise from the clock's magnitude, so "== k" in
-/// doubles catches only a few of the ties. The tolerance count (`near`) is kept as a check
-/// of the exact one. RoVegas rounds that subtract router queueing times are not judged exactly
-/// (their baseRTT and actual are not sample means); they count in `near` only.
+/// A tie is judged exactly on the integer-nanosecond timeline (a cross-multiplication in
+/// i128), since a double's clock noise hides most ties (docs/decisions.md, "Vegas ties are
+/// judged in exact arithmetic"). `near`, a tolerance count on the double, checks the exact
+/// one. RoVegas rounds that subtract router queueing times count in `near` only.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TieStats {
     /// Rounds whose delta decided something: acting slow-start rounds and every

@@ -57,12 +57,10 @@
 //!   above the origin, at most 1 above it below the origin).
 //! - **K** = `icbrt(cube_factor * (W_max - cwnd))` in 1/1024 s, `cube_factor =
 //!   floor(2^40 / (bic_scale * 10))` = 2,681,735,677: K for C = 0.40039 (0.033% shorter than
-//!   for C = 0.4), then truncated by the integer cube root (< 1/1024 s). **Decided:** an
-//!   exact integer cube root (`floor(cbrt(x))`, restoring digit-by-digit, integer-only so a
-//!   BPF program can compute it) instead of Linux's 64-entry table plus one Newton step:
-//!   Linux's approximation has an average error of about 0.2% (up to several 1/1024 s
-//!   units of K), so a kernel's K can differ from this one by that much; ours is the exact
-//!   floor, which is what the table approximates.
+//!   for C = 0.4), then truncated by the integer cube root (< 1/1024 s). The root is exact
+//!   (`floor(cbrt(x))`, restoring digit-by-digit, integer-only so a BPF program can compute
+//!   it), not Linux's 64-entry table plus one Newton step, which approximates it to about
+//!   0.2%: a kernel's K can differ from this one by that much.
 //! - **beta = 717 / 1024 = 0.7002**: ssthresh = `floor(cwnd * 717 / 1024)`, within one
 //!   packet below `0.7 cwnd` (e.g. cwnd 100: 70, RFC 70; cwnd 10: 7, RFC 7).
 //! - **alpha_cubic**: Linux grows `W_est` by one per `floor(cwnd * 15 / 8)` ACKed packets,

@@ -29,11 +29,8 @@ pub struct RtoEstimator {
     backoff: i64,
     /// [`RtoEstimator::timeout`] and the same in nanoseconds, brought up to date whenever
     /// `rtxcur` or `backoff` changes.
-    ///
-    /// Decided (issue 11, the sender path): every new ACK and many sends re-arm the timer, and
-    /// the RTO changes only with an RTT sample of the timed packet (about one per round trip)
-    /// or a back-off, so the timeout and its conversion to nanoseconds are kept rather than
-    /// recomputed per arming (measured: `SenderState::set_rtx_timer`).
+    /// Kept, not recomputed per arming: the timer is re-armed on every new ACK, the RTO
+    /// changes about once a round trip.
     timeout: f64,
     timeout_ns: Nanos,
 }

@@ -22,7 +22,7 @@ enum Recovery {
 
 /// A one-way TCP sender: shared state, its loss-recovery machine and its controller.
 ///
-/// In C order (issue 11): the controller and the recovery machine, which every ACK reads,
+/// In C order: the controller and the recovery machine, which every ACK reads,
 /// fill the first 64 bytes, so that the state's lines ([`SenderState`]) start on a line
 /// boundary when the sender does (vegaslab-sim's `Flow` places it so).
 #[derive(Clone, Debug)]

@@ -69,15 +69,14 @@ pub struct SenderStats {
 
 /// Shared sender state: the fields of ns-2's `TcpAgent` that the algorithms here use.
 ///
-/// Decided (issue 11, cost per packet at many flows): the fields are laid out in C order by
-/// use, in 64-byte lines from the start of the struct (a `Sender` puts it on a line boundary
-/// of the simulator's flow: see vegaslab-sim's `Flow`). With thousands of flows a sender is
-/// rarely in cache when its ACK arrives, and each line touched is a miss. Line 0 holds the
-/// sequence numbers and window every ACK reads; line 1 the retransmission timer and the
+/// Laid out in C order by use, in 64-byte lines from the start of the struct (a `Sender` puts
+/// it on a line boundary of the simulator's flow: see vegaslab-sim's `Flow`): with thousands
+/// of flows a sender is rarely in cache when its ACK arrives, and each line touched is a
+/// miss (docs/decisions.md, "Hot structs are laid out by use in cache lines"). Line 0 holds
+/// the sequence numbers and window every ACK reads; line 1 the retransmission timer and the
 /// completion; line 2 the timed packet, the send queue and the flags; line 3 the counters;
 /// then the RTO estimator and the configuration (each also read per ACK, in part), and the
-/// last RTT sample. Before, Rust's layout put the configuration first and spread what an
-/// ACK reads over most of the struct's eleven lines. Results do not depend on the layout.
+/// last RTT sample. Results do not depend on the layout.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct SenderState {
@@ -88,7 +87,7 @@ pub struct SenderState {
     /// `rtt_ts`, Vegas's send times, the RTT samples behind the RTO) is read from it, never
     /// from the integer `now`. ns-2 accumulates its clock in doubles (each event's time is
     /// its scheduler's time plus a delay), so near-equal quantities such as Vegas's `diff`
-    /// land on either side of a threshold as its rounding has it (issue 12, item 2); the
+    /// land on either side of a threshold as its rounding has it; the
     /// simulator's `run.clock` chooses whether this is that double or the integer time.
     pub clock: f64,
     pub cwnd: f64,
@@ -221,11 +220,8 @@ impl SenderState {
     }
 
     /// Arm the retransmission timer with the current RTO (ns-2 `set_rtx_timer`).
-    ///
-    /// Decided (issue 11): the timeout and its nanoseconds come ready from the estimator
-    /// (`RtoEstimator::timeout_ns`), not computed and converted per arming. Measured
-    /// (2026-11-28, results bit-identical): 1,853.1 M -> 1,822.1 M instructions on the
-    /// benchmark's 50 s slice (10 s slice: 376.3 M -> 370.6 M).
+    /// The timeout and its nanoseconds come ready from the estimator
+    /// (`RtoEstimator::timeout_ns`), not computed and converted per arming.
     pub fn set_rtx_timer(&mut self, now: Nanos) {
         self.rtx_deadline = Some(now.saturating_add(self.rto.timeout_ns()));
         self.rtx_clock = self.clock + self.rto.timeout();
@@ -257,9 +253,8 @@ impl SenderState {
     /// ns-2 `newack` (with `timerfix_`): advance the ACK point, take the timed RTT sample,
     /// then re-arm or cancel the timer.
     ///
-    /// Inlined (issue 11): into each agent's new-ACK path, every new ACK. Measured
-    /// (2026-11-28, results bit-identical): 1,792.9 M -> 1,779.3 M instructions on the
-    /// benchmark's 50 s slice; a plain `#[inline]` left it out of line (no change).
+    /// Inlined into each agent's new-ACK path (every new ACK); a plain `#[inline]` leaves it
+    /// out of line.
     #[inline(always)]
     pub fn newack(&mut self, now: Nanos, ack: i64) {
         let t = self.clock;
@@ -306,13 +301,10 @@ impl SenderState {
     /// The router-assist option of the next data segment: the controller's `tag_segment`, if
     /// it may tag (RoVegas picks its probing packets; the option travels on the wire).
     ///
-    /// Decided (issue 11): a controller is asked only if its algorithm declares router assist
-    /// (`AlgorithmParams::router_assist`, which also sizes the sink's answers to probes);
-    /// every other controller's `tag_segment` answers `None` and changes nothing, and the call
-    /// through the trait object per packet was measurable. A sender built around a bare
-    /// controller (`Sender::with_controller`) asks on every segment. Measured (2026-11-28,
-    /// results bit-identical): 1,766.7 M -> 1,759.0 M instructions on the benchmark's 50 s
-    /// slice.
+    /// A controller is asked only if its algorithm declares router assist
+    /// (`AlgorithmParams::router_assist`, which also sizes the sink's answers to probes): every
+    /// other one answers `None`, and a call through the trait object per packet is not free. A
+    /// sender built around a bare controller (`Sender::with_controller`) asks on every segment.
     #[inline]
     pub(crate) fn tag(&self, cc: &mut dyn CongestionControl) -> Option<u32> {
         if self.router_assist {
@@ -370,11 +362,8 @@ impl SenderState {
 /// stores the prefix touched so far, so that a short connection with a large window costs
 /// little memory.
 ///
-/// Decided (issue 11): it grows eightfold (from 64 slots, up to `cap`), not twofold: a long
-/// connection walks through every slot early on, and each growth copies what is stored (the
-/// copies were about 0.5% of the benchmark's 50 s slice, a start-up cost). Measured
-/// (2026-11-28, results bit-identical): 1,752.2 M -> 1,747.1 M instructions on the 50 s slice
-/// (the two tables' growth 9.1 M -> 4.3 M).
+/// It grows eightfold (from 64 slots, up to `cap`), not twofold: a long connection walks
+/// through every slot early on, and each growth copies what is stored.
 pub(crate) fn grown_len(len: usize, i: usize, cap: usize) -> usize {
     (len * 8).max(i + 1).next_power_of_two().max(64).min(cap)
 }
@@ -382,12 +371,9 @@ pub(crate) fn grown_len(len: usize, i: usize, cap: usize) -> usize {
 /// ns-2 `send_much`: send while the window allows, at most `burst` packets (0 = no limit).
 /// `win` is the machinery's window (ns-2 `window()`), `output` its output.
 ///
-/// Decided (issue 11, the sender path): the window is read once, by the caller. ns-2 reads it
-/// again after each packet, but sending changes neither cwnd, nor the duplicate-ACK inflation,
-/// nor the receiver window (`output` records and queues), so it reads the same value.
-/// Measured (2026-11-28, results bit-identical), instructions on the benchmark's 10 s slice:
-/// 370.6 M -> 368.0 M (with `tcp_agent::output` inlined: 366.8 M; 50 s slice: 1,822.1 M ->
-/// 1,803.8 M for both).
+/// The window is read once, by the caller. ns-2 reads it again after each packet, but sending
+/// changes neither cwnd, nor the duplicate-ACK inflation, nor the receiver window (`output`
+/// records and queues), so it would read the same value.
 pub fn send_much_with(
     s: &mut SenderState,
     now: Nanos,

@@ -37,14 +37,10 @@ use crate::Nanos;
 
 /// Send times of outstanding packets, for RTT samples (Karn: only packets sent once).
 ///
-/// Decided (issue 11): one array of 8-byte slots. A sample needs a slot's send time only
-/// while the slot's packet was sent exactly once, so the slot holds that time then, `MANY`
-/// (NaN) once it was sent again, and `NEVER` (minus infinity) before it was first used;
-/// send times are finite. Before, the time and a transmit count sat in two arrays: a send and
-/// an ACK each touched both (with many flows, two cache misses instead of one), and growing
-/// the log filled both. Measured with the Vegas agent's table made one (2026-11-25; results
-/// bit-identical): benchmark 10 s slice 393.2 M -> 391.1 M instructions; 20,000-flow
-/// dumbbell, 200 ms, simulated misses: L1d 105.6 M -> 103.1 M, a 1 MB cache 76.6 M -> 74.8 M.
+/// One array of 8-byte slots, so a send and an ACK touch one line, not two: a sample needs a
+/// slot's send time only while the slot's packet was sent exactly once, so the slot holds
+/// that time then, `MANY` (NaN) once it was sent again, and `NEVER` (minus infinity) before
+/// it was first used; send times are finite.
 #[derive(Clone, Debug)]
 struct SendLog {
     slots: Vec<f64>,
@@ -114,11 +110,8 @@ impl TcpAgent {
     /// samples. Only for a sender whose controller ignores samples and whose last sample
     /// nobody reads (`Sender::set_rtt_samples_read`); set before the first packet.
     ///
-    /// Decided (issue 11): ns-2's Reno takes no RTT samples but the timed packet's, so for it
-    /// the log served only a monitor's RTT series; without one, its record per packet and
-    /// its lookup per ACK (and the call of a `pkts_acked` that does nothing) were work for
-    /// nobody. Measured (2026-11-28, results bit-identical): 1,742.9 M -> 1,717.2 M
-    /// instructions on the benchmark's 50 s slice (its 25 Reno flows; it monitors no cwnd).
+    /// ns-2's Reno takes no RTT samples but the timed packet's, so without a monitor's RTT
+    /// series the log would be work for nobody.
     pub(crate) fn set_sampling(&mut self, on: bool) {
         self.sampling = on;
     }
@@ -127,9 +120,8 @@ impl TcpAgent {
     /// ([`CongestionControl::cong_avoid_is_opencwnd`]): a new ACK then opens the window
     /// without calling the controller. Set with the controller, which a sender never swaps.
     ///
-    /// Decided (issue 11): Reno's window rule applied in place, not through the trait
-    /// object, on every new ACK of a Reno or NewReno sender (the call built the ACK's record
-    /// and the window on the stack and read the window back).
+    /// Reno's window rule is applied in place, not through the trait object: that call
+    /// builds the ACK's record and the window on the stack for every new ACK.
     pub(crate) fn set_opencwnd(&mut self, on: bool) {
         self.opencwnd = on;
     }
@@ -371,9 +363,7 @@ fn inflated_window(s: &SenderState, dupwnd: i64) -> i64 {
 /// ns-2 `TcpAgent::output`: a 40-byte SYN as sequence number 0 when modelled, else
 /// payload plus header; the SYN adds one to the sequence space the first time.
 ///
-/// Inlined (issue 11): into `send_much` above all, where most packets leave. Measured
-/// (2026-11-28): 368.0 M -> 366.8 M instructions on the benchmark's 10 s slice. Tried, not
-/// kept: the same for `VegasAgent::output` (366.8 M -> 366.8 M, +0.05 M).
+/// Inlined, into `send_much` above all, where most packets leave.
 #[inline(always)]
 fn output(s: &mut SenderState, log: Option<&mut SendLog>, cc: &mut dyn CongestionControl, now: Nanos, seqno: i64) {
     let syn = seqno == 0 && s.cfg.syn;

@@ -44,10 +44,9 @@ pub struct VegasAgent {
     /// stored (slots fill from 0 upwards), the rest reads as its initial value. A short
     /// connection with a large window thus costs little memory.
     ///
-    /// Decided (issue 11): one table, not two: every send and every ACK reads or writes both
-    /// values of a slot, which are then one cache line (with many flows, one miss instead of
-    /// two; measured with `tcp_agent`'s send log). The clearing loop's `% v_maxwnd` is a
-    /// compare instead of a division.
+    /// One table, not two: every send and every ACK reads or writes both values of a slot,
+    /// which are then one cache line. The clearing loop's `% v_maxwnd` is a compare instead
+    /// of a division.
     v_table: Vec<(f64, i32)>,
 }
 
@@ -82,8 +81,7 @@ impl VegasAgent {
 
     /// ns-2's `seqno % v_maxwnd`. Every caller's sequence number is at least 0 (one past an
     /// ACK point, which starts at -1), so the remainder is taken unsigned: the same value
-    /// without `rem_euclid`'s sign fix-up and overflow test (issue 11; measured, results
-    /// bit-identical: 1,747.1 M -> 1,742.9 M instructions on the benchmark's 50 s slice).
+    /// without `rem_euclid`'s sign fix-up and overflow test.
     fn slot(&self, seq: i64) -> usize {
         debug_assert!(seq >= 0 && self.v_maxwnd > 0);
         (seq as u64 % self.v_maxwnd as u64) as usize

@@ -25,9 +25,9 @@
 //! of packets has been acknowledged; in slow start + acked, not beyond ssthresh), and the loss
 //! cut ([`CongestionControl::ssthresh`]) is `tcp_reno_ssthresh`, ssthresh = max(cwnd / 2, 2)
 //! in integer division, with cwnd = ssthresh after a fast retransmit (where Linux's PRR ends)
-//! and 1 after a timeout. (Before issue 9 this flavour took ns-2's float `opencwnd`,
-//! +1/cwnd per ACK, and ns-2's halving, which left fractions of a packet in cwnd that no
-//! kernel or BPF program can hold, and which the decision vectors could not give a C port.)
+//! and 1 after a timeout. Not ns-2's float `opencwnd` (+1/cwnd per ACK) and halving: they
+//! leave fractions of a packet in cwnd that no kernel or BPF program can hold, and that the
+//! decision vectors could not give a C port.
 //!
 //! # Thresholds as integers
 //!

@@ -130,12 +130,9 @@ type Ratio = (i128, i128);
 /// Seconds back to whole nanoseconds (every time here is a whole number of nanoseconds; the
 /// double's error is far below half a nanosecond for any run length the clock allows).
 ///
-/// Decided (issue 11): below 2^53 ns (104 days) `f64::round` and the 128-bit conversion are
-/// done in 64-bit integers: the integer part converts exactly and the fraction left is exact,
-/// so rounding half away from zero by hand gives the same value. Each RTT sample of the ns-2
-/// Vegas controller needs one; before, a call of libm's `round` and of `__fixdfti` did it.
-/// Measured (2026-11-28, results bit-identical): 1,803.8 M -> 1,792.9 M instructions on the
-/// benchmark's 50 s slice (its 25 Vegas flows).
+/// Below 2^53 ns (104 days) the rounding is done in 64-bit integers, without calls of libm's
+/// `round` and `__fixdfti` per RTT sample: the integer part converts exactly and the fraction
+/// left is exact, so rounding half away from zero by hand equals `f64::round`.
 fn ns_of(secs: f64) -> i128 {
     let x = secs * 1e9;
     if x.abs() < (1u64 << 53) as f64 {

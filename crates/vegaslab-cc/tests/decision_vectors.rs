@@ -1,4 +1,4 @@
-//! Decision vectors for porting (issue 9): for each algorithm in the Linux flavour, a
+//! Decision vectors for porting: for each algorithm in the Linux flavour, a
 //! generated, checked-in CSV of hook calls with their integer inputs and the controller's
 //! outputs, so that a C (kernel / BPF) port can replay the same file and must produce the
 //! same cwnd and ssthresh on every row. Columns, units and replay: `tests/vectors/README.md`.

@@ -1,4 +1,4 @@
-//! Every Vegas variant in the Linux flavour (issue 9): the integer rules with hand-computed
+//! Every Vegas variant in the Linux flavour: the integer rules with hand-computed
 //! rounds, driven through the controller's hooks as the Linux-like sender drives them, and
 //! each variant through a whole `Sender` on the test path.
 //!

@@ -450,7 +450,7 @@ fn algorithms() -> Vec<AlgorithmSpec> {
         spec("vegas", VegasParams::defaults_for(Flavour::Ns2)),
         spec("vegas", VegasParams::defaults_for(Flavour::Linux)),
         spec("vegas", VegasParams::defaults_for(Flavour::Ns3)),
-        // Every Vegas variant in the Linux flavour (issue 9).
+        // Every Vegas variant in the Linux flavour.
         spec("vegas-a", VegasAParams { flavour: VariantFlavour::Linux, ..Default::default() }),
         spec("adavegas", AdaVegasParams { flavour: VariantFlavour::Linux, ..Default::default() }),
         spec("vegas_1", VegasIncParams { flavour: VariantFlavour::Linux, ..VegasIncParams::VEGAS_1 }),

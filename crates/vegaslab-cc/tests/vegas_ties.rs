@@ -1,4 +1,4 @@
-//! Issue 12 item 2: rounds whose delta sits exactly on ns-2's rounding boundary
+//! Vegas ties: rounds whose delta sits exactly on ns-2's rounding boundary
 //! (`int(x + 0.5)` with x + 0.5 a whole number), counted per controller in
 //! `Ns2Vegas::ties` ([`TieStats`]). Timings are synthetic lockstep batches as in
 //! `tests/vegas_ns2.rs`; every expected count is worked out in the comments.

@@ -14,14 +14,10 @@
 //! transmission starts, as ns-2's queue monitor counts `pdepartures_`/`bdepartures_` at
 //! dequeue. Its start time is known when it is accepted, so `accept` counts it then, and
 //! `finish` takes back, at the end of the run, the packets whose transmission had not started
-//! by then. Decided: counting at acceptance and correcting once keeps the per-packet path as
-//! it was (no counting as start times pass); the result is the same as counting at each start.
-//! What `finish` takes back needs each waiting packet's size and fate, kept with its start
-//! time: 16-byte entries instead of 8, about 0.5% more instructions on the benchmark. Finding
-//! the sizes in the pipe instead (a waiting packet is still there, found by its arrival time)
-//! was free for intact packets, but noting the corrupted ones, which never enter the pipe,
-//! cost as much on the common path (the compiler's code for `accept` changes), so the
-//! simple form was kept.
+//! by then: the same result as counting at each start, with no counting on the per-packet
+//! path as start times pass. What `finish` takes back needs each waiting packet's size and
+//! fate, kept with its start time (16-byte entries; docs/decisions.md, "Departures are
+//! counted at acceptance").
 
 use crate::delay::DelayModel;
 use crate::packet::Packet;
@@ -35,22 +31,18 @@ use vegaslab_cc::Nanos;
 /// Laid out in C order (see `Channel`): first the counters every accepted packet changes, then
 /// the occupancy integrals (changed only while packets wait), then the rarer counters.
 ///
-/// Decided (issue 11): the arrival count is not stored but derived (`arrivals`), and the
-/// busy time is kept as two 64-bit halves whose high half changes only on a carry: so the
-/// four counters an accepted packet changes fit, with the waiting queue, in one line of
-/// `Channel`, and a packet that finds the queue empty touches no other statistics line.
-/// Measured (2026-11-25; results bit-identical): benchmark 10 s slice 394.0 M -> 393.2 M
-/// instructions; 20,000-flow dumbbell, 200 ms, simulated misses: L1d 108.5 M -> 105.6 M, a
-/// 1 MB cache 79.8 M -> 76.6 M, a 32 MB cache 22.7 M -> 22.0 M.
+/// The arrival count is derived (`arrivals`), not stored, and the busy time is kept as two
+/// 64-bit halves whose high half changes only on a carry: so the four counters an accepted
+/// packet changes fit, with the waiting queue, in one line of `Channel`, and a packet that
+/// finds the queue empty touches no other statistics line.
 #[repr(C)]
 #[derive(Clone, Debug, Default)]
 pub struct QueueStats {
     /// Packets whose transmission started (by the end of the run, once `Channel::finish` ran;
     /// before that, every accepted packet).
     pub departures: u64,
-    /// Between the two counters: adjacent, the compiler added to both with one vector
-    /// addition, five instructions where two do (issue 11; benchmark 50 s slice 1,650.5 M
-    /// -> 1,639.6 M instructions).
+    /// Between the two counters: adjacent, the compiler adds to both with one vector
+    /// addition, five instructions where two do.
     last_change: Nanos,
     /// Bytes of those packets (a packet in transmission at the end counts whole).
     pub bytes_sent: u64,
@@ -160,54 +152,21 @@ struct Waiting {
     corrupted: bool,
 }
 
-/// Decided (issue 11, cost per packet at many flows): the fields are laid out in C order
-/// by use, in 64-byte lines from a 64-byte boundary. With thousands of flows a channel is
-/// rarely in cache when a packet reaches it, and each of its lines touched is a miss: an
-/// accepted packet touches the first four lines (line 0: the transmitter's times and memos;
-/// lines 1-2: the waiting queue and the statistics; line 3: the pipe, its tail's time, the
-/// pending delivery and the flags), a delivery line 3 alone; the rest (RED state, error models, the delay
-/// schedule, sampling, the configuration) only on their own paths. Before, Rust's layout
-/// spread them over most of the channel's seven lines. To make room, the RED, loss and
-/// delay-schedule cases are told by flags in line 3, and a constant delay sits in
-/// `delay_memo` from the start.
-///
-/// Measured (2026-11-24, shared 2-core VM; results bit-identical): cachegrind's simulated
-/// cache on a 20,000-flow dumbbell (`scripts/bench_scale.py`'s, 200 ms simulated): L1d misses
-/// 123.7 M -> 105.2 M, misses of a 1 MB L2-sized cache 101.3 M -> 85.6 M, of a 32 MB L3 25.8 M
-/// -> 23.5 M; instructions on the benchmark's 10 s slice 409.5 M -> 404.9 M.
-///
-/// Then (issue 11, `QueueStats`): line 1 holds the waiting queue and all four counters an
-/// accepted packet changes, line 2 the occupancy integrals and rarer counters, so a packet
-/// that finds the queue empty (every hop but a bottleneck's) touches lines 0, 1 and 3 only. Wall time moved
-/// less than the machine's noise: at 20,000 flows, in five batches of 5-10 interleaved runs,
-/// the median moved between +1% and -4% (1 s simulated: 8.10 -> 8.08 s); on the benchmark
-/// within 1% (0.884 -> 0.878 s). The misses left are mostly a delivery's: the channel, then
-/// its pipe's buffer, both evicted during the propagation delay.
-///
-/// Also tried, not kept: the pipe's head packet inline in the channel with the last arrival
-/// time (a lone packet never touches the ring buffer: no read of a buffer that is rarely in
-/// cache), and a copy of the first waiting packet's start time (an arrival compares with it
-/// instead of reading the waiting queue's buffer). Both kept every result; neither gained
-/// measurably at 20,000 flows, alone or with this layout, and the waiting-start copy cost 2%
-/// more instructions on the benchmark.
-///
-/// Then (issue 11, 2026-11-25): line 3 also keeps the pipe's last arrival time (`tail_at`;
-/// `scheduled` became two words with a sentinel to make room), so an accepted packet goes
-/// behind the tail without reading the pipe's buffer, and `push_pipe` says whether the head
-/// changed: when it did not and a delivery is scheduled, `Simulator::hops` skips
-/// `schedule_channel`, which read the head only to find nothing to do (perf at 20,000 flows
-/// had put 19% of `hops`' samples on the tail's read). With `event::push_fields`, 445.2 M ->
-/// 429.0 M instructions on the benchmark's 10 s slice; the prefetching that uses line 3 is
-/// described at `sim::PREFETCH_FROM_CHANNELS`. Tried, not kept: 64-byte alignment of the
-/// pipe's entries (64 bytes each, so each would be one line instead of straddling two) and
-/// 32-byte alignment of the waiting entries: slower (5,000 flows, 9 interleaved runs: 1.27 s
-/// against 1.17 s), with 2.2% more instructions and more simulated misses at 20,000 flows
-/// (100 ms: L1d 60.5 M -> 61.8 M, 32 MB cache 18.0 M -> 19.3 M).
-///
-/// Also tried (issue 11, 2026-11-28), not kept: `pipe` and `waiting` in a ring of a
-/// power-of-two size read without bounds checks (a mask in place of `VecDeque`'s wrap-around
-/// comparison; 32 bytes, the same layout): 1,596.3 M -> 1,595.6 M instructions on the
-/// benchmark's 50 s slice, too little for its unsafe code.
+/// Laid out in C order by use, in 64-byte lines from a 64-byte boundary: with thousands of
+/// flows a channel is rarely in cache when a packet reaches it, and each of its lines touched
+/// is a miss (docs/decisions.md, "Hot structs are laid out by use in cache lines"). Line 0
+/// holds the transmitter's times and memos; line 1 the waiting queue and the four counters an
+/// accepted packet changes; line 2 the occupancy integrals and rarer counters; line 3 the
+/// pipe, its tail's arrival time, the pending delivery and the flags; the rest (RED state,
+/// error models, the delay schedule, sampling, the configuration) is read only on its own
+/// paths. So a packet that finds the queue empty (every hop but a bottleneck's) touches lines
+/// 0, 1 and 3, a delivery line 3 alone. To make room, the RED, loss and delay-schedule cases
+/// are told by flags in line 3, a constant delay sits in `delay_memo` from the start, and
+/// `scheduled` is two words with a sentinel. Keeping the tail's arrival time (`tail_at`) lets
+/// an accepted packet go behind the tail without reading the pipe's buffer, and `push_pipe`
+/// says whether the head changed, so that `Simulator::hops` skips `schedule_channel` when it
+/// did not. The prefetching that uses line 3 is described at `sim::PREFETCH_FROM_CHANNELS`;
+/// layouts tried and not kept are in docs/performance.md, "Tried and not kept".
 #[repr(C, align(64))]
 pub struct Channel {
     // Line 0.
@@ -251,9 +210,8 @@ pub struct Channel {
     /// `EXACT_CLOCK` bits, none for a plain channel (`accept`).
     special: u8,
     /// Packets leaving this channel are handed on at their arrival without an event
-    /// (`express`; `Simulator::hops`). Decided (issue 11): here in line 3, read anyway,
-    /// rather than in a vector of the simulator's with a bounds check; benchmark 50 s slice
-    /// 1,699.1 M -> 1,676.6 M instructions.
+    /// (`express`; `Simulator::hops`). Here in line 3, read anyway, rather than in a vector
+    /// of the simulator's with a bounds check.
     pub hands_on: bool,
     // Cold (`aqt_enabled` is read for probing packets only, `down` in runs with failures).
     /// The sending node is an AQT-enabled router: probing packets get their queueing time
@@ -307,15 +265,14 @@ const EXACT_CLOCK: u8 = 8;
 /// `f64::round`, which is a libm call on baseline x86-64 (9% of the benchmark's time).
 ///
 /// Every time below 2^63 ns (292 years) converts with one signed truncation; `as u64`'s
-/// saturating conversion is a 16-instruction sequence on x86-64, 5.6% of the benchmark's
-/// instructions (issue 11). Both give the same value for every input (a test checks the
-/// edges); the rest (negative, NaN, beyond) still saturates through `as`.
+/// saturating conversion is a 16-instruction sequence on x86-64, on every packet-hop. Both
+/// give the same value for every input (a test checks the edges); the rest (negative, NaN,
+/// beyond) still saturates through `as`.
 ///
 /// On x86-64 the range test is the conversion's own: `cvttsd2si` gives `i64::MIN` for a
 /// NaN or a value beyond an `i64`, and a value in (-1, 0) truncates to 0 as `as` saturates
-/// it, so a non-negative result is the answer and anything else goes the slow way. Decided
-/// (issue 11): two comparisons fewer per call, two calls per packet-hop; measured on the
-/// benchmark's 50 s slice with `accept`'s `start_clock`: see `start_clock_of`.
+/// it, so a non-negative result is the answer and anything else goes the slow way: two
+/// comparisons fewer per call, two calls per packet-hop.
 #[inline]
 fn ns_of(clock: f64) -> Nanos {
     let ns = clock * 1e9 + 0.5;
@@ -375,9 +332,6 @@ pub(crate) fn prefetch(p: *const u8) {
 /// which costs x86-64 five more instructions (a NaN mask and a blend) at every packet-hop.
 /// The same value for every non-NaN pair, signed zeros included (ties give `arrival`, as
 /// the code compiled for `max` does; ns-2's clock never is -0).
-///
-/// Decided (issue 11), with `ns_of`'s single test: benchmark 50 s slice 1,801.0 M ->
-/// 1,762.7 M instructions (`ns_of` alone: 1,785.8 M).
 #[inline(always)]
 fn start_clock_of(arrival: f64, busy: f64) -> f64 {
     debug_assert!(!arrival.is_nan() && !busy.is_nan());
@@ -459,17 +413,13 @@ impl Channel {
     /// Monitor this queue: record its waiting length at every multiple of `interval` (from
     /// `interval` on).
     ///
-    /// Decided: a queue samples itself as its own clock passes each sample time, instead of
-    /// being read by a sampling event. A channel's clock is the time of the latest packet it
-    /// accepted; on an express hop (`express`) that lies ahead of the simulation's clock, so
-    /// an event reading the queue at the current time would see packets that have not arrived
-    /// yet. Arrivals at one channel come in time order (a channel fed by an express hop has a
-    /// single order-keeping feeder; any other is fed at the current time), so when an arrival
-    /// later than a sample time comes, every packet the queue holds arrived at or before that
-    /// time: the sample is the length then. A sample at time T therefore counts every packet
-    /// that arrived at or before T and whose transmission starts after T. Monitoring costs a
-    /// comparison per arrival and keeps express hops on monitored links, and nothing a
-    /// monitor does can change a result (`monitors_change_no_result` in the tests).
+    /// The queue samples itself as its own clock passes each sample time, not by a sampling
+    /// event, which would see packets an express hop put here ahead of the simulation's clock
+    /// (docs/decisions.md, "Queues sample themselves"). Arrivals at one channel come in time
+    /// order, so when an arrival later than a sample time comes, the queue holds exactly the
+    /// packets of that time: a sample at time T counts every packet that arrived at or
+    /// before T and whose transmission starts after T. Nothing a monitor does can change a
+    /// result (`monitors_change_no_result` in the tests).
     pub fn start_sampling(&mut self, interval: Nanos) {
         self.sample_interval = interval.max(1);
         self.next_sample = self.sample_interval;
@@ -548,14 +498,10 @@ impl Channel {
     /// Transmission time of `bytes`, rounded to the nearest nanosecond (halves up), and at
     /// least 1 ns.
     ///
-    /// Decided: a transmission never takes zero time. With a zero transmission time and a zero
-    /// delay a packet would arrive at the instant it was sent, so an ACK could clock out data
-    /// whose ACK comes back at the same instant, forever: simulated time would stand still
-    /// inside one event and the run (and Ctrl-C) would hang. With at least 1 ns every accepted
-    /// packet arrives strictly later than it was sent, so an event only handles packets already
-    /// in a pipe when it started. It cannot change an ordinary scenario: 1 ns is the
-    /// transmission time of 12.5 bytes at 100 Gbit/s, below any packet with headers. (The
-    /// float-to-integer cast saturates, so a zero or tiny bandwidth gives `Nanos::MAX`, "never".)
+    /// At least 1 ns, so that every accepted packet arrives strictly later than it was sent
+    /// and simulated time cannot stand still inside one event (docs/decisions.md, "A
+    /// transmission never takes zero time"). (The float-to-integer cast saturates, so a zero
+    /// or tiny bandwidth gives `Nanos::MAX`, "never".)
     #[inline]
     pub fn tx_time(&mut self, bytes: u32) -> Nanos {
         self.tx_times(bytes).0
@@ -573,8 +519,8 @@ impl Channel {
     }
 
     /// `tx_times` for a size other than the last: out of line, so that the packet-hop loop
-    /// does not load its constants into registers at every call (issue 11; one hop in 28
-    /// needs it on the benchmark; 50 s slice 1,662.4 M -> 1,650.5 M instructions).
+    /// does not load its constants into registers at every call (one hop in 28 needs it on
+    /// the benchmark).
     #[cold]
     #[inline(never)]
     fn memo_tx_times(&mut self, bytes: u32) {
@@ -665,20 +611,17 @@ impl Channel {
     /// `LinkDelay::recv` schedules it. `since` is the double at which ns-2 scheduled the
     /// event the packet arrives in (`advance_for_arrival`).
     ///
-    /// Decided (issue 11, the benchmark's Reno/Vegas split): with `run.clock = "ns2"` the
-    /// transmission's end and the arrival in nanoseconds are those doubles rounded to the
-    /// nanosecond (`ns_of`), not sums of rounded times. A busy queue otherwise adds up each
-    /// packet's rounding (79,483.87 ns counted as 79,484 for 1540 bytes at 155 Mbit/s), our
-    /// time drifted tens of nanoseconds from ns-2's, and events ns-2 has in one order fell
-    /// on nanoseconds that ran them in the other (docs/ns2-reference-numbers.md, "Benchmark").
-    /// With `"exact"` times are the integer sums, as before.
+    /// With `run.clock = "ns2"` the transmission's end and the arrival in nanoseconds are
+    /// those doubles rounded to the nanosecond (`ns_of`), not sums of rounded times: a busy
+    /// queue would otherwise add up each packet's rounding (79,483.87 ns counted as 79,484
+    /// for 1540 bytes at 155 Mbit/s), drift tens of nanoseconds from ns-2's time and run
+    /// events ns-2 has in one order in the other (docs/decisions.md, "Link times are ns-2's
+    /// doubles rounded"). With `"exact"` times are the integer sums.
     ///
-    /// Decided (issue 11): a plain channel (no `special` bit: DropTail, lossless, a constant
-    /// delay, ties by ns-2's doubles; every channel of the benchmark) has its own copy of
-    /// this path, where those four cases are known not to arise: one test of `special`
-    /// instead of five of separate flags per packet-hop, and the constants folded let the
-    /// compiler keep more in registers. Benchmark 50 s slice: 1,743.9 M -> 1,699.1 M
-    /// instructions. The flags became bits of one byte to keep them in line 3.
+    /// A plain channel (no `special` bit: DropTail, lossless, a constant delay, ties by
+    /// ns-2's doubles; every channel of the benchmark) has its own copy of this path, where
+    /// those four cases cannot arise: one test of `special` per packet-hop instead of five,
+    /// and the folded constants let the compiler keep more in registers.
     #[inline]
     pub fn accept(&mut self, now: Nanos, bytes: u32, clock: f64, since: f64) -> Admission {
         match self.special {
@@ -733,12 +676,9 @@ impl Channel {
     /// than the most it can hold (`droptail_admits`: `limit - 1` waiting beside the packet in
     /// transmission).
     ///
-    /// Decided (issue 11, memory at many flows): left to `VecDeque`, the ring's capacity would
-    /// double past the limit, up to twice what the queue can ever use; the bottleneck of
-    /// `scripts/bench_scale.py`'s 100,000-flow dumbbell (13.4 M packets) would have taken a
-    /// 16.8 M-entry ring. Capacity changes no result. Measured: peak memory at 100,000 flows
-    /// 3.09 -> 2.98 GB, at 20,000 flows 663 -> 614 MB; the benchmark's 50 s slice 1,374.5 M ->
-    /// 1,363.7 M instructions (the growth now out of line).
+    /// Left to `VecDeque`, the ring's capacity would double past the limit, up to twice what
+    /// the queue can ever use (a 16.8 M-entry ring for the 13.4 M packets of
+    /// `scripts/bench_scale.py`'s 100,000-flow bottleneck). Capacity changes no result.
     #[cold]
     #[inline(never)]
     fn grow_waiting(&mut self, special: u8) {
@@ -750,9 +690,9 @@ impl Channel {
 
     /// Whether the loss pattern or the packet-error model loses the packet just transmitted.
     ///
-    /// Decided: the pattern comes first and counts every transmitted packet; the random
-    /// model draws only for the packets it lets through, as in ns-2 with both error models
-    /// chained after the link, the pattern's nearer the link (see `LossPattern`).
+    /// The pattern comes first and counts every transmitted packet; the random model draws
+    /// only for the packets it lets through, as in ns-2 with both error models chained after
+    /// the link, the pattern's nearer the link (see `LossPattern`).
     #[cold]
     fn loses_on_link(&mut self) -> bool {
         if let Some(p) = &mut self.pattern {
@@ -770,7 +710,7 @@ impl Channel {
     ///
     /// It returns nothing (`accept` returns `Admission::Corrupted`): returning the admission,
     /// in memory, made the compiler write every accepted packet's admission to the stack as
-    /// well, five stores per packet-hop that nothing read (issue 11; see `Simulator::hops`).
+    /// well, five stores per packet-hop that nothing read (see `Simulator::hops`).
     #[cold]
     fn lost_on_link(&mut self, now: Nanos, start: Nanos) {
         self.stats.errors += 1;
@@ -906,10 +846,10 @@ impl Channel {
     /// transmission, so they leave `departures`, `bytes_sent` and `errors` and make up
     /// `backlog`; `busy_ns` keeps only transmission time up to `end`.
     ///
-    /// Decided, the tie: a transmission starting exactly at `end` has started. It counts as a
-    /// departure with all its bytes and adds no busy time; this is the rule the queue-length
-    /// samples and `mean_len` already follow (a packet whose transmission starts at T no longer
-    /// waits at T), so `backlog` equals the queue-length sample at `end`.
+    /// The tie: a transmission starting exactly at `end` has started. It counts as a
+    /// departure with all its bytes and adds no busy time, the rule the queue-length samples
+    /// and `mean_len` follow (a packet whose transmission starts at T no longer waits at T),
+    /// so `backlog` equals the queue-length sample at `end`.
     ///
     /// A corrupted packet that had not started was not transmitted: it leaves `errors` with
     /// `departures` (errors stay a part of departures). Its fate was drawn at acceptance and

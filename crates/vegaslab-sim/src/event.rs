@@ -1,7 +1,7 @@
 //! The event queue: pending events pop in ns-2's order, so simultaneous events run in the order
 //! ns-2 would run them and every run is reproducible.
 //!
-//! **Order** (issue 12, "Order of same-instant events"; issue 11, the benchmark's split).
+//! **Order** (docs/ns2-reference-numbers.md, "Benchmark").
 //! ns-2's scheduler runs events by their double time, and events at the same double
 //! first-in first-out: in the order they were scheduled. Its events are scheduled at
 //! different moments than ours: a packet's arrival at the far end of a link is scheduled when
@@ -21,20 +21,16 @@
 //! carries its time's own double and `since`'s, so ties go by `since` alone. The integer time
 //! stays the first key (the radix heap needs integers): the doubles of different nanoseconds
 //! are in the nanoseconds' order because, with `"ns2"`, a link's integer times are ns-2's
-//! doubles rounded to the nanosecond (`Channel::accept`). They used to be sums of rounded
-//! transmission times, which drifted about 50 ns ahead of ns-2's doubles within 0.19 s on the
-//! benchmark, so two arrivals ns-2 has 5e-17 s apart fell 4 ns apart here, the other way
-//! round (docs/ns2-reference-numbers.md, "Benchmark").
+//! doubles rounded to the nanosecond (`Channel::accept`), not sums of rounded transmission
+//! times, which drift about 50 ns ahead of ns-2's doubles within 0.19 s on the benchmark and
+//! put two arrivals ns-2 has 5e-17 s apart 4 ns apart here, the other way round.
 //!
 //! Two events tied on time, double and `since` go by their code (`Event::encode`: deliveries,
 //! then flow starts, stops, timers and so on, each by channel or flow number), then by our
-//! scheduling order. Decided: ns-2's order among events scheduled at one double instant is the
-//! order it ran that instant's events, recursively, which we do not follow step by step (a
-//! packet that waited in a queue is scheduled here at admission, in ns-2 by the previous
-//! transmission's resume event); such chains of ties mostly start where the script created
-//! the flows, in their order, so the lower channel or flow goes first. The code, unlike our
-//! scheduling order, is the same whether an express hop processed a packet ahead of time or
-//! an event did at its time, so results do not depend on express hops (`tests/monitors.rs`).
+//! scheduling order: ns-2's chains of ties mostly start where the script created the flows,
+//! in their order, so the lower channel or flow goes first, and the code, unlike our
+//! scheduling order, does not depend on express hops (docs/decisions.md, "Same-instant ties
+//! go by what the events are"; `tests/monitors.rs`).
 //! With it the benchmark's trace equals ns-2's for its first 6 s and the staggered
 //! lte-alpha-beta run's for 10 s (`tests/test_trace_ns2.py`); where it differs from ns-2's
 //! chain the same file pins a case. `run.tie_order = "shuffled"` (`scenario::TieOrder`)
@@ -66,31 +62,11 @@
 //! has the latest `since`). No sequence number is stored, so there is none to run out (the old heap
 //! renumbered its 40-bit one).
 //!
-//! Why: the benchmark (`bench/grids-net2`: 50 pairs, 7.6 M events) spent most of
-//! `Simulator::run` in the previous 4-ary heap of `u128` keys (compare chains, branch misses),
-//! and with many flows its sift-downs missed the cache. Here scheduling is an append and a
-//! pop mostly a short sequential scan of a small bucket (7.6 M refills moved 19 M events in
-//! all on the benchmark: 2.5 moves per event, with one bucket a bit). Measured with the
-//! release binary, medians of interleaved runs on the shared 2-core VM (wall =
-//! `meta.wall_time_s`, ns per packet-hop):
-//!
-//! | scenario                    | 4-ary heap (before)  | radix heap (this)    |
-//! |-----------------------------|----------------------|----------------------|
-//! | benchmark, 50 flows, 7 runs | 0.857 s, 56 ns/hop   | 0.807 s, 53 ns/hop   |
-//! | dumbbell 5,000 flows, 5     | 1.29 s, 138 ns/hop   | 1.11 s, 118 ns/hop   |
-//! | dumbbell 20,000 flows, 5    | 8.83 s, 236 ns/hop   | 8.00 s, 214 ns/hop   |
-//! | dumbbell 100,000 flows, 1   | 124 s, 668 ns/hop    | 87 s, 470 ns/hop     |
-//!
-//! (user CPU at 20,000 flows 8.45 -> 7.19 s; the dumbbells are `scripts/bench_scale.py`'s,
-//! 1 s simulated.) Also tried, same keys and order: std's binary heap (on the benchmark
-//! 0.778 s in the runs above, slightly ahead of this; but 1.34 s against 1.29 s before at
-//! 5,000 flows, and 8.1 s against 7.4 s before and 5.9 s for this in a quieter 20,000-flow
-//! run); and, in a 5-run benchmark batch where before = 0.824 s, this = 0.756 s and std's =
-//! 0.734 s: an 8-ary heap 0.768 s, a 4-ary heap of (time, rest) `u64` pairs 0.844 s. Moving
-//! a lone event straight to bucket 0 here gained nothing measurable. The radix heap is kept:
-//! within noise of the best at 50 flows and clearly the fastest from 5,000 flows on. At
-//! 20,000 flows the queue is now ~4% of all profile samples; the growth of ns/hop left is
-//! elsewhere (the channels' cache misses in `run`, and `arrive`).
+//! Why a radix heap: scheduling is an append and a pop mostly a short sequential scan of a
+//! small bucket, where a binary or d-ary heap's compare chains mispredict and its sift-downs
+//! miss the cache at many flows. It is within noise of the best heap tried at 50 flows and the
+//! fastest from 5,000 flows on (docs/decisions.md, "Pending events in a radix heap";
+//! measurements in docs/performance.md, "The event queue").
 //!
 //! Should anything ever be scheduled before `last` (a bug elsewhere: time would run
 //! backwards; no scenario of the test suite does, checked by making this path panic), it
@@ -229,23 +205,11 @@ pub(crate) fn scripted_clock(at: Nanos) -> f64 {
 /// from `last` in bits `5l .. 5l + 4` (the top level, 12, in bits 60-63 only: 16 of its 32
 /// buckets are never used), one bucket per value of those bits (its digit).
 ///
-/// Decided (issue 11, 2026-11-29): 32 buckets a level instead of one bucket a bit (the same
-/// paper's two-level heap splits its buckets in this spirit). `Occupied` holds a level's
-/// digits, and the levels, in `u32` bits (digits of more than 5 bits, or of 1 bit with its
-/// 64 levels, would overflow its shifts: a panic in the tests' debug build). A refill then
-/// spreads an event over at most one level per five bits between its time and `last`, so at
-/// many pending events it moves fewer times: instructions at 500 flows (`scripts/bench_scale.py`'s
-/// dumbbell, 4 s) 1,380.5 M -> 1,282.5 M, at 5,000 flows (0.5 s) 2,747.5 M -> 2,545.1 M; on
-/// the benchmark's 50 s slice 1,363.7 M -> 1,355.7 M. Digits of 4 bits gave 1,378.4 M /
-/// 1,319.9 M, of 6 bits 1,363.2 M / 1,291.1 M, of 2 bits 1,400.8 M / 1,384.8 M (50 flows /
-/// 500 flows). Every result and event count identical (the 243 fingerprints of
-/// `scripts/result_fingerprints.py`). User time, interleaved pairs of the release binary
-/// against the one-bucket-a-bit heap, median of the pairs' ratios: 500 flows (10 s) 0.945
-/// (12 pairs), the benchmark 1.005 (40 pairs), 5,000 flows 1.004 (8), 20,000 flows 1.000 (4):
-/// a gain at a few hundred flows, where the queue holds about a thousand events; past that
-/// the time goes to cache misses, and at 50 flows to what the pops do besides moving events.
-/// Peak memory 1-2% higher (20,000 flows, 2 s: 562 -> 572 MB): each of the 417 buckets keeps
-/// the largest allocation it has had (`refill`), where there were 65.
+/// 32 buckets a level, not one bucket a bit: a refill spreads an event over at most one
+/// level per five bits between its time and `last`, so with many pending events it moves
+/// fewer times (docs/decisions.md, "Five bits a level in the event queue"). `Occupied` holds
+/// a level's digits, and the levels, in `u32` bits (digits of more than 5 bits, or of 1 bit
+/// with its 64 levels, would overflow its shifts: a panic in the tests' debug build).
 const DIGIT_BITS: u32 = 5;
 const DIGITS: usize = 1 << DIGIT_BITS;
 const LEVELS: usize = u64::BITS.div_ceil(DIGIT_BITS) as usize;
@@ -364,8 +328,7 @@ pub struct EventQueue {
     last: Nanos,
     /// The events of bucket 0 and of each level's digits (`bucket_index`), each in
     /// scheduling order. Bucket 0 is read from `head` on and cleared when read to the end.
-    /// In place (10 KB), not behind a pointer of its own: benchmark 50 s slice 1,355.7 M ->
-    /// 1,344.5 M instructions, 500 flows (4 s) 1,282.5 M -> 1,273.1 M.
+    /// In place (10 KB), not behind a pointer of its own: one load less per bucket reached.
     buckets: [Vec<Entry>; BUCKETS],
     head: usize,
     /// Which buckets but bucket 0 are not empty.
@@ -490,11 +453,9 @@ impl EventQueue {
     /// `schedule_since` for an event at `last` (bucket 0: one in 260,000 on the benchmark) or,
     /// never in a correct simulation, before it.
     ///
-    /// Decided (issue 11): out of line, as is a full bucket's growth (`push_grown`), so that
-    /// the common case, an append to a later bucket, is inlined into its callers
-    /// (`Simulator::schedule_channel`) with no entry built on the stack for the rare paths
-    /// and no call of its own: `schedule_channel` and this took 103 instructions a delivery
-    /// scheduled, now 71. Benchmark, 50 s slice: 1,881.0 M -> 1,847.8 M instructions.
+    /// Out of line, as is a full bucket's growth (`push_grown`), so that the common case, an
+    /// append to a later bucket, is inlined into its callers (`Simulator::schedule_channel`)
+    /// with no entry built on the stack for the rare paths and no call of its own.
     #[cold]
     #[inline(never)]
     fn schedule_at_or_before_last(&mut self, at: Nanos, code: u32, clock: u64, since: u64) {
@@ -589,10 +550,9 @@ impl EventQueue {
     /// at `last` are then put in `since` order. The earliest event is returned instead, to pop
     /// at once, when it is alone at `last` (`take_lone_event` when alone in bucket `k`).
     ///
-    /// Decided (issue 11): the earliest event (the first at `last`, in scheduling order) is
-    /// taken out before the others are spread, so that, alone at `last` as at almost every
-    /// refill, it is never appended to bucket 0 and popped back. Measured: see
-    /// `spread_around`.
+    /// The earliest event (the first at `last`, in scheduling order) is taken out before the
+    /// others are spread, so that, alone at `last` as at almost every refill, it is never
+    /// appended to bucket 0 and popped back.
     fn refill(&mut self) -> Option<Entry> {
         let k = self.occupied.take_lowest();
         if self.buckets[k].len() == 1 {
@@ -618,11 +578,8 @@ impl EventQueue {
     }
 
     /// `refill`'s spreading of bucket `from`'s events but the one at `skip` (the earliest,
-    /// whose time is now `last`) over the lower buckets, in order.
-    ///
-    /// Decided (issue 11, with `refill` taking the earliest event out, found with its time
-    /// and index in one pass): 1,440.9 M -> 1,420.2 M instructions on the benchmark's 50 s
-    /// slice (taking it out alone, with a scan that re-read the earliest time: 1,429.7 M).
+    /// whose time is now `last`) over the lower buckets, in order. `refill` finds the earliest
+    /// with its time and index in one pass.
     #[inline(always)]
     fn spread_around(&mut self, from: &[Entry], skip: usize) {
         let last = self.last;
@@ -638,9 +595,8 @@ impl EventQueue {
             }
             self.ahead = ahead.1;
         } else {
-            // Tried (issue 11): the occupied bit set without the branch, 1,639.6 M -> 1,653.2 M
-            // instructions on the benchmark's 50 s slice. Two loops around the earliest, not
-            // one with a test per event.
+            // Two loops around the earliest, not one with a test per event. (Setting the
+            // occupied bit without the branch costs more instructions.)
             for entry in &from[..skip] {
                 self.spread_one(entry, last);
             }
@@ -666,12 +622,9 @@ impl EventQueue {
     /// out at once (its time becomes `last`), leaving bucket 0 empty and every other bucket as
     /// it is; nothing is moved to a lower bucket, so there is no hint.
     ///
-    /// Decided (issue 11): on the benchmark the next event is alone in its bucket at half of
-    /// all refills (and almost every pop refills: bucket 0 rarely holds two events). Measured
-    /// on the 50 s slice: 1,847.8 M -> 1,801.2 M instructions (swapping bucket 0 and bucket
-    /// `k` instead, then popping from bucket 0: 1,815.8 M). The module documentation's
-    /// wall-time comparison saw no gain from sending a lone event straight to bucket 0 when
-    /// scheduling; this is at the pop, where the event is known to be next.
+    /// On the benchmark the next event is alone in its bucket at half of all refills, and
+    /// almost every pop refills (bucket 0 rarely holds two events). This is at the pop, where
+    /// the event is known to be next; at scheduling it is not.
     #[inline]
     fn take_lone_event(&mut self, k: usize) -> Entry {
         let e = self.buckets[k].pop().expect("a lone event");

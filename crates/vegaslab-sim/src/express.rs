@@ -22,7 +22,7 @@
 //! so they are given as one-way routes (an empty ACK path). Their sink only counts, so a
 //! channel may hand datagrams to it directly.
 //!
-//! **Packets to an end node** (issue 11): a node where packets only end (senders get their
+//! **Packets to an end node**: a node where packets only end (senders get their
 //! ACKs, sinks their data) may take them at their arrival ahead of the clock too, within the
 //! event that accepted them, under conditions checked partly here (`express_nodes`) and
 //! partly per packet (`Simulator::node_may_run_ahead`): nothing else may touch the node's

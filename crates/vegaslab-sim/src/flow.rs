@@ -74,21 +74,15 @@ impl Sink {
     }
 }
 
-/// Decided (issue 11, cost per packet at many flows): the fields are laid out in C order by
-/// use, from a 64-byte boundary. With thousands of flows a flow is rarely in cache when its
-/// packet or ACK arrives, and each line touched is a miss. Line 0 holds what a data packet at
-/// the sink reads and counts and what an ACK at the sender checks first; line 1 the sink;
-/// line 2 the rest of what an ACK, a timer or a finished connection touches; then the sender
-/// (its own lines), and everything read only at set-up, at the end or on rare paths after it.
-/// Before, Rust's layout spread a data packet's fields over six of the struct's 16 lines and
-/// an ACK's over five (besides the sender). With it, `Sink::receive` takes an in-order packet
-/// without touching its reordering buffer, and `integrate_cwnd` reads the application only
-/// once the sender has completed.
-///
-/// Measured (2026-11-25, shared 2-core VM; every result bit-identical): instructions on the
-/// benchmark's 10 s slice 405.0 M -> 394.0 M; cachegrind's simulated caches on the
-/// 20,000-flow dumbbell (200 ms simulated): L1d misses 115.0 M -> 108.5 M, misses of a 1 MB
-/// cache 85.4 M -> 79.8 M, of a 32 MB cache 23.5 M -> 22.7 M.
+/// Laid out in C order by use, from a 64-byte boundary: with thousands of flows a flow is
+/// rarely in cache when its packet or ACK arrives, and each line touched is a miss
+/// (docs/decisions.md, "Hot structs are laid out by use in cache lines"). Line 0 holds what
+/// a data packet at the sink reads and counts and what an ACK at the sender checks first;
+/// line 1 the sink; line 2 the rest of what an ACK, a timer or a finished connection
+/// touches; then the sender (its own lines), and everything read only at set-up, at the end
+/// or on rare paths after it. So `Sink::receive` takes an in-order packet without touching
+/// its reordering buffer, and `integrate_cwnd` reads the application only once the sender
+/// has completed.
 #[repr(C, align(64))]
 pub struct Flow {
     // Line 0.
@@ -125,9 +119,8 @@ pub struct Flow {
     /// `at < run_ahead_stop` (`stop`, or `Nanos::MAX` without one). No arrival it is asked
     /// about is at `Nanos::MAX` (an express hop's arrival is before the run's end).
     ///
-    /// Decided (issue 11, cost per packet at many flows): `start`, `started` and `stop` are
-    /// on a cold line, a cache miss at each ACK that reaches a host ahead of the clock; the
-    /// window-limited time, written only while cwnd is at the receiver window, made room.
+    /// Here because `start`, `started` and `stop` are on a cold line, a cache miss at each
+    /// ACK that reaches a host ahead of the clock.
     pub(crate) run_ahead_start: Nanos,
     pub(crate) run_ahead_stop: Nanos,
     // From line 3 on.
@@ -248,10 +241,10 @@ impl Flow {
     /// Bring the cwnd integral, and the time spent window-limited, up to `now` (call before
     /// the sender acts).
     ///
-    /// Window-limited time (issue 14), decided: measured here, where cwnd can change (each ACK
-    /// and each timeout reaches the sender through this call), so it is exact and costs one
-    /// comparison per ACK, with no event or per-packet work of its own. Since the last call cwnd
-    /// held its value, so the interval counts whole when that value was at least `tcp.window`:
+    /// Window-limited time is measured here, where cwnd can change (each ACK and each timeout
+    /// reaches the sender through this call): exact, one comparison per ACK, no event or
+    /// per-packet work of its own. Since the last call cwnd held its value, so the interval
+    /// counts whole when that value was at least `tcp.window`:
     /// the sender then sends at most `window` packets per round trip (ns-2's `min(cwnd_,
     /// window_)`), whatever the algorithm asks. `>=` rather than `>`: at `cwnd = window` the
     /// window is what stops a further increase from sending more.
@@ -306,11 +299,10 @@ impl Flow {
 }
 
 /// A duration within a run as `f64`, through a signed conversion: one instruction on x86-64
-/// where the unsigned one takes seven (issue 11: every ACK integrates cwnd). The same value:
-/// a run lasts at most `limits::MAX_TIME_NS` (10^16 ns), far below 2^63. (Written as a match
-/// on `i64::try_from` with the unsigned conversion for the rest, it compiled back to the
-/// unsigned conversion.) Measured (2026-11-28, results bit-identical): 357.9 M -> 357.4 M
-/// instructions on the benchmark's 10 s slice.
+/// where the unsigned one takes seven (every ACK integrates cwnd). The same value: a run
+/// lasts at most `limits::MAX_TIME_NS` (10^16 ns), far below 2^63. (Written as a match on
+/// `i64::try_from` with the unsigned conversion for the rest, it compiles back to the
+/// unsigned conversion.)
 #[inline]
 fn ns_as_f64(d: u64) -> f64 {
     debug_assert!(d <= i64::MAX as u64);

@@ -351,10 +351,10 @@ impl PacketErrors {
 ///
 /// What is counted: every packet the direction's queue accepts (so transmits), whatever it is
 /// (data, ACKs, UDP), as ns-2's `ErrorModel` counts every packet that passes it (`unit pkt`).
-/// Packets the queue drops are not counted: they never reach the link. Decided so that the
-/// pattern sits where ns-2's `$ns link-lossmodel` puts an error model, after the queue and the
-/// link (`SimpleLink insert-linkloss`: between the delay line and the far node), which is also
-/// where the uniform `error_rate` acts: a lost packet occupied the queue and the transmitter.
+/// Packets the queue drops are not counted: they never reach the link. The pattern sits where
+/// ns-2's `$ns link-lossmodel` puts an error model, after the queue and the link (`SimpleLink
+/// insert-linkloss`: between the delay line and the far node), which is also where the
+/// uniform `error_rate` acts: a lost packet occupied the queue and the transmitter.
 /// ns-2 counts in the order packets leave the delay line; that is the transmission order
 /// unless a delay that falls lets a later packet overtake (a delay schedule), when the two can
 /// differ.

@@ -1,6 +1,6 @@
 //! What a run reports (`docs/results-format.md`), serialisable to JSON.
 //!
-//! The field names are the column names, and they carry their unit (decided for issue 14, 0.3;
+//! The field names are the column names, and they carry their unit (since 0.3;
 //! `docs/results-format.md`, "Column names"): `_s`, `_bps`, `_pkts`, `_bytes`, `_ratio`; event
 //! counts named by a plural noun and flags keep their names. The series' keys are written by
 //! hand in the `Serialize` impls below (and in `vegaslab-py`'s typed columns), where the struct
@@ -190,9 +190,8 @@ pub struct QueueSeries {
     pub length: Vec<u64>,
     /// RED's average queue length (packets; the EWMA its drop decision uses) at the same
     /// times, on the rows of RED queues (`red` and `red-linear`); null on other queues' rows.
-    /// Decided: the column exists when a monitored queue is RED, else it is empty and left out
-    /// (as an algorithm-variable column of `FlowSeries` is), so runs without RED keep their
-    /// tables as they were.
+    /// The column exists when a monitored queue is RED, else it is empty and left out (as an
+    /// algorithm-variable column of `FlowSeries` is), so runs without RED have no such column.
     pub avg: Vec<Option<f64>>,
 }
 

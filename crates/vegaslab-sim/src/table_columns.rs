@@ -1,7 +1,7 @@
 //! A results table (a slice of row structs: `FlowResult`, `QueueResult`, ...) as typed columns,
-//! for a binding to hand over without a text format in between (issue 11, "A columnar results
-//! boundary": at 100,000 flows the JSON form of the tables was 168 MB, and decoding it and
-//! building the frames from row dictionaries took most of `vegaslab.run`'s time).
+//! for a binding to hand over without a text format in between: at 100,000 flows the JSON
+//! form of the tables is 168 MB, and decoding it and building frames from row dictionaries
+//! would take most of `vegaslab.run`'s time.
 //!
 //! The rows' own `Serialize` implementations are the one description of a table: a field's name
 //! is its column's, its type the column's type, and a field a row leaves out (`None`, or skipped

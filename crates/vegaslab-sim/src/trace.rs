@@ -38,9 +38,9 @@
 //! wire. Addresses 10.x.y.z from the node index, ports 1024 + the agent slot; TCP sequence
 //! numbers `seqno x tcp.packet_size` (data) and acknowledgement numbers `(ackno + 1) x
 //! tcp.packet_size` (ACKs; both modulo 2^32), so Wireshark's stream analysis sees byte streams. Timestamps
-//! in microseconds. Decided: a pcap holds the `r` events only (what a capture at the far end
-//! of each traced link direction sees); `+` and `-` would repeat every packet and a capture
-//! has no place for drops.
+//! in microseconds. A pcap holds the `r` events only (what a capture at the far end of each
+//! traced link direction sees): `+` and `-` would repeat every packet, and a capture has no
+//! place for drops.
 //! The classic format is two fixed headers (24 and 16 bytes, little-endian here), written
 //! directly rather than through a crate.
 

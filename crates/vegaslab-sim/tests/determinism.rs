@@ -1,4 +1,4 @@
-//! Determinism of whole runs, checked by `cargo test` alone (issue 9): the same scenario and
+//! Determinism of whole runs, checked by `cargo test` alone: the same scenario and
 //! seed give the same results twice in one process, in two threads at once and in two separate
 //! processes (the `vegaslab-sim` binary), and a different seed changes only what the seed feeds
 //! (each sender's tick-clock phase, random traffic), the same way every time.

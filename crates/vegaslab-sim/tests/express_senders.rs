@@ -1,5 +1,5 @@
 //! Packets taken at the node where they end ahead of the clock (src/express.rs, "Packets to
-//! an end node"; issue 11: ACKs to their senders, data to their sinks) change nothing but the
+//! an end node": ACKs to their senders, data to their sinks) change nothing but the
 //! event count: each scenario runs three ways (every express hop; express hops but packets to
 //! end nodes through events; no express hop at all) and must give the same results, with
 //! fewer events where end nodes may run ahead.

@@ -1,4 +1,4 @@
-//! Issue 12 item 5: file transfers given as a packet count (`app = { kind = "file", packets =
+//! File transfers given as a packet count (`app = { kind = "file", packets =
 //! N }`, ns-2's `$ftp produce N`) and the sender-side count of acknowledged packets
 //! (`acked_pkts`, ns-2's `ack_ + 1` less the SYN).
 

@@ -1,4 +1,4 @@
-//! Golden whole-run summaries, checked by `cargo test` alone (issue 9): a behaviour change in
+//! Golden whole-run summaries, checked by `cargo test` alone: a behaviour change in
 //! the core fails here without Python.
 //!
 //! The cases are listed once, in `tests/golden/cases.toml` (name, scenario file relative to the

@@ -1,5 +1,5 @@
 //! Inputs at and beyond the edge of what the clock and memory can hold: each is a scenario
-//! error that names the field and the allowed range (issue 7's audit), never a wrapped
+//! error that names the field and the allowed range, never a wrapped
 //! number, an impossible result or an allocation failure.
 
 use vegaslab_sim::{scenario, ErrorKind, ScenarioError};

@@ -1,4 +1,4 @@
-//! Monitors cost nothing when off and little when on (issue 11): a monitored queue samples
+//! Monitors cost nothing when off and little when on: a monitored queue samples
 //! itself as its clock passes each sample time (`Channel::start_sampling`), so monitoring
 //! keeps express hops, adds no event, and changes no result.
 

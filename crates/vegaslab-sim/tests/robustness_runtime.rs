@@ -1,5 +1,5 @@
-//! The run loop never hangs, crashes or goes quadratic on extreme but accepted scenarios
-//! (issue 7): zero-length transmissions, very long paths, very many hosts, too many per-flow
+//! The run loop never hangs, crashes or goes quadratic on extreme but accepted scenarios:
+//! zero-length transmissions, very long paths, very many hosts, too many per-flow
 //! connections.
 
 mod common;

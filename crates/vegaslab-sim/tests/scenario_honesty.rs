@@ -1,7 +1,6 @@
-//! Issue 14, "`vegaslab run` stays light and honest" and the error hints of "Conventions":
-//! hints that point at the right field, flow-name patterns that must expand, overrides of one
-//! flow of a group by name, RED's average queue in the queue series, and the time a flow spent
-//! capped by its receiver window.
+//! `vegaslab run` stays light and honest, and its errors help: hints that point at the right
+//! field, flow-name patterns that must expand, overrides of one flow of a group by name, RED's
+//! average queue in the queue series, and the time a flow spent capped by its receiver window.
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! Simultaneous arrivals run in ns-2's order (issue 12): by the instant ns-2 scheduled each
+//! Simultaneous arrivals run in ns-2's order: by the instant ns-2 scheduled each
 //! arrival (when the packet's transmission started), then first in, first out.
 
 use vegaslab_sim::{scenario, Simulator};

@@ -20,7 +20,7 @@ flows, which link or flow it is).  ``monitor``, ``sample_interval_ns`` and ``fil
 ignored: the bridge reports no time series, and a referenced file's content is already in the
 document.
 
-Safety (decided in issue 7): no string from the scenario is ever written into a code position
+Safety: no string from the scenario is ever written into a code position
 of the script.  Nodes, links, agents and applications are referred to by generated indices
 (``$n(3)``, ``$tcp(0)``); every value is a number that :func:`_tcl_num` has type-checked and
 printed itself, or a word chosen from a fixed table (``DropTail``, ``Agent/TCP/Vegas``,
@@ -552,8 +552,8 @@ def build_model(doc: dict) -> Model:
 def _link_changes(down, dirs, a: int, b: int, where: str) -> list:
     """``(at_s, op, a, b)`` of a link's ``down_ns`` intervals: ``$ns rtmodel-at`` events.
 
-    Decided (issue 12): the core models ns-2's ``rtproto Session`` (routes recomputed at the
-    instant of a change, no routing packets), so the script asks for it. Three set-ups are
+    The core models ns-2's ``rtproto Session`` (routes recomputed at the instant of a change,
+    no routing packets), so the script asks for it. Three set-ups are
     refused on a link that fails, as ns-2 would not run them like the core: a RED queue (ns-2's
     ``REDQueue::reset`` clears the average at the failure; the core keeps it) and a delay
     schedule (a dynamic ``LinkDelay`` assumes packets leave in arrival order and aborts when a
@@ -594,16 +594,15 @@ def ns2_seed(seed: int) -> int:
     first 8 bytes of SHA-256 of ``"vegaslab ns-2 seed <seed>"``, spread over 1..2**31-2 (the
     seeds ns-2 takes; 0 would ask for one from the clock).
 
-    Decided (issue 12) after reading ns-2.35's tools/rng.cc.  The scenario seed itself is a
-    biased choice: ``seed s`` sets all six words of MRG32k3a's state to ``s``, and the
-    generator is linear, so the stream of seed ``s`` is ``s`` times the stream of seed 1
-    word by word: the first draw is about 0.00034 * s (a 1 % loss draw comes out "lose" for
-    every seed up to 29), and the streams of seeds 1 and 2 agree draw after draw as
-    ``u2 = 2 * u1 mod 1`` within 6e-6.  Hashed seeds start anywhere in (0, 1) and relate
-    to each other only through large, unrelated multipliers.  Substreams (``next-substream``
-    k times from one seed, ns-2's own method for replications) would be independent by
-    construction, but each jump is one Tcl call (about 6 us) and scenario seeds are 64-bit,
-    so seed k would cost k calls.
+    Why a hash (from ns-2.35's tools/rng.cc): the scenario seed itself is a biased choice:
+    ``seed s`` sets all six words of MRG32k3a's state to ``s``, and the generator is linear, so
+    the stream of seed ``s`` is ``s`` times the stream of seed 1 word by word: the first draw is
+    about 0.00034 * s (a 1 % loss draw comes out "lose" for every seed up to 29), and the
+    streams of seeds 1 and 2 agree draw after draw as ``u2 = 2 * u1 mod 1`` within 6e-6.  Hashed
+    seeds start anywhere in (0, 1) and relate to each other only through large, unrelated
+    multipliers.  Substreams (``next-substream`` k times from one seed, ns-2's own method for
+    replications) would be independent by construction, but each jump is one Tcl call (about 6
+    us) and scenario seeds are 64-bit, so seed k would cost k calls.
     """
     digest = hashlib.sha256(f"vegaslab ns-2 seed {int(seed)}".encode()).digest()
     return 1 + int.from_bytes(digest[:8], "big") % (2**31 - 2)
@@ -789,7 +788,7 @@ def _check_loss(loss, where: str) -> None:
 def _loss_lines(k: int, ld: LinkDir, trace: bool) -> list[str]:
     """OTcl putting link direction ``k``'s loss pattern where the core applies it.
 
-    Decided: ``$ns link-lossmodel`` (SimpleLink ``insert-linkloss``), which puts the error model
+    ``$ns link-lossmodel`` (SimpleLink ``insert-linkloss``), which puts the error model
     between the link's delay line and the far node: a lost packet has occupied the queue and the
     transmitter, and the model counts every packet the queue let through, in order (data and
     ACKs alike), as the core's pattern does.  (``$ns lossmodel`` would put it before the queue,

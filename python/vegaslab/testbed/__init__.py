@@ -1,4 +1,4 @@
-"""vegaslab's namespace testbed: the papers' scenarios on the real Linux TCP stack (issue 10).
+"""vegaslab's namespace testbed: the papers' scenarios on the real Linux TCP stack.
 
 :mod:`vegaslab.testbed.network` builds the path (sender, router and receiver network
 namespaces, an htb + pfifo bottleneck, a TUN delay line per host pair) and removes it again on

@@ -1,5 +1,4 @@
-"""RoVegas' AQT option on a testbed: the TCP ends and the AQT-enabled router hops (issue 10,
-item 6).
+"""RoVegas' AQT option on a testbed: the TCP ends and the AQT-enabled router hops.
 
 RoVegas needs routers that stamp accumulated queueing time (AQT) into probing packets and a
 receiver that echoes it (the RoVegas paper, Chan et al., "Design and performance evaluation of an

@@ -1,5 +1,5 @@
 """The testbed's network: sender, router and receiver namespaces with a bottleneck and a
-propagation delay per host pair (issue 10).
+propagation delay per host pair.
 
 >>> from vegaslab.testbed import Host, Bottleneck, Network
 >>> hosts = [Host("s1", "sender"), Host("r1", "receiver")]

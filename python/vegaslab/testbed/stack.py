@@ -1,6 +1,6 @@
 """Kernel TCP behaviours a testbed run can switch, one at a time, to measure how much each moves
-a result against the simulator (issue 10, "say which kernel behaviours the simulator's Linux
-flavour lacks and how much each moves the result").
+a result against the simulator: which kernel behaviours the simulator's Linux flavour lacks,
+and how much each moves the result.
 
 The defaults are Linux's own; the simulator's Linux flavour differs from them in exactly these
 ways, which is why they are the switches:

@@ -151,17 +151,12 @@ fn read_app_table(t: &Obj) -> Result<AppSpec, ScenarioError> {
 
 /// `app = { kind = "file", ... }`: exactly one of `size` (bytes) and `packets` (a count).
 ///
-/// Decided (issue 12): a byte size is rounded up to whole packets, as ns-2's
-/// `TcpAgent::sendmsg` does (`nbytes / size_`, plus one for a partial last packet, which is
-/// sent as a full `packetSize_` packet), so `size` cannot say "N packets" when the user thinks
-/// in packets and the packet size may change (an override, a sweep); `packets = N` says it
-/// directly and the ns-2 bridge writes it as `$app produce N`. It must be a TOML integer from 1
-/// to [`MAX_FILE_PACKETS`]: a fraction of a packet is not a packet count. There is no flat
-/// form (`file_packets` next to `app = "file"`): the flat `file_size` is kept for old
-/// scenarios only, and the table form is the one place for new keys. `nps` and
-/// `pareto-paced` keep their mean flow size in bytes: it is the mean of a continuous Pareto
-/// draw that each flow rounds up to whole packets, so a packet count would only rescale the
-/// mean (mean bytes / packet size) and match nothing exactly.
+/// A byte size is rounded up to whole packets, as ns-2's `TcpAgent::sendmsg` does (a partial
+/// last packet is sent as a full `packetSize_` packet); `packets = N` says "N packets" even
+/// when the packet size changes, and the ns-2 bridge writes it as `$app produce N`
+/// (docs/decisions.md, "File sizes in packets"). It must be a TOML integer from 1 to
+/// [`MAX_FILE_PACKETS`]: a fraction of a packet is not a packet count. There is no flat form
+/// (`file_packets` next to `app = "file"`): the flat `file_size` is kept for old scenarios.
 fn read_file(t: &Obj) -> Result<AppSpec, ScenarioError> {
     if t.get("packets").is_some() {
         if t.get("size").is_some() {

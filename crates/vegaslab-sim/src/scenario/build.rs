@@ -234,10 +234,10 @@ fn build_monitor(m: &Obj, net: &NetBuilder) -> Result<MonitorSpec, ScenarioError
 }
 
 /// `[trace] links = ["R1->R2"], flows = ["f1"], format = "ns2" | "pcap", file = "...",
-/// max_lines = N` (`crate::trace`). Decided: `links` and `flows` both filter (a hop is
-/// traced when its direction is listed and its packet's flow is listed; an absent or empty
-/// list lets everything through), so `[trace]` alone traces every packet hop, as ns-2's
-/// `trace-all`; `file` defaults to `trace.tr` (ns2) or `trace.pcap` and must be a plain name
+/// max_lines = N` (`crate::trace`). `links` and `flows` both filter (a hop is traced when its
+/// direction is listed and its packet's flow is listed; an absent or empty list lets
+/// everything through), so `[trace]` alone traces every packet hop, as ns-2's `trace-all`;
+/// `file` defaults to `trace.tr` (ns2) or `trace.pcap` and must be a plain name
 /// (`trace_file_name`).
 /// The trace's file name checked: a plain name (letters, digits, `_`, `-` and `.`, not
 /// starting with `.`, at most 128 characters) ending in `.tr` for the ns-2 format or `.pcap`

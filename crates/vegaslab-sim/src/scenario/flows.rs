@@ -75,10 +75,10 @@ fn placeholders(text: &str) -> Vec<&str> {
     out
 }
 
-/// Decided (issue 14): a `{...}` in `name`, `from` or `to` must be one the entry expands. Only a
-/// `range` or `pairs` group defines a placeholder, `{i}`; anything else would stay in the text
-/// (a flow named `vegas{i}`, a node `S{j}` that does not exist), so it is an error naming the
-/// field, not a name or node lookup failing later with a less useful message.
+/// A `{...}` in `name`, `from` or `to` must be one the entry expands: only a `range` or
+/// `pairs` group defines a placeholder, `{i}`. Anything else would stay in the text (a flow
+/// named `vegas{i}`, a node `S{j}` that does not exist), so it is an error naming the field
+/// rather than a later lookup failing with a less useful message.
 fn check_placeholders(f: &Obj, group: Option<&str>) -> Result<(), ScenarioError> {
     for key in ["name", "from", "to"] {
         let Some(text) = f.get(key).and_then(Value::as_str) else { continue };
@@ -247,9 +247,9 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
 }
 
 /// `members = { <flow name> = { params = { alpha = 4 } } }`: settings of single flows of a
-/// `range` or `pairs` group (what `--set 'flows[vegas7].params.alpha=4'` writes). Decided
-/// (issue 14): a member's table is merged into its entry's (tables key by key), and the result
-/// is read as an entry of its own, so each of its errors names `flows[i].members.<name>.<field>`.
+/// `range` or `pairs` group (what `--set 'flows[vegas7].params.alpha=4'` writes). A member's
+/// table is merged into its entry's (tables key by key), and the result is read as an entry of
+/// its own, so each of its errors names `flows[i].members.<name>.<field>`.
 /// The group keeps its place and its flows their order, names and indices (and so their seeded
 /// draws): only the named flow's settings change.
 fn read_members(f: &Obj, group: Option<&str>, flows: &[(String, usize, usize, Option<usize>)], duration: u64) -> Result<Vec<(String, Settings)>, ScenarioError> {
@@ -331,8 +331,8 @@ fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
 }
 
 /// `tcp.tick_phase`: the phase of the sender's tick clock (ns-2 `boot_time_`), `"seeded"` (the
-/// default: drawn from the run seed, `None`) or a time `>= 0` and `< tick`. Decided: a number
-/// is seconds taken exactly, with full double precision, so that any phase (one a seeded run
+/// default: drawn from the run seed, `None`) or a time `>= 0` and `< tick`. A number is
+/// seconds taken exactly, with full double precision, so that any phase (one a seeded run
 /// drew, say) can be set again bit for bit; a string with a unit (`"3ms"`) is rounded to the
 /// nanosecond like every other time.
 fn read_tick_phase(t: &Obj, tick: f64) -> Result<Option<f64>, ScenarioError> {

@@ -88,7 +88,7 @@ pub const MAX_LINK_CHANGES: usize = 100_000;
 pub const MAX_UDP_SOURCES: usize = 1 << 20;
 
 /// Most runs (points x seeds) one sweep may have: 10^6, a hundred times the largest study
-/// the issue asks for (10,000 runs), and small enough that the expanded plan (override
+/// the project plans for (10,000 runs), and small enough that the expanded plan (override
 /// strings of every point) stays within a few hundred megabytes.
 pub const MAX_RUNS: u64 = 1_000_000;
 

@@ -138,7 +138,7 @@ fn read_direction_losses(t: &Obj, defaults: Option<&LinkProps>) -> Result<(Optio
 
 /// One loss-pattern table: `{ packets = [i, ...] }` or `{ every = n, first = i, burst = b }`.
 ///
-/// Decided: packets are numbered from 0 in the order the direction transmits them, counting
+/// Packets are numbered from 0 in the order the direction transmits them, counting
 /// every packet the queue accepts (data, ACKs and UDP alike; see `queue::LossPattern`), so a
 /// list is ns-2's `ErrorModel/List` as it is and the periodic form reads the same way (`first`
 /// is an index, not ns-2's `offset_`, whose 0 and 1 both mean the first packet). A list may be
@@ -366,8 +366,8 @@ pub fn build_link(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError>
 /// (ns-2's `$ns rtmodel-at FROM down A B` and `$ns rtmodel-at TO up A B`, with routes
 /// recomputed at each change as ns-2's `rtproto Session` does; see `Simulator::on_route_change`).
 ///
-/// Decided: intervals rather than a list of {at, state} events, so that a schedule cannot say
-/// "down" twice or start with "up". Each interval must start after 0 (ns-2 ignores a route
+/// Intervals rather than a list of {at, state} events, so that a schedule cannot say "down"
+/// twice or start with "up". Each interval must start after 0 (ns-2 ignores a route
 /// change at time 0: "Cannot set event in the past") and end after it starts; intervals must be
 /// in time order and must not touch (a link up and down at the same instant would be two
 /// changes ns-2 runs in one step). Times after the run's end are allowed and never happen (as

@@ -163,18 +163,17 @@ pub struct Scenario {
 /// units in the last place away from the exact time. On a busy bottleneck RTTs are whole
 /// multiples of the packet time and Vegas's `diff` often lands exactly on a threshold in
 /// exact arithmetic; ns-2's rounding then decides the side (1.9999999999999993 is not 2),
-/// and the flow's course with it (issue 12, item 2: one grids network-1 setting moved by
-/// 12%).
+/// and the flow's course with it (one grids network-1 setting moves by 12%).
 ///
-/// Decided: `"ns2"` (the default, since the papers ran ns-2) carries beside every event the
+/// `"ns2"` (the default, since the papers ran ns-2) carries beside every event the
 /// double ns-2 would have computed for it, by ns-2's own sums: a packet's arrival is its
 /// transmission start plus (transmission time plus delay), a transmission starts at the
 /// packet's arrival or at the end of the previous transmission (the later one, as ns-2's
 /// event order decides), a sink answers at the data's arrival, a timer fires at its arming
 /// time plus the timeout, and times written in the scenario (flow starts, application
 /// events, UDP sends) are `ns / 1e9`, the double Tcl reads from the bridge's script.
-/// `"exact"` reads the integer time in seconds (`ns * 1e-9`, vegaslab's behaviour before
-/// this option), the clock of a simulator without accumulated rounding.
+/// `"exact"` reads the integer time in seconds (`ns * 1e-9`), the clock of a simulator without
+/// accumulated rounding.
 ///
 /// What reads it: ns-2's sender machinery, which every algorithm runs on (the RTT samples
 /// it hands every controller, the Linux and ns-3 flavours' included, and the timed packet's
@@ -208,7 +207,7 @@ pub enum SenderClock {
 /// mean 63.53% with `"ns2"`, 63.78% with `"shuffled"` and 63.55% in ns-2.35 itself
 /// (docs/ns2-reference-numbers.md, "Benchmark").
 ///
-/// Decided: `"shuffled"` orders each set of tied events by a hash of the event, its time and
+/// `"shuffled"` orders each set of tied events by a hash of the event, its time and
 /// a number drawn from the run's seed (`rng::STREAM_TIES`): an order that differs from
 /// instant to instant and from seed to seed, and is the same on every machine for the same
 /// seed. It keeps every other key (time, double, `since`), so causality and ns-2's modelled

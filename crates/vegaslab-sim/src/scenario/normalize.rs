@@ -40,8 +40,8 @@ pub fn to_value(scenario: &Scenario) -> serde_json::Value {
 /// prints them (`PythonFloats`). So the text is exactly what Python's
 /// `json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)` makes of it,
 /// and its SHA-256 is `vegaslab.scenario_hash` of the parsed document: Python hashes the core's
-/// text as it comes instead of parsing and printing it again (issue 11: at 20,000 flows that
-/// took 1.3 s of a 1 ms run's `vegaslab.run`).
+/// text as it comes instead of parsing and printing it again (at 20,000 flows that would take
+/// 1.3 s of a 1 ms run's `vegaslab.run`).
 pub fn to_json(scenario: &Scenario) -> String {
     let mut out = Vec::new();
     let mut writer = serde_json::Serializer::with_formatter(&mut out, PythonFloats);

@@ -4,12 +4,12 @@
 //! Keys are dotted paths with list indices (`flows[0].params.alpha`); values are TOML
 //! scalars, arrays or inline tables when they parse as such, else strings.
 //!
-//! A flow can also be picked by its name, `flows[vegas7].params.alpha=4` (decided for issue
-//! 14): the name a run reports, so one flow of a `range`/`pairs` group can be changed without
-//! rewriting the group. A single flow's entry is set directly (`flows[j]...`); a group member's
-//! settings go to the group's `members.<name>` table (`flows[j].members.vegas7.params.alpha`),
-//! which the scenario reader merges into that flow alone. Names are resolved when the
-//! override is applied, against the scenario as the earlier overrides left it.
+//! A flow can also be picked by its name, `flows[vegas7].params.alpha=4`: the name a run reports,
+//! so one flow of a `range`/`pairs` group can be changed without rewriting the group. A single
+//! flow's entry is set directly (`flows[j]...`); a group member's settings go to the group's
+//! `members.<name>` table (`flows[j].members.vegas7.params.alpha`), which the scenario reader
+//! merges into that flow alone. Names are resolved when the override is applied, against the
+//! scenario as the earlier overrides left it.
 
 use super::flows::{entry_names, some_names};
 use super::ErrorKind;

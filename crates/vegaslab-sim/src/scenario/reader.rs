@@ -97,8 +97,8 @@ impl<'a> Obj<'a> {
     /// [`Obj::deny_unknown`] with `aliases`, other names of the allowed keys (ns-2's, the
     /// literature's), and `none_allowed`, what to say when `allowed` is empty.
     ///
-    /// Decided: an alias only points at the key (`max_th` is `max` here); it is never accepted
-    /// in its place, so a scenario has one spelling of each field. An alias (`(name, key,
+    /// An alias only points at the key (`max_th` is `max` here); it is never accepted in its
+    /// place, so a scenario has one spelling of each field. An alias (`(name, key,
     /// note)`; `name` compared without case and trailing underscores, as ns-2 writes `thresh_`)
     /// beats the closest spelling: `max_th` is nearer to `max_p` in letters but means `max`.
     /// With nothing allowed the message says so instead of an empty list.
