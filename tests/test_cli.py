@@ -478,7 +478,7 @@ def test_core_bench_gives_ns2s_wall_over_the_core_and_each_end_to_end_command(co
     assert report["ns2_over_vegaslab_wall"] == pytest.approx(ns2_wall / report["vegaslab"]["wall_s"])
     for key, timed in report["end_to_end"].items():
         assert report["ns2_over_end_to_end_wall"][key] == pytest.approx(ns2_wall / timed["wall_s"])
-    # CPU time too (the measure for the core): the median of each command's rounds,
+    # CPU time too (the core's target is in CPU time): the median of each command's rounds,
     # and its ratios beside the wall ratios.
     ns2_cpu = report["ns2"]["cpu_s"]
     assert len(report["ns2"]["cpus_s"]) == 2 and ns2_cpu == min(report["ns2"]["cpus_s"]) > 0

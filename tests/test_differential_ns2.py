@@ -2,7 +2,7 @@
 
 Each case builds one scenario dict (``SCENARIOS`` / the ``va_*`` helpers below, reusable by
 benchmarks and reports), runs it through ``vegaslab.run`` and through
-``vegaslab.ns2.run_scenario``, and compares per flow, with the tolerances of the issue:
+``vegaslab.ns2.run_scenario``, and compares per flow, with these tolerances:
 
 * throughput_bps within 2 %
 * completion_time_s within 1 % (file transfers)

@@ -6,7 +6,7 @@ impossible result. The machinery (case generation, sandboxed worker, result chec
 The quick property test is derandomised (the same cases every run) and sized to stay well
 under a minute on two cores; hypothesis does not shrink here (each try is a subprocess round
 trip, and a hang costs the whole timeout), so a failure reports the first failing case as it
-was generated, with its TOML and overrides. Explicit examples pin the issue's known inputs."""
+was generated, with its TOML and overrides. Explicit examples pin inputs known to have broken it."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def test_every_unmutated_base_scenario_runs_and_passes_the_result_checks(worker,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture])
 @given(case=fuzz.cases())
-# The issue's own findings, so the quick run always covers them:
+# Inputs that broke it once, so the quick run always covers them:
 @example(case=Case("min-two-hop", overrides=["a." * 50_000 + "b=1"]))                   # SIGSEGV in overrides
 @example(case=Case("min-two-hop", ops=[["set", ["run", "sample_interval"], "1ns"],
                                        ["set", ["monitor"], {"cwnd": True, "throughput": True}]]))  # abort

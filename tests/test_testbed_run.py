@@ -15,7 +15,7 @@ REASON = unavailable(kernel.check, network_check)
 pytestmark = skip_unless(REASON)
 
 REROUTE = builtin_dir() / "va-reroute.toml"
-# The rerouting chain at 20 Mbit/s (the scenario (c) shape), 4 s, 50-packet buffers; a
+# The rerouting chain at 20 Mbit/s (the shape of the kernel comparison (c)), 4 s, 50-packet buffers; a
 # window that never binds (the testbed refuses one that would).
 FAST = ["run.duration=4s", "links[0].bandwidth=20Mbps", "links[1].bandwidth=20Mbps", "links[2].bandwidth=20Mbps",
         "flows[0].tcp.window=100000"]
