@@ -57,6 +57,19 @@ def core():
     return pytest.importorskip("vegaslab._core")
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_reaches_python():
+    """Every test here sends itself or its command a SIGINT, so Python's own handler must be in
+    place, as it is in a terminal. A shell starts background commands (``make test &``, a CI
+    runner's job) with SIGINT ignored, and Python keeps an ignored SIGINT ignored: the test
+    would then see no interrupt at all. The handler is restored afterwards, and commands
+    started here get the default action through it (an ignored signal stays ignored across
+    exec, a handled one becomes the default)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _scenario(tmp_path: Path) -> Path:
     return two_hop_file(tmp_path)
 
@@ -476,7 +489,7 @@ def test_ctrl_c_while_a_large_sweep_is_planned_ends_it_with_130(core, tmp_path):
                      'path = "links[1].queue.limit"\nrange = { start = 2, stop = 1000001, step = 1 }\n')
     proc = subprocess.Popen([sys.executable, "-m", "vegaslab", "sweep", str(study), "--out", str(tmp_path / "s"),
                              "--dry-run"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=tmp_path, start_new_session=True)
+                            cwd=tmp_path, start_new_session=True, preexec_fn=_reset_sigint)
     deadline = time.monotonic() + CALIBRATION_BOUND_S
     while _cpu_seconds(proc.pid) < 1.0:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
