@@ -1,6 +1,6 @@
 //! No workspace crate has an import cycle between its modules, under the rule of
-//! `vegaslab_modgraph` (an edge between a module and its ancestor is not part of a cycle;
-//! any other cycle is an error). On failure the message names each cycle as a chain of
+//! `vegaslab_modgraph` (an edge from a module to one of its ancestors is left out; a cycle
+//! among the other edges is an error). On failure the message names each cycle as a chain of
 //! modules, with the file and line of every edge in it.
 
 use std::path::Path;
