@@ -35,28 +35,8 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// `unknown` outside a git checkout (see `build.rs`).
 pub const SOURCE_REVISION: &str = env!("VEGASLAB_SOURCE_REVISION");
 
-/// Refuse a run whose time series would not fit in memory (`scenario::limits`), before any
-/// of it is allocated: a 1 ns sample interval or a 10^7 s run with monitors on is an error
-/// that says how much memory it would take, never an allocation failure that aborts.
-pub(crate) fn check_recording_size(scenario: &Scenario) -> Result<(), ScenarioError> {
-    use scenario::limits::{human_bytes, recorded_bytes, MAX_RECORDED_BYTES};
-    let m = &scenario.monitor;
-    let queues = if m.all_queues { scenario.links.len() * 2 } else { m.queues.len() };
-    let bytes = recorded_bytes(scenario.duration, scenario.sample_interval, scenario.flows.len(), queues, m.cwnd, m.throughput);
-    if bytes <= MAX_RECORDED_BYTES {
-        return Ok(());
-    }
-    let samples = scenario.duration / scenario.sample_interval + 1;
-    let message = format!(
-        "the monitors would record {samples} samples for each of {} flow and {queues} queue series, about {} (at most {} allowed): raise run.sample_interval, shorten run.duration or monitor less",
-        scenario.flows.len(),
-        human_bytes(bytes),
-        human_bytes(MAX_RECORDED_BYTES)
-    );
-    Err(ScenarioError::new(&scenario.source, "run.sample_interval", ErrorKind::TooLarge, message))
-}
-
-/// Parse, validate and run a scenario given as TOML text.
+/// Parse, validate and run a scenario given as TOML text: [`scenario::parse`], then
+/// [`Simulator::build`] (the checks that need the whole scenario or its routes), then the run.
 ///
 /// A `[trace]` is recorded but not written (`RunMeta::trace` says so): give its output
 /// directory with [`run_text_with`].
@@ -96,55 +76,8 @@ pub fn run_text_with(
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
-    // Link, flow and source counts are bounded by the scenario reader (`scenario::limits`),
-    // so that they fit the event indices.
-    // Per-flow connections take event indices too: refuse runs expected to come near the limit.
-    let mut expected = scenario.flows.len() as f64;
-    let mut heaviest = None;
-    for f in &scenario.flows {
-        let arrivals = match &f.app {
-            scenario::AppSpec::Nps(a) | scenario::AppSpec::ParetoPaced(scenario::PacedSpec { arrivals: a, .. }) if a.per_flow => a,
-            _ => continue,
-        };
-        let end = f.stop.unwrap_or(scenario.duration).min(scenario.duration);
-        expected += end.saturating_sub(f.start) as f64 / 1e9 / arrivals.mean_interarrival;
-        heaviest.get_or_insert(f.name.clone());
-    }
-    if expected * 2.0 > crate::event::MAX_INDEX as f64 {
-        return Err(ScenarioError::new(
-            source,
-            "flows.app.connection",
-            ErrorKind::TooLarge,
-            format!(
-                "connection = \"per-flow\" would open about {expected:.0} TCP connections (flows plus expected flow arrivals, e.g. of {}); at most {} fit the event indices with margin: shorten the run, lengthen mean_interarrival or use connection = \"shared\"",
-                heaviest.unwrap_or_default(),
-                crate::event::MAX_INDEX / 2
-            ),
-        ));
-    }
     let normalized = options.normalized.then(|| scenario::normalize::to_json(&scenario));
-    let mut sim = Simulator::new(scenario);
-    let unroutable = sim.unroutable_flows();
-    if !unroutable.is_empty() {
-        let message = format!("no path between the endpoints of: {}", unroutable.join(", "));
-        return Err(ScenarioError::new(source, "flows", ErrorKind::Reference, message));
-    }
-    let unroutable = sim.unroutable_udp();
-    if !unroutable.is_empty() {
-        let message = format!("no path between the endpoints of UDP source(s): {}", unroutable.join(", "));
-        return Err(ScenarioError::new(source, "udp", ErrorKind::Reference, message));
-    }
-    if let Some((path, message)) = sim.invalid_udp() {
-        return Err(ScenarioError::new(source, &path, ErrorKind::OutOfRange, message));
-    }
-    let blind = sim.flows_without_aqt_router();
-    if !blind.is_empty() {
-        let message = format!(
-            "RoVegas flow(s) {} cross no AQT-enabled router; list at least one router on their path",
-            blind.join(", ")
-        );
-        return Err(ScenarioError::new(source, "aqt.routers", ErrorKind::Reference, message));
-    }
+    let mut sim = Simulator::build(scenario)?;
     if let Some(dir) = options.trace_dir {
         sim.open_trace(dir)?;
     }

@@ -456,7 +456,7 @@ mod tests {
             mean_off = "30ms"
         "#;
         let sc = crate::scenario::parse(text, "t.toml", &[]).unwrap();
-        let r = crate::sim::Simulator::new(sc).run(|_, _| true);
+        let r = crate::sim::Simulator::build(sc).expect("a valid scenario").run(|_, _| true);
         fn check<T: Serialize>(rows: &[T]) {
             let t = table(rows).unwrap();
             assert_eq!(t.rows, rows.len());

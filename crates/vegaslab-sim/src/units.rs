@@ -45,7 +45,7 @@ fn scale_of(kind: &str, unit: &str, table: &[(&[&str], f64)], base: f64) -> Resu
     let all: Vec<&str> = table.iter().flat_map(|(names, _)| names.iter().copied()).collect();
     let near = all
         .iter()
-        .map(|name| (crate::scenario::edit_distance(&name.to_lowercase(), &unit.to_lowercase()), *name))
+        .map(|name| (crate::scenario::spelling::edit_distance(&name.to_lowercase(), &unit.to_lowercase()), *name))
         .filter(|(d, _)| *d <= 2)
         .min_by_key(|(d, _)| *d)
         .map(|(_, name)| format!("did you mean '{name}'? "))

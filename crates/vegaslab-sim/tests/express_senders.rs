@@ -10,7 +10,7 @@ use vegaslab_sim::Simulator;
 
 /// Results (metadata blanked) and event count of `text` run with `how` applied.
 fn run(text: &str, how: fn(Simulator) -> Simulator) -> (Value, u64) {
-    let sim = how(Simulator::new(parse(text, "t.toml", &[]).unwrap()));
+    let sim = how(Simulator::build(parse(text, "t.toml", &[]).unwrap()).expect("a valid scenario"));
     let r = sim.run(|_, _| true);
     let events = r.meta.events;
     let mut v: Value = serde_json::from_str(&r.to_json()).unwrap();

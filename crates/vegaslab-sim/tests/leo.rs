@@ -117,8 +117,8 @@ cc = "vegas"
     assert_eq!(f.delay_schedule.len(), 600);
     assert_eq!(f.delay_schedule[389], (390_000_000_000, (s[390].delay_s.unwrap() * 1e9).round() as u64));
     // The run works and, with a moving delay, is deterministic.
-    let r1 = Simulator::new(sc.clone()).run(|_, _| true);
-    let r2 = Simulator::new(sc).run(|_, _| true);
+    let r1 = Simulator::build(sc.clone()).expect("a valid scenario").run(|_, _| true);
+    let r2 = Simulator::build(sc).expect("a valid scenario").run(|_, _| true);
     assert!(r1.flows[0].throughput_bps > 1e5);
     assert_eq!(r1.flows, r2.flows);
 }

@@ -7,7 +7,7 @@ use vegaslab_sim::{scenario, ErrorKind, Simulator};
 
 fn run(text: &str, overrides: &[&str]) -> serde_json::Value {
     let sc = scenario::parse(text, "t.toml", &common::sets(overrides)).unwrap();
-    let r = Simulator::new(sc).run(|_, _| true);
+    let r = Simulator::build(sc).expect("a valid scenario").run(|_, _| true);
     serde_json::from_str(&r.to_json()).unwrap()
 }
 

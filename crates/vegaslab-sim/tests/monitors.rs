@@ -76,7 +76,7 @@ fn queue_samples_are_identical_with_and_without_express_hops() {
 fn a_stopped_run_keeps_the_samples_up_to_where_it_stopped() {
     let sc = vegaslab_sim::scenario::parse(&with_monitors(), "t.toml", &[]).unwrap();
     // Stopped at the first progress report (after 16,384 events, a fraction of the run).
-    let r = vegaslab_sim::Simulator::new(sc).run(|_, _| false);
+    let r = vegaslab_sim::Simulator::build(sc).expect("a valid scenario").run(|_, _| false);
     let v: Value = serde_json::from_str(&r.to_json()).unwrap();
     let times: Vec<f64> = queue_series(&v)["time_s"].as_array().unwrap().iter().map(|t| t.as_f64().unwrap()).collect();
     assert!(!times.is_empty() && times.len() < 2000 * 18, "{} samples", times.len());

@@ -6,7 +6,7 @@ use vegaslab_sim::{scenario, Simulator};
 fn run(text: &str, seed: u64) -> serde_json::Value {
     let mut sc = scenario::parse(text, "t.toml", &[]).unwrap();
     sc.seed = seed;
-    let r = Simulator::new(sc).run(|_, _| true);
+    let r = Simulator::build(sc).expect("a valid scenario").run(|_, _| true);
     let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     v["meta"] = serde_json::Value::Null;
     v

@@ -18,7 +18,7 @@ fn run_within(text: String, stack: usize, limit: Duration, progress: impl FnMut(
         .stack_size(stack)
         .spawn(move || {
             let sc = parse(&text, "t.toml", &[]).expect("valid scenario");
-            let _ = tx.send(Simulator::new(sc).run(progress));
+            let _ = tx.send(Simulator::build(sc).expect("a valid scenario").run(progress));
         })
         .unwrap();
     rx.recv_timeout(limit).unwrap_or_else(|e| panic!("the run did not return within {limit:?}: {e}"))
@@ -120,9 +120,11 @@ fn a_10000_pair_dumbbell_sets_up_in_near_linear_time() {
     // on a busy host.
     let sc = parse(&dumbbell(10_000), "t.toml", &[]).unwrap();
     let started = Instant::now();
-    let sim = Simulator::new(sc);
-    assert!(sim.unroutable_flows().is_empty());
+    let sim = Simulator::build(sc);
     let took = started.elapsed();
+    if let Err(e) = sim {
+        panic!("the dumbbell is refused: {e}");
+    }
     assert!(took < Duration::from_secs(20), "set-up took {took:?}");
 }
 
@@ -144,12 +146,12 @@ app = { kind = "nps", mean_interarrival = "0.1s", mean_flow_size = "20KB", conne
 #[test]
 fn more_per_flow_connections_than_fit_stop_the_run_with_a_reason_not_a_panic() {
     let sc = parse(PER_FLOW, "t.toml", &[]).unwrap();
-    let full = Simulator::new(sc.clone()).run(|_, _| true);
+    let full = Simulator::build(sc.clone()).expect("a valid scenario").run(|_, _| true);
     assert!(full.meta.aborted.is_none());
     let opened = full.flows[0].connections.unwrap();
     assert!(opened > 100, "{opened}");
     // Room for the entry and 40 connections.
-    let r = Simulator::new(sc).with_connection_limit(41).run(|_, _| true);
+    let r = Simulator::build(sc).expect("a valid scenario").with_connection_limit(41).run(|_, _| true);
     let why = r.meta.aborted.as_ref().expect("the run says why it stopped");
     assert_eq!(why.field, "flows.app.connection");
     assert!(why.message.contains("nps") && why.message.contains("41 TCP connections"), "{}", why.message);

@@ -188,7 +188,7 @@ tcp = {{ window = 100 }}
 {extra}
 "#
     );
-    let r = Simulator::new(parse(&text, "t.toml", &[]).unwrap()).run(|_, _| true);
+    let r = Simulator::build(parse(&text, "t.toml", &[]).unwrap()).expect("a valid scenario").run(|_, _| true);
     let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     v["meta"]["wall_time_s"] = serde_json::Value::Null;
     v
@@ -269,7 +269,7 @@ tcp = {{ window = 10000 }}
 cwnd = {monitor}
 "#
     );
-    let r = Simulator::new(parse(&text, "t.toml", &[]).unwrap()).run(|_, _| true);
+    let r = Simulator::build(parse(&text, "t.toml", &[]).unwrap()).expect("a valid scenario").run(|_, _| true);
     serde_json::from_str(&r.to_json()).unwrap()
 }
 

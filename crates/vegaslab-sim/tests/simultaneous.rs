@@ -8,7 +8,7 @@ const SCENARIO: &str = include_str!("../../../tests/data/simultaneous-arrivals.t
 #[test]
 fn the_arrival_whose_transmission_started_first_is_served_first_as_in_ns2() {
     let sc = scenario::parse(SCENARIO, "simultaneous-arrivals.toml", &[]).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&Simulator::new(sc).run(|_, _| true).to_json()).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&Simulator::build(sc).expect("a valid scenario").run(|_, _| true).to_json()).unwrap();
     let drops: Vec<(String, u64)> =
         v["udp"].as_array().unwrap().iter().map(|u| (u["source"].as_str().unwrap().to_string(), u["dropped_pkts"].as_u64().unwrap())).collect();
     // ns-2.35 drops B's packet (trace: "d 0.019531 2 3 cbr 1000 ------- 2"); scheduling order

@@ -35,7 +35,7 @@ fn fresh_dir(name: &str) -> std::path::PathBuf {
 
 /// Run `text` with its trace created in `dir`.
 fn traced_run(text: &str, dir: &std::path::Path) -> vegaslab_sim::RunResults {
-    let mut sim = Simulator::new(parse(text, "t.toml", &[]).unwrap());
+    let mut sim = Simulator::build(parse(text, "t.toml", &[]).unwrap()).expect("a valid scenario");
     sim.open_trace(dir).unwrap().expect("the scenario has a [trace]");
     sim.run(|_, _| true)
 }
@@ -143,7 +143,7 @@ fn bad_trace_fields_name_the_field_and_the_allowed_values() {
 
 #[test]
 fn tracing_changes_no_result() {
-    let plain = Simulator::new(parse(BASE, "t.toml", &[]).unwrap()).run(|_, _| true);
+    let plain = Simulator::build(parse(BASE, "t.toml", &[]).unwrap()).expect("a valid scenario").run(|_, _| true);
     let dir = fresh_dir("same");
     let traced = traced_run(&format!("{BASE}\n[trace]\n"), &dir);
     std::fs::remove_dir_all(&dir).ok();
@@ -178,7 +178,7 @@ fn a_trace_never_replaces_a_file_or_writes_through_a_planted_link() {
     std::os::unix::fs::symlink(&victim, dir.join("l.tr")).unwrap();
     std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("dangling.tr")).unwrap();
     for name in ["t.tr", "l.tr", "dangling.tr"] {
-        let mut sim = Simulator::new(parse(&format!("{BASE}\n[trace]\nfile = \"{name}\"\n"), "t.toml", &[]).unwrap());
+        let mut sim = Simulator::build(parse(&format!("{BASE}\n[trace]\nfile = \"{name}\"\n"), "t.toml", &[]).unwrap()).expect("a valid scenario");
         let e = sim.open_trace(&dir).unwrap_err().to_string();
         assert!(e.contains("trace.file") && e.contains(name) && e.contains("already exists"), "{e}");
     }
@@ -191,16 +191,16 @@ fn a_trace_never_replaces_a_file_or_writes_through_a_planted_link() {
 #[test]
 fn a_trace_that_cannot_be_created_is_an_error_before_the_run_naming_the_path() {
     let missing = std::env::temp_dir().join(format!("vegaslab-no-such-dir-{}", std::process::id()));
-    let mut sim = Simulator::new(parse(&format!("{BASE}\n[trace]\n"), "t.toml", &[]).unwrap());
+    let mut sim = Simulator::build(parse(&format!("{BASE}\n[trace]\n"), "t.toml", &[]).unwrap()).expect("a valid scenario");
     let e = sim.open_trace(&missing).unwrap_err().to_string();
     assert!(e.contains("trace.file") && e.contains(&missing.join("trace.tr").display().to_string()) && e.contains("cannot create"), "{e}");
 }
 
 #[test]
 fn a_trace_without_an_output_directory_is_recorded_as_not_written_and_the_results_stand() {
-    let traced = Simulator::new(parse(&format!("{BASE}\n[trace]\n"), "t.toml", &[]).unwrap()).run(|_, _| true);
+    let traced = Simulator::build(parse(&format!("{BASE}\n[trace]\n"), "t.toml", &[]).unwrap()).expect("a valid scenario").run(|_, _| true);
     let info = traced.meta.trace.clone().expect("trace info");
     assert!(info.error.as_deref().is_some_and(|e| e.contains("no output directory")) && info.lines == 0, "{info:?}");
-    let plain = Simulator::new(parse(BASE, "t.toml", &[]).unwrap()).run(|_, _| true);
+    let plain = Simulator::build(parse(BASE, "t.toml", &[]).unwrap()).expect("a valid scenario").run(|_, _| true);
     assert_eq!(traced.flows[0].sent_pkts, plain.flows[0].sent_pkts);
 }

@@ -19,7 +19,7 @@
 //! Every mean must be > 0, and every Pareto shape > 1 (for shape <= 1 the Pareto mean is
 //! infinite, so a "mean" ON time or flow length would mean nothing).
 
-use super::build::FOREVER;
+use super::context::FOREVER;
 use super::limits::MAX_FILE_PACKETS;
 use super::reader::{describe, Obj};
 use super::{AppSpec, ScenarioError};

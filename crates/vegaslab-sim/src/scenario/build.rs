@@ -1,17 +1,20 @@
 //! TOML value -> validated [`Scenario`]. See `docs/scenario-format.md` for the schema.
+//!
+//! This file orchestrates: it reads `[run]`, hands the network under construction
+//! (`context::NetBuilder`) to each table's reader in turn (topologies, links, flows, monitors,
+//! UDP sources, the trace) and makes the checks that span tables (names, totals). The readers
+//! share `context`, never this file.
 
-use super::reader::{describe, Ctx, Obj};
+use super::aqt::read_aqt_routers;
+use super::context::{NetBuilder, FOREVER};
 use super::flows::build_flows;
 use super::links::build_link;
+use super::reader::{Ctx, Obj};
+use super::recording::{build_monitor, read_trace};
 use super::topologies::{build_dumbbell, build_lte, build_parking_lot};
-use super::{ErrorKind, FlowSpec, LinkSpec, MonitorSpec, Scenario, ScenarioError, SenderClock, TieOrder, TraceFormat, TraceSpec, UdpSpec};
+use super::{ErrorKind, MonitorSpec, Scenario, ScenarioError, SenderClock, TieOrder};
 use std::collections::HashMap;
 use toml::Value;
-
-/// The largest time a field may take unless it says otherwise (see `limits`).
-pub const FOREVER: i128 = super::limits::MAX_TIME_NS;
-/// ns-2's default queue limit (`Queue set limit_ 50`).
-pub const DEFAULT_QUEUE_LIMIT: u32 = 50;
 
 /// Validate a parsed TOML document.
 pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError> {
@@ -149,7 +152,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         files: files_read.into_inner(),
         trace,
     };
-    crate::check_recording_size(&scenario)?;
+    super::limits::check_recording_size(&scenario)?;
     Ok(scenario)
 }
 
@@ -158,152 +161,4 @@ fn file_stem(source: &str) -> String {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| source.to_string())
-}
-
-#[derive(Default)]
-pub struct NetBuilder {
-    pub nodes: Vec<String>,
-    pub index: HashMap<String, usize>,
-    pub links: Vec<LinkSpec>,
-    pub dumbbell_pairs: usize,
-    /// Node pairs (lower index first) that have a link, for the duplicate check.
-    pub linked: std::collections::HashSet<(usize, usize)>,
-}
-
-impl NetBuilder {
-    pub fn node(&mut self, name: &str) -> usize {
-        if let Some(&i) = self.index.get(name) {
-            return i;
-        }
-        self.nodes.push(name.to_string());
-        self.index.insert(name.to_string(), self.nodes.len() - 1);
-        self.nodes.len() - 1
-    }
-
-    /// Whether the nodes named `a` and `b` are already linked.
-    pub fn linked(&self, a: &str, b: &str) -> bool {
-        match (self.index.get(a), self.index.get(b)) {
-            (Some(&x), Some(&y)) => self.linked.contains(&(x.min(y), x.max(y))),
-            _ => false,
-        }
-    }
-
-    pub fn find(&self, obj: &Obj, key: &str, name: &str) -> Result<usize, ScenarioError> {
-        self.index.get(name).copied().ok_or_else(|| {
-            let mut known: Vec<&str> = self.nodes.iter().map(String::as_str).collect();
-            known.truncate(12);
-            let more = if self.nodes.len() > 12 { ", ..." } else { "" };
-            obj.err_kind(key, ErrorKind::Reference, format!("no node named \"{name}\" (nodes: {}{more})", known.join(", ")))
-        })
-    }
-}
-
-/// `[aqt] routers = ["R1", "R2"]`: the AQT-enabled routers (partial deployment allowed).
-fn read_aqt_routers(aqt: &Obj, net: &NetBuilder) -> Result<Vec<usize>, ScenarioError> {
-    aqt.deny_unknown(&["routers"])?;
-    let mut out = Vec::new();
-    for (i, v) in aqt.array("routers")?.map(|a| a.as_slice()).unwrap_or(&[]).iter().enumerate() {
-        let path = format!("routers[{i}]");
-        let name = v.as_str().ok_or_else(|| aqt.err(&path, format!("must be a node name, got {}", describe(v))))?;
-        out.push(net.find(aqt, &path, name)?);
-    }
-    Ok(out)
-}
-
-fn build_monitor(m: &Obj, net: &NetBuilder) -> Result<MonitorSpec, ScenarioError> {
-    m.deny_unknown(&["cwnd", "throughput", "queues", "all_queues"])?;
-    let mut spec = MonitorSpec {
-        cwnd: m.bool("cwnd", false)?,
-        throughput: m.bool("throughput", false)?,
-        queues: Vec::new(),
-        all_queues: m.bool("all_queues", false)?,
-    };
-    if let Some(items) = m.array("queues")? {
-        for (i, item) in items.iter().enumerate() {
-            let path = format!("queues[{i}]");
-            let name = item.as_str().ok_or_else(|| m.err(&path, format!("must be a string like \"R1->R2\", got {}", describe(item))))?;
-            let (a, b) = name.split_once("->").ok_or_else(|| m.err(&path, format!("must look like \"R1->R2\", got \"{name}\"")))?;
-            let (a, b) = (net.find(m, &path, a.trim())?, net.find(m, &path, b.trim())?);
-            if !net.links.iter().any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) {
-                return Err(m.err(&path, format!("there is no link {name}")));
-            }
-            spec.queues.push((a, b));
-        }
-    }
-    Ok(spec)
-}
-
-/// `[trace] links = ["R1->R2"], flows = ["f1"], format = "ns2" | "pcap", file = "...",
-/// max_lines = N` (`crate::trace`). `links` and `flows` both filter (a hop is traced when its
-/// direction is listed and its packet's flow is listed; an absent or empty list lets
-/// everything through), so `[trace]` alone traces every packet hop, as ns-2's `trace-all`;
-/// `file` defaults to `trace.tr` (ns2) or `trace.pcap` and must be a plain name
-/// (`trace_file_name`).
-/// The trace's file name checked: a plain name (letters, digits, `_`, `-` and `.`, not
-/// starting with `.`, at most 128 characters) ending in `.tr` for the ns-2 format or `.pcap`
-/// for pcap. A scenario may be shared or downloaded, so it names the file only: the output
-/// directory is the caller's (`vegaslab run --out`, `Results.to_dir`), and the suffix is how
-/// a run directory's own files are told from others'.
-pub fn trace_file_name(name: &str, format: TraceFormat) -> Result<String, String> {
-    let (suffix, format_name) = match format {
-        TraceFormat::Ns2 => (".tr", "ns2"),
-        TraceFormat::Pcap => (".pcap", "pcap"),
-    };
-    let shown: String = name.chars().take(80).flat_map(char::escape_default).collect();
-    let plain = !name.is_empty()
-        && name.len() <= 128
-        && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if !plain {
-        return Err(format!(
-            "must be a plain file name (letters, digits, '_', '-' and '.', not starting with '.', at most 128 characters; no directory: the trace goes into the run's output directory), got \"{shown}\""
-        ));
-    }
-    if name.len() <= suffix.len() || !name.ends_with(suffix) {
-        return Err(format!("must end in \"{suffix}\" for format = \"{}\", got \"{shown}\"", format_name));
-    }
-    Ok(name.to_string())
-}
-
-pub fn read_trace(t: &Obj, net: &NetBuilder, flows: &[FlowSpec], udp: &[UdpSpec]) -> Result<TraceSpec, ScenarioError> {
-    t.deny_unknown(&["links", "flows", "format", "file", "max_lines"])?;
-    let format = match t.string("format")?.unwrap_or("ns2") {
-        "ns2" => TraceFormat::Ns2,
-        "pcap" => TraceFormat::Pcap,
-        other => return Err(t.err_kind("format", ErrorKind::OutOfRange, format!("must be \"ns2\" (ns-2's trace lines) or \"pcap\" (a libpcap file), got \"{}\"", other.chars().take(40).collect::<String>()))),
-    };
-    let file = match t.string("file")? {
-        Some(f) => trace_file_name(f, format).map_err(|why| t.err("file", why))?,
-        None => match format {
-            TraceFormat::Ns2 => "trace.tr".to_string(),
-            TraceFormat::Pcap => "trace.pcap".to_string(),
-        },
-    };
-    let max = super::limits::MAX_TRACE_LINES as i64;
-    let max_lines = t.integer("max_lines", 1, max)?.map_or(super::limits::DEFAULT_TRACE_LINES, |n| n as u64);
-    let mut spec = TraceSpec { links: Vec::new(), flows: Vec::new(), format, file, max_lines };
-    for (i, item) in t.array("links")?.map(|a| a.as_slice()).unwrap_or(&[]).iter().enumerate() {
-        let path = format!("links[{i}]");
-        let name = item.as_str().ok_or_else(|| t.err_kind(&path, ErrorKind::WrongType, format!("must be a link direction like \"R1->R2\", got {}", describe(item))))?;
-        let (a, b) = name.split_once("->").ok_or_else(|| t.err(&path, format!("must look like \"R1->R2\" (a link direction), got \"{}\"", name.chars().take(80).collect::<String>())))?;
-        let (a, b) = (net.find(t, &path, a.trim())?, net.find(t, &path, b.trim())?);
-        if !net.links.iter().any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) {
-            return Err(t.err_kind(&path, ErrorKind::Reference, format!("there is no link {name}")));
-        }
-        spec.links.push((a, b));
-    }
-    for (i, item) in t.array("flows")?.map(|a| a.as_slice()).unwrap_or(&[]).iter().enumerate() {
-        let path = format!("flows[{i}]");
-        let name = item.as_str().ok_or_else(|| t.err_kind(&path, ErrorKind::WrongType, format!("must be a flow name, got {}", describe(item))))?;
-        let Some(k) = flows.iter().position(|f| f.name == name) else {
-            let mut known: Vec<&str> = flows.iter().map(|f| f.name.as_str()).take(12).collect();
-            if flows.len() > 12 {
-                known.push("...");
-            }
-            let udp_hint = if udp.iter().any(|u| u.name == name) { " (UDP sources are traced when flows is empty)" } else { "" };
-            return Err(t.err_kind(&path, ErrorKind::Reference, format!("no flow named \"{}\" (flows: {}){udp_hint}", name.chars().take(80).collect::<String>(), known.join(", "))));
-        };
-        spec.flows.push(k);
-    }
-    Ok(spec)
 }

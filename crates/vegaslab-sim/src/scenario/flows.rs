@@ -1,7 +1,7 @@
 //! Flows: endpoints, algorithm, application, TCP options.
 
 use super::algorithms::read_algorithm;
-use super::build::{NetBuilder, FOREVER};
+use super::context::{NetBuilder, FOREVER};
 use super::limits::{self, MAX_FLOWS};
 use super::reader::{describe, Obj};
 use super::{ErrorKind, FlowSpec, ScenarioError};

@@ -10,6 +10,8 @@
 //! Each bound is far outside anything the papers (or any real network) use, so it rejects
 //! only input that is a mistake.
 
+use super::{ErrorKind, Scenario, ScenarioError};
+
 /// Longest simulated time, and the largest time a scenario may name (start, stop, schedule
 /// points): 10^7 s, about 116 days.
 pub const MAX_TIME_NS: i128 = 10_000_000 * 1_000_000_000;
@@ -145,6 +147,27 @@ pub fn human_bytes(bytes: f64) -> String {
     } else {
         format!("{:.0} MB", bytes / 1e6)
     }
+}
+
+/// Refuse a run whose time series would not fit in memory, before any of it is allocated:
+/// a 1 ns sample interval or a 10^7 s run with monitors on is an error that says how much
+/// memory it would take, never an allocation failure that aborts. `from_value` checks the
+/// scenario it reads; `Simulator::build` checks again, for a scenario changed after reading.
+pub(crate) fn check_recording_size(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let m = &scenario.monitor;
+    let queues = if m.all_queues { scenario.links.len() * 2 } else { m.queues.len() };
+    let bytes = recorded_bytes(scenario.duration, scenario.sample_interval, scenario.flows.len(), queues, m.cwnd, m.throughput);
+    if bytes <= MAX_RECORDED_BYTES {
+        return Ok(());
+    }
+    let samples = scenario.duration / scenario.sample_interval + 1;
+    let message = format!(
+        "the monitors would record {samples} samples for each of {} flow and {queues} queue series, about {} (at most {} allowed): raise run.sample_interval, shorten run.duration or monitor less",
+        scenario.flows.len(),
+        human_bytes(bytes),
+        human_bytes(MAX_RECORDED_BYTES)
+    );
+    Err(ScenarioError::new(&scenario.source, "run.sample_interval", ErrorKind::TooLarge, message))
 }
 
 /// Most packet indices one loss list (`loss = { packets = [...] }`) may give: far more than a

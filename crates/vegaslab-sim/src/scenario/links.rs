@@ -2,7 +2,7 @@
 //! (DropTail, RED, linear RED), packet error rate and deterministic loss patterns, per
 //! direction.
 
-use super::build::{NetBuilder, DEFAULT_QUEUE_LIMIT};
+use super::context::{NetBuilder, DEFAULT_QUEUE_LIMIT};
 use super::limits::{self, MAX_DELAY_POINTS, MAX_LOSS_INDEX, MAX_LOSS_PACKETS, MAX_TIME_NS, MAX_TRACE_BYTES};
 use super::reader::{check_name, describe, Obj};
 use super::{DirectionSpec, ErrorKind, LinkSpec, QueueSpec, ScenarioError};

@@ -6,7 +6,9 @@
 
 mod algorithms;
 mod apps;
+mod aqt;
 mod build;
+mod context;
 pub mod limits;
 mod flows;
 mod links;
@@ -14,20 +16,21 @@ pub mod normalize;
 mod overrides;
 pub mod precheck;
 mod reader;
+mod recording;
 mod satellite;
+pub(crate) mod spelling;
 pub mod sweep;
 mod topologies;
 mod udp;
 
 pub use build::from_value;
-pub(crate) use reader::edit_distance;
 
 pub use normalize::normalize;
 pub use overrides::apply_overrides;
 pub use sweep::Sweep;
 pub use apps::{FlowArrivals, OnOffSpec, PacedSpec};
 pub use udp::{OffTime, UdpModel, UdpSpec};
-pub use build::read_trace;
+pub use recording::read_trace;
 
 use serde::Serialize;
 use std::fmt;

@@ -194,8 +194,8 @@ fn set(node: &mut Value, steps: &[Step], value: Value) -> Result<(), (String, Er
                 let near = table
                     .keys()
                     .filter(|key| table[key.as_str()].is_array())
-                    .min_by_key(|key| super::edit_distance(key, k))
-                    .filter(|key| super::edit_distance(key, k) <= 3)
+                    .min_by_key(|key| super::spelling::edit_distance(key, k))
+                    .filter(|key| super::spelling::edit_distance(key, k) <= 3)
                     .map(|key| format!(" (did you mean '{key}'?)"))
                     .unwrap_or_default();
                 return Err((format!("unknown key '{k}': the scenario has no list '{k}' to index{near}"), ErrorKind::UnknownField));

@@ -2,6 +2,7 @@
 //! says exactly which field is wrong and what range is allowed.
 
 use super::limits::{self, MAX_BANDWIDTH_BPS, MAX_DELAY_NS, MAX_SIZE_BYTES, MAX_TIME_NS, MIN_BANDWIDTH_BPS};
+use super::spelling::edit_distance;
 use super::{ErrorKind, ScenarioError};
 use crate::units;
 use toml::{value::Table, Value};
@@ -283,18 +284,4 @@ fn time_range_message(lo: i128, hi: i128, got: &str) -> String {
     let s = |ns: i128| format!("{} s", ns as f64 / 1e9);
     let lower = if lo == 1 { "> 0 s".to_string() } else { format!(">= {}", s(lo)) };
     format!("must be {lower} and <= {}, got {got}", s(hi))
-}
-
-/// Levenshtein distance in characters (for suggestions).
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

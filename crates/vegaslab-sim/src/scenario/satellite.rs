@@ -22,7 +22,7 @@
 //! step = "1s"               # delay sampling step
 //! ```
 
-use super::build::NetBuilder;
+use super::context::NetBuilder;
 use super::links::{add_link, read_queue, LinkProps};
 use super::reader::Obj;
 use super::{QueueSpec, ScenarioError};

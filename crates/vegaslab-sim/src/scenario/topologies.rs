@@ -1,6 +1,6 @@
 //! Topology builders: a few numbers expand into nodes and links (dumbbell, ...).
 
-use super::build::NetBuilder;
+use super::context::NetBuilder;
 use super::links::{add_link, read_link_props, LinkProps};
 use super::reader::Obj;
 use super::ScenarioError;

@@ -17,7 +17,7 @@
 //! See `docs/scenario-format.md` ("UDP sources") for how `load` maps to the mean OFF time.
 
 use super::apps::{mean_time, pareto_shape};
-use super::build::{NetBuilder, FOREVER};
+use super::context::{NetBuilder, FOREVER};
 use super::reader::{describe, Obj};
 use super::ScenarioError;
 use std::collections::HashMap;

@@ -1,5 +1,5 @@
-//! Building a run from its scenario (`Simulator::new`) and the checks its caller makes
-//! before running it (`run_text_with` refuses a scenario they find fault with).
+//! Building a run from its scenario: `Simulator::build`, the one way to make a simulator,
+//! which makes every check a scenario must pass between reading and running.
 
 use super::failures::Failures;
 use super::results::channel_name;
@@ -10,19 +10,72 @@ use crate::channel::Channel;
 use crate::event::{EventQueue, MAX_INDEX};
 use crate::express::{express_channels, express_nodes, Route};
 use crate::flow::Flow;
-use crate::results::{Aborted, FlowSeries, QueueSeries};
+use crate::results::{FlowSeries, QueueSeries};
 use crate::rng::{stream, STREAM_APP_BASE, STREAM_TIES, STREAM_UDP_BASE};
-use crate::scenario::{Scenario, SenderClock, TieOrder};
+use crate::scenario::{self, AppSpec, ErrorKind, PacedSpec, Scenario, ScenarioError, SenderClock, TieOrder};
 use crate::udp::UdpSource;
 use std::cell::RefCell;
 use vegaslab_cc::Nanos;
 
 impl Simulator {
+    /// The run of `scenario`, or why it cannot run: the one way to make a simulator. It makes
+    /// every check that lies between reading a scenario and running it, in this order (the
+    /// first that fails is the error, which `run_text` reports as it is):
+    ///
+    /// 1. the monitors' series fit in memory (`run.sample_interval`; `scenario::parse` makes
+    ///    this check too, this one covers a scenario changed after it was read);
+    /// 2. the link directions, flows and UDP sources fit the event indices (the reader's limits
+    ///    keep a read scenario far below);
+    /// 3. the TCP connections expected from `connection = "per-flow"` applications fit them
+    ///    with margin (`flows.app.connection`);
+    /// 4. every flow's endpoints have a path both ways (`flows`);
+    /// 5. every UDP source's destination can be reached (`udp`);
+    /// 6. every UDP source's parameters work on its path (`udp[i].<field>`, e.g. a rate above
+    ///    the path's bottleneck);
+    /// 7. every RoVegas flow crosses an AQT-enabled router (`aqt.routers`).
+    ///
+    /// Checks 1-3 come before anything is allocated; 4-7 need the routes and are made on the
+    /// network once built.
+    ///
+    /// What changes how a valid run goes, not whether it is valid, is set on the result:
+    /// `with_connection_limit`, `without_express_hops`, `without_express_to_senders`,
+    /// `open_trace`. None of them reads or changes what these checks read (the scenario, the
+    /// routes), so applying them after validation cannot let an invalid run through, and a
+    /// separate options type would only repeat them.
+    pub fn build(scenario: Scenario) -> Result<Self, ScenarioError> {
+        scenario::limits::check_recording_size(&scenario)?;
+        check_event_indices(&scenario)?;
+        check_per_flow_connections(&scenario)?;
+        let sim = Simulator::assemble(scenario);
+        let source = sim.scenario.source.as_str();
+        let unroutable = sim.unroutable_flows();
+        if !unroutable.is_empty() {
+            let message = format!("no path between the endpoints of: {}", unroutable.join(", "));
+            return Err(ScenarioError::new(source, "flows", ErrorKind::Reference, message));
+        }
+        let unroutable = sim.unroutable_udp();
+        if !unroutable.is_empty() {
+            let message = format!("no path between the endpoints of UDP source(s): {}", unroutable.join(", "));
+            return Err(ScenarioError::new(source, "udp", ErrorKind::Reference, message));
+        }
+        if let Some((path, message)) = &sim.udp_error {
+            return Err(ScenarioError::new(source, path, ErrorKind::OutOfRange, message.clone()));
+        }
+        let blind = sim.flows_without_aqt_router();
+        if !blind.is_empty() {
+            let message = format!(
+                "RoVegas flow(s) {} cross no AQT-enabled router; list at least one router on their path",
+                blind.join(", ")
+            );
+            return Err(ScenarioError::new(source, "aqt.routers", ErrorKind::Reference, message));
+        }
+        Ok(sim)
+    }
+
     /// The network of `scenario`: two channels per link, the flows with their applications,
     /// the routes of every path, and which hops and nodes may run ahead of the clock
-    /// (`express`). A scenario past the event indices' limits gives a simulator whose run
-    /// stops at once (`RunMeta::aborted`).
-    pub fn new(scenario: Scenario) -> Self {
+    /// (`express`). Unchecked: `build` checks the scenario before and the network after.
+    fn assemble(scenario: Scenario) -> Self {
         let mut channels = Vec::with_capacity(scenario.links.len() * 2);
         for l in &scenario.links {
             channels.push(Channel::new(l.a as u32, l.b as u32, &l.forward, scenario.seed, channels.len()));
@@ -116,21 +169,6 @@ impl Simulator {
         sim.flow_series.names = sim.flows[..sim.entries].iter().map(|f| f.name.clone()).collect();
         sim.queue_series.names =
             sim.monitored_queues.iter().map(|&c| channel_name(&sim.scenario, &sim.channels[c])).collect();
-        // `run_text` refuses these counts before building; a direct user gets a clean stop.
-        let too_many = sim.channels.len() > MAX_INDEX as usize + 1
-            || sim.flows.len() * 2 > MAX_INDEX as usize + 1
-            || sim.scenario.udp.len() > MAX_INDEX as usize + 1;
-        if too_many {
-            sim.aborted = Some(Aborted {
-                field: String::new(),
-                message: format!(
-                    "at most {} link directions, {} flows and {} UDP sources fit the event indices",
-                    MAX_INDEX + 1,
-                    MAX_INDEX / 2 + 1,
-                    MAX_INDEX + 1
-                ),
-            });
-        }
         if sim.unroutable_udp().is_empty() {
             sim.build_udp_sources();
         }
@@ -220,19 +258,14 @@ impl Simulator {
         }
     }
 
-    /// A UDP source whose parameters do not fit its path, as (field path, message).
-    pub fn invalid_udp(&self) -> Option<(String, String)> {
-        self.udp_error.clone()
-    }
-
-    /// UDP sources whose destination cannot be reached (checked before running).
-    pub fn unroutable_udp(&self) -> Vec<String> {
+    /// UDP sources whose destination cannot be reached (`build` refuses them).
+    fn unroutable_udp(&self) -> Vec<String> {
         self.scenario.udp.iter().filter(|u| self.route(u.from as u32, u.to as u32) == NO_ROUTE).map(|u| u.name.clone()).collect()
     }
 
     /// RoVegas flows whose round-trip path crosses no AQT-enabled router: they could never
-    /// learn a queueing time (checked before running).
-    pub fn flows_without_aqt_router(&self) -> Vec<String> {
+    /// learn a queueing time (`build` refuses them).
+    fn flows_without_aqt_router(&self) -> Vec<String> {
         (0..self.flows.len())
             .filter(|&f| self.flows[f].aqt_option_bytes.is_some())
             .filter(|&f| {
@@ -243,8 +276,8 @@ impl Simulator {
             .collect()
     }
 
-    /// Flows whose endpoints have no path between them (checked before running).
-    pub fn unroutable_flows(&self) -> Vec<String> {
+    /// Flows whose endpoints have no path between them (`build` refuses them).
+    fn unroutable_flows(&self) -> Vec<String> {
         self.flows
             .iter()
             .filter(|f| self.route(f.src, f.dst) == NO_ROUTE || self.route(f.dst, f.src) == NO_ROUTE)
@@ -260,4 +293,51 @@ fn event_queue(scenario: &Scenario) -> EventQueue {
         TieOrder::Ns2 => EventQueue::default(),
         TieOrder::Shuffled => EventQueue::with_shuffled_ties(rand::RngCore::next_u64(&mut stream(scenario.seed, STREAM_TIES))),
     }
+}
+
+/// Links, flows and UDP sources index events in `MAX_INDEX` bits (`event`): a scenario with
+/// more than fit is refused. The reader's limits (`scenario::limits`) keep a read scenario
+/// far below; a scenario made or changed in code is checked here.
+fn check_event_indices(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let fits = MAX_INDEX as usize + 1;
+    if scenario.links.len() * 2 <= fits && scenario.flows.len() * 2 <= fits && scenario.udp.len() <= fits {
+        return Ok(());
+    }
+    let message = format!(
+        "at most {} link directions, {} flows and {} UDP sources fit the event indices",
+        MAX_INDEX + 1,
+        MAX_INDEX / 2 + 1,
+        MAX_INDEX + 1
+    );
+    Err(ScenarioError::new(&scenario.source, "", ErrorKind::TooLarge, message))
+}
+
+/// Per-flow connections take event indices too (`connection = "per-flow"`: a connection per
+/// flow arrival): refuse a run expected to come near the limit. The expectation is the flows
+/// plus each per-flow entry's mean number of arrivals over its active time.
+fn check_per_flow_connections(scenario: &Scenario) -> Result<(), ScenarioError> {
+    let mut expected = scenario.flows.len() as f64;
+    let mut heaviest = None;
+    for f in &scenario.flows {
+        let arrivals = match &f.app {
+            AppSpec::Nps(a) | AppSpec::ParetoPaced(PacedSpec { arrivals: a, .. }) if a.per_flow => a,
+            _ => continue,
+        };
+        let end = f.stop.unwrap_or(scenario.duration).min(scenario.duration);
+        expected += end.saturating_sub(f.start) as f64 / 1e9 / arrivals.mean_interarrival;
+        heaviest.get_or_insert(f.name.clone());
+    }
+    if expected * 2.0 > MAX_INDEX as f64 {
+        return Err(ScenarioError::new(
+            &scenario.source,
+            "flows.app.connection",
+            ErrorKind::TooLarge,
+            format!(
+                "connection = \"per-flow\" would open about {expected:.0} TCP connections (flows plus expected flow arrivals, e.g. of {}); at most {} fit the event indices with margin: shorten the run, lengthen mean_interarrival or use connection = \"shared\"",
+                heaviest.unwrap_or_default(),
+                MAX_INDEX / 2
+            ),
+        ));
+    }
+    Ok(())
 }

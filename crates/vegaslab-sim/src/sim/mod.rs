@@ -2,7 +2,8 @@
 //!
 //! This file holds the [`Simulator`]'s state and the event loop (`run`), which hands each
 //! event to its room:
-//! - `build`: construction from the scenario and the checks made before a run;
+//! - `build`: `Simulator::build`, the checks a scenario must pass before a run and the
+//!   construction of its network;
 //! - `routing`: next hops (static routes, rebuilt after link changes) and the paths;
 //! - `hops`: a packet's way through the network, deliveries and the express hops (`express`);
 //! - `transport`: TCP senders and sinks: ACKs, data, retransmission timers;
@@ -51,7 +52,7 @@ struct Connections {
     opened: u64,
 }
 
-/// One run: the network built from a [`Scenario`] (`new`), run to its end by `run`, which
+/// One run: the network built from a [`Scenario`] (`build`), run to its end by `run`, which
 /// returns its results. Time is integer nanoseconds; events at the same nanosecond run in
 /// ns-2's order (`event`).
 pub struct Simulator {

@@ -38,8 +38,7 @@ pub fn rejected(base: &str, overrides: &[&str]) -> String {
 /// Run `text` with or without express hops: the results (metadata blanked) and the event count.
 pub fn run_express(text: &str, express: bool) -> (serde_json::Value, u64) {
     let sc = parse(text, "t.toml", &[]).unwrap();
-    let sim = Simulator::new(sc);
-    assert!(sim.unroutable_flows().is_empty() && sim.unroutable_udp().is_empty() && sim.invalid_udp().is_none());
+    let sim = Simulator::build(sc).expect("a valid scenario");
     let sim = if express { sim } else { sim.without_express_hops() };
     let r = sim.run(|_, _| true);
     let events = r.meta.events;

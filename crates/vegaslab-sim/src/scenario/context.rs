@@ -1,0 +1,54 @@
+//! What the readers of a scenario share while it is built: the network so far (nodes by name,
+//! links, which node pairs are linked) and the defaults every reader applies. `build` creates
+//! it and hands it to the readers (`links`, `topologies`, `satellite`, `flows`, `udp`, ...);
+//! it names none of them, so no reader imports anything back from `build`.
+
+use super::reader::Obj;
+use super::{ErrorKind, LinkSpec, ScenarioError};
+use std::collections::HashMap;
+
+/// The largest time a field may take unless it says otherwise (see `limits`).
+pub const FOREVER: i128 = super::limits::MAX_TIME_NS;
+/// ns-2's default queue limit (`Queue set limit_ 50`).
+pub const DEFAULT_QUEUE_LIMIT: u32 = 50;
+
+/// The network as read so far: the topology tables and `[[links]]` add to it, flows, monitors
+/// and UDP sources look node names up in it.
+#[derive(Default)]
+pub struct NetBuilder {
+    pub nodes: Vec<String>,
+    pub index: HashMap<String, usize>,
+    pub links: Vec<LinkSpec>,
+    pub dumbbell_pairs: usize,
+    /// Node pairs (lower index first) that have a link, for the duplicate check.
+    pub linked: std::collections::HashSet<(usize, usize)>,
+}
+
+impl NetBuilder {
+    pub fn node(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.nodes.push(name.to_string());
+        self.index.insert(name.to_string(), self.nodes.len() - 1);
+        self.nodes.len() - 1
+    }
+
+    /// Whether the nodes named `a` and `b` are already linked.
+    pub fn linked(&self, a: &str, b: &str) -> bool {
+        match (self.index.get(a), self.index.get(b)) {
+            (Some(&x), Some(&y)) => self.linked.contains(&(x.min(y), x.max(y))),
+            _ => false,
+        }
+    }
+
+    pub fn find(&self, obj: &Obj, key: &str, name: &str) -> Result<usize, ScenarioError> {
+        self.index.get(name).copied().ok_or_else(|| {
+            let mut known: Vec<&str> = self.nodes.iter().map(String::as_str).collect();
+            known.truncate(12);
+            let more = if self.nodes.len() > 12 { ", ..." } else { "" };
+            obj.err_kind(key, ErrorKind::Reference, format!("no node named \"{name}\" (nodes: {}{more})", known.join(", ")))
+        })
+    }
+}
+
