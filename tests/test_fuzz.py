@@ -156,7 +156,7 @@ _SUMMARY = fuzz._SUMMARY_LIKE
 @given(case=fuzz.fs_cases())
 # The audit's findings, each a case the quick run always covers:
 @example(case=fuzz.FsCase("run", trace_file="../outside/victim.txt"))                          # 1
-@example(case=fuzz.FsCase("run", trace_file="/tmp/vegaslab-fuzz-trace.tr"))                    # 1
+@example(case=fuzz.FsCase("run", trace_file="@outside/trace.tr"))                              # 1
 @example(case=fuzz.FsCase("reproduce", {"robustness/tiny.json": {"json": {**_SUMMARY, "figures": ["/etc/passwd"]}}}))
 @example(case=fuzz.FsCase("reproduce", {"robustness/tiny.json": {"json": {**_SUMMARY, "figures": ["tiny-0.png"]}},
                                         "robustness/tiny-0.png": {"link": "@secret"}}))        # 2

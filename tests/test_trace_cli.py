@@ -79,16 +79,19 @@ def _scenario(tmp_path, trace: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("name", ["/tmp/vegaslab-victim.tr", "../victim.tr", "sub/victim.tr", ".hidden.tr"])
+@pytest.mark.parametrize("name", ["ABSOLUTE", "../victim.tr", "sub/victim.tr", ".hidden.tr"])
 def test_a_scenario_cannot_name_a_trace_file_outside_the_output_directory(tmp_path, capsys, name):
     victim = tmp_path / "victim.tr"
     victim.write_text("keep me")
+    absolute = tmp_path / "elsewhere" / "victim.tr"  # this test's own: a shared path may exist already
+    absolute.parent.mkdir()
+    name = str(absolute) if name == "ABSOLUTE" else name
     scenario = _scenario(tmp_path, f"file = {json.dumps(name)}")
     code = cli.main(["run", scenario, "--no-plots", "-q", "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2 and "trace.file" in err and "plain file name" in err, err
     assert victim.read_text() == "keep me" and not (tmp_path / "out").exists()
-    assert not os.path.exists("/tmp/vegaslab-victim.tr")
+    assert not absolute.exists()
 
 
 def test_a_scenarios_own_trace_lands_in_the_output_directory_under_its_name(tmp_path):

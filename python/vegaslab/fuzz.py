@@ -1706,7 +1706,10 @@ FS_PLANTS: list[dict] = [
     {"remove": True},
 ]
 
-FS_TRACE_FILES = ["trace.tr", "t.tr", "../outside/victim.txt", "/tmp/vegaslab-fuzz-trace.tr", "sub/t.tr", ".t.tr",
+#: Trace file names a scenario gives. ``@outside/NAME`` stands for an absolute path inside the
+#: case's sentinel directory, so a write there is seen by the sentinel check (a fixed path such
+#: as one in /tmp would be shared with every other run on the machine).
+FS_TRACE_FILES = ["trace.tr", "t.tr", "../outside/victim.txt", "@outside/trace.tr", "sub/t.tr", ".t.tr",
                   "meta.json", "flows.parquet", "t.pcap", "x" * 300 + ".tr", "", "t.tr\n"]
 
 FS_CATALOG_ENTRY = """
@@ -1830,9 +1833,12 @@ def _fs_argv(command: str, home: Path, out: Path, fresh: bool) -> list[str]:
             *(["--seed", "2"] if fresh else [])]
 
 
-def _fs_inputs(home: Path, trace_file: str) -> dict[str, str]:
+def _fs_inputs(home: Path, trace_file: str, outside: Path | None = None) -> dict[str, str]:
     """The inputs of every command in ``home`` (a scenario with a trace, a sweep, a one-entry
-    catalog); returns the environment the commands need."""
+    catalog); returns the environment the commands need. A trace file ``@outside/NAME`` becomes
+    the absolute path of NAME in ``outside``, the sentinel directory."""
+    if trace_file.startswith("@outside/") and outside is not None:
+        trace_file = str(outside.resolve() / trace_file.removeprefix("@outside/"))
     (home / "cat").mkdir(parents=True, exist_ok=True)
     (home / "cat" / "tiny.toml").write_text(FS_CATALOG_ENTRY)
     (home / "study.toml").write_text(FS_SWEEP)
@@ -1934,7 +1940,7 @@ def _run_fs_case(req: dict) -> dict:
     outside = home / "outside"
     token = f"VEGASLAB-FUZZ-SECRET-{os.getpid()}-{time.monotonic_ns()}"
     before = _fs_outside(outside, token)
-    env = _fs_inputs(home, case.trace_file)
+    env = _fs_inputs(home, case.trace_file, outside)
     out = home / "out"
     shutil.copytree(_fs_template(case.command, Path(req["root"])), out, symlinks=True)
     for rel, spec in case.plants.items():
@@ -1955,9 +1961,6 @@ def _run_fs_case(req: dict) -> dict:
         violations.append("unsafe: the sentinel directory outside the output changed (a write through a planted link)")
     leaks = _fs_leaks(out, token) + [name for name, text in (("stdout", stdout), ("stderr", stderr)) if token in text]
     violations += [f"unsafe: the secret outside the output reached {where}" for where in leaks[:5]]
-    if os.path.lexists("/tmp/vegaslab-fuzz-trace.tr"):
-        os.unlink("/tmp/vegaslab-fuzz-trace.tr")
-        violations.append("unsafe: a trace was written at an absolute path a scenario named")
     if code not in (0, 2):  # a plant is bad input (2) or harmless (0); no run of these fails (1)
         return {"status": "exception", "why": f"exit status {code}", "message": stderr[-2000:]}
     if "Traceback" in stderr or "internal error" in stderr:
