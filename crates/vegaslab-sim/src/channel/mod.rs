@@ -18,111 +18,31 @@
 //! path as start times pass. What `finish` takes back needs each waiting packet's size and
 //! fate, kept with its start time (16-byte entries; docs/decisions.md, "Departures are
 //! counted at acceptance").
+//!
+//! A queue discipline that drops at dequeue (CoDel) breaks the first rule: a packet's fate
+//! is known only when it reaches the head of the queue. Such a channel holds arriving packets
+//! and decides each at its dequeue (`deferred`); the rest of this file is the same for it.
+//!
+//! Files: this one, the link (its transmitter, the propagation pipe, the per-packet path and
+//! the end of the run); `stats`, the queue's counters and occupancy; `clock`, conversions to
+//! and from ns-2's double clock; `deferred`, the dequeue-time path; the queue disciplines
+//! themselves are in `crate::queue`, the loss models on the link in `crate::loss`.
+
+mod clock;
+mod deferred;
+mod stats;
 
 use crate::delay::DelayModel;
 use crate::packet::Packet;
-use crate::queue::{droptail_admits, PacketErrors, PatternLosses, Red, Verdict};
+use crate::queue::{droptail_admits, Arrival, Discipline, PacketErrors, PatternLosses, QueueDiscipline, Red, Verdict};
 use crate::scenario::{DirectionSpec, QueueSpec};
+use clock::{ns_of, start_clock_of};
+pub use deferred::{Dequeued, Fate};
+use deferred::Deferred;
+pub use stats::QueueStats;
 use std::collections::VecDeque;
 use vegaslab_cc::Nanos;
 
-/// Counters and time-weighted occupancy of a channel's queue.
-///
-/// Laid out in C order (see `Channel`): first the counters every accepted packet changes, then
-/// the occupancy integrals (changed only while packets wait), then the rarer counters.
-///
-/// The arrival count is derived (`arrivals`), not stored, and the busy time is kept as two
-/// 64-bit halves whose high half changes only on a carry: so the four counters an accepted
-/// packet changes fit, with the waiting queue, in one line of `Channel`, and a packet that
-/// finds the queue empty touches no other statistics line.
-#[repr(C)]
-#[derive(Clone, Debug, Default)]
-pub struct QueueStats {
-    /// Packets whose transmission started (by the end of the run, once `Channel::finish` ran;
-    /// before that, every accepted packet).
-    pub departures: u64,
-    /// Between the two counters: adjacent, the compiler adds to both with one vector
-    /// addition, five instructions where two do.
-    last_change: Nanos,
-    /// Bytes of those packets (a packet in transmission at the end counts whole).
-    pub bytes_sent: u64,
-    /// The low 64 bits of the busy time (`busy_ns`); the high ones are `busy_hi`.
-    busy_lo: u64,
-    area: f64,
-    area_sq: f64,
-    pub max_len: u64,
-    pub drops: u64,
-    /// Packets transmitted and then lost: to the packet-error model or the loss pattern, or
-    /// on the link when it went down (of those counted in `departures`).
-    pub errors: u64,
-    /// Packets accepted whose transmission had not started at the end of the run (set by
-    /// `Channel::finish`): arrivals = departures + drops + backlog.
-    pub backlog: u64,
-    busy_hi: u64,
-}
-
-impl QueueStats {
-    /// Packets that arrived at the queue: each one is accepted (a departure, or part of the
-    /// backlog at the end) or dropped, and a departure taken back becomes a drop or backlog,
-    /// so this holds at every moment, not only at the end.
-    pub fn arrivals(&self) -> u64 {
-        self.departures + self.drops + self.backlog
-    }
-
-    /// Transmission time of accepted packets, for utilisation (after `Channel::finish`: the
-    /// part within the run).
-    pub fn busy_ns(&self) -> u128 {
-        (self.busy_hi as u128) << 64 | self.busy_lo as u128
-    }
-
-    fn set_busy_ns(&mut self, v: u128) {
-        (self.busy_hi, self.busy_lo) = ((v >> 64) as u64, v as u64);
-    }
-
-    /// `busy_ns += tx`, the high half touched only on a carry.
-    #[inline]
-    fn add_busy(&mut self, tx: Nanos) {
-        let (lo, carry) = self.busy_lo.overflowing_add(tx);
-        self.busy_lo = lo;
-        if carry {
-            self.busy_hi += 1;
-        }
-    }
-
-    #[inline]
-    fn integrate(&mut self, len: u64, t: Nanos) {
-        // An empty queue adds exactly +0.0 to both sums: skip the arithmetic (most links are
-        // empty most of the time).
-        if len > 0 && t > self.last_change {
-            // Through i64: the same values (times stay below `limits::MAX_TIME_NS` plus the
-            // path's delays, far below 2^63), in one instruction each instead of x86-64's
-            // longer unsigned-to-float sequence; this runs at every arrival and start.
-            let dt = (t - self.last_change) as i64 as f64;
-            let l = len as i64 as f64;
-            self.area += l * dt;
-            self.area_sq += l * l * dt;
-        }
-        self.last_change = self.last_change.max(t);
-    }
-
-    /// An accepted packet whose transmission did not start after all (the run ended, or the
-    /// link failed, first): it leaves `departures`, `bytes_sent` and, if corrupted, `errors`.
-    fn take_back(&mut self, w: &Waiting) {
-        self.departures -= 1;
-        self.bytes_sent -= w.bytes as u64;
-        self.errors -= w.corrupted as u64;
-    }
-
-    /// Time-weighted mean and standard deviation of the waiting-queue length over [0, end].
-    pub fn mean_std(&self, end: Nanos) -> (f64, f64) {
-        if end == 0 {
-            return (0.0, 0.0);
-        }
-        let mean = self.area / end as f64;
-        let var = (self.area_sq / end as f64 - mean * mean).max(0.0);
-        (mean, var.sqrt())
-    }
-}
 
 /// Where an arriving packet went.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -157,10 +77,10 @@ struct Waiting {
 /// is a miss (docs/decisions.md, "Hot structs are laid out by use in cache lines"). Line 0
 /// holds the transmitter's times and memos; line 1 the waiting queue and the four counters an
 /// accepted packet changes; line 2 the occupancy integrals and rarer counters; line 3 the
-/// pipe, its tail's arrival time, the pending delivery and the flags; the rest (RED state,
-/// error models, the delay schedule, sampling, the configuration) is read only on its own
-/// paths. So a packet that finds the queue empty (every hop but a bottleneck's) touches lines
-/// 0, 1 and 3, a delivery line 3 alone. To make room, the RED, loss and delay-schedule cases
+/// pipe, its tail's arrival time, the pending delivery and the flags; the rest (the queue
+/// discipline, error models, the delay schedule, sampling, the configuration) is read only on
+/// its own paths. So a packet that finds the queue empty (every hop but a bottleneck's) touches
+/// lines 0, 1 and 3, a delivery line 3 alone. To make room, the discipline, loss and delay-schedule cases
 /// are told by flags in line 3, a constant delay sits in `delay_memo` from the start, and
 /// `scheduled` is two words with a sentinel. Keeping the tail's arrival time (`tail_at`) lets
 /// an accepted packet go behind the tail without reading the pipe's buffer, and `push_pipe`
@@ -183,7 +103,8 @@ pub struct Channel {
     /// The propagation delay last used, in nanoseconds and as ns-2's double (`ns / 1e9`).
     delay_memo: (Nanos, f64),
     tx_memo_bytes: u32,
-    /// The DropTail limit (`queue`; unused for RED).
+    /// The DropTail limit (`queue`; unused for other disciplines): the plain channel's copy of
+    /// `accept` reads it here rather than through `discipline`.
     limit: u32,
     // Lines 1 and 2.
     /// Accepted packets still waiting, in order of their transmission start.
@@ -206,8 +127,8 @@ pub struct Channel {
     tail_at: Nanos,
     pub to: u32,
     /// What sets this channel's per-packet path apart from a plain one (DropTail, lossless,
-    /// a constant delay, ties by ns-2's doubles): `RED_QUEUE`, `LOSSY`, `DELAY_VARIES` and
-    /// `EXACT_CLOCK` bits, none for a plain channel (`accept`).
+    /// a constant delay, ties by ns-2's doubles): `DISCIPLINE`, `LOSSY`, `DELAY_VARIES`,
+    /// `EXACT_CLOCK` and `DEFERRED` bits, none for a plain channel (`accept`).
     special: u8,
     /// Packets leaving this channel are handed on at their arrival without an event
     /// (`express`; `Simulator::hops`). Here in line 3, read anyway, rather than in a vector
@@ -226,8 +147,10 @@ pub struct Channel {
     pub bandwidth_bps: f64,
     delay: DelayModel,
     queue: QueueSpec,
-    /// RED state when the queue is RED (`queue`).
-    red: Option<Box<Red>>,
+    /// The queue discipline (`crate::queue`), consulted when `special` has `DISCIPLINE`.
+    discipline: Box<Discipline>,
+    /// Packets held for a discipline that decides at dequeue (`DEFERRED`; `deferred`).
+    deferred: Option<Box<Deferred>>,
     /// Packet-error model, if the direction has a non-zero error rate.
     errors: Option<Box<PacketErrors>>,
     /// Deterministic loss pattern, if the direction has one (`loss`).
@@ -250,8 +173,8 @@ const _: () = {
 /// entries of its size.
 const WAITING_FIRST_CAPACITY: usize = 4;
 
-/// `Channel::special` bits. The queue is RED (`red`).
-const RED_QUEUE: u8 = 1;
+/// `Channel::special` bits. The queue is not DropTail: `discipline` decides admissions.
+const DISCIPLINE: u8 = 1;
 /// The direction has a loss pattern or a packet-error model (`pattern`, `errors`).
 const LOSSY: u8 = 2;
 /// The delay has a schedule (`delay`); else `delay_memo` holds the constant delay.
@@ -259,54 +182,10 @@ const DELAY_VARIES: u8 = 4;
 /// Same-nanosecond arrivals and transmission starts are not ordered by ns-2's doubles
 /// (`run.clock = "exact"`; see `advance_for_arrival`).
 const EXACT_CLOCK: u8 = 8;
+/// The discipline drops at dequeue: packets wait in `deferred` until their dequeue is decided
+/// (`Simulator::hops` hands them to `deferred_arrival` rather than `accept`).
+const DEFERRED: u8 = 16;
 
-/// The nanosecond nearest a time on ns-2's double clock (halves up, as `tx_times` rounds;
-/// saturating: `Nanos::MAX` for an infinite or absurd time). Adding a half and truncating, not
-/// `f64::round`, which is a libm call on baseline x86-64 (9% of the benchmark's time).
-///
-/// Every time below 2^63 ns (292 years) converts with one signed truncation; `as u64`'s
-/// saturating conversion is a 16-instruction sequence on x86-64, on every packet-hop. Both
-/// give the same value for every input (a test checks the edges); the rest (negative, NaN,
-/// beyond) still saturates through `as`.
-///
-/// On x86-64 the range test is the conversion's own: `cvttsd2si` gives `i64::MIN` for a
-/// NaN or a value beyond an `i64`, and a value in (-1, 0) truncates to 0 as `as` saturates
-/// it, so a non-negative result is the answer and anything else goes the slow way: two
-/// comparisons fewer per call, two calls per packet-hop.
-#[inline]
-fn ns_of(clock: f64) -> Nanos {
-    let ns = clock * 1e9 + 0.5;
-    match truncated(ns) {
-        Some(t) => t,
-        None => saturating_ns(ns),
-    }
-}
-
-/// `ns as Nanos` where no saturation is involved: the truncation of an `ns` in (-1, 2^63)
-/// (in [0, 2^63) off x86-64); `None` for the rest, which `saturating_ns` converts.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn truncated(ns: f64) -> Option<Nanos> {
-    use std::arch::x86_64::{_mm_cvttsd_si64, _mm_set_sd};
-    // SAFETY: SSE2, all these need, is part of every x86-64 processor (the target's baseline).
-    let t = unsafe { _mm_cvttsd_si64(_mm_set_sd(ns)) };
-    (t >= 0).then_some(t as Nanos)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn truncated(ns: f64) -> Option<Nanos> {
-    // SAFETY: `ns` is finite and within [0, 2^63), so its truncation fits an i64.
-    (0.0..I64_LIMIT).contains(&ns).then(|| unsafe { ns.to_int_unchecked::<i64>() as Nanos })
-}
-
-/// `ns_of` beyond an `i64`: out of line, so that the common case stays one branch and one
-/// conversion (inlined, the compiler computed both and picked one, which cost more).
-#[cold]
-#[inline(never)]
-fn saturating_ns(ns: f64) -> Nanos {
-    ns as Nanos
-}
 
 /// `Channel::scheduled_since` when no delivery is scheduled.
 pub const NOT_SCHEDULED: u64 = u64::MAX;
@@ -326,25 +205,6 @@ pub(crate) fn prefetch(p: *const u8) {
     let _ = p;
 }
 
-/// When a transmission starts on ns-2's double clock: `arrival.max(busy)`, the later of the
-/// packet's arrival and the end of the transmission before it, for clocks that are never NaN
-/// (sums of finite non-negative doubles). `f64::max` also picks the other operand of a NaN,
-/// which costs x86-64 five more instructions (a NaN mask and a blend) at every packet-hop.
-/// The same value for every non-NaN pair, signed zeros included (ties give `arrival`, as
-/// the code compiled for `max` does; ns-2's clock never is -0).
-#[inline(always)]
-fn start_clock_of(arrival: f64, busy: f64) -> f64 {
-    debug_assert!(!arrival.is_nan() && !busy.is_nan());
-    if busy > arrival {
-        busy
-    } else {
-        arrival
-    }
-}
-
-/// 2^63 as a double: the first value an `i64` cannot hold.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-const I64_LIMIT: f64 = 9_223_372_036_854_775_808.0;
 
 /// A packet in the pipe: when it reaches the far node, when its transmission starts, in
 /// nanoseconds and on ns-2's double clock (where ns-2 schedules its arrival: see `event`).
@@ -364,7 +224,8 @@ impl Channel {
         let delay = DelayModel::new(spec.delay, spec.delay_schedule.clone());
         let delay_varies = !delay.points().is_empty();
         let lossy = errors.is_some() || pattern.is_some();
-        let red_queue = matches!(spec.queue, QueueSpec::Red(_));
+        let discipline = Discipline::new(&spec.queue, spec.bandwidth_bps, spec.delay, seed, index);
+        let (droptail, deferred) = (matches!(discipline, Discipline::DropTail(_)), discipline.drops_at_dequeue());
         Channel {
             next_sample: Nanos::MAX,
             busy_until: 0,
@@ -373,9 +234,9 @@ impl Channel {
             // The constant delay (`delays_at`); a schedule's memo is refreshed as it changes.
             delay_memo: (spec.delay, spec.delay as f64 / 1e9),
             tx_memo_bytes: 0,
-            limit: match spec.queue {
-                QueueSpec::DropTail { limit } => limit,
-                QueueSpec::Red(_) => 0,
+            limit: match &discipline {
+                Discipline::DropTail(q) => q.limit,
+                _ => 0,
             },
             waiting: VecDeque::new(),
             stats: QueueStats::default(),
@@ -384,7 +245,10 @@ impl Channel {
             scheduled_since: NOT_SCHEDULED,
             tail_at: 0,
             to,
-            special: if red_queue { RED_QUEUE } else { 0 } | if lossy { LOSSY } else { 0 } | if delay_varies { DELAY_VARIES } else { 0 },
+            special: if droptail { 0 } else { DISCIPLINE }
+                | if lossy { LOSSY } else { 0 }
+                | if delay_varies { DELAY_VARIES } else { 0 }
+                | if deferred { DEFERRED } else { 0 },
             hands_on: false,
             aqt_enabled: false,
             down: false,
@@ -393,10 +257,8 @@ impl Channel {
             bandwidth_bps: spec.bandwidth_bps,
             delay,
             queue: spec.queue.clone(),
-            red: match &spec.queue {
-                QueueSpec::Red(r) => Some(Box::new(Red::new(r, spec.bandwidth_bps, spec.delay, seed, index))),
-                QueueSpec::DropTail { .. } => None,
-            },
+            discipline: Box::new(discipline),
+            deferred: deferred.then(Box::default),
             errors,
             pattern,
             sample_interval: 0,
@@ -439,7 +301,7 @@ impl Channel {
         while self.next_sample < t {
             self.advance(self.next_sample);
             self.samples.push(self.waiting.len() as u64);
-            if let Some(red) = self.red.as_deref_mut() {
+            if let Discipline::Red(red) = &mut *self.discipline {
                 red.avg_samples.push(red.avg);
             }
             self.next_sample = self.next_sample.saturating_add(self.sample_interval);
@@ -461,7 +323,7 @@ impl Channel {
     /// A monitored RED queue's average at the sample times of `finish_sampling` (call it
     /// first); `None` for other queues.
     pub fn finish_avg_sampling(&mut self, stop: Nanos) -> Option<Vec<f64>> {
-        let red = self.red.as_deref_mut()?;
+        let Discipline::Red(red) = &mut *self.discipline else { return None };
         let mut avg = std::mem::take(&mut red.avg_samples);
         avg.truncate((stop / self.sample_interval.max(1)) as usize);
         Some(avg)
@@ -478,7 +340,15 @@ impl Channel {
 
     /// RED state (average, early and forced drops) if the queue is RED.
     pub fn red(&self) -> Option<&Red> {
-        self.red.as_deref()
+        match &*self.discipline {
+            Discipline::Red(red) => Some(red),
+            _ => None,
+        }
+    }
+
+    /// The queue discipline.
+    pub fn discipline(&self) -> &Discipline {
+        &self.discipline
     }
 
     /// The direction has a packet-error model.
@@ -486,13 +356,13 @@ impl Channel {
         self.errors.is_some() || self.pattern.is_some()
     }
 
-    /// RED's decision for an arrival seeing `len` waiting (out of line: DropTail stays lean).
+    /// The discipline's decision for an arrival of `bytes` seeing `len` waiting (out of line:
+    /// DropTail stays lean).
     #[cold]
-    fn red_admits(&mut self, now: Nanos, len: u64) -> bool {
+    fn discipline_admits(&mut self, now: Nanos, len: u64, bytes: u32) -> bool {
         // Idle = nothing waiting and the transmitter free: since its last transmission ended.
-        let idle = (len == 0 && self.busy_until <= now).then_some(self.busy_until);
-        let red = self.red.as_mut().expect("RED queue has RED state");
-        red.arrive(now, len as usize, idle) == Verdict::Accept
+        let idle_since = (len == 0 && self.busy_until <= now).then_some(self.busy_until);
+        self.discipline.enqueue(&Arrival { now, waiting: len, idle_since, bytes }) == Verdict::Accept
     }
 
     /// Transmission time of `bytes`, rounded to the nearest nanosecond (halves up), and at
@@ -633,11 +503,12 @@ impl Channel {
     /// `accept` for a channel whose `special` bits are `special`.
     #[inline(always)]
     fn accept_with(&mut self, special: u8, now: Nanos, bytes: u32, clock: f64, since: f64) -> Admission {
+        debug_assert!(special & DEFERRED == 0, "a deferred channel's arrivals go to `hold`");
         let ties_by_clock = special & EXACT_CLOCK == 0;
         self.sample_up_to(now);
         self.advance_for_arrival(special, now, clock, since);
         let len = self.waiting.len() as u64;
-        let accept = if special & RED_QUEUE != 0 { self.red_admits(now, len) } else { droptail_admits(len, self.limit) };
+        let accept = if special & DISCIPLINE != 0 { self.discipline_admits(now, len, bytes) } else { droptail_admits(len, self.limit) };
         if !accept {
             self.stats.drops += 1;
             return Admission::Dropped;
@@ -684,7 +555,7 @@ impl Channel {
     fn grow_waiting(&mut self, special: u8) {
         let len = self.waiting.len();
         let doubled = (2 * len).max(WAITING_FIRST_CAPACITY);
-        let most = if special & RED_QUEUE == 0 { (self.limit as usize).saturating_sub(1) } else { usize::MAX };
+        let most = if special & DISCIPLINE == 0 { (self.limit as usize).saturating_sub(1) } else { usize::MAX };
         self.waiting.reserve_exact(doubled.min(most).max(len + 1) - len);
     }
 
@@ -811,6 +682,10 @@ impl Channel {
         self.sample_up_to(now);
         self.advance(now.saturating_sub(1));
         self.stats.integrate(self.waiting.len() as u64, now);
+        if self.special & DEFERRED != 0 {
+            // Held packets were never counted as departures: they are dropped as they are.
+            self.drop_held(lost);
+        }
         let mut waiting_intact = 0;
         let mut first_start = None;
         while let Some(w) = self.waiting.pop_front() {
@@ -862,6 +737,9 @@ impl Channel {
     /// Call once, after the last arrival; a second call changes nothing.
     pub fn finish(&mut self, end: Nanos) {
         self.advance(end);
+        if self.special & DEFERRED != 0 {
+            self.finish_held();
+        }
         for w in self.waiting.drain(..) {
             self.stats.take_back(&w);
             self.stats.backlog += 1;
@@ -873,386 +751,4 @@ impl Channel {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn pkt(size: u32) -> Packet {
-        Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data, probe: false, aqt: 0, aqt_echo: 0, clock: 0.0 }
-    }
-
-    #[test]
-    fn nanoseconds_of_a_double_are_those_of_the_saturating_conversion() {
-        let edges = [
-            0.0, -0.0, 1e-10, 4.9e-10, 5e-10, 0.187047326, 200.0, 1e9, 9.223372036854775e9,
-            9.223372036854776e9, 1e10, 1e300, -1e-10, -9e-10, -1.5e-9, -1.0, f64::INFINITY, f64::NEG_INFINITY,
-            f64::NAN,
-        ];
-        for clock in edges {
-            assert_eq!(ns_of(clock), (clock * 1e9 + 0.5) as Nanos, "clock {clock}");
-        }
-        assert_eq!(ns_of(f64::NAN), 0);
-        assert_eq!(ns_of(1e300), Nanos::MAX);
-        // The last double below 2^63 ns and the first at it.
-        let below = f64::from_bits(I64_LIMIT.to_bits() - 1);
-        assert_eq!(ns_of((below - 0.5) / 1e9), ((below - 0.5) / 1e9 * 1e9 + 0.5) as Nanos);
-    }
-
-    /// A packet arriving at `now`, its ns-2 double consistent with it (as in a run).
-    fn pkt_at(size: u32, now: Nanos) -> Packet {
-        Packet { clock: now as f64 / 1e9, ..pkt(size) }
-    }
-
-    fn chan(limit: u32) -> Channel {
-        Channel::new(
-            0,
-            1,
-            &DirectionSpec {
-                bandwidth_bps: 1e6,
-                delay: 10_000_000,
-                delay_schedule: vec![(1_000_000_000, 100_000_000)],
-                queue: QueueSpec::DropTail { limit },
-                error_rate: 0.0,
-                loss: None,
-            },
-            1,
-            0,
-        )
-    }
-
-    #[test]
-    fn droptail_limit_counts_the_packet_in_transmission() {
-        // limit 3: one transmitting + 2 waiting; the fourth back-to-back arrival drops.
-        let mut c = chan(3);
-        let got: Vec<bool> = (0..4).map(|i| matches!({ let _ = i; c.admit(0, pkt_at(1000, 0)) }, Admission::Accepted { .. })).collect();
-        assert_eq!(got, vec![true, true, true, false]);
-        assert_eq!(c.queue_len(), 2);
-    }
-
-    #[test]
-    fn a_droptail_waiting_ring_grows_no_larger_than_the_queue_can_hold() {
-        // Limit 1,000: at most 999 wait. Doubling alone would reach a 1,024-entry ring.
-        let mut c = chan(1000);
-        for _ in 0..2000 {
-            c.admit(0, pkt_at(1000, 0));
-        }
-        assert_eq!(c.queue_len(), 999);
-        assert_eq!(c.waiting.capacity(), 999);
-        // Below the limit it still doubles: 5 waiting packets in a ring of 8.
-        let mut small = chan(1000);
-        for _ in 0..6 {
-            small.admit(0, pkt_at(1000, 0));
-        }
-        assert_eq!((small.queue_len(), small.waiting.capacity()), (5, 8));
-    }
-
-    #[test]
-    fn arrival_time_is_start_plus_transmission_plus_delay() {
-        let mut c = chan(50);
-        // 1000 bytes at 1 Mbps = 8 ms; delay 10 ms.
-        assert_eq!(times(c.admit(0, pkt_at(1000, 0))), Some((18_000_000, 0)));
-        // Second waits for the first: starts at 8 ms.
-        assert_eq!(times(c.admit(0, pkt_at(1000, 0))), Some((26_000_000, 8_000_000)));
-    }
-
-    #[test]
-    fn arrival_clock_is_ns2s_double_sum() {
-        // ns-2 (LinkDelay::recv): a transmission starts at the arrival when the link is
-        // free, else at the previous one's end (the queue's resume event, start + txt); the
-        // far node sees it at start + (txt + delay), each step rounded to a double.
-        let mut c = chan(50);
-        let txt = 8.0 * 1000.0 / 1e6;
-        let delay = 10_000_000u64 as f64 / 1e9;
-        // An arrival clock at which the order of the sums matters for both packets.
-        let arrival = 0.159_685_4;
-        let first = c.admit(159_685_400, Packet { clock: arrival, ..pkt(1000) });
-        let second = c.admit(159_685_400, Packet { clock: arrival, ..pkt(1000) });
-        let clock = |a: Admission| match a {
-            Admission::Accepted { clock, .. } => clock,
-            _ => panic!("accepted"),
-        };
-        assert_eq!(clock(first), arrival + (txt + delay));
-        assert_eq!(clock(second), (arrival + txt) + (txt + delay));
-        // Summed in another order the doubles differ: the order is part of the rule.
-        assert_ne!(clock(first), (arrival + txt) + delay);
-        assert_ne!(clock(second), ((arrival + txt) + txt) + delay);
-        // A packet arriving after the link fell idle starts at its own clock, and takes the
-        // delay in force then (100 ms from 1 s on) as its double.
-        let late = 2.000_000_000_000_000_4;
-        let new_delay = 100_000_000u64 as f64 / 1e9;
-        assert_eq!(clock(c.admit(2_000_000_000, Packet { clock: late, ..pkt(1000) })), late + (txt + new_delay));
-    }
-
-    #[test]
-    fn an_arrival_whose_double_precedes_the_transmission_start_finds_the_queue_full() {
-        // Limit 2: one packet in transmission, one waiting. A (0-8 ms) and B (waits, starts
-        // at 8 ms) fill it; C arrives at exactly 8 ms. In ns-2 B starts at the queue's resume
-        // event, double 0.008 (0 + txt); if C's double is one unit in the last place below,
-        // C runs first, finds B still waiting and is dropped; at or above, B has left.
-        let c_at = |clock: f64, ties_by_clock: bool| {
-            let mut c = chan(2);
-            c.set_ties_by_clock(ties_by_clock);
-            c.admit(0, pkt_at(1000, 0));
-            c.admit(0, pkt_at(1000, 0));
-            c.admit(8_000_000, Packet { clock, ..pkt(1000) })
-        };
-        let resume: f64 = 8.0 * 1000.0 / 1e6;
-        let below = f64::from_bits(resume.to_bits() - 1);
-        assert_eq!(c_at(below, true), Admission::Dropped);
-        assert!(matches!(c_at(resume, true), Admission::Accepted { .. }));
-        assert!(matches!(c_at(f64::from_bits(resume.to_bits() + 1), true), Admission::Accepted { .. }));
-        // Without ns-2's doubles (run.clock = "exact") the transmission due now has started.
-        assert!(matches!(c_at(below, false), Admission::Accepted { .. }));
-    }
-
-    #[test]
-    fn delay_in_force_at_transmission_start_applies() {
-        let mut c = chan(50);
-        // Starts at 1.5 s, after the change to 100 ms.
-        assert_eq!(times(c.admit(1_500_000_000, pkt_at(1000, 1_500_000_000))), Some((1_608_000_000, 0)));
-    }
-
-    /// An admission's arrival time and queueing delay (None: not accepted).
-    fn times(a: Admission) -> Option<(Nanos, Nanos)> {
-        match a {
-            Admission::Accepted { arrives_at, queued, .. } => Some((arrives_at, queued)),
-            _ => None,
-        }
-    }
-
-    fn chan_with(bandwidth_bps: f64, delay: Nanos) -> Channel {
-        let spec = DirectionSpec { bandwidth_bps, delay, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0, loss: None };
-        Channel::new(0, 1, &spec, 1, 0)
-    }
-
-    #[test]
-    fn a_transmission_takes_at_least_one_nanosecond() {
-        // 41 bytes at 1 Pbit/s would round to 0 ns.
-        let mut c = chan_with(1e15, 0);
-        assert_eq!(c.tx_time(41), 1);
-        assert_eq!(times(c.admit(5, pkt_at(41, 5))), Some((6, 0)));
-        assert_eq!(times(c.admit(5, pkt_at(41, 5))), Some((7, 1)));
-        // Rounding to the nearest nanosecond is unchanged above 1 ns: 1040 bytes at 10 Mbit/s.
-        assert_eq!(chan_with(10e6, 0).tx_time(1040), 832_000);
-    }
-
-    #[test]
-    fn a_huge_delay_saturates_instead_of_wrapping_to_zero() {
-        // About 584 years: start + tx + delay exceeds u64.
-        let mut c = chan_with(1e6, Nanos::MAX - 10);
-        let Admission::Accepted { arrives_at, .. } = c.admit(1_000_000_000, pkt_at(1000, 1_000_000_000)) else { panic!("accepted") };
-        assert_eq!(arrives_at, Nanos::MAX);
-        // A zero bandwidth transmits forever; the next packet waits "forever" too.
-        let mut z = chan_with(0.0, 0);
-        let Admission::Accepted { arrives_at, .. } = z.admit(1, pkt_at(1000, 1)) else { panic!("accepted") };
-        assert_eq!(arrives_at, Nanos::MAX);
-        assert!(matches!(z.admit(2, pkt_at(1000, 2)), Admission::Accepted { arrives_at: Nanos::MAX, .. }));
-    }
-
-    #[test]
-    fn a_monitored_queue_samples_its_length_as_its_clock_passes_each_sample_time() {
-        let mut c = chan(50);
-        c.start_sampling(5_000_000);
-        // 1000 bytes take 8 ms: four at 0 ms transmit 0-8, 8-16, 16-24 and 24-32 ms.
-        for _ in 0..4 {
-            c.admit(0, pkt_at(1000, 0));
-        }
-        // Nothing is sampled until an arrival later than a sample time comes.
-        assert!(c.samples.is_empty());
-        // At 30 ms: the samples at 5-25 ms are taken first, without this packet.
-        c.admit(30_000_000, pkt_at(1000, 30_000_000));
-        assert_eq!(c.samples, vec![3, 2, 2, 1, 0]);
-        // The sample at 30 ms counts the packet that arrived then (it waits until 32 ms).
-        assert_eq!(c.finish_sampling(30_000_000), vec![3, 2, 2, 1, 0, 1]);
-    }
-
-    #[test]
-    fn samples_taken_ahead_of_where_the_run_stopped_are_cut() {
-        let mut c = chan(50);
-        c.start_sampling(5_000_000);
-        c.admit(0, pkt_at(1000, 0));
-        c.admit(0, pkt_at(1000, 0));
-        c.admit(23_000_000, pkt_at(1000, 23_000_000)); // an express hop, ahead of the run's clock
-        assert_eq!(c.finish_sampling(12_000_000), vec![1, 0]);
-    }
-
-    /// Three 1000-byte packets at 0 on an idle 1 Mbit/s link: each takes 8 ms, so they
-    /// transmit 0-8, 8-16 and 16-24 ms.
-    fn three_at_once(error_rate: f64) -> Channel {
-        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate, loss: None };
-        let mut c = Channel::new(0, 1, &spec, 1, 0);
-        for _ in 0..3 {
-            c.admit(0, pkt_at(1000, 0));
-        }
-        c
-    }
-
-    #[test]
-    fn a_run_ending_mid_transmission_counts_the_started_packets_and_the_busy_time_within_it() {
-        // Stopped at 12 ms, half-way through the second packet: the third has not started.
-        let mut c = three_at_once(0.0);
-        c.finish(12_000_000);
-        let s = &c.stats;
-        assert_eq!((s.arrivals(), s.drops, s.departures, s.backlog), (3, 0, 2, 1));
-        assert_eq!(s.bytes_sent, 2000);
-        assert_eq!(s.busy_ns(), 8_000_000 + 4_000_000); // the first whole, the elapsed half of the second
-        // Finishing again changes nothing.
-        c.finish(12_000_000);
-        assert_eq!((c.stats.departures, c.stats.backlog, c.stats.bytes_sent, c.stats.busy_ns()), (2, 1, 2000, 12_000_000));
-    }
-
-    #[test]
-    fn a_transmission_starting_exactly_at_the_end_has_started() {
-        // The third packet starts at 16 ms, the end: a departure with its bytes and no busy time.
-        let mut c = three_at_once(0.0);
-        c.finish(16_000_000);
-        let s = &c.stats;
-        assert_eq!((s.departures, s.backlog, s.bytes_sent, s.busy_ns()), (3, 0, 3000, 16_000_000));
-        // One nanosecond earlier it had not.
-        let mut c = three_at_once(0.0);
-        c.finish(16_000_000 - 1);
-        assert_eq!((c.stats.departures, c.stats.backlog, c.stats.bytes_sent), (2, 1, 2000));
-    }
-
-    #[test]
-    fn a_run_ending_after_every_transmission_keeps_all_counts() {
-        let mut c = three_at_once(0.0);
-        c.finish(30_000_000);
-        let s = &c.stats;
-        assert_eq!((s.departures, s.backlog, s.bytes_sent, s.busy_ns()), (3, 0, 3000, 24_000_000));
-    }
-
-    /// 1000-, 500- and 1500-byte packets at 0 on a 1 Mbit/s link whose delay changes: they
-    /// transmit 0-8, 8-12 and 12-24 ms.
-    fn three_sizes(delay_schedule: Vec<(Nanos, Nanos)>) -> Channel {
-        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 100_000_000, delay_schedule, queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0, loss: None };
-        let mut c = Channel::new(0, 1, &spec, 1, 0);
-        for size in [1000, 500, 1500] {
-            c.admit(0, pkt_at(size, 0));
-        }
-        c
-    }
-
-    #[test]
-    fn the_bytes_taken_back_are_those_of_the_packets_still_waiting_even_when_one_overtook_others() {
-        // The delay falls to 1 ms at 10 ms: the third packet (start 12 ms) arrives at 25 ms,
-        // ahead of the first two (108 and 112 ms), so it heads the pipe.
-        let mut c = three_sizes(vec![(10_000_000, 1_000_000)]);
-        assert_eq!(c.head_time().map(|(t, start, _, _)| (t, start)), Some((25_000_000, 12_000_000)));
-        c.finish(10_000_000);
-        assert_eq!((c.stats.departures, c.stats.backlog, c.stats.bytes_sent), (2, 1, 1500));
-        let mut c = three_sizes(vec![(10_000_000, 1_000_000)]);
-        c.finish(7_000_000);
-        assert_eq!((c.stats.departures, c.stats.backlog, c.stats.bytes_sent), (1, 2, 1000));
-        assert_eq!(c.stats.busy_ns(), 7_000_000);
-    }
-
-    #[test]
-    fn a_waiting_packet_arriving_with_one_already_sent_is_told_apart_by_acceptance_order() {
-        // From 5 ms the delay is 96 ms: the second packet (start 8 ms, sent by 12 ms) arrives at
-        // 108 ms, with the first (sent 0-8 ms, 100 ms delay).
-        let mut c = three_sizes(vec![(5_000_000, 96_000_000)]);
-        let arrivals: Vec<(Nanos, u32)> = c.pipe.iter().map(|q| (q.at, q.packet.size)).collect();
-        assert_eq!(arrivals, vec![(108_000_000, 1000), (108_000_000, 500), (120_000_000, 1500)]);
-        c.finish(7_000_000);
-        assert_eq!((c.stats.departures, c.stats.backlog, c.stats.bytes_sent), (1, 2, 1000));
-    }
-
-    #[test]
-    fn finishing_counts_exactly_the_packets_whose_transmission_started() {
-        // Mixed sizes, bursts, a delay that rises and falls, half the packets corrupted: the
-        // counts after `finish` equal those taken from each packet's own start time.
-        for end_ms in [0u64, 3, 40, 95, 161, 250, 400] {
-            let end = end_ms * 1_000_000;
-            let spec = DirectionSpec {
-                bandwidth_bps: 1e6,
-                delay: 30_000_000,
-                delay_schedule: vec![(50_000_000, 90_000_000), (120_000_000, 2_000_000), (200_000_000, 40_000_000)],
-                queue: QueueSpec::DropTail { limit: 20 },
-                error_rate: 0.5,
-                loss: None,
-            };
-            let mut c = Channel::new(0, 1, &spec, 7, 0);
-            let (mut started, mut bytes, mut errors, mut arrivals) = (0, 0, 0, 0);
-            for i in 0..120u64 {
-                let now = (i / 6) * 15_000_000; // six at a time, every 15 ms
-                if now > end {
-                    break;
-                }
-                let size = [40, 1040, 576, 1500][(i % 4) as usize];
-                arrivals += 1;
-                let start = match c.admit(now, pkt_at(size, now)) {
-                    Admission::Accepted { queued, .. } => Some((now + queued, false)),
-                    Admission::Corrupted => Some((now.max(c.busy_until - c.tx_time(size)), true)),
-                    Admission::Dropped => None,
-                };
-                if let Some((start, corrupted)) = start {
-                    if start <= end {
-                        started += 1;
-                        bytes += size as u64;
-                        errors += corrupted as u64;
-                    }
-                }
-            }
-            c.finish(end);
-            let s = &c.stats;
-            assert_eq!((s.departures, s.bytes_sent, s.errors), (started, bytes, errors), "end {end_ms} ms");
-            assert_eq!(s.arrivals(), arrivals);
-            assert_eq!(s.arrivals(), s.departures + s.drops + s.backlog, "end {end_ms} ms");
-        }
-    }
-
-    #[test]
-    fn a_corrupted_packet_that_had_not_started_is_no_error() {
-        // Every packet is corrupted; at 12 ms two have been transmitted (and lost).
-        let mut c = three_at_once(1.0);
-        assert_eq!(c.stats.errors, 3);
-        c.finish(12_000_000);
-        assert_eq!((c.stats.departures, c.stats.errors, c.stats.backlog), (2, 2, 1));
-    }
-
-    #[test]
-    fn mean_queue_length_is_time_weighted() {
-        let mut c = chan(50);
-        c.admit(0, pkt_at(1000, 0)); // transmits 0-8 ms
-        c.admit(0, pkt_at(1000, 0)); // waits 0-8 ms
-        c.advance(16_000_000);
-        let (mean, _) = c.stats.mean_std(16_000_000);
-        assert!((mean - 0.5).abs() < 1e-12, "{mean}");
-    }
-
-    #[test]
-    fn a_loss_pattern_counts_the_transmitted_packets_only_and_loses_the_listed_ones() {
-        // limit 3: of five back-to-back packets the queue takes three (transmitted 0, 1, 2) and
-        // drops two, which the pattern never sees; the next packet, at 1 s, is transmitted
-        // packet 3. The list [1, 3] loses the second packet sent and the one at 1 s.
-        let loss = crate::queue::LossPattern::List { packets: vec![1, 3].into() };
-        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 3 }, error_rate: 0.0, loss: Some(loss) };
-        let mut c = Channel::new(0, 1, &spec, 1, 0);
-        let mut admissions: Vec<Admission> = (0..5).map(|_| c.admit(0, pkt_at(1000, 0))).collect();
-        admissions.push(c.admit(1_000_000_000, pkt_at(1000, 1_000_000_000)));
-        let fates: Vec<&str> = admissions
-            .into_iter()
-            .map(|a| match a {
-                Admission::Accepted { .. } => "sent",
-                Admission::Dropped => "dropped",
-                Admission::Corrupted => "lost",
-            })
-            .collect();
-        assert_eq!(fates, vec!["sent", "lost", "sent", "dropped", "dropped", "lost"]);
-        assert!(c.has_error_model());
-        assert_eq!((c.stats.arrivals(), c.stats.drops, c.stats.departures, c.stats.errors), (6, 2, 4, 2));
-    }
-
-    #[test]
-    fn a_pattern_and_an_error_rate_both_apply_and_a_packet_is_lost_once() {
-        // every = 2 from 0 loses the even-numbered packets; an error rate just below 1 loses the
-        // rest (its draws are made for the odd ones only): every packet is lost, once each.
-        let loss = crate::queue::LossPattern::Periodic { every: 2, first: 0, burst: 1 };
-        let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.999_999_999, loss: Some(loss) };
-        let mut c = Channel::new(0, 1, &spec, 1, 0);
-        for i in 0..10u64 {
-            assert_eq!(c.admit(i * 10_000_000, pkt_at(1000, i * 10_000_000)), Admission::Corrupted);
-        }
-        assert_eq!((c.stats.departures, c.stats.errors), (10, 10));
-    }
-}
+mod tests;
