@@ -23,13 +23,18 @@
 //! is known only when it reaches the head of the queue. Such a channel holds arriving packets
 //! and decides each at its dequeue (`deferred`); the rest of this file is the same for it.
 //!
-//! Files: this one, the link (its transmitter, the propagation pipe, the per-packet path and
-//! the end of the run); `stats`, the queue's counters and occupancy; `clock`, conversions to
-//! and from ns-2's double clock; `deferred`, the dequeue-time path; the queue disciplines
-//! themselves are in `crate::queue`, the loss models on the link in `crate::loss`.
+//! Files: this one, the channel's state and the per-packet path (waiting queue and
+//! transmitter); `pipe`, the propagation pipe and its deliveries; `end`, link failures and the
+//! end of the run; `sampling`, a monitored queue's samples; `stats`, the queue's counters and
+//! occupancy; `clock`, conversions to and from ns-2's double clock; `deferred`, the
+//! dequeue-time path. The queue disciplines themselves are in `crate::queue`, the loss models
+//! on the link in `crate::loss`.
 
 mod clock;
 mod deferred;
+mod end;
+mod pipe;
+mod sampling;
 mod stats;
 
 use crate::delay::DelayModel;
@@ -39,6 +44,7 @@ use crate::scenario::{DirectionSpec, QueueSpec};
 use clock::{ns_of, start_clock_of};
 pub use deferred::{Dequeued, Fate};
 use deferred::Deferred;
+use pipe::Piped;
 pub use stats::QueueStats;
 use std::collections::VecDeque;
 use vegaslab_cc::Nanos;
@@ -206,15 +212,6 @@ pub(crate) fn prefetch(p: *const u8) {
 }
 
 
-/// A packet in the pipe: when it reaches the far node, when its transmission starts, in
-/// nanoseconds and on ns-2's double clock (where ns-2 schedules its arrival: see `event`).
-#[derive(Clone, Copy, Debug)]
-struct Piped {
-    at: Nanos,
-    start: Nanos,
-    start_clock: f64,
-    packet: Packet,
-}
 
 impl Channel {
     /// Channel number `index` of a run with this `seed` (its random streams, see `queue`).
@@ -270,63 +267,6 @@ impl Channel {
     /// (`run.clock = "ns2"`, the default; see `advance_for_arrival`).
     pub fn set_ties_by_clock(&mut self, on: bool) {
         self.special = if on { self.special & !EXACT_CLOCK } else { self.special | EXACT_CLOCK };
-    }
-
-    /// Monitor this queue: record its waiting length at every multiple of `interval` (from
-    /// `interval` on).
-    ///
-    /// The queue samples itself as its own clock passes each sample time, not by a sampling
-    /// event, which would see packets an express hop put here ahead of the simulation's clock
-    /// (docs/decisions.md, "Queues sample themselves"). Arrivals at one channel come in time
-    /// order, so when an arrival later than a sample time comes, the queue holds exactly the
-    /// packets of that time: a sample at time T counts every packet that arrived at or
-    /// before T and whose transmission starts after T. Nothing a monitor does can change a
-    /// result (`monitors_change_no_result` in the tests).
-    pub fn start_sampling(&mut self, interval: Nanos) {
-        self.sample_interval = interval.max(1);
-        self.next_sample = self.sample_interval;
-    }
-
-    /// Record the samples due before an arrival (or change) at `now`, if any are.
-    #[inline]
-    fn sample_up_to(&mut self, now: Nanos) {
-        if self.next_sample < now {
-            self.sample_before(now);
-        }
-    }
-
-    /// Record every sample due strictly before `t`.
-    #[cold]
-    fn sample_before(&mut self, t: Nanos) {
-        while self.next_sample < t {
-            self.advance(self.next_sample);
-            self.samples.push(self.waiting.len() as u64);
-            if let Discipline::Red(red) = &mut *self.discipline {
-                red.avg_samples.push(red.avg);
-            }
-            self.next_sample = self.next_sample.saturating_add(self.sample_interval);
-        }
-    }
-
-    /// The run stopped at `stop`: the samples at every sample time up to and including `stop`
-    /// (a channel whose clock ran ahead of `stop` may have taken later ones; they are cut).
-    pub fn finish_sampling(&mut self, stop: Nanos) -> Vec<u64> {
-        if self.sample_interval == 0 {
-            return Vec::new(); // not monitored
-        }
-        self.sample_before(stop.saturating_add(1));
-        let mut samples = std::mem::take(&mut self.samples);
-        samples.truncate((stop / self.sample_interval) as usize);
-        samples
-    }
-
-    /// A monitored RED queue's average at the sample times of `finish_sampling` (call it
-    /// first); `None` for other queues.
-    pub fn finish_avg_sampling(&mut self, stop: Nanos) -> Option<Vec<f64>> {
-        let Discipline::Red(red) = &mut *self.discipline else { return None };
-        let mut avg = std::mem::take(&mut red.avg_samples);
-        avg.truncate((stop / self.sample_interval.max(1)) as usize);
-        Some(avg)
     }
 
     pub fn queue_spec(&self) -> &QueueSpec {
@@ -595,159 +535,6 @@ impl Channel {
         self.delay.is_constant()
     }
 
-    /// Put an accepted packet in the pipe: it reaches the far node at `at`, its transmission
-    /// starts at `start`. Returns whether it became the head (the pipe was empty, or it
-    /// overtook every packet), the only case in which a scheduled delivery may change.
-    pub fn push_pipe(&mut self, at: Nanos, start: Nanos, start_clock: f64, packet: Packet) -> bool {
-        let piped = Piped { at, start, start_clock, packet };
-        if !self.pipe.is_empty() && at < self.tail_at {
-            // The delay fell: this packet overtakes earlier ones.
-            let pos = self.pipe.partition_point(|q| q.at <= at);
-            self.pipe.insert(pos, piped);
-            return pos == 0;
-        }
-        let was_empty = self.pipe.is_empty();
-        self.pipe.push_back(piped);
-        self.tail_at = at;
-        was_empty
-    }
-
-    /// A delivery is scheduled for this channel (it may be a superseded one).
-    #[inline]
-    pub fn is_scheduled(&self) -> bool {
-        self.scheduled_since != NOT_SCHEDULED
-    }
-
-    /// Ask the cache for what a delivery reads first: line 3 (the pipe, `scheduled`, `to`).
-    #[inline]
-    pub fn prefetch_delivery(&self) {
-        prefetch(std::ptr::addr_of!(self.pipe).cast());
-    }
-
-    /// Ask the cache for the waiting packet `WAITING_AHEAD` places behind the first: on a
-    /// long queue (a bottleneck's) the next arrivals read the waiting queue's front, a line
-    /// written long before and evicted since.
-    #[inline]
-    pub fn prefetch_waiting(&self) {
-        if let Some(w) = self.waiting.get(WAITING_AHEAD) {
-            prefetch((w as *const Waiting).cast());
-        }
-    }
-
-    /// Ask the cache for the pipe's head packet (read from line 3, which should be cached).
-    #[inline]
-    pub fn prefetch_head(&self) {
-        if let Some(q) = self.pipe.front() {
-            prefetch((q as *const Piped).cast());
-        }
-    }
-
-    /// No packet is waiting, in transmission or propagating (`packets` is empty).
-    #[inline]
-    pub fn pipe_is_empty(&self) -> bool {
-        self.pipe.is_empty()
-    }
-
-    /// Packets accepted and not yet delivered (waiting, in transmission or propagating).
-    pub fn packets(&self) -> impl Iterator<Item = &Packet> {
-        self.pipe.iter().map(|q| &q.packet)
-    }
-
-    /// The earliest arrival still in the pipe, when that packet's transmission starts (in
-    /// nanoseconds and on ns-2's double clock), and its arrival on ns-2's double clock.
-    pub fn head_time(&self) -> Option<(Nanos, Nanos, f64, f64)> {
-        self.pipe.front().map(|q| (q.at, q.start, q.start_clock, q.packet.clock))
-    }
-
-    /// Take the head packet if it arrives at or before `now`.
-    pub fn pop_arrived(&mut self, now: Nanos) -> Option<Packet> {
-        match self.pipe.front() {
-            Some(q) if q.at <= now => {
-                let p = q.packet;
-                self.pipe.pop_front();
-                Some(p)
-            }
-            _ => None,
-        }
-    }
-
-    /// The link goes down at `now` (see `Failures` in `sim`): every packet it holds is lost
-    /// and handed to `lost`. Those whose transmission had not started (start at or after
-    /// `now`: in ns-2 a transmission due exactly at the failure is still queued, its start
-    /// event coming after the failure's) are dropped by the queue: they leave `departures`,
-    /// `bytes_sent`, `busy_ns` (and `errors` if corrupted) and count in `drops`. Those in
-    /// transmission or propagating were transmitted and count in `errors` (lost on the link).
-    /// The transmitter stays busy until the aborted transmission would have ended.
-    pub fn fail(&mut self, now: Nanos, lost: &mut Vec<Packet>) {
-        self.sample_up_to(now);
-        self.advance(now.saturating_sub(1));
-        self.stats.integrate(self.waiting.len() as u64, now);
-        if self.special & DEFERRED != 0 {
-            // Held packets were never counted as departures: they are dropped as they are.
-            self.drop_held(lost);
-        }
-        let mut waiting_intact = 0;
-        let mut first_start = None;
-        while let Some(w) = self.waiting.pop_front() {
-            first_start.get_or_insert(w.start);
-            let tx = self.tx_time(w.bytes);
-            self.stats.take_back(&w);
-            self.stats.set_busy_ns(self.stats.busy_ns() - tx as u128);
-            self.stats.drops += 1;
-            waiting_intact += !w.corrupted as usize;
-        }
-        if let Some(start) = first_start {
-            self.busy_until = start;
-            // Its double: the integer end's own (the aborted transmissions' sums are gone; a
-            // packet accepted after the repair starts at its own clock unless the link is
-            // still busy then, which needs a repair within one transmission).
-            self.busy_clock = crate::event::scripted_clock(start);
-        }
-        self.stats.errors += (self.pipe.len() - waiting_intact) as u64;
-        lost.extend(self.pipe.drain(..).map(|q| q.packet));
-        self.down = true;
-    }
-
-    /// A packet arrives at time `now` while the link is down: counted as an arrival the queue
-    /// dropped.
-    pub fn refuse(&mut self, now: Nanos) {
-        self.sample_up_to(now);
-        self.advance(now);
-        self.stats.drops += 1;
-    }
-
-    /// The run ended at `end`: bring the counters to that moment. The waiting queue drains to
-    /// `end` (as `advance`); the packets still waiting then had not started their
-    /// transmission, so they leave `departures`, `bytes_sent` and `errors` and make up
-    /// `backlog`; `busy_ns` keeps only transmission time up to `end`.
-    ///
-    /// The tie: a transmission starting exactly at `end` has started. It counts as a
-    /// departure with all its bytes and adds no busy time, the rule the queue-length samples
-    /// and `mean_len` follow (a packet whose transmission starts at T no longer waits at T),
-    /// so `backlog` equals the queue-length sample at `end`.
-    ///
-    /// A corrupted packet that had not started was not transmitted: it leaves `errors` with
-    /// `departures` (errors stay a part of departures). Its fate was drawn at acceptance and
-    /// stays drawn, so the random streams are untouched.
-    ///
-    /// Busy time. Every accepted packet was accepted at or before `end` (no event or express
-    /// hop beyond the run's end is processed), so from `end` the link is busy without a gap
-    /// until `busy_until`: the time after `end` is exactly `busy_until - end`.
-    ///
-    /// Call once, after the last arrival; a second call changes nothing.
-    pub fn finish(&mut self, end: Nanos) {
-        self.advance(end);
-        if self.special & DEFERRED != 0 {
-            self.finish_held();
-        }
-        for w in self.waiting.drain(..) {
-            self.stats.take_back(&w);
-            self.stats.backlog += 1;
-        }
-        let overhang = self.busy_until.saturating_sub(end);
-        self.stats.set_busy_ns(self.stats.busy_ns().saturating_sub(overhang as u128));
-        self.busy_until = self.busy_until.min(end);
-    }
 }
 
 #[cfg(test)]
