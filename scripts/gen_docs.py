@@ -318,7 +318,7 @@ def tables() -> dict[str, list[Table]]:
             Table('queue = { kind = "codel" }', "links[0].queue", _with("links[0].queue", _q("codel")), [
                 Row("limit", f"{_LINK0}.queue.limit", "packets"),
                 Row("target", f"{_LINK0}.queue.target_ns", "time", probe="7ms"),
-                Row("interval", f"{_LINK0}.queue.interval_ns", "time"),
+                Row("interval", f"{_LINK0}.queue.interval_ns", "time", bad=[0, "20000000s", "1ms"]),
             ], elsewhere={"kind": "the droptail table"}, shown_as="queue"),
         ],
         "flow": [Table("[[flows]]", _FLOW0, _base(), [

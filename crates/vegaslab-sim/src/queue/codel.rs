@@ -24,10 +24,11 @@
 //! - **An empty queue**: when the transmitter falls free and finds nothing waiting (the RFC's
 //!   `dequeue` returning no packet), the dropping state ends and the above-target clock resets.
 //!
-//! Where the RFC leaves a detail open, this follows Linux (`include/net/codel_impl.h`), and
-//! says so at the line: the enqueue limit counts waiting packets (Linux's `sch->limit`
-//! against `qdisc_qlen`), and a drop at the entry into the dropping state does not count.
-//! Two deliberate differences from Linux: `first_above_time` is reached at `now >=` (the RFC;
+//! Where the RFC leaves a detail open, this follows Linux (`include/net/codel_impl.h`,
+//! `net/sched/sch_codel.c`), and says so at the line: the enqueue limit counts waiting packets
+//! (Linux's `sch->limit` against the qdisc's length, which the packet being sent has left),
+//! and the time difference of the count-reuse test is signed. Two deliberate differences from
+//! Linux: `first_above_time` is reached at `now >=` (the RFC;
 //! Linux's `codel_time_after` needs `>`), and the control law is computed exactly in
 //! floating point and rounded down to the nanosecond (the RFC's `INTERVAL / sqrt(count)`;
 //! Linux approximates `1/sqrt(count)` by Newton steps in 32-bit fixed point). The "one
@@ -38,9 +39,9 @@
 use super::{Arrival, Departure, QueueDiscipline, Verdict};
 use vegaslab_cc::Nanos;
 
-/// Linux's default target sojourn time (`codel` qdisc, `target 5ms`; RFC 8289 section 4.4).
+/// Linux's default target sojourn time (`codel` qdisc, `target 5ms`; the RFC's recommended setting).
 pub const DEFAULT_TARGET_NS: Nanos = 5_000_000;
-/// Linux's default interval (`interval 100ms`; RFC 8289 section 4.5).
+/// Linux's default interval (`interval 100ms`; the RFC's recommended setting).
 pub const DEFAULT_INTERVAL_NS: Nanos = 100_000_000;
 
 /// A validated CoDel configuration (`queue = { kind = "codel", ... }`).
