@@ -10,9 +10,11 @@
 //! for every dequeue due before a packet arrives, then holds the packet, then for the dequeues
 //! due at that instant (so a packet arriving at an idle link leaves at once, as ns-2's
 //! `Queue::recv` sends it), and the channel's pending event stands at its next dequeue when
-//! that comes before its next delivery (`Simulator::schedule_deferred`). A packet arriving at
-//! the instant of a dequeue is in the queue for it. When a dequeue is decided every packet
-//! that arrived by then is held, so the bytes behind the head are those of the held packets.
+//! that comes before its next delivery (`Simulator::schedule_deferred`). Within one instant a
+//! dequeue sees the packets that arrived before it was decided: an arrival decides its
+//! instant's dequeues after joining the queue, the channel's event those still due when it
+//! runs. Every held packet arrived by the time a dequeue is decided (no dequeue waits past
+//! a later arrival), so the bytes behind the head are those of the held packets.
 //!
 //! The waiting queue (`Channel::waiting`) keeps one entry per held packet, with no start time
 //! (`Nanos::MAX`: it leaves only through `dequeue_next`), so the length samples, the occupancy
@@ -136,10 +138,10 @@ impl Channel {
             return Some(Dequeued { packet, enqueued_at, left_at: at, left_clock, fate: Fate::Lost { arrives_at, clock } });
         }
         let mut sent = Packet { clock, ..packet };
-        if self.aqt_enabled {
-            aqt::stamp(&mut sent, at - enqueued_at);
+        if sent.probe && self.aqt_enabled {
+            sent.aqt = aqt::stamped(sent.aqt, at - enqueued_at);
         }
-        self.push_pipe(arrives_at, at, left_clock, sent);
+        self.push_pipe_dequeued(arrives_at, at, left_clock, sent);
         Some(Dequeued { packet, enqueued_at, left_at: at, left_clock, fate: Fate::Sent { arrives_at, clock } })
     }
 

@@ -49,7 +49,6 @@ pub use stats::QueueStats;
 use std::collections::VecDeque;
 use vegaslab_cc::Nanos;
 
-
 /// Where an arriving packet went.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Admission {
@@ -192,7 +191,6 @@ const EXACT_CLOCK: u8 = 8;
 /// (`Simulator::hops` hands them to `deferred_arrival` rather than `accept`).
 const DEFERRED: u8 = 16;
 
-
 /// `Channel::scheduled_since` when no delivery is scheduled.
 pub const NOT_SCHEDULED: u64 = u64::MAX;
 
@@ -210,8 +208,6 @@ pub(crate) fn prefetch(p: *const u8) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
 }
-
-
 
 impl Channel {
     /// Channel number `index` of a run with this `seed` (its random streams, see `queue`).

@@ -55,7 +55,6 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use vegaslab_cc::Nanos;
 
-
 /// Which RED drop function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

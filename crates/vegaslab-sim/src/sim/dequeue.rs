@@ -11,10 +11,14 @@
 
 use super::clocks::event_clock;
 use super::Simulator;
-use crate::channel::{Admission, Dequeued, Fate};
+use crate::channel::{Admission, Dequeued, Fate, NOT_SCHEDULED};
 use crate::event::Event;
 use crate::packet::Packet;
 use vegaslab_cc::Nanos;
+
+/// Marks a deferred channel's `scheduled_since` (a `since` is a non-negative double, so its
+/// sign bit is clear; and the marked value is never `NOT_SCHEDULED`, a NaN's bits).
+const DEFERRED_EVENT: u64 = 1 << 63;
 
 impl Simulator {
     /// Packet `p` reaches deferred channel `c` at `t` (`hops`): the dequeues due before `t`,
@@ -34,9 +38,21 @@ impl Simulator {
         self.schedule_deferred(c);
     }
 
-    /// Deferred channel `c`'s event (`on_delivery`): the dequeues due now, then the delivery
-    /// of its head packet if it arrives now, then its next event.
-    pub(super) fn on_deferred_event(&mut self, c: usize) {
+    /// A delivery event whose channel's pending event is not it (`on_delivery`): superseded,
+    /// or a deferred channel's own event, whose `scheduled_since` carries `DEFERRED_EVENT`.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn on_unmatched_delivery(&mut self, c: usize) {
+        let ch = &self.channels[c];
+        if ch.is_deferred() && ch.scheduled_since == self.events.popped_since() | DEFERRED_EVENT && ch.scheduled_at == self.now {
+            self.channels[c].scheduled_since = NOT_SCHEDULED;
+            self.on_deferred_event(c);
+        }
+    }
+
+    /// Deferred channel `c`'s event: the dequeues due now, then the delivery of its head
+    /// packet if it arrives now, then its next event.
+    fn on_deferred_event(&mut self, c: usize) {
         self.run_dequeues(c, self.now, true);
         if self.channels[c].head_time().is_some_and(|(at, ..)| at <= self.now) {
             let node = self.channels[c].to;
@@ -83,7 +99,7 @@ impl Simulator {
         };
         if let Some((at, since_clock, clock)) = next {
             if !ch.is_scheduled() || at < ch.scheduled_at {
-                (ch.scheduled_at, ch.scheduled_since) = (at, since_clock.max(0.0).to_bits());
+                (ch.scheduled_at, ch.scheduled_since) = (at, since_clock.max(0.0).to_bits() | DEFERRED_EVENT);
                 self.events.schedule_since(at, since_clock, clock, Event::Delivery(c as u32));
             }
         }

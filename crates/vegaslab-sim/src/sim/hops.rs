@@ -16,12 +16,11 @@ impl Simulator {
     pub(super) fn on_delivery(&mut self, c: usize) {
         let ch = &self.channels[c];
         if ch.scheduled_since != self.events.popped_since() || ch.scheduled_at != self.now {
-            return; // superseded by an earlier head
+            // Superseded by an earlier head, or a deferred channel's event (`dequeue`), whose
+            // `scheduled_since` is marked so that this common path need not tell it apart.
+            return self.on_unmatched_delivery(c);
         }
         self.channels[c].scheduled_since = NOT_SCHEDULED;
-        if self.channels[c].is_deferred() {
-            return self.on_deferred_event(c);
-        }
         let node = self.channels[c].to;
         let seen = &mut self.last_arrival[node as usize];
         if *seen == self.now {
@@ -157,7 +156,7 @@ impl Simulator {
                     }
                     // RoVegas's AQT router: the hook on dequeue, where the wait is known now.
                     if p.probe && self.channels[c].aqt_enabled {
-                        crate::queue::aqt::stamp(&mut p, queued);
+                        p.aqt = crate::queue::aqt::stamped(p.aqt, queued);
                     }
                     if (self.channels[c].hands_on || self.node_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
                         // What the far node does happens in the delivery event this hop stands
