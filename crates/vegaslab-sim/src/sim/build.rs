@@ -102,7 +102,6 @@ impl Simulator {
             tracer: None,
             trace_info: None,
             rare_hop_checks: failures.is_some() || prefetch || any_deferred,
-            any_deferred,
             failures,
             prefetch,
         };

@@ -134,7 +134,7 @@ impl Simulator {
                 if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
                     return self.lost_without_link(p, c, t);
                 }
-                if self.any_deferred && self.channels[c].is_deferred() {
+                if self.channels[c].is_deferred() {
                     return self.deferred_arrival(c, p, t);
                 }
                 if self.prefetch {

@@ -119,10 +119,9 @@ pub struct Simulator {
     /// Prefetch what the next delivery and a long waiting queue will read (`prefetch_next`,
     /// `Channel::prefetch_waiting`): runs with at least `PREFETCH_FROM_CHANNELS` channels.
     prefetch: bool,
-    /// Some channel's discipline decides at dequeue (`Channel::is_deferred`; `dequeue`).
-    any_deferred: bool,
-    /// `failures`, `prefetch` or `any_deferred`: one test per packet-hop for the three when
-    /// none applies.
+    /// `failures`, `prefetch` or a channel whose discipline decides at dequeue
+    /// (`Channel::is_deferred`; `dequeue`): one test per packet-hop for the three when none
+    /// applies.
     rare_hop_checks: bool,
 }
 
