@@ -108,6 +108,22 @@ tcp = { window = 500 }
     common::assert_express_hops_change_nothing(chain);
 }
 
+#[test]
+fn a_codel_link_whose_delay_falls_delivers_overtaking_packets_in_arrival_order() {
+    // The bottleneck's delay falls from 200 ms to 2 ms at 3 s: packets sent after the change
+    // overtake those still propagating. Every packet is accounted for, and express hops
+    // change nothing.
+    let text = one_flow("newreno", r#"{ kind = "codel", limit = 100 }"#)
+        .replace("60s", "8s")
+        .replace(r#"delay = "20ms", queue"#, r#"delay = "200ms", delay_schedule = [{ at = "3s", delay = "2ms" }], queue"#);
+    let v = run(&text);
+    let q = bottleneck(&v);
+    let n = |k: &str| q[k].as_u64().unwrap();
+    assert_eq!(n("arrived_pkts"), n("departed_pkts") + n("dropped_pkts") + n("backlog_pkts"), "{q}");
+    assert!(v["flows"][0]["delivered_pkts"].as_u64().unwrap() > 1000, "{}", v["flows"][0]);
+    common::assert_express_hops_change_nothing(&text);
+}
+
 const BASE: &str = r#"
 [run]
 duration = "10s"
