@@ -315,6 +315,11 @@ def tables() -> dict[str, list[Table]]:
                 Row("weight", f"{_LINK0}.queue.weight", "", probe=0.25, bad=[-1, 5]),
                 Row("mean_pktsize", f"{_LINK0}.queue.mean_pktsize", "bytes"),
             ], elsewhere={"kind": "the droptail table"}, shown_as="queue"),
+            Table('queue = { kind = "codel" }', "links[0].queue", _with("links[0].queue", _q("codel")), [
+                Row("limit", f"{_LINK0}.queue.limit", "packets"),
+                Row("target", f"{_LINK0}.queue.target_ns", "time", probe="7ms"),
+                Row("interval", f"{_LINK0}.queue.interval_ns", "time", bad=[0, "20000000s", "1ms"]),
+            ], elsewhere={"kind": "the droptail table"}, shown_as="queue"),
         ],
         "flow": [Table("[[flows]]", _FLOW0, _base(), [
             Row("name", f"{_FLOW0}.name", "", probe="x", template="flow{i}", bad=["a b"]),

@@ -153,6 +153,8 @@ def test_rejects_what_the_core_rejects():
 @pytest.mark.parametrize("edit, field", [
     (lambda s: s["links"][1].update(queue={"kind": "red-linear", "limit": 25, "min": 4, "max": 8}),
      r"links\[1\] \('R1' - 'R2'\)\.forward\.queue\.variant"),
+    (lambda s: s["links"][1].update(queue={"kind": "codel", "limit": 100}),
+     r"links\[1\] \('R1' - 'R2'\)\.forward\.queue\.kind: ns-2\.35 has no CoDel"),
     (lambda s: s["links"][1].update(error_rate=0.01), r"links\[1\].*\.forward\.error_rate"),
     (lambda s: s["flows"][0].update(params={"alpha": 1, "flavour": "linux"}),
      r"flows\[0\] \('vegas'\)\.algorithm\.Vegas\.flavour"),

@@ -78,6 +78,9 @@ def test_a_file_transfer_keeps_its_size():
     ("wf-net1-red.toml", (), r"D1 both sends and receives \(two-way traffic\)"),
     ("va-reroute.toml", ('links[0].queue={ kind = "red", limit = 50, min = 5, max = 15 }',),
      r"DropTail bottlenecks only"),
+    ("va-reroute.toml", ('links[0].queue={ kind = "codel", limit = 100 }',),
+     r"links\[0\]\.\w+\.queue: the testbed has DropTail bottlenecks only \(these machines' kernels have no RED "
+     r"or CoDel qdisc\), got 'codel'"),
     ("rv-single.toml", (), r"udp: the testbed runs TCP flows only"),
     ("va-reroute.toml", ("flows[0].cc=rovegas", "flows[0].params.probe_every=2"), r"probe_every"),
     ("va-reroute.toml", ("links[0].error_rate=0.01",), r"error_rate: the testbed has no packet errors"),

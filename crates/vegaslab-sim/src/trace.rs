@@ -204,6 +204,45 @@ impl Tracer {
         }
     }
 
+    /// A packet left the queue of channel `c`, one whose discipline decides at dequeue
+    /// (`channel::deferred`): its `+` at its arrival, then `d` when the discipline dropped it,
+    /// or `-` and `r` (or `d` at the time it would have arrived, when the link lost it). Such
+    /// a channel's shadow transmitter is not used: the dequeue gives its own double.
+    #[cold]
+    #[inline(never)]
+    pub fn dequeued(&mut self, c: usize, from: u32, to: u32, parent: u32, d: &crate::channel::Dequeued) {
+        use crate::channel::Fate;
+        if self.channels[c].is_none() {
+            return;
+        }
+        let p = &d.packet;
+        let traced = match p.kind {
+            Kind::Udp => self.udp_traced,
+            _ => self.flows.is_empty() || self.flows.get(parent as usize).copied().unwrap_or(false),
+        };
+        if !traced {
+            return;
+        }
+        let flow = if p.kind == Kind::Udp { self.n_flows + p.flow } else { parent };
+        let uid = self.hops;
+        self.hops += 1;
+        let t = d.enqueued_at;
+        let base = Rec { t, clock: self.clock_of(t, p.clock), ev: b'+', from, to, kind: p.kind, size: p.size, flow, seqno: p.seqno, uid };
+        self.push(base);
+        let left = Rec { ev: b'-', t: d.left_at, clock: self.clock_of(d.left_at, d.left_clock), ..base };
+        match d.fate {
+            Fate::Dropped => self.push(Rec { ev: b'd', ..left }),
+            Fate::Sent { arrives_at, clock } => {
+                self.push(left);
+                self.push(Rec { ev: b'r', t: arrives_at, clock: self.clock_of(arrives_at, clock), ..base });
+            }
+            Fate::Lost { arrives_at, clock } => {
+                self.push(left);
+                self.push(Rec { ev: b'd', t: arrives_at, clock: self.clock_of(arrives_at, clock), ..base });
+            }
+        }
+    }
+
     /// Packet `p` (as it arrived: its clock is the arrival's) was offered to channel `c`
     /// (from `from` to `to`) at `t` with this outcome. `parent`: the flow entry of a TCP
     /// packet's connection (a per-flow connection's entry), for the flow filter.

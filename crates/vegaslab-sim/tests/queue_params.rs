@@ -88,7 +88,7 @@ fn thresholds_are_required() {
 
 #[test]
 fn unknown_queue_kind_lists_the_kinds() {
-    assert_eq!(error_of(&["links[0].queue.kind=fifo"]), "case.toml: links[0].queue.kind: unknown queue kind \"fifo\" (allowed: droptail, red, red-linear)");
+    assert_eq!(error_of(&["links[0].queue.kind=fifo"]), "case.toml: links[0].queue.kind: unknown queue kind \"fifo\" (allowed: droptail, red, red-linear, codel)");
 }
 
 #[test]

@@ -296,6 +296,11 @@ def _queue(q, where: str) -> tuple[int, dict | None]:
     if kind == "droptail":
         _check_keys(q, _DROPTAIL_KEYS, where)
         return _int(q.get("limit"), f"{where}.limit", 1), None
+    if kind == "codel":
+        # ns-2.35, the release the bridge targets, has no CoDel (no Queue/CoDel class: it came
+        # to ns-2 only in later development trees), so there is nothing to compare with.
+        raise ValueError(f"{where}.kind: ns-2.35 has no CoDel queue (no Queue/CoDel), so the "
+                         f"ns-2 bridge cannot run a codel link; it supports droptail and red queues")
     if kind != "red":
         raise ValueError(f"{where}.kind: the ns-2 bridge supports droptail and red queues, "
                          f"got {kind!r}")
@@ -315,7 +320,7 @@ def _queue(q, where: str) -> tuple[int, dict | None]:
     else:
         raise ValueError(f"{where}.weight: expected \"auto\" or {{\"fixed\": w}}, got {weight!r}")
     # Packet mode, no ECN, classic forced drops above max (use_mark_p_ false), as the core's
-    # RED (crates/vegaslab-sim/src/queue.rs).
+    # RED (crates/vegaslab-sim/src/queue/red.rs).
     red = {
         "thresh_": _tcl_num(_float(q.get("min_th"), f"{where}.min_th"), f"{where}.min_th"),
         "maxthresh_": _tcl_num(_float(q.get("max_th"), f"{where}.max_th"), f"{where}.max_th"),

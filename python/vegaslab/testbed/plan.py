@@ -15,7 +15,7 @@ option (:mod:`.aqt`); the bottleneck queue stamps queueing time in each directio
 the scenario's ``[aqt] routers`` names (the other links have no queue).
 
 What is refused, with the reason: flows with no common bottleneck, RED or other non-DropTail
-bottleneck queues (no ``red`` qdisc on these machines), packet errors, UDP sources,
+bottleneck queues (no ``red`` or ``codel`` qdisc in these machines' kernels), packet errors, UDP sources,
 applications other than bulk and file transfers, a host that both sends and receives, and
 algorithms without a kernel version.
 """
@@ -161,7 +161,7 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
     for where, q in ((d, fwd["queue"]), (_flip(d), rev["queue"])):
         if q.get("kind") != "droptail":
             raise PlanError(f"links[{i}].{where}.queue: the testbed has DropTail bottlenecks only "
-                            f"(no RED qdisc on these machines), got {q.get('kind')!r}")
+                            f"(these machines' kernels have no RED or CoDel qdisc), got {q.get('kind')!r}")
     for hops in paths.values():
         for j, dd in hops:
             for direction in (dd, _flip(dd)):

@@ -24,7 +24,7 @@ pub const MAX_DELAY_NS: i128 = 3_600 * 1_000_000_000;
 pub const MIN_BANDWIDTH_BPS: f64 = 1.0;
 
 /// Largest bandwidth, bit/s: 10 Tbit/s. With the smallest packet (1 byte) a transmission still
-/// takes at least the clock's 1 ns resolution (0.8 ps rounds up to 1 ns; see `channel.rs`).
+/// takes at least the clock's 1 ns resolution (0.8 ps rounds up to 1 ns; see `channel/mod.rs`).
 pub const MAX_BANDWIDTH_BPS: f64 = 1e13;
 
 /// Largest size in bytes (a file transfer, a mean flow size): 1 PB.

@@ -1,12 +1,12 @@
 //! Links: bandwidth, delay and its changes (schedule or trace file), queue discipline
-//! (DropTail, RED, linear RED), packet error rate and deterministic loss patterns, per
+//! (DropTail, RED, linear RED, CoDel), packet error rate and deterministic loss patterns, per
 //! direction.
 
 use super::context::{NetBuilder, DEFAULT_QUEUE_LIMIT};
 use super::limits::{self, MAX_DELAY_POINTS, MAX_LOSS_INDEX, MAX_LOSS_PACKETS, MAX_TIME_NS, MAX_TRACE_BYTES};
 use super::reader::{check_name, describe, Obj};
 use super::{DirectionSpec, ErrorKind, LinkSpec, QueueSpec, ScenarioError};
-use crate::queue::{LossPattern, RedSpec, RedVariant, RedWeight};
+use crate::queue::{CoDelSpec, LossPattern, RedSpec, RedVariant, RedWeight, DEFAULT_INTERVAL_NS, DEFAULT_TARGET_NS};
 use toml::Value;
 
 /// The properties of one link read from a table; `defaults` fills what it omits.
@@ -253,7 +253,7 @@ pub fn resolve_relative(source: &str, name: &str) -> std::path::PathBuf {
     }
 }
 
-const QUEUE_KINDS: &str = "droptail, red, red-linear";
+const QUEUE_KINDS: &str = "droptail, red, red-linear, codel";
 
 /// Other names of the RED fields (ns-2's `Queue/RED` variables, the names of Floyd and
 /// Jacobson's paper), for suggestions only: `(name, our field, note)`, the name compared
@@ -315,6 +315,18 @@ pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
             }
             spec.validate().map_err(|(field, msg)| q.err(field, msg))?;
             Ok(QueueSpec::Red(spec))
+        }
+        "codel" => {
+            q.deny_unknown(&["kind", "limit", "target", "interval"])?;
+            // As Linux's `limit`, the packets in the queue, not counting the one being sent.
+            let limit = q.integer("limit", 1, 100_000_000)?.unwrap_or(DEFAULT_QUEUE_LIMIT as i64) as u32;
+            let target = q.time("target", 1, MAX_TIME_NS)?.unwrap_or(DEFAULT_TARGET_NS);
+            let interval = q.time("interval", 1, MAX_TIME_NS)?.unwrap_or(DEFAULT_INTERVAL_NS);
+            if interval <= target {
+                let s = |ns: u64| format!("{} s", ns as f64 / 1e9);
+                return Err(q.err("interval", format!("must be > target ({}), got {}", s(target), s(interval))));
+            }
+            Ok(QueueSpec::CoDel(CoDelSpec { limit, target, interval }))
         }
         other => Err(q.err("kind", format!("unknown queue kind \"{other}\" (allowed: {QUEUE_KINDS})"))),
     }

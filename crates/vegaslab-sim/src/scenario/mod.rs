@@ -284,6 +284,8 @@ pub enum QueueSpec {
     DropTail { limit: u32 },
     /// RED (`kind = "red"`) or the grids paper's linear RED (`kind = "red-linear"`); see `queue`.
     Red(crate::queue::RedSpec),
+    /// CoDel, RFC 8289 (`kind = "codel"`); see `queue::CoDel`.
+    CoDel(crate::queue::CoDelSpec),
 }
 
 impl QueueSpec {
@@ -292,12 +294,14 @@ impl QueueSpec {
             QueueSpec::DropTail { .. } => "droptail",
             QueueSpec::Red(r) if r.variant == crate::queue::RedVariant::Linear => "red-linear",
             QueueSpec::Red(_) => "red",
+            QueueSpec::CoDel(_) => "codel",
         }
     }
     pub fn limit(&self) -> u32 {
         match self {
             QueueSpec::DropTail { limit } => *limit,
             QueueSpec::Red(r) => r.limit,
+            QueueSpec::CoDel(c) => c.limit,
         }
     }
 }

@@ -87,6 +87,7 @@ impl Simulator {
             c.aqt_enabled = aqt_routers.contains(&(c.from as usize));
             c.set_ties_by_clock(scenario.clock == SenderClock::Ns2);
         }
+        let any_deferred = channels.iter().any(|c| c.is_deferred());
         let monitored: std::collections::HashSet<(usize, usize)> = scenario.monitor.queues.iter().copied().collect();
         let flows: Vec<Flow> = scenario
             .flows
@@ -153,7 +154,7 @@ impl Simulator {
             express_until,
             tracer: None,
             trace_info: None,
-            failures_or_prefetch: failures.is_some() || prefetch,
+            rare_hop_checks: failures.is_some() || prefetch || any_deferred,
             failures,
             prefetch,
         };

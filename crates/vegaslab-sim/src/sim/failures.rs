@@ -91,6 +91,11 @@ impl Simulator {
             debug_assert_eq!(t, self.now);
             for c in [2 * link as usize, 2 * link as usize + 1] {
                 if down {
+                    if self.channels[c].is_deferred() {
+                        // Dequeues due before the failure happened (a transmission due exactly
+                        // at it is still queued, as in `Channel::fail`).
+                        self.run_dequeues(c, self.now, false);
+                    }
                     self.channels[c].fail(self.now, &mut lost);
                     self.channels[c].scheduled_since = NOT_SCHEDULED; // its pending delivery finds nothing
                 } else {

@@ -16,7 +16,9 @@ impl Simulator {
     pub(super) fn on_delivery(&mut self, c: usize) {
         let ch = &self.channels[c];
         if ch.scheduled_since != self.events.popped_since() || ch.scheduled_at != self.now {
-            return; // superseded by an earlier head
+            // Superseded by an earlier head, or a deferred channel's event (`dequeue`), whose
+            // `scheduled_since` is marked so that this common path need not tell it apart.
+            return self.on_unmatched_delivery(c);
         }
         self.channels[c].scheduled_since = NOT_SCHEDULED;
         let node = self.channels[c].to;
@@ -101,7 +103,7 @@ impl Simulator {
     /// An express hop moves the current instant in locals (`since`, what `accept` reads, and
     /// `clock_now`), written to the event queue only for a sender, its one other reader (a
     /// timer is scheduled at the instant), not at every express hop.
-    fn hops(&mut self, mut p: Packet, mut node: u32, mut t: Nanos) {
+    pub(super) fn hops(&mut self, mut p: Packet, mut node: u32, mut t: Nanos) {
         // The current instant is at `t` (the caller's event, or the ACK `at_sender` handles).
         let Moment { at: _, clock: mut clock_now, mut since } = self.events.instant();
         loop {
@@ -126,10 +128,14 @@ impl Simulator {
             let c = self.route(node, p.dst) as usize;
             // Only a run with link failures can meet a down link or a pair without a route
             // (`failures` gates both checks; without failures every used pair has a route,
-            // checked before the run).
-            if self.failures_or_prefetch {
+            // checked before the run); only one with a discipline that drops at dequeue
+            // reaches a channel that holds its packets (`dequeue`).
+            if self.rare_hop_checks {
                 if self.failures.is_some() && (c == NO_ROUTE as usize || self.channels[c].down) {
                     return self.lost_without_link(p, c, t);
+                }
+                if self.channels[c].is_deferred() {
+                    return self.deferred_arrival(c, p, t);
                 }
                 if self.prefetch {
                     self.channels[c].prefetch_waiting();
@@ -148,8 +154,9 @@ impl Simulator {
                     if self.tracer.is_some() {
                         self.trace_accepted(c, &p, t, (arrives_at, queued), (clock, start_clock));
                     }
+                    // RoVegas's AQT router: the hook on dequeue, where the wait is known now.
                     if p.probe && self.channels[c].aqt_enabled {
-                        p.aqt = p.aqt.saturating_add(queued.min(u32::MAX as u64) as u32);
+                        p.aqt = crate::queue::aqt::stamped(p.aqt, queued);
                     }
                     if (self.channels[c].hands_on || self.node_may_run_ahead(&p, c, arrives_at)) && arrives_at < self.express_until {
                         // What the far node does happens in the delivery event this hop stands

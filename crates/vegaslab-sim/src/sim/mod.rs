@@ -6,6 +6,7 @@
 //!   construction of its network;
 //! - `routing`: next hops (static routes, rebuilt after link changes) and the paths;
 //! - `hops`: a packet's way through the network, deliveries and the express hops (`express`);
+//! - `dequeue`: arrivals at, and events of, channels whose discipline drops at dequeue;
 //! - `transport`: TCP senders and sinks: ACKs, data, retransmission timers;
 //! - `applications`: flow starts and stops, applications with their own clock, per-flow
 //!   connections, UDP sources;
@@ -17,6 +18,7 @@
 mod applications;
 mod build;
 mod clocks;
+mod dequeue;
 mod failures;
 mod hops;
 mod monitors;
@@ -118,8 +120,10 @@ pub struct Simulator {
     /// Prefetch what the next delivery and a long waiting queue will read (`prefetch_next`,
     /// `Channel::prefetch_waiting`): runs with at least `PREFETCH_FROM_CHANNELS` channels.
     prefetch: bool,
-    /// `failures` or `prefetch`: one test per packet-hop for both when neither applies.
-    failures_or_prefetch: bool,
+    /// `failures`, `prefetch` or a channel whose discipline decides at dequeue
+    /// (`Channel::is_deferred`; `dequeue`): one test per packet-hop for the three when none
+    /// applies.
+    rare_hop_checks: bool,
 }
 
 /// Runs with this many channels or more prefetch (`Simulator::prefetch_next`).

@@ -1,17 +1,12 @@
-//! Queue disciplines (DropTail, RED, the grids paper's linear RED) and the packet-error model
-//! of a link direction.
+//! RED as ns-2's `Queue/RED` (`kind = "red"`) and the grids paper's linear RED (`kind =
+//! "red-linear"`): one state machine, the drop function told apart by [`RedVariant`]. Both
+//! decide at enqueue only. A RED queue sees the number of packets *waiting* (not counting the
+//! one in transmission), exactly what ns-2's queue objects see (the link holds the packet it
+//! is transmitting), and whether the link has been idle and since when.
 //!
-//! A [`Queue`] decides, when a packet arrives, whether it may join the waiting queue. It sees
-//! the number of packets *waiting* (not counting the one in transmission), exactly what ns-2's
-//! queue objects see (the link holds the packet it is transmitting), and whether the link has
-//! been idle and since when.
-//!
-//! ## Random streams
-//!
-//! Draws come from [`crate::rng::stream`]`(seed, id)` with fixed stream ids (listed in
-//! `rng`), so a run is bit-identical for a seed and adding a queue or an error model never
-//! shifts other draws: RED early drops of channel `c` use [`STREAM_RED_BASE`]` + c`, packet
-//! errors [`STREAM_ERROR_BASE`]` + c`.
+//! Early drops draw from [`crate::rng::stream`]`(seed,`[`STREAM_RED_BASE`]` + c)` for channel
+//! `c` (the ids are listed in `rng`), so a run is bit-identical for a seed and adding a queue
+//! never shifts other draws.
 //!
 //! ## RED as ns-2 implements it (`queue/red.cc`), packet mode
 //!
@@ -54,11 +49,11 @@
 //! spacing and no `q > 1` guard (the paper's "effective formula"). Drops above `max` and over
 //! the limit are forced, those between the thresholds early.
 
-use crate::rng::{stream, STREAM_ERROR_BASE, STREAM_RED_BASE};
+use super::{Arrival, QueueDiscipline, Verdict};
+use crate::rng::{stream, STREAM_RED_BASE};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use vegaslab_cc::Nanos;
-
 
 /// Which RED drop function.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -154,23 +149,6 @@ pub fn powu(mut x: f64, mut n: u64) -> f64 {
         n >>= 1;
     }
     acc
-}
-
-/// ns-2 DropTail: drop when (waiting + 1) >= limit, so limit - 1 wait and one is in
-/// transmission.
-#[inline(always)]
-pub fn droptail_admits(waiting: u64, limit: u32) -> bool {
-    waiting + 1 < limit as u64
-}
-
-/// Why a packet was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    Accept,
-    /// A random (unforced) RED drop.
-    Early,
-    /// Over the hard limit, or the average over the top threshold.
-    Forced,
 }
 
 /// RED state of one link direction.
@@ -323,106 +301,10 @@ impl Red {
     }
 }
 
-/// A uniform packet error rate on one link direction: each transmitted packet is lost with
-/// probability `rate`, independently (ns-2 `ErrorModel` with `unit pkt` and a uniform random
-/// variable). The draw is made when the packet is accepted (its fate is fixed then); the
-/// packet still occupies the queue and the transmitter.
-#[derive(Clone, Debug)]
-pub struct PacketErrors {
-    pub rate: f64,
-    rng: ChaCha8Rng,
-}
-
-impl PacketErrors {
-    /// `None` for a zero rate (no draws at all, so a zero-rate link costs nothing).
-    /// Boxed: the generator's state is large and most channels have none.
-    pub fn new(rate: f64, seed: u64, channel: usize) -> Option<Box<Self>> {
-        (rate > 0.0).then(|| Box::new(PacketErrors { rate, rng: stream(seed, STREAM_ERROR_BASE + channel as u64) }))
-    }
-
-    #[inline]
-    pub fn corrupts(&mut self) -> bool {
-        self.rng.gen::<f64>() < self.rate
-    }
-}
-
-/// A deterministic loss pattern on one link direction (`loss = { ... }` in a link table): which
-/// packets, counted from 0 in the order the direction transmits them, are lost.
-///
-/// What is counted: every packet the direction's queue accepts (so transmits), whatever it is
-/// (data, ACKs, UDP), as ns-2's `ErrorModel` counts every packet that passes it (`unit pkt`).
-/// Packets the queue drops are not counted: they never reach the link. The pattern sits where
-/// ns-2's `$ns link-lossmodel` puts an error model, after the queue and the link (`SimpleLink
-/// insert-linkloss`: between the delay line and the far node), which is also where the
-/// uniform `error_rate` acts: a lost packet occupied the queue and the transmitter.
-/// ns-2 counts in the order packets leave the delay line; that is the transmission order
-/// unless a delay that falls lets a later packet overtake (a delay schedule), when the two can
-/// differ.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum LossPattern {
-    /// The packets with these indices (0-based), in increasing order, each once (ns-2's
-    /// `ErrorModel/List` with `droplist`, whose count also starts at 0).
-    List {
-        #[serde(serialize_with = "serialize_indices")]
-        packets: std::sync::Arc<[u64]>,
-    },
-    /// `burst` consecutive packets from index `first`, then from `first + every`, `first + 2
-    /// every`, ... (ns-2's `ErrorModel/Periodic` with `offset_ = first + 1`, `period_ = every`,
-    /// `burstlen_ = burst`: its count starts at 1 and offsets 0 and 1 both lose the first
-    /// packet, so the scenario uses 0-based indices and the bridge translates).
-    Periodic { every: u64, first: u64, burst: u64 },
-}
-
-/// The list is shared (`Arc`) by the directions and links a builder copies it to; it is written
-/// out as a plain list.
-fn serialize_indices<S: serde::Serializer>(packets: &std::sync::Arc<[u64]>, s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(packets.iter())
-}
-
-impl LossPattern {
-    /// Whether the packet with this index (0-based) is lost (for tests and documentation: the
-    /// simulator walks the pattern with [`PatternLosses`]).
-    pub fn loses(&self, index: u64) -> bool {
-        match self {
-            LossPattern::List { packets } => packets.binary_search(&index).is_ok(),
-            LossPattern::Periodic { every, first, burst } => index >= *first && (index - first) % every < *burst,
-        }
-    }
-}
-
-/// A loss pattern being applied: the index of the next packet, and for a list the next listed
-/// index not yet reached.
-#[derive(Clone, Debug)]
-pub struct PatternLosses {
-    pattern: LossPattern,
-    count: u64,
-    next: usize,
-}
-
-impl PatternLosses {
-    /// `None` without a pattern (a direction without one costs nothing). Boxed: most channels
-    /// have none.
-    pub fn new(pattern: &Option<LossPattern>) -> Option<Box<Self>> {
-        pattern.as_ref().map(|p| Box::new(PatternLosses { pattern: p.clone(), count: 0, next: 0 }))
-    }
-
-    /// The fate of the next transmitted packet: true if the pattern loses it.
-    #[inline]
-    pub fn loses_next(&mut self) -> bool {
-        let i = self.count;
-        self.count += 1;
-        match &self.pattern {
-            LossPattern::List { packets } => {
-                if packets.get(self.next) == Some(&i) {
-                    self.next += 1;
-                    true
-                } else {
-                    false
-                }
-            }
-            LossPattern::Periodic { every, first, burst } => i >= *first && (i - first) % every < *burst,
-        }
+impl QueueDiscipline for Red {
+    /// ns-2's `REDQueue::enque`: the idle time is since the link's last transmission ended.
+    fn enqueue(&mut self, a: &Arrival) -> Verdict {
+        self.arrive(a.now, a.waiting as usize, a.idle_since)
     }
 }
 
@@ -499,26 +381,5 @@ mod tests {
         }
         assert!((powu(x, 37) - y).abs() < 1e-15);
         assert_eq!(powu(x, 0), 1.0);
-    }
-
-    #[test]
-    fn a_list_pattern_loses_exactly_the_listed_indices_counted_from_zero() {
-        let p = LossPattern::List { packets: vec![0, 3, 4, 9].into() };
-        let mut walk = PatternLosses::new(&Some(p.clone())).unwrap();
-        let lost: Vec<u64> = (0..12u64).filter(|_| walk.loses_next()).collect();
-        assert_eq!(lost, vec![0, 3, 4, 9]);
-        assert_eq!((0..12u64).filter(|&i| p.loses(i)).collect::<Vec<_>>(), lost);
-    }
-
-    #[test]
-    fn a_periodic_pattern_loses_bursts_from_first_every_period() {
-        let p = LossPattern::Periodic { every: 5, first: 2, burst: 2 };
-        let mut walk = PatternLosses::new(&Some(p.clone())).unwrap();
-        let lost: Vec<u64> = (0..20u64).filter(|_| walk.loses_next()).collect();
-        assert_eq!(lost, vec![2, 3, 7, 8, 12, 13, 17, 18]);
-        assert_eq!((0..20u64).filter(|&i| p.loses(i)).collect::<Vec<_>>(), lost);
-        // every = 1 loses every packet from `first` on.
-        let all = LossPattern::Periodic { every: 1, first: 3, burst: 1 };
-        assert_eq!((0..6u64).filter(|&i| all.loses(i)).collect::<Vec<_>>(), vec![3, 4, 5]);
     }
 }
