@@ -11,7 +11,7 @@ use vegaslab_sim::Simulator;
 
 fn run(text: &str) -> serde_json::Value {
     let sc = scenario::parse(text, "t.toml", &[]).unwrap();
-    let r = Simulator::new(sc).run(|_, _| true);
+    let r = Simulator::build(sc).expect("a valid scenario").run(|_, _| true);
     let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
     v["meta"] = serde_json::Value::Null;
     v
@@ -203,7 +203,7 @@ fn a_traced_codel_link_records_drops_at_dequeue_with_their_own_time() {
     let sc = scenario::parse(&text, "t.toml", &[]).unwrap();
     let dir = std::env::temp_dir().join(format!("vegaslab-codel-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut sim = Simulator::new(sc);
+    let mut sim = Simulator::build(sc).expect("a valid scenario");
     let path = sim.open_trace(&dir).unwrap().unwrap();
     let r = sim.run(|_, _| true);
     let trace = std::fs::read_to_string(&path).unwrap();

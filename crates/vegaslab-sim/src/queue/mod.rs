@@ -38,7 +38,7 @@ pub use crate::loss::{LossPattern, PacketErrors, PatternLosses};
 pub use codel::{CoDel, CoDelSpec, DEFAULT_INTERVAL_NS, DEFAULT_TARGET_NS};
 pub use droptail::{droptail_admits, DropTail};
 pub use red::{powu, Red, RedSpec, RedVariant, RedWeight};
-pub use registry::Discipline;
+pub use registry::{Discipline, QueueSpec};
 use vegaslab_cc::Nanos;
 
 /// A discipline's decision on a packet.

@@ -1,10 +1,40 @@
-//! The disciplines a link direction's queue may have: one variant each, built from the
-//! scenario's [`QueueSpec`], dispatched by `match`. Adding a discipline is a file in `queue/`,
-//! a variant here and its arm in each `match`.
+//! The disciplines a link direction's queue may have: the scenario's [`QueueSpec`] (what a
+//! scenario file names) and the running [`Discipline`], one variant each, dispatched by `match`.
+//! Adding a discipline is a file in `queue/`, a variant in each enum and its arm in each `match`.
 
-use super::{Arrival, CoDel, Departure, DropTail, QueueDiscipline, Red, Verdict};
-use crate::scenario::QueueSpec;
+use serde::Serialize;
+
+use super::{Arrival, CoDel, CoDelSpec, Departure, DropTail, QueueDiscipline, Red, RedSpec, RedVariant, Verdict};
 use vegaslab_cc::Nanos;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum QueueSpec {
+    /// ns-2 DropTail: a limit of `limit` packets counts the one being transmitted.
+    DropTail { limit: u32 },
+    /// RED (`kind = "red"`) or the grids paper's linear RED (`kind = "red-linear"`); see [`Red`].
+    Red(RedSpec),
+    /// CoDel, RFC 8289 (`kind = "codel"`); see [`CoDel`].
+    CoDel(CoDelSpec),
+}
+
+impl QueueSpec {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QueueSpec::DropTail { .. } => "droptail",
+            QueueSpec::Red(r) if r.variant == RedVariant::Linear => "red-linear",
+            QueueSpec::Red(_) => "red",
+            QueueSpec::CoDel(_) => "codel",
+        }
+    }
+    pub fn limit(&self) -> u32 {
+        match self {
+            QueueSpec::DropTail { limit } => *limit,
+            QueueSpec::Red(r) => r.limit,
+            QueueSpec::CoDel(c) => c.limit,
+        }
+    }
+}
 
 /// A channel's queue discipline. Its variants differ in size (RED's random stream is large);
 /// the channel holds it boxed, off its hot lines, so none is boxed again here.

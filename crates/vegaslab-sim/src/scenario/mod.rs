@@ -277,34 +277,9 @@ pub struct DirectionSpec {
     pub loss: Option<crate::queue::LossPattern>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-pub enum QueueSpec {
-    /// ns-2 DropTail: a limit of `limit` packets counts the one being transmitted.
-    DropTail { limit: u32 },
-    /// RED (`kind = "red"`) or the grids paper's linear RED (`kind = "red-linear"`); see `queue`.
-    Red(crate::queue::RedSpec),
-    /// CoDel, RFC 8289 (`kind = "codel"`); see `queue::CoDel`.
-    CoDel(crate::queue::CoDelSpec),
-}
-
-impl QueueSpec {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            QueueSpec::DropTail { .. } => "droptail",
-            QueueSpec::Red(r) if r.variant == crate::queue::RedVariant::Linear => "red-linear",
-            QueueSpec::Red(_) => "red",
-            QueueSpec::CoDel(_) => "codel",
-        }
-    }
-    pub fn limit(&self) -> u32 {
-        match self {
-            QueueSpec::DropTail { limit } => *limit,
-            QueueSpec::Red(r) => r.limit,
-            QueueSpec::CoDel(c) => c.limit,
-        }
-    }
-}
+/// A link direction's queue: defined with the disciplines (`queue::registry`), so the queue
+/// layer never reads the scenario's types.
+pub use crate::queue::QueueSpec;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct FlowSpec {
