@@ -12,7 +12,7 @@ REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 REQUIRE_TSHARK ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy compare-kernel bench bench-scale bench-memory bench-sweep fuzz limits docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy compare-kernel bench publish-numbers bench-scale bench-memory bench-sweep fuzz limits docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -36,9 +36,9 @@ reproduce: setup
 	$(VENV)/bin/vegaslab reproduce vegas-a --out $(REPORT)
 	@echo "report: $(REPORT)/index.html (and $(REPORT)/summary.md)"
 
-## reproduce-all: every experiment of the five papers
+## reproduce-all: every experiment of the five papers; the command's wall time, CPU time, peak memory, the machine and its load go to $(REPORT)/measured.json
 reproduce-all: setup
-	$(VENV)/bin/vegaslab reproduce --all --out $(REPORT)
+	$(PY) scripts/publish_numbers.py measure $(REPORT)/measured.json -- $(VENV)/bin/vegaslab reproduce --all --out $(REPORT)
 
 ## test: every test, Rust and Python, including the differential tests against ns-2, and the wheel check
 test: setup ns2 chromium bpf tshark test-rust test-python wheel-check
@@ -81,9 +81,14 @@ testbed-accuracy: setup bpf
 compare-kernel: setup bpf
 	$(PY) scripts/compare_kernel.py --out out/compare
 
-## bench: the speed benchmark (bench/grids-net2), side by side with ns-2 when installed: seven interleaved rounds, medians (~2 min; BENCH_ARGS="--repeat 1")
+## bench: the speed benchmark (bench/grids-net2), side by side with ns-2 when installed: seven interleaved rounds, medians (~2 min; BENCH_ARGS="--repeat 1"); $(BENCH_OUT)/bench.json, and the machine and its load in $(BENCH_OUT)/measured.json
+BENCH_OUT ?= out/bench
 bench: setup ns2
-	$(VENV)/bin/vegaslab bench --repeat 7 --out out/bench $(BENCH_ARGS)
+	$(PY) scripts/publish_numbers.py measure $(BENCH_OUT)/measured.json -- $(VENV)/bin/vegaslab bench --repeat 7 --out $(BENCH_OUT) $(BENCH_ARGS)
+
+## publish-numbers: docs/numbers.json from the latest `make reproduce-all` ($(REPORT)) and `make bench` ($(BENCH_OUT)), then every numbers block of README.md and docs/ rendered from it (tests/test_numbers.py checks them)
+publish-numbers: setup
+	$(PY) scripts/publish_numbers.py publish --report $(REPORT) --bench $(BENCH_OUT)
 
 ## bench-scale: ns per packet-hop, set-up time and peak memory from 50 to 100,000 flows (BENCH_SCALE_ARGS="--sizes 50,500,5000")
 bench-scale: setup
