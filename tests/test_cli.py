@@ -214,7 +214,7 @@ def _run_anywhere(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_reproduce_list_from_any_directory_lists_every_builtin_entry_and_paper(tmp_path):
-    from vegaslab.catalog import builtin_dir, list_entries
+    from vegaslab.study.catalog import builtin_dir, list_entries
 
     proc = _run_anywhere(tmp_path, "reproduce", "--list")
     assert proc.returncode == 0, proc.stderr
@@ -226,7 +226,7 @@ def test_reproduce_list_from_any_directory_lists_every_builtin_entry_and_paper(t
 
 
 def test_core_run_by_catalog_id_works_from_any_directory(core, tmp_path):
-    from vegaslab.catalog import builtin_dir
+    from vegaslab.study.catalog import builtin_dir
 
     proc = _run_anywhere(tmp_path, "run", "va-reroute", "--set", "run.duration=2s", "--no-plots")
     assert proc.returncode == 0, proc.stderr
@@ -236,7 +236,7 @@ def test_core_run_by_catalog_id_works_from_any_directory(core, tmp_path):
 
 
 def test_core_bench_works_from_any_directory_with_the_builtin_scenario(core, tmp_path):
-    from vegaslab.catalog import builtin_dir
+    from vegaslab.study.catalog import builtin_dir
 
     proc = _run_anywhere(tmp_path, "bench", "--duration", "0.5s", "--no-ns2", "--no-end-to-end", "--repeat", "1", "--out", "b")
     assert proc.returncode == 0, proc.stderr
@@ -302,18 +302,18 @@ def test_core_run_never_imports_pandas(core, tiny, tmp_path, options):
     # files (vegaslab.columns) and drawing the figures (vegaslab.plots) go without it. The
     # background import is switched off, so nothing it loads can hide an import the run itself
     # makes, and every figure is drawn in this process (a forked child's imports are not seen).
-    code = ("import sys, vegaslab; from vegaslab import cli\n"
+    code = ("import sys, vegaslab, vegaslab.simulation; from vegaslab import cli\n"
             "if '--no-plots' not in sys.argv:\n"
             "    import vegaslab.plots; vegaslab.plots.usable_processes = lambda *a, **k: 1\n"
             "class NoImportAhead(cli._ImportAhead):\n"
             "    def _load(self): pass\n"
             "cli._ImportAhead = NoImportAhead\n"
             "seen = []\n"
-            "real = vegaslab._call_core\n"
+            "real = vegaslab.simulation.call_core\n"
             "def spy(fn, *a, **k):\n"
             "    seen.append('pandas' in sys.modules)\n"
             "    return real(fn, *a, **k)\n"
-            "vegaslab._call_core = spy\n"
+            "vegaslab.simulation.call_core = spy\n"
             f"assert cli.main(['run', {str(tiny)!r}, '--out', {str(tmp_path / 'out')!r}, *{options!r}]) == 0\n"
             "print(seen[0], 'pandas' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code, *options], capture_output=True, text=True, timeout=120)

@@ -1,5 +1,5 @@
 """Ctrl-C always ends `sweep`, `reproduce` and `robustness`: within seconds, with exit 130, no
-traceback, and the finished runs kept (vegaslab.interrupts, vegaslab.engine).
+traceback, and the finished runs kept (vegaslab.interrupts, vegaslab.sweeps.engine).
 
 The random-moment test starts each command in its own session (its own process group) and sends
 SIGINT at a moment drawn from a seeded RNG over the command's whole working life, alternately to
@@ -33,9 +33,10 @@ import pytest
 pytest.importorskip("distributed")
 
 import vegaslab  # noqa: E402
-from vegaslab import cli, engine  # noqa: E402
-from vegaslab.engine import execute  # noqa: E402
-from vegaslab.store import RunSpec, Store, StoreWriter, prepare  # noqa: E402
+from vegaslab import cli  # noqa: E402
+from vegaslab.sweeps import engine  # noqa: E402
+from vegaslab.sweeps.engine import execute  # noqa: E402
+from vegaslab.sweeps.store import RunSpec, Store, StoreWriter, prepare  # noqa: E402
 from reproduce_process import PKG_ROOT  # noqa: E402
 from scenario_text import TWO_HOP, two_hop_file  # noqa: E402
 

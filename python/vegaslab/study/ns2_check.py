@@ -73,7 +73,7 @@ def as_results(out: Mapping[str, Any]):
     """ns-2's output (:func:`vegaslab.ns2.run_scenario`) as a :class:`vegaslab.Results`, with
     the core's meaning of ``delivered_pkts`` (the sink's in-order point, ns-2's
     ``sink_delivered_pkts``) and no time series."""
-    from .results import Results
+    from ..results import Results
 
     flows = []
     for f in out["flows"]:
@@ -87,10 +87,10 @@ def as_results(out: Mapping[str, Any]):
 
 
 def _key(normalized: Mapping[str, Any], cwnd: bool) -> str:
-    from . import __version__
-    from .ns2.runner import NS_VERSION
+    from ..core import package_version
+    from ..ns2.runner import NS_VERSION
 
-    text = json.dumps({"scenario": normalized, "ns": NS_VERSION, "vegaslab": __version__, "cwnd": cwnd},
+    text = json.dumps({"scenario": normalized, "ns": NS_VERSION, "vegaslab": package_version(), "cwnd": cwnd},
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -116,7 +116,7 @@ def _read_cached(cache: Path, name: str) -> dict | None:
     """The cached run ``cache/name``, or None when there is none or it cannot be trusted (the
     store is not vegaslab's own: a link, a FIFO, a damaged file or another shape is not used,
     and nothing outside ``cache`` is read: :mod:`vegaslab.safe_io`)."""
-    from .safe_io import ForeignFileError, open_dir, read_json
+    from ..safe_io import ForeignFileError, open_dir, read_json
 
     try:
         fd = open_dir(cache)
@@ -135,8 +135,8 @@ def _run_cached(path: str, overrides: tuple[str, ...], seed: int, cache: Path, c
     bridge cannot express the scenario); ``cwnd``: with each flow's ``mean_cwnd_pkts``. A new
     run is written under the rule for files vegaslab writes (``cache`` made with
     :func:`vegaslab.safe_io.make_dir`, the file with :func:`vegaslab.safe_io.write_file`)."""
-    from .ns2 import build_model, normalize, run_normalized
-    from .safe_io import make_dir, write_file
+    from ..ns2 import build_model, normalize, run_normalized
+    from ..safe_io import make_dir, write_file
 
     doc = normalize(path, overrides=list(overrides), seed=seed)
     build_model(doc)  # raises ValueError, naming the field, when ns-2 cannot express it
@@ -166,10 +166,10 @@ def _flow_diff(ours, ns2) -> tuple[float, str, int]:
 
 def check(study, plan, ours: Mapping[str, Any], cache: str | os.PathLike) -> Ns2Check:
     """ns-2.35 at ``study``'s default point and first seed. ``plan`` is the study's
-    :class:`vegaslab.robustness.Plan`; ``ours`` our Results of that point and seed, by variant."""
+    :class:`vegaslab.study.robustness.Plan`; ``ours`` our Results of that point and seed, by variant."""
     from .claims import ClaimError, ClaimSkipped, RunSet, evaluate, measure
-    from .ns2 import NS2Error, ns_available
-    from .safe_io import UnsafePathError
+    from ..ns2 import NS2Error, ns_available
+    from ..safe_io import UnsafePathError
 
     seed = study.seeds[0]
     result = Ns2Check(status="error", seed=seed)

@@ -9,9 +9,9 @@
 
 How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 
-- **One plan, one engine, one store.** The plan is the core's (:func:`vegaslab.sweeps.plan`),
-  each run is a :class:`vegaslab.store.RunSpec` with the plan's overrides for its point and an
-  explicit seed, and everything goes through :func:`vegaslab.engine.execute` into a results
+- **One plan, one engine, one store.** The plan is the core's (:func:`vegaslab.sweeps.planning.plan`),
+  each run is a :class:`vegaslab.sweeps.store.RunSpec` with the plan's overrides for its point and an
+  explicit seed, and everything goes through :func:`vegaslab.sweeps.engine.execute` into a results
   store, so a re-run computes only what is missing and the store is readable by any Parquet
   reader. The spec's ``params`` are the point's values, so the store's tables carry a typed
   column per swept parameter.
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from . import ScenarioError, VegaslabError
+from ..errors import ScenarioError, VegaslabError
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -49,7 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from .engine import Execution
     from .store import PreparedRun, RunSpec, Store
-    from .sweeps import SweepPlan
+    from .planning import SweepPlan
 
 __all__ = ["sweep", "SweepResults", "SweepStatus", "load_sweep", "sweep_status", "t_quantile", "FAILURES_FILE"]
 
@@ -78,20 +78,20 @@ def _scenario_id(text: str, source: str, overrides: Sequence[str]) -> str:
     """The scenario's id as the core resolves it after the overrides: ``meta.id`` (which the
     core restricts to letters, digits, ``_`` and ``-``) or the file's stem (no path separator),
     so a store directory named after it cannot leave ``out/``."""
-    from . import _normalize_text
+    from ..simulation import normalize_text
 
-    return str(_normalize_text(text, source, None, list(overrides))["id"])
+    return str(normalize_text(text, source, None, list(overrides))["id"])
 
 
 def load_sweep(scenario: Any, overrides: Any = ()) -> _Sweep:
     """Plan the sweep of ``scenario`` (a path, a catalog id, TOML text or a dict) and build one
     :class:`RunSpec` per run. :class:`ScenarioError` when the file has no ``[sweep]`` table or
     the core rejects it."""
-    from . import _normalise_overrides, _scenario_source
+    from ..scenario import normalise_overrides, scenario_source
     from .store import RunSpec, prepare
-    from .sweeps import plan
+    from .planning import plan
 
-    text, source = _scenario_source(scenario)
+    text, source = scenario_source(scenario)
     try:
         has_sweep = "sweep" in tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError):
@@ -99,7 +99,7 @@ def load_sweep(scenario: Any, overrides: Any = ()) -> _Sweep:
     if not has_sweep:
         raise ScenarioError(f"{source}: has no [sweep] table, so there is nothing to sweep; add a [sweep] table "
                             f"naming the fields to vary and the seeds (see {DOCS}), or use `vegaslab run` for one run")
-    ovr = _normalise_overrides(overrides)
+    ovr = normalise_overrides(overrides)
     p = plan(scenario if isinstance(scenario, (str, os.PathLike)) else text, ovr)
     specs = [RunSpec(text, source, tuple(p.run_overrides(pt.index)), seed, dict(pt.values))
              for pt in p.points for seed in p.seeds]
@@ -126,7 +126,7 @@ def _read_failures(out: Path) -> dict[str, str]:
     """The failures recorded in the store directory; an absent file is none, and one that is
     not what vegaslab writes (a link, a FIFO, too large, the wrong shape) is ignored with a
     warning naming it: it only records messages, and the runs are retried anyway."""
-    from .safe_io import ForeignFileError, read_json
+    from ..safe_io import ForeignFileError, read_json
 
     try:
         return dict(read_json(out / FAILURES_FILE, max_bytes=MAX_FAILURES_BYTES, schema=FAILURES_SCHEMA))
@@ -138,7 +138,7 @@ def _read_failures(out: Path) -> dict[str, str]:
 
 
 def _write_failures(out: Path, failures: Mapping[str, str]) -> None:
-    from .safe_io import remove_file, write_file
+    from ..safe_io import remove_file, write_file
 
     if not failures:
         remove_file(out, FAILURES_FILE)
@@ -284,7 +284,7 @@ def sweep(scenario: Any, overrides: Any = (), out: str | os.PathLike | None = No
 
     Only runs the store lacks are computed, on ``scheduler`` (None: ``DASK_SCHEDULER_ADDRESS``
     or an embedded local cluster of ``workers`` processes; ``"tcp://host:8786"``; or
-    ``"synchronous"``), as in :func:`vegaslab.engine.execute`; call it under
+    ``"synchronous"``), as in :func:`vegaslab.sweeps.engine.execute`; call it under
     ``if __name__ == "__main__":`` in a script. ``overrides`` apply under every point (and may
     edit the sweep: ``"sweep.seeds=3"``). Runs that failed are listed in
     :attr:`SweepResults.execution`; the results hold the runs that are stored.
@@ -443,7 +443,7 @@ class SweepResults:
         allowed = [c for c in flows.columns if c not in ("run_key", "point", "seed", *self.params)
                    and flows[c].dtype.kind in "fiub"]
         allowed += [c for c in runs.columns if c.endswith(("_total", "_max")) or c in ("jain_throughput", "wall_s")]
-        from .results import renamed_column_message
+        from ..results import renamed_column_message
         from .store import RENAMED_AGGREGATES
 
         if renamed := renamed_column_message(metric) or (
@@ -578,7 +578,7 @@ class SweepResults:
         directory); returns the path."""
         import io
 
-        from .safe_io import write_file
+        from ..safe_io import write_file
 
         ax = self.plot(metric, x, **kw)
         png = io.BytesIO()

@@ -2,13 +2,13 @@
 published numbers, the claim verdicts, the counts, the set-up facts, the papers' citations and,
 per experiment, every sentence and table cell the page shows (:func:`page_model`).
 
-The split: this module decides *what* the report says; :mod:`vegaslab.report_figures`
-draws the figures; the Jinja2 templates in ``vegaslab/templates/`` decide only the markup, and
+The split: this module decides *what* the report says; :mod:`vegaslab.report.figures`
+draws the figures; the Jinja2 templates in ``vegaslab/report/templates/`` decide only the markup, and
 :mod:`vegaslab.report` renders them (autoescaped) and writes the files. Cells are strings here
 (numbers formatted, booleans as yes/no), so the templates never format a value and the model
 can be tested without a page.
 
-It never imports :mod:`vegaslab.catalog` at run time (catalog imports the report, not the
+It never imports :mod:`vegaslab.study.catalog` at run time (catalog imports the report, not the
 other way round): entries are used through their own methods (``entry.runs()``,
 ``entry.published_of()``).
 """
@@ -25,14 +25,14 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .claims import RunSet, Verdict, evaluate_all
-from .report_table import (CLOSE, FAR, NONE_PUBLISHED, PUBLISHED_ARE_NS2, REPRODUCE_COLUMNS, RUN_FAILED, anchor,
-                           disagreement, has_published, num_cell, ours_cell, ratio, ratio_txt, text)
-from .runner import safe_name
+from ..study.claims import RunSet, Verdict, evaluate_all
+from .tables import (CLOSE, FAR, NONE_PUBLISHED, PUBLISHED_ARE_NS2, REPRODUCE_COLUMNS, RUN_FAILED, anchor,
+                     disagreement, has_published, num_cell, ours_cell, ratio, ratio_txt, text)
+from ..study.runner import safe_name
 
 if TYPE_CHECKING:  # pragma: no cover - type names only
-    from .catalog import Entry
-    from .runner import Execution, Job
+    from ..study.catalog import Entry
+    from ..study.runner import Execution, Job
 
 WORST = 5
 
@@ -94,8 +94,8 @@ def zero_text(z: pd.DataFrame) -> str:
     return "; ".join(f"{r.entry}/{r.run} {r.metric} = {num_cell(r.ours)}" for r in z.itertuples(index=False))
 
 
-def _comparison_rows(entry_id: str, variant: str, published: Mapping[str, float], results: Sequence[Any],
-                     error: str) -> list[dict]:
+def variant_rows(entry_id: str, variant: str, published: Mapping[str, float], results: Sequence[Any],
+                 error: str) -> list[dict]:
     if not results:
         return [{"entry": entry_id, "run": variant, "metric": RUN_FAILED, "published": math.nan,
                  "ours": math.nan, "std": math.nan, "n": 0, "ratio": math.nan, "note": error or "no results"}]
@@ -132,7 +132,7 @@ def _comparison_rows(entry_id: str, variant: str, published: Mapping[str, float]
 def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Execution",
           results: Mapping[str, Any], *, quick: bool = False, seed: int | None = None) -> Built:
     """Compare the finished runs (``results``: :class:`vegaslab.Results` by job key, from
-    :func:`vegaslab.runner.load`) with the published numbers and check the claims."""
+    :func:`vegaslab.study.runner.load`) with the published numbers and check the claims."""
     rows: list[dict] = []
     verdicts: dict[str, list[Verdict]] = {}
     runsets: dict[str, RunSet] = {}
@@ -174,7 +174,7 @@ def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Executi
                 runs[spec.name] = got
             if errors:
                 failed[spec.name] = "; ".join(errors)
-            rows += _comparison_rows(entry.id, spec.name, spec.published, got, failed.get(spec.name, ""))
+            rows += variant_rows(entry.id, spec.name, spec.published, got, failed.get(spec.name, ""))
         st["seeds"] = sorted(st["seeds"])
         stats[entry.id] = st
         rs = RunSet(runs=runs, failed=failed, order=order)
@@ -188,7 +188,7 @@ def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Executi
 def builds(b: Built) -> list[dict]:
     """The distinct builds (vegaslab version, core version, source revision) the report's runs
     ran on; more than one when stored runs from another build are reused (run keys hold the
-    core's semantic version, not its revision: see vegaslab.runner)."""
+    core's semantic version, not its revision: see vegaslab.study.runner)."""
     seen: dict[tuple, dict] = {}
     for p in b.provenance.values():
         k = (p.get("vegaslab_version"), p.get("core_version"), p.get("source_revision"))
@@ -354,7 +354,7 @@ def papers_markdown(papers: Mapping[str, Mapping[str, Any]] | None = None) -> st
              "[`python/vegaslab/catalog_data/papers/papers.toml`](../python/vegaslab/catalog_data/papers/papers.toml),",
              "which the report's references use too. Each field is taken from the paper's own text; a",
              "field the text does not give (a venue, a year) is left out, not guessed.", "",
-             "<!-- generated from catalog_data/papers/papers.toml by vegaslab.report_model.papers_markdown;"
+             "<!-- generated from catalog_data/papers/papers.toml by vegaslab.report.model.papers_markdown;"
              " tests/test_report_templates.py checks it -->", ""]
     for key, rec in papers.items():
         lines += [f"- **`{key}`**: {citation(rec)}"]

@@ -1,7 +1,7 @@
 """A portable, resumable results store: a directory of Parquet tables and a manifest
 (docs/store-format.md describes the layout for readers in other tools)::
 
-    from vegaslab.store import RunSpec, Store
+    from vegaslab.sweeps.store import RunSpec, Store
     store = Store("out/study")
     specs = [RunSpec.from_scenario("va-reroute", seed=s) for s in range(1, 11)]
     store.missing(specs)            # the specs whose runs are not stored yet
@@ -41,7 +41,7 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 - **Compaction, not a manifest to rewrite.** A sweep commits every ``flush_s`` seconds, so a
   long one leaves hundreds of small commits, and reading hundreds of small files is what makes
   a large result slow to open. :meth:`StoreWriter.compact` (at the end of every
-  :func:`vegaslab.engine.execute`, and :meth:`Store.compact`) merges the small commits of one
+  :func:`vegaslab.sweeps.engine.execute`, and :meth:`Store.compact`) merges the small commits of one
   parameter set into one commit written like any other, whose ``_commit.json`` names the
   commits it ``replaces``; only then are those retired. A reader leaves out a replaced commit
   whose runs a verified commit holds, and lists ``data/`` again when a directory vanishes
@@ -79,16 +79,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
-from . import VegaslabError
-from .safe_io import (ForeignFileError, UnsafePathError, make_dir, make_dirs, open_lock, open_regular, read_bytes,
-                      read_json, write_file)
-from .safe_io import sha256_file as _sha256_file
+from ..errors import VegaslabError
+from ..safe_io import (ForeignFileError, UnsafePathError, make_dir, make_dirs, open_lock, open_regular, read_bytes,
+                       read_json, write_file)
+from ..safe_io import sha256_file as _sha256_file
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     import pyarrow as pa
 
-    from .results import Results
+    from ..results import Results
 
 __all__ = [
     "STORE_FORMAT",
@@ -129,7 +129,7 @@ NONDETERMINISTIC_COLUMNS = {"runs": ("wall_s", "sim_wall_s", "worker")}
 #: Parameter value types and their Arrow type names (as recorded in ``_commit.json``).
 PARAM_TYPES = ("int64", "double", "string", "bool")
 
-#: Compaction (:meth:`StoreWriter.compact`, run at the end of :func:`vegaslab.engine.execute`):
+#: Compaction (:meth:`StoreWriter.compact`, run at the end of :func:`vegaslab.sweeps.engine.execute`):
 #: the small commits of one parameter set are merged once there are this many of them ...
 COMPACT_MIN_COMMITS = 8
 #: ... into commits of at most this many bytes of Parquet; a commit of half this or more is
@@ -240,10 +240,10 @@ class RunSpec:
                       params: Mapping[str, Any] | None = None) -> "RunSpec":
         """A spec from anything :func:`vegaslab.run` accepts (a path, a catalog id, TOML text
         or a dict) and overrides as a list or a mapping."""
-        from . import _normalise_overrides, _scenario_source
+        from ..scenario import normalise_overrides, scenario_source
 
-        text, source = _scenario_source(scenario)
-        return cls(text, source, tuple(_normalise_overrides(overrides)), seed, dict(params or {}))
+        text, source = scenario_source(scenario)
+        return cls(text, source, tuple(normalise_overrides(overrides)), seed, dict(params or {}))
 
     @property
     def label(self) -> str:
@@ -318,9 +318,10 @@ def prepare(specs: Iterable[RunSpec]) -> list[PreparedRun]:
     """Resolve every spec with the core (on this machine): its key, normalised text and
     referenced files. A spec the core rejects gets ``error`` (the core's message, naming the
     file and field) instead of raising, so one bad point does not hide the others."""
-    from . import ScenarioError, _load_core
+    from ..errors import ScenarioError
+    from ..core import load_core
 
-    core = _load_core()
+    core = load_core()
     version = str(core.version())
     specs = list(specs)
     for spec in specs:
@@ -362,13 +363,14 @@ def _normalized_texts(core: Any, specs: Sequence[RunSpec]) -> list[str | BaseExc
     """Each spec's normalised scenario (or the error the core gave), the specs that differ only
     in their seed resolved by one call (``normalize_scenario_seeds``: one parse for a sweep
     point's seeds, not one per seed)."""
-    from . import _call_core, _check_seed
+    from ..core import call_core
+    from ..simulation import check_seed
 
     groups: dict[tuple, list[int]] = {}
     texts: list[str | BaseException] = [""] * len(specs)
     for i, spec in enumerate(specs):
         try:
-            _check_seed(spec.seed, spec.source)
+            check_seed(spec.seed, spec.source)
         except VegaslabError as exc:
             texts[i] = exc
             continue
@@ -380,10 +382,10 @@ def _normalized_texts(core: Any, specs: Sequence[RunSpec]) -> list[str | BaseExc
         first = specs[members[0]]
         try:
             if len(members) == 1:
-                texts[members[0]] = _call_core(core.normalize_scenario, first.text, first.source, first.seed,
+                texts[members[0]] = call_core(core.normalize_scenario, first.text, first.source, first.seed,
                                                list(first.overrides))
                 continue
-            done = _call_core(core.normalize_scenario_seeds, first.text, first.source,
+            done = call_core(core.normalize_scenario_seeds, first.text, first.source,
                               [specs[i].seed for i in members], list(first.overrides))
         except (VegaslabError, FileNotFoundError) as exc:
             for i in members:
@@ -394,7 +396,7 @@ def _normalized_texts(core: Any, specs: Sequence[RunSpec]) -> list[str | BaseExc
     return texts
 
 
-def _prepared(specs: Iterable[RunSpec | PreparedRun]) -> list[PreparedRun]:
+def prepared_runs(specs: Iterable[RunSpec | PreparedRun]) -> list[PreparedRun]:
     specs = list(specs)
     todo = [s for s in specs if not isinstance(s, PreparedRun)]
     done = iter(prepare(todo))
@@ -444,7 +446,7 @@ def _identity_columns() -> frozenset[str]:
     ``source``, and ``time_s`` of the series): a parameter may not take their names, or the rows
     of several flows would merge. A parameter named like another results column replaces it in
     the tidy tables (docs/store-format.md)."""
-    from .results import TABLES
+    from ..results import TABLES
 
     return frozenset([key for key, _columns in TABLES.values()] + ["time_s"])
 
@@ -536,7 +538,7 @@ def _layout(run: "StoredRun") -> str:
 
 def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
     """Per-run numbers over the flows and queues (the ``runs`` table's aggregate columns)."""
-    from .metrics import jain_index
+    from ..study.metrics import jain_index
 
     def total(rows: list[dict], col: str) -> float | int | None:
         vals = [r.get(col) for r in rows]
@@ -568,7 +570,7 @@ def series_from_columns(columns: Mapping[str, Any]) -> dict[str, dict[str, "pa.A
     import numpy as np
     import pyarrow as pa
 
-    from .results import column_f64, column_names
+    from ..results import column_f64, column_names
 
     def f64(column: bytes) -> "pa.Array":
         return pa.array(column_f64(column), from_pandas=True)
@@ -594,7 +596,7 @@ def tables_from_document(doc: Mapping[str, Any], key: str, seed: int, params: Ma
     with ``run_key``, the parameters and ``seed`` in front. Empty tables are left out. With
     ``series_columns`` (the core's typed columns), the time series come from them instead of
     the document: the same tables without a JSON step."""
-    from .results import TABLES as RESULT_TABLES
+    from ..results import TABLES as RESULT_TABLES
 
     series = series_from_columns(series_columns) if series_columns is not None else (doc.get("series") or {})
     sources = {"flows": doc.get("flows"), "queues": doc.get("queues"), "links": doc.get("links"),
@@ -611,7 +613,7 @@ def run_row(prepared: PreparedRun, doc: Mapping[str, Any], *, wall_s: float, wor
             versions: Mapping[str, str], types: Mapping[str, str]) -> dict[str, Any]:
     """The ``runs`` row of one run: key, parameters, seed, aggregates, wall times and the
     provenance that re-runs it exactly."""
-    from . import PROVENANCE_FORMAT, scenario_hash
+    from ..simulation import PROVENANCE_FORMAT, scenario_hash
 
     spec = prepared.spec
     meta = doc.get("meta") or {}
@@ -948,7 +950,7 @@ class Store:
     def missing(self, specs: Iterable[RunSpec | PreparedRun]) -> list[RunSpec]:
         """The specs (in order, duplicates kept) whose runs are not stored: not in a verified
         commit, or rejected by the core (those are never stored)."""
-        prepared = _prepared(specs)
+        prepared = prepared_runs(specs)
         stored = self.keys()
         return [p.spec for p in prepared if p.error or p.key not in stored]
 
@@ -1013,7 +1015,7 @@ class Store:
         docstring: stored parameter columns are those of the spec that computed the run)."""
         import pandas as pd
 
-        prepared = [p for p in _prepared(specs) if not p.error]
+        prepared = [p for p in prepared_runs(specs) if not p.error]
         types = param_types(prepared)
         stored_params = {n for c in self.commits() for n in c.params}
         rows = self.read(table, keys={p.key for p in prepared})
@@ -1054,8 +1056,8 @@ class Store:
         import numpy as np
         import pandas as pd
 
-        from .results import TABLES as RESULT_TABLES
-        from .results import Results, _frame
+        from ..results import TABLES as RESULT_TABLES
+        from ..results import Results, make_frame
 
         out: dict[str, Results] = {}
         for c in self.commits():
@@ -1112,7 +1114,7 @@ class Store:
                     for name, (_, columns) in RESULT_TABLES.items():
                         got = parts[name].get(key)
                         df = None if not got else (got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
-                        tables[name] = _frame(df, columns)
+                        tables[name] = make_frame(df, columns)
                     out[key] = Results(meta=meta, **tables)
             except _UNREADABLE as exc:
                 raise _unreadable(c, exc) from None
@@ -1140,7 +1142,7 @@ class Store:
     def compact(self, *, min_commits: int = 2, target_bytes: int = COMPACT_TARGET_BYTES) -> int:
         """Merge the store's small commits (as the writer, so not while a sweep writes:
         :class:`StoreLockedError`); returns how many commits were merged away. See
-        :meth:`StoreWriter.compact`; :func:`vegaslab.engine.execute` does this at its end
+        :meth:`StoreWriter.compact`; :func:`vegaslab.sweeps.engine.execute` does this at its end
         once a parameter set has :data:`COMPACT_MIN_COMMITS` small commits."""
         with self.writer() as w:
             return w.compact(min_commits=min_commits, target_bytes=target_bytes)
@@ -1160,7 +1162,7 @@ def _old_names(c: Commit) -> dict[str, str]:
     the commit's parameter columns keep their names (a parameter may be called ``limit``)."""
     if c.format >= 3:
         return {}
-    from .results import RENAMED_COLUMNS
+    from ..results import RENAMED_COLUMNS
 
     return {o: n for o, n in {**RENAMED_COLUMNS, **RENAMED_AGGREGATES}.items() if o not in c.params}
 
@@ -1219,7 +1221,7 @@ def _unreadable(c: "Commit", exc: BaseException) -> StoreError:
 def _json_cell(text: str, c: "Commit") -> Any:
     """A JSON text stored in a ``runs`` table cell, parsed with the read-back rule's depth
     limit (:func:`vegaslab.safe_io.parse_json`)."""
-    from .safe_io import parse_json
+    from ..safe_io import parse_json
 
     return parse_json(text, c.path / "runs.parquet")
 

@@ -21,7 +21,7 @@ What is decided here, and why:
   with any plausible set-up*: no point holds. The study shows fragility; it never moves the
   default (a better-justified reading changes the catalog, with the reason, not this file).
 - **Same engine, same store.** Every run is an ordinary run of the entry's scenario with
-  the point's overrides after the variant's (:mod:`vegaslab.runner`, :mod:`vegaslab.engine`):
+  the point's overrides after the variant's (:mod:`vegaslab.study.runner`, :mod:`vegaslab.sweeps.engine`):
   resumable, shared with ``reproduce`` and ``sweep`` in the same store, on one machine or a
   Dask cluster, and a second call recomputes nothing.
 - **Checked before anything runs.** :func:`load_study` checks every field of a study file and
@@ -49,8 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from . import ScenarioError, VegaslabError, safe_io
-from .robustness_ns2 import STATUSES as NS2_STATUSES
+from ..errors import ScenarioError, VegaslabError
+from .. import safe_io
+from .ns2_check import STATUSES as NS2_STATUSES
 
 #: Largest number of runs one study may plan (levels x pairs x variants x seeds).
 MAX_STUDY_RUNS = 100_000
@@ -157,10 +158,10 @@ class StudyResult:
     #: wall times (the worker's, per run), whichever call computed them.
     compute_s: float = 0.0
     #: The plan that ran, and our Results at the default point's first seed by variant
-    #: (what :func:`vegaslab.robustness_ns2.check` compares ns-2 with); not serialised.
+    #: (what :func:`vegaslab.study.ns2_check.check` compares ns-2 with); not serialised.
     plan: Any = None
     default_runs: dict[str, Any] = field(default_factory=dict)
-    #: ns-2.35 at the default point (:mod:`vegaslab.robustness_ns2`), when checked.
+    #: ns-2.35 at the default point (:mod:`vegaslab.study.ns2_check`), when checked.
     ns2: Any = None
 
     def at(self, levels: Mapping[str, str]) -> PointResult:
@@ -220,7 +221,7 @@ def wilson(k: int, n: int) -> tuple[float, float]:
 
 def studies_dir(directory: str | os.PathLike | None = None) -> Path:
     """The study files: ``directory``, else the built-in ones (``catalog_data/studies``, package
-    data found as the catalog is: :func:`vegaslab.catalog.builtin_dir`)."""
+    data found as the catalog is: :func:`vegaslab.study.catalog.builtin_dir`)."""
     if directory is not None:
         return Path(directory)
     from .catalog import builtin_dir
@@ -402,7 +403,8 @@ def load_study(path: str | os.PathLike) -> Study:
     factor on ``run.seed``, no duplicates. What needs the entry's scenario (the entry, claim
     and variants exist; the simulator accepts every level) is checked by :func:`plan`; both
     before anything runs."""
-    from . import ScenarioError, read_text_file
+    from ..errors import ScenarioError
+    from ..scenario import read_text_file
 
     path = Path(path)
     try:
@@ -556,10 +558,10 @@ def plan(study: Study, catalog: str | os.PathLike | None = None) -> Plan:
     :class:`StudyError` here, before anything runs: an unknown entry, claim or variant, a level
     the simulator refuses (named by factor and level), and two points or variants that would
     run the same scenario."""
-    from . import read_text_file
+    from ..scenario import read_text_file
     from .catalog import expand
     from .runner import Job
-    from .store import RunSpec, prepare
+    from ..sweeps.store import RunSpec, prepare
 
     entry = _find_entry(study, catalog)
     claims = [c for c in entry.claims if c.get("text") == study.claim]
@@ -613,7 +615,7 @@ def _refused(study: Study, entry_id: str, pts: Sequence[Point], r: _Planned, err
     """The error for a run the core refused, naming what in the study file caused it: the
     variant itself, a factor's level (at the default point, the first factor whose default
     level makes the run fail), or a pair's combination."""
-    from .store import prepare
+    from ..sweeps.store import prepare
 
     def refusal(overrides: Sequence[str]) -> str:
         return prepare([dataclasses.replace(r.spec, overrides=tuple(overrides))])[0].error or ""
@@ -730,7 +732,7 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
 
 
 def _compute_s(store_dir: str | os.PathLike, results: Mapping[str, Any]) -> float:
-    from .store import Store
+    from ..sweeps.store import Store
 
     if not results:
         return 0.0
@@ -740,8 +742,8 @@ def _compute_s(store_dir: str | os.PathLike, results: Mapping[str, Any]) -> floa
 
 def check_ns2(result: StudyResult, store_dir: str | os.PathLike) -> None:
     """Set ``result.ns2``: ns-2.35 at the study's default point and first seed
-    (:mod:`vegaslab.robustness_ns2`; its runs are cached under ``store_dir/ns2``)."""
-    from .robustness_ns2 import check
+    (:mod:`vegaslab.study.ns2_check`; its runs are cached under ``store_dir/ns2``)."""
+    from .ns2_check import check
 
     result.ns2 = check(result.study, result.plan, result.default_runs, Path(store_dir) / "ns2")
 
@@ -1049,7 +1051,7 @@ def study_cell(s: Mapping[str, Any]) -> str:
 
 
 def ns2_cell(s: Mapping[str, Any]) -> str:
-    from .robustness_ns2 import Ns2Check, describe
+    from .ns2_check import Ns2Check, describe
 
     return describe(Ns2Check.from_dict(s["ns2"]) if s.get("ns2") else None)
 
@@ -1067,8 +1069,8 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
     :func:`load_summaries` gives them, set-aside files included: named with the reason).
     Written beside ``robustness/``, so figures are linked as ``robustness/<name>`` (plain
     names, checked when read); every text from a study or a file read back is quoted inert
-    (:func:`vegaslab.report_table.md`)."""
-    from .report_table import md, md_cell, md_code
+    (:func:`vegaslab.report.tables.md`)."""
+    from ..report.tables import md, md_cell, md_code
 
     studies = [s for s in summaries if "set_aside" not in s]
     lines = ["# How robust are the papers' conclusions?", "",
@@ -1076,7 +1078,7 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
              "the assumptions the paper leaves open; at every point the conclusion is judged per seed "
              "(holds: the 95% Wilson interval of the share of seeds is above one half). "
              "The figure is the quantity the conclusion is about; ns-2.35 runs the default set-up at "
-             "the first seed. vegaslab.robustness documents the rules.", "",
+             "the first seed. vegaslab.study.robustness documents the rules.", "",
              "| entry | conclusion | figure | ours at default | ns-2.35 at default | across the study | at our default | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     total = sum(s.get("compute_s", 0) for s in studies)

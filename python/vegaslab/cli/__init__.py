@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import vegaslab
-from vegaslab import MAX_SEED, ScenarioError, VegaslabError, interrupts
+from ..simulation import MAX_SEED
+from ..errors import ScenarioError, VegaslabError
+from .. import interrupts
 
 #: Monitors ``vegaslab run`` switches on for its plots when the scenario (with its ``--set``
 #: overrides) leaves them unset; the queue plot's default is :func:`_bottleneck_queues`.
@@ -535,7 +537,7 @@ def _verbosity_everywhere(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_compare(args) -> int:
-    from vegaslab.compare import compare
+    from ..testbed.compare import compare
 
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / f"compare-{path.stem}"
@@ -546,8 +548,8 @@ def cmd_compare(args) -> int:
 
 
 def cmd_testbed_run(args) -> int:
-    from vegaslab.outdir import check_output_dir, output_dir
-    from vegaslab.testbed.run import run as testbed_run
+    from ..outdir import check_output_dir, output_dir
+    from ..testbed.run import run as testbed_run
 
     path = _resolve_scenario(args.scenario)
     out = Path(args.out) if args.out else Path("out") / f"testbed-{path.stem}"
@@ -560,7 +562,7 @@ def cmd_testbed_run(args) -> int:
 
 
 def _kernel_algorithms():
-    from vegaslab.kernel import ALGORITHMS
+    from ..kernel import ALGORITHMS
 
     return ALGORITHMS
 
@@ -576,7 +578,7 @@ def _param_value(text: str):
 
 
 def cmd_kernel_register(args) -> int:
-    from vegaslab import kernel
+    from .. import kernel
 
     params = {}
     for item in args.params:
@@ -589,7 +591,7 @@ def cmd_kernel_register(args) -> int:
 
 
 def cmd_kernel_list(args) -> int:
-    from vegaslab import kernel
+    from .. import kernel
 
     for name in kernel.registered():
         _out.result(name)
@@ -597,7 +599,7 @@ def cmd_kernel_list(args) -> int:
 
 
 def cmd_kernel_unregister(args) -> int:
-    from vegaslab import kernel
+    from .. import kernel
 
     kernel.unregister(args.name)
     return 0
@@ -611,7 +613,7 @@ def _add_stack(p: argparse.ArgumentParser) -> None:
 
 
 def _stack(args):
-    from vegaslab.testbed.stack import Stack
+    from ..testbed.stack import Stack
 
     return Stack.parse(args.stack)
 
@@ -628,7 +630,7 @@ class _DefaultIds(list):
 
 
 def _default_ids() -> Sequence[str]:
-    from vegaslab.catalog_defaults import DEFAULT_IDS  # not vegaslab.catalog: 14 ms more per command
+    from ..study.defaults import DEFAULT_IDS  # not vegaslab.catalog: 14 ms more per command
 
     return DEFAULT_IDS
 
@@ -640,7 +642,7 @@ def _resolve_scenario(name: str) -> Path:
         if p.is_dir():
             raise ScenarioError(f"{p}: is a directory, not a scenario file")
         return p
-    from vegaslab.catalog import load_entry
+    from ..study.catalog import load_entry
 
     try:
         return load_entry(name).path
@@ -652,7 +654,7 @@ def _resolve_scenario(name: str) -> Path:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from vegaslab.outdir import check_output_dir, output_dir
+    from ..outdir import check_output_dir, output_dir
 
     # A run does no linear algebra, and OpenBLAS's threads, started when numpy is imported,
     # spin for a while on the second core (about 0.07 s of CPU per run on a 2-core machine).
@@ -856,15 +858,15 @@ def _store_error_status(exc: BaseException) -> int:
     """The exit status of a store error (docs/cli.md): 1 when a commit could not be written
     (disk full: the runs failed), else 2 (the store is not one this version can use, is
     locked by another writer, or holds something planted: bad input)."""
-    from vegaslab.store import StoreWriteError
+    from ..sweeps.store import StoreWriteError
 
     return 1 if isinstance(exc, StoreWriteError) else 2
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from vegaslab.store import StoreError
-    from vegaslab.sweep_results import (SweepResults, default_out, describe_plan, format_estimate, load_sweep,
-                                        run_sweep, sweep_status)
+    from ..sweeps.store import StoreError
+    from ..sweeps.results import (SweepResults, default_out, describe_plan, format_estimate, load_sweep, run_sweep,
+                                  sweep_status)
 
     plots = _plot_requests(args.plot)
     path = _resolve_scenario(args.scenario)
@@ -882,7 +884,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 for line in describe_plan(sw):
                     _out.result(line)
                 _out.result(f"store {out}: {st.stored} of {st.runs} runs already stored, {st.todo} to compute")
-                from vegaslab.engine import default_workers
+                from ..sweeps.engine import default_workers
 
                 workers = args.jobs or (None if (args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS"))
                                         else default_workers())
@@ -926,7 +928,7 @@ def _chosen_studies(args: argparse.Namespace) -> list:
     """The studies to run: each ``FILE.toml`` given, and the studies of ``--studies`` (or the
     built-in ones) for each entry id given (all of them when none is); every study file read
     and checked (:class:`vegaslab.robustness.StudyError`, a ``ValueError`` for an unknown id)."""
-    from vegaslab import robustness as rb
+    from ..study import robustness as rb
 
     files = [a for a in args.ids if a.endswith(".toml")]
     ids = [a for a in args.ids if not a.endswith(".toml")]
@@ -943,11 +945,11 @@ def _chosen_studies(args: argparse.Namespace) -> list:
 
 
 def cmd_robustness(args: argparse.Namespace) -> int:
-    from vegaslab import robustness as rb
-    from vegaslab import safe_io
-    from vegaslab.outdir import check_output_dir
-    from vegaslab.report_robustness import splice
-    from vegaslab.store import StoreError
+    from ..study import robustness as rb
+    from .. import safe_io
+    from ..outdir import check_output_dir
+    from ..report.robustness import splice
+    from ..sweeps.store import StoreError
 
     # Every study file is read and planned (the core resolves every run) before anything runs
     # or is written: a bad one stops the command with its file and field (exit 2).
@@ -1004,7 +1006,7 @@ def _bad_scheduler(args: argparse.Namespace) -> bool:
     """Say so (one line, naming ``--scheduler`` or ``DASK_SCHEDULER_ADDRESS``) and return
     True when the scheduler address cannot be one: a usage error, found before anything runs
     or is written. A well-formed address nobody answers at fails later, in seconds (exit 1)."""
-    from vegaslab.engine import EngineError, check_scheduler
+    from ..sweeps.engine import EngineError, check_scheduler
 
     try:
         check_scheduler(args.scheduler, "--scheduler")
@@ -1018,9 +1020,10 @@ def _bad_scheduler(args: argparse.Namespace) -> bool:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from vegaslab.catalog import reproduce, resolve
-    from vegaslab.outdir import check_output_dir
-    from vegaslab.store import StoreError
+    from ..reproduction import reproduce
+    from ..study.catalog import resolve
+    from ..outdir import check_output_dir
+    from ..sweeps.store import StoreError
 
     if args.list_entries:
         return _list_entries(args)
@@ -1090,7 +1093,7 @@ def _reproduce_document(entries, table, out: Path, code: int) -> dict:
 
 def _list_entries(args: argparse.Namespace) -> int:
     """``reproduce --list``: every entry (or the named ids and papers), grouped by paper."""
-    from vegaslab.catalog import catalog_dir, format_listing, list_entries, resolve
+    from ..study.catalog import catalog_dir, format_listing, list_entries, resolve
 
     named = bool(args.ids) and not isinstance(args.ids, _DefaultIds) and not args.all_entries
     try:
@@ -1465,13 +1468,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.scenario:
         scenario = _resolve_scenario(args.scenario)
     else:  # the built-in catalog's, even with $VEGASLAB_CATALOG set: the published benchmark
-        from vegaslab.catalog import builtin_dir
+        from ..study.catalog import builtin_dir
 
         scenario = builtin_dir() / BENCH_SCENARIO
     if not scenario.is_file():
         raise FileNotFoundError(f"{scenario}: benchmark scenario not found")
     if args.out:
-        from vegaslab.outdir import check_output_dir
+        from ..outdir import check_output_dir
 
         check_output_dir(args.out, replace=False)
     overrides = list(args.overrides)
@@ -1479,7 +1482,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         overrides.append(f"run.duration={args.duration}")
     report = bench(scenario, overrides, ns2=args.ns2, end_to_end=args.end_to_end, repeat=args.repeat, echo=_out.result)
     if args.out:
-        from vegaslab.safe_io import write_file
+        from ..safe_io import write_file
 
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -1538,8 +1541,8 @@ def _interrupted() -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     """Run the subcommand; every error becomes one line on stderr and an exit status."""
-    from vegaslab.outdir import OutputDirError
-    from vegaslab.safe_io import ForeignFileError, UnsafePathError
+    from ..outdir import OutputDirError
+    from ..safe_io import ForeignFileError, UnsafePathError
 
     try:
         return args.func(args)

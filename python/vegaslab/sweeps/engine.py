@@ -1,7 +1,7 @@
 """The execution engine: runs what a results store lacks on Dask (``dask.distributed``)::
 
-    from vegaslab.engine import execute
-    from vegaslab.store import RunSpec
+    from vegaslab.sweeps.engine import execute
+    from vegaslab.sweeps.store import RunSpec
     specs = [RunSpec.from_scenario("va-reroute", seed=s) for s in range(1, 41)]
     ex = execute(specs, "out/study")                          # a local cluster, one worker per core
     ex = execute(specs, "out/study", scheduler="tcp://127.0.0.1:8786")   # an existing cluster
@@ -18,7 +18,7 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
   as the reference the distributed results are compared with). A ``distributed.Client`` may
   be passed too.
 - **Workers get text, never paths.** The client resolves each spec with its own core
-  (:func:`vegaslab.store.prepare`): the run key, the normalised scenario and the content of
+  (:func:`vegaslab.sweeps.store.prepare`): the run key, the normalised scenario and the content of
   every file the scenario references. A worker receives the TOML text, the overrides, the
   seed and those files (written into a private temporary directory beside a copy of the
   scenario's file name, so relative references resolve and the scenario id, the file stem,
@@ -26,10 +26,10 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
   differs from the client's (another core version or build, or a changed file): a result is
   never stored under a key it does not match.
 - **One writer.** Workers return Arrow tables; only the client writes the store
-  (:meth:`vegaslab.store.Store.writer`), in commits of ``batch_runs`` runs or every
+  (:meth:`vegaslab.sweeps.store.Store.writer`), in commits of ``batch_runs`` runs or every
   ``flush_s`` seconds, so partial results are readable while a sweep runs and a killed
   client loses at most the runs of its unflushed batch. At the end it merges the small
-  commits (:meth:`vegaslab.store.StoreWriter.compact`; a 10,000-run sweep leaves about 300,
+  commits (:meth:`vegaslab.sweeps.store.StoreWriter.compact`; a 10,000-run sweep leaves about 300,
   and reading them took 1.4 of the 2.1 s its result took to open), while the embedded
   cluster's workers exit in a background thread (they take 0.2-0.3 s).
 - **Resumable.** Only runs whose key is not in the store are submitted; a spec list with
@@ -56,7 +56,7 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 - **Ctrl-C.** A terminal sends SIGINT to the whole process group, the embedded cluster's
   worker processes included; they never get it (started with SIGINT blocked, from their
   first instruction: :func:`_sigint_blocked_in_new_threads`) and ignore it once Dask runs
-  (the preload :mod:`vegaslab._dask_worker`, which each nanny also gives the workers it
+  (the preload :mod:`vegaslab.sweeps.dask_worker`, which each nanny also gives the workers it
   restarts), and the nanny's errors about interrupted
   workers are dropped, so the user sees only the client's "interrupted". In this process
   SIGINT is deferred (:mod:`vegaslab.interrupts`) from the store's lock to the cluster's end:
@@ -72,7 +72,7 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
   taken, so a reproduce of finished runs works while a sweep writes to the same store.
 - **Bit-identical.** A run's tables depend only on its normalised scenario, seed and core
   version: the same whatever executor or number of workers computed it. Only the columns in
-  :data:`vegaslab.store.NONDETERMINISTIC_COLUMNS` (wall times, the worker's address) differ.
+  :data:`vegaslab.sweeps.store.NONDETERMINISTIC_COLUMNS` (wall times, the worker's address) differ.
 """
 
 from __future__ import annotations
@@ -93,17 +93,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
-from . import VegaslabError, interrupts
-from .store import (
-    PreparedRun,
-    RunSpec,
-    Store,
-    StoredRun,
-    _prepared,
-    param_types,
-    run_row,
-    tables_from_document,
-)
+from ..errors import VegaslabError
+from .. import interrupts
+from .store import PreparedRun, RunSpec, Store, StoredRun, prepared_runs, param_types, run_row, tables_from_document
 
 __all__ = ["execute", "run_payload", "Execution", "RunOutcome", "EngineError", "SYNCHRONOUS"]
 
@@ -265,14 +257,15 @@ def _echo(text: str) -> str:
 
 def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> WorkerResult:
     """Run one prepared spec (in a worker) and build its tables. ``prepared`` may be
-    :meth:`~vegaslab.store.PreparedRun.light` (no text, no normalised scenario): ``text`` is
+    :meth:`~vegaslab.sweeps.store.PreparedRun.light` (no text, no normalised scenario): ``text`` is
     the scenario text, and the worker's own normalisation must have the SHA-256 the client
     recorded. Never raises for a bad scenario or a failed simulation: the error is in the
     result."""
     import dataclasses
     import hashlib
 
-    from . import __version__, _call_core, _load_core
+    from ..core import package_version
+    from ..core import call_core, load_core
 
     t0 = time.perf_counter()
     worker = _worker_name()
@@ -280,23 +273,23 @@ def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> W
     prepared = dataclasses.replace(prepared, spec=spec)
     hide = ""
     try:
-        core = _load_core()
+        core = load_core()
         version = str(core.version())
         if version != prepared.core_version:
             raise EngineError(f"worker {worker} has vegaslab core {version}, the client {prepared.core_version}; "
                               "install the same vegaslab version on the client and every worker")
         with _materialised(prepared) as (source, hide):
-            normalized = _call_core(core.normalize_scenario, spec.text, source, spec.seed, list(spec.overrides))
+            normalized = call_core(core.normalize_scenario, spec.text, source, spec.seed, list(spec.overrides))
             if hashlib.sha256(normalized.encode("utf-8")).hexdigest() != prepared.normalized_sha256:
                 raise EngineError(f"{spec.source}: worker {worker} resolves the scenario differently from the client "
                                   "(another core build, or a referenced file changed); not run, so that no result is "
                                   "stored under a key it does not match")
             prepared = dataclasses.replace(prepared, normalized=normalized)
-            doc_text, series = _call_core(core.run_scenario_columns, spec.text, source, spec.seed, list(spec.overrides),
+            doc_text, series = call_core(core.run_scenario_columns, spec.text, source, spec.seed, list(spec.overrides),
                                           _end_when_worker_closes())
             doc = json.loads(doc_text)
         tables = tables_from_document(doc, prepared.key, prepared.seed, spec.params, types, series_columns=series)
-        versions = {"core_version": version, "vegaslab_version": __version__,
+        versions = {"core_version": version, "vegaslab_version": package_version(),
                     "source_revision": str(core.source_revision())}
         wall = time.perf_counter() - t0
         row = run_row(prepared, doc, wall_s=wall, worker=worker, versions=versions, types=types)
@@ -391,7 +384,7 @@ def _sigint_blocked_in_new_threads() -> Iterator[None]:
     restarts included) block it for good, and so do the worker processes they start (a
     process inherits its creator's signal mask, through exec too).
 
-    The preload (:mod:`vegaslab._dask_worker`) makes a worker ignore SIGINT only once its Dask
+    The preload (:mod:`vegaslab.sweeps.dask_worker`) makes a worker ignore SIGINT only once its Dask
     code runs; blocked from the start, the signal never reaches a worker, even in the second or
     so while it still imports Dask. The client's main thread gets it as before
     (:func:`execute` defers it, so a Ctrl-C during the cluster's start is acted on once the
@@ -442,10 +435,10 @@ def _client(scheduler: Any, workers: int | None, allowed_failures: int | None,
         settings: dict[str, Any] = {"distributed.scheduler.worker-saturation": 1.0}
         if allowed_failures is not None:
             settings["distributed.scheduler.allowed-failures"] = int(allowed_failures)
-        # Each worker process ignores SIGINT (vegaslab._dask_worker): a terminal's Ctrl-C
+        # Each worker process ignores SIGINT (vegaslab.sweeps.dask_worker): a terminal's Ctrl-C
         # reaches the whole process group, and only the client decides what it means. Each
         # nanny keeps its preload list and passes it to every worker it starts, restarts too.
-        preload = [*dask.config.get("distributed.worker.preload", []), "vegaslab._dask_worker"]
+        preload = [*dask.config.get("distributed.worker.preload", []), "vegaslab.sweeps.dask_worker"]
         _quiet_nanny(+1)
         cluster = None
 
@@ -643,20 +636,20 @@ def execute(
                (an existing cluster; ``workers``: how many to wait for, default 1),
                ``"synchronous"`` (in this process) or a ``distributed.Client``.
     batch_runs, flush_s: commit after that many runs, or when the oldest uncommitted run
-               waited that long (see :meth:`vegaslab.store.Store.writer`).
+               waited that long (see :meth:`vegaslab.sweeps.store.Store.writer`).
     allowed_failures: worker deaths a run may cause before it fails (embedded cluster only;
                Dask's default is 3).
     on_outcome: called in this thread with each spec's :class:`RunOutcome` as it is known.
     run_fn:    what a worker calls per run (a picklable top-level function); tests replace it.
     compact:   at the end, merge the store's small commits once a parameter set has
-               :data:`vegaslab.store.COMPACT_MIN_COMMITS` of them (a sweep commits every
+               :data:`vegaslab.sweeps.store.COMPACT_MIN_COMMITS` of them (a sweep commits every
                ``flush_s`` seconds, and reading many small files is slow); not after Ctrl-C.
 
     The embedded cluster starts worker processes with Python's *spawn* method, which imports
     the main module again: a script must call this under ``if __name__ == "__main__":``.
 
-    Raises :class:`vegaslab.store.StoreError` for an unusable store or bad parameters (and
-    :class:`vegaslab.store.StoreLockedError` when a run is missing and another process
+    Raises :class:`vegaslab.sweeps.store.StoreError` for an unusable store or bad parameters (and
+    :class:`vegaslab.sweeps.store.StoreLockedError` when a run is missing and another process
     writes to the store) and :class:`EngineError` for a malformed scheduler address or when
     no cluster can be reached, before anything runs.
 
@@ -670,7 +663,7 @@ def execute(
     t0 = time.perf_counter()
     check_scheduler(scheduler)
     store = store if isinstance(store, Store) else Store(store)
-    prepared = _prepared(specs)
+    prepared = prepared_runs(specs)
     types = param_types(prepared)
     ex = Execution()
     by_key: dict[str, RunOutcome] = {}  # the outcome of each distinct run

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .results import Results
+    from ..results import Results
 
 __all__ = [
     "jain_index",
@@ -77,7 +77,7 @@ def jain_index(values: Iterable[float]) -> float:
 
 def _not_renamed(column: str) -> None:
     """KeyError naming the new name when ``column`` is a column name of 0.2."""
-    from .results import renamed_column_message
+    from ..results import renamed_column_message
 
     if renamed := renamed_column_message(column):
         raise KeyError(renamed)

@@ -26,7 +26,7 @@ A catalog file is a normal scenario (the core ignores ``[meta]`` and ``[[variant
     ``{"run.duration" = "50s"}``), ``seeds`` / ``runs``, ``note`` (said in the report).
 ``[[meta.claim]]``
     ``text`` (the paper's claim in words), ``expr`` (a checkable expression, see
-    :mod:`vegaslab.claims`), optional ``source`` (table/figure).
+    :mod:`vegaslab.study.claims`), optional ``source`` (table/figure).
 ``[[variant]]`` (optional, any number)
     ``name``; ``set`` = override path -> value (``{"flows[0].cc" = "newreno"}``);
     ``published`` = ``"<flow|queue|link>.<metric>"`` -> number
@@ -41,43 +41,38 @@ Claims, figures and quick settings live under ``[meta]`` because the core reject
 top-level tables, so a catalog file stays a runnable scenario (``vegaslab run va-reroute``, or
 the file's path).
 
-:func:`expand` turns an entry into :class:`RunSpec` s, :func:`compare` sets one run's results
-beside the published numbers, and :func:`reproduce` runs entries on the engine, keeping
-finished runs in a results store (:mod:`vegaslab.runner`) and writes the report (:mod:`vegaslab.report`): ``index.html``,
-``summary.md`` and every run's tables.
+:func:`expand` turns an entry into :class:`Variant` s and :func:`compare` sets one run's results
+beside the published numbers; :func:`vegaslab.reproduction.reproduce` runs entries on the
+engine, keeping finished runs in a results store (:mod:`vegaslab.study.runner`), and writes the
+report (:mod:`vegaslab.report`): ``index.html``, ``summary.md`` and every run's tables.
 """
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import math
 import os
 import re
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd  # imported where used: `vegaslab run CATALOG-ID` resolves ids without it
 
-from . import ScenarioError, format_override, load_scenario, to_toml
+from ..errors import ScenarioError
+from ..scenario import format_override, load_scenario, to_toml
 
-# The import graph: catalog -> runner, report_table (both import nothing of
-# vegaslab's at load time but the package itself); catalog.reproduce -> report, imported there
-# because it loads pandas and matplotlib (see reproduce). Neither runner nor any report module
-# imports catalog, so there is no cycle: they see entries through Entry's own methods.
-from .report_table import (REPRODUCE_COLUMNS, format_comparison, ratio,  # noqa: F401 - re-exported
-                           summary_markdown)
-from .report_table import cells as _cells  # noqa: F401 - the old private names
-from .report_table import ours_cell as _ours_cell  # noqa: F401
-from . import runner
+# report.tables formats the comparison table and imports nothing of vegaslab's at load time;
+# the report itself, which imports pandas and matplotlib, is written by vegaslab.reproduction,
+# above this module (tests/test_architecture.py checks there is no import circle).
+from ..report.tables import REPRODUCE_COLUMNS, format_comparison, ratio, summary_markdown  # noqa: F401 - re-exported
+from ..scenario import PACKAGE_DATA, builtin_dir  # noqa: F401 - re-exported: the built-in catalog
 from .runner import safe_name  # noqa: F401 - re-exported: the run directories' names
 
 # The entries ``vegaslab reproduce`` runs when given none: owned by the import-free
 # catalog_defaults (the command line reads them while building its parser), re-exported here.
-from .catalog_defaults import DEFAULT_IDS  # noqa: E402
+from .defaults import DEFAULT_IDS  # noqa: E402
 
 COMPARE_COLUMNS = ["metric", "published", "ours", "ratio"]
 #: Figure kinds the report draws (docs/catalog-format.md).
@@ -85,8 +80,10 @@ FIGURE_KINDS = ("throughput", "cwnd", "queue", "bar", "line")
 
 
 @dataclass(frozen=True)
-class RunSpec:
-    """One simulation to run: a scenario file plus overrides, and the numbers to compare."""
+class Variant:
+    """One run of a catalog entry (a ``[[variant]]`` table, a grid's point, or the file itself):
+    a scenario file plus overrides, and the published numbers to compare it with. Not to be
+    confused with :class:`vegaslab.sweeps.store.RunSpec`, one resolved run of the engine."""
 
     name: str
     scenario_path: Path
@@ -159,7 +156,7 @@ class Entry:
         ``[[variant]]``, or the file itself) times its seeds; under ``quick``, the quick ones."""
         return len(self.runs(quick=quick)) * len(self.seeds(quick=quick))
 
-    def runs(self, *, quick: bool = False) -> list[RunSpec]:
+    def runs(self, *, quick: bool = False) -> list[Variant]:
         """The entry's runs (:func:`expand`); a method so that the runner and the report, which
         never import this module, can expand the entries they are given."""
         return expand(self, quick=quick)
@@ -183,25 +180,6 @@ def _seeds_of(table: Mapping[str, Any]) -> list[int]:
     return []
 
 
-#: The package-data directory of the built-in catalog, inside the ``vegaslab`` package.
-PACKAGE_DATA = "catalog_data"
-
-
-def builtin_dir() -> Path:
-    """The catalog shipped with the package (``vegaslab/catalog_data``), wherever the package
-    is installed; never a path relative to a source checkout or the working directory.
-
-    The core reads scenario files (and the delay traces they name, relative to the file) from
-    the file system, so the package must be installed unpacked, as pip installs wheels; a
-    zipped install is refused with a clear error rather than half working."""
-    root = importlib.resources.files("vegaslab") / PACKAGE_DATA
-    if not isinstance(root, Path):
-        raise ScenarioError(f"{root}: the built-in catalog is not a directory on disk (vegaslab was "
-                            "imported from a zip archive); install the wheel with pip, or set "
-                            "VEGASLAB_CATALOG to a catalog directory")
-    return root
-
-
 def catalog_dir(directory: str | os.PathLike | None = None) -> Path:
     """The catalog directory: ``directory`` if given, else ``$VEGASLAB_CATALOG``, else the
     built-in catalog (:func:`builtin_dir`). The working directory plays no part, so a command
@@ -222,7 +200,7 @@ def _check_published(where: str, table: Any) -> dict[str, float]:
     for key, value in table.items():
         if "." not in key:
             raise ScenarioError(f"{where}.{key}: key must be \"<flow|queue|link>.<metric>\"")
-        from .results import renamed_column_message  # here: resolving an id must not import pandas
+        from ..results import renamed_column_message  # here: resolving an id must not import pandas
 
         if renamed := renamed_column_message(key.rpartition(".")[2]):
             raise ScenarioError(f"{where}.{key}: {renamed}")
@@ -389,11 +367,11 @@ def _expand_grid(path: Path, scenario: Mapping[str, Any], index: int, grid: Mapp
     variants with axes"). The axes are handed to the core as the ``[sweep]`` of the entry's own
     scenario (``_core.expand_sweep``, with the grid's ``set`` as the overrides under every point),
     so ranges, value types, override spelling and point validation have one owner; this function
-    only strips ``labels``, fills the name template with :func:`vegaslab.claims.interpolate`
+    only strips ``labels``, fills the name template with :func:`vegaslab.study.claims.interpolate`
     (never ``str.format``) and re-addresses the core's errors to the grid. A grid expands into
     ordinary variant tables (``name``, ``set``, ``published``, plus ``overrides``: the grid's
     ``set`` then the core's ``path=value`` strings), so nothing downstream knows grids."""
-    from . import _call_core, _load_core
+    from ..core import call_core, load_core
     from .claims import ClaimError, interpolate
 
     where = f"variant[{index}]"
@@ -426,9 +404,9 @@ def _expand_grid(path: Path, scenario: Mapping[str, Any], index: int, grid: Mapp
     base = {key: val for key, val in scenario.items() if key != "sweep"}
     text = to_toml({**base, "sweep": {"axis": core_axes}})
     set_overrides = [format_override(str(key), val) for key, val in sets.items()]
-    core = _load_core()
+    core = load_core()
     try:
-        plan = json.loads(_call_core(core.expand_sweep, text, str(path), set_overrides))
+        plan = json.loads(call_core(core.expand_sweep, text, str(path), set_overrides))
     except ScenarioError as exc:
         raise _grid_error(path, where, [str(key) for key in sets], exc) from None
 
@@ -601,7 +579,7 @@ def format_listing(entries: Iterable[Entry], *, where: str | os.PathLike | None 
     return "\n".join(lines)
 
 
-def _variant_overrides(variant: Mapping[str, Any]) -> tuple[str, ...]:
+def variant_overrides(variant: Mapping[str, Any]) -> tuple[str, ...]:
     """A variant's overrides: a grid's point carries the core's strings (``overrides``), a
     hand-written variant its ``set`` in file order."""
     if "overrides" in variant:
@@ -609,18 +587,18 @@ def _variant_overrides(variant: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(format_override(k, val) for k, val in variant.get("set", {}).items())
 
 
-def expand(entry: Entry, *, quick: bool = False) -> list[RunSpec]:
+def expand(entry: Entry, *, quick: bool = False) -> list[Variant]:
     """The runs of an entry: one per variant (a grid's points included, in file order), or the
     file itself when it has none. ``quick`` appends ``[meta.quick].set`` to every run's overrides."""
     extra = entry.quick_overrides() if quick else ()
     if not entry.variants:
-        return [RunSpec(name=entry.id, scenario_path=entry.path, overrides=extra,
+        return [Variant(name=entry.id, scenario_path=entry.path, overrides=extra,
                         published=dict(entry.meta.get("published", {})), entry_id=entry.id)]
     return [
-        RunSpec(
+        Variant(
             name=v["name"],
             scenario_path=entry.path,
-            overrides=_variant_overrides(v) + extra,
+            overrides=variant_overrides(v) + extra,
             published=dict(v.get("published", {})),
             entry_id=entry.id,
         )
@@ -663,108 +641,3 @@ def compare(results, published: Mapping[str, float]) -> pd.DataFrame:
         ours = results.value(key)
         rows.append({"metric": key, "published": pub, "ours": ours, "ratio": ratio(ours, pub)})
     return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
-
-
-
-
-# ---------------------------------------------------------------------- reproduce
-
-
-_safe_name = safe_name  # the old private name
-
-
-def run_spec(spec: RunSpec, *, seed: int | None = None):
-    """Run one :class:`RunSpec` and return its Results."""
-    from . import run
-
-    return run(spec.scenario_path, seed=seed, overrides=list(spec.overrides))
-
-
-def reproduce(
-    ids: Iterable[str] | None = None,
-    out: str | os.PathLike = "out/reproduce",
-    *,
-    directory: str | os.PathLike | None = None,
-    seed: int | None = None,
-    echo: Callable[[str], None] | None = print,
-    quick: bool = False,
-    jobs: int | None = None,
-    all_entries: bool = False,
-    progress: bool | None = None,
-    report: bool = True,
-    run_fn: Callable | None = None,
-    scheduler: Any = None,
-) -> pd.DataFrame:
-    """Run the chosen entries (ids, files or paper names; :data:`DEFAULT_IDS` when none) on
-    the engine (:mod:`vegaslab.runner`): ``jobs`` local worker processes (default: the cores)
-    or the Dask cluster at ``scheduler`` (``"tcp://host:8786"``; also ``DASK_SCHEDULER_ADDRESS``),
-    reusing the runs stored in ``<out>/store/`` (a results store, docs/store-format.md);
-    compare with the published numbers, check the claims and write ``<out>/index.html``,
-    ``<out>/summary.md``, ``<out>/summary.csv`` and ``<out>/results/`` (see
-    :func:`vegaslab.report.write_report`). ``seed`` runs every variant once with that seed
-    instead of the entry's seeds; ``quick`` applies each entry's ``[meta.quick]``.
-
-    Returns the comparison table (:data:`REPRODUCE_COLUMNS`; a failed run is a row with
-    metric ``"(run failed)"`` and the error in ``note``). ``table.attrs`` holds ``runs``
-    (counts: ran, cached = found in the store, failed, total), ``verdicts`` (one dict per
-    claim) and ``wall_s``. A failing run does not stop the others. Ctrl-C stops the engine
-    within seconds, keeps the finished runs in the store and raises ``KeyboardInterrupt``
-    without writing a report (the next call computes only what is missing, then writes it).
-
-    ``out`` and ``seed`` are checked before anything runs (:class:`vegaslab.outdir.OutputDirError`,
-    :class:`ScenarioError`). ``run_fn`` replaces :func:`vegaslab.engine.run_payload` in the
-    workers (for tests that simulate crashing runs). Each robustness summary or figure in
-    ``<out>/robustness/`` the report sets aside is a ``UserWarning`` naming it (the command
-    line prints it as a warning)."""
-    from . import _check_seed
-    # Imported here for its cost only (pandas, numpy, matplotlib, jinja2): listing and
-    # resolving entries must not pay it. report never imports catalog, so this is no cycle.
-    from . import report as report_mod
-    from .outdir import check_output_dir
-    from .safe_io import make_dir
-
-    t0 = time.perf_counter()
-    out = Path(out)
-    _check_seed(seed, "--seed")
-    check_output_dir(out, replace=False)
-    names = list(ids) if ids else ([] if all_entries else list(DEFAULT_IDS))
-    entries = resolve(names, directory, all_entries=all_entries)
-    jobs_list = runner.plan(entries, quick=quick, seed=seed)
-    # The directories reproduce writes into, made (or found) as real directories before any
-    # run: a link planted as DIR/store or DIR/results is refused, never followed.
-    out.mkdir(parents=True, exist_ok=True)
-    for name in ("store", "results"):
-        make_dir(out, name)
-    if echo:
-        echo(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, {len(jobs_list)} runs"
-             f"{' (quick)' if quick else ''}: {', '.join(e.id for e in entries)}")
-    execution = runner.execute(jobs_list, out / "store", n_jobs=jobs, scheduler=scheduler,
-                               progress=(echo is not None) if progress is None else progress, run_fn=run_fn)
-    if execution.interrupted:
-        # The finished runs are committed; reading them back for a partial report would take
-        # ~40 ms a run, more than the few seconds a Ctrl-C may take. The run of the same
-        # command that finishes them writes the report.
-        raise KeyboardInterrupt
-    finished = runner.load(out / "store", [o.job.key for o in execution.outcomes.values() if o.status != "failed"])
-    runner.unreadable_fail(execution, finished, out / "store")
-    runner.export(finished, execution.per_job, out / "results")
-    built = report_mod.build(entries, jobs_list, execution, finished, quick=quick, seed=seed)
-    table = built.table
-    if echo:
-        for entry in entries:
-            echo(f"== {entry.id}: {entry.title}")
-            echo(format_comparison(table[table["entry"] == entry.id]))
-            for v in built.verdicts.get(entry.id, []):
-                echo(f"   claim {v.status.upper():7s} {v.text}: {v.detail}")
-    built.reproduce_wall_s = time.perf_counter() - t0
-    if report:
-        written = report_mod.write_report(built, out)
-        if echo:
-            echo(f"wrote {', '.join(str(p) for p in written)}")
-    table.attrs["runs"] = {"ran": execution.ran, "cached": execution.cached, "failed": execution.failed,
-                           "total": len(execution.outcomes)}
-    table.attrs["verdicts"] = [
-        {"entry": eid, "text": v.text, "expr": v.expr, "status": v.status, "detail": v.detail}
-        for eid, vs in built.verdicts.items() for v in vs]
-    table.attrs["wall_s"] = time.perf_counter() - t0
-    return table
