@@ -224,6 +224,21 @@ def test_no_module_imports_another_modules_private_name():
         f"{mod} (line {line}) takes {name} from {source}" for mod, line, name, source in graph.private)
 
 
+def alias_modules(graph: Graph) -> set[str]:
+    """The deprecated alias modules (old paths kept for one release): they call
+    ``alias_module`` of :mod:`vegaslab.deprecation`."""
+    return {m for m, path in graph.modules.items() if "alias_module(" in path.read_text(encoding="utf-8")
+            and not m.endswith(".deprecation")}
+
+
+def test_the_package_never_imports_its_own_deprecated_aliases():
+    graph = build()
+    aliases = alias_modules(graph)
+    assert len(aliases) >= 8
+    offenders = sorted(f"{m} imports {a}" for m, targets in graph.edges.items() for a in targets & aliases)
+    assert not offenders, offenders
+
+
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     root = tmp_path / "pkg"
     for rel, text in files.items():

@@ -641,3 +641,14 @@ def compare(results, published: Mapping[str, float]) -> pd.DataFrame:
         ours = results.value(key)
         rows.append({"metric": key, "published": pub, "ours": ours, "ratio": ratio(ours, pub)})
     return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+
+
+def __getattr__(name: str) -> Any:
+    # The old name of Variant, kept for one release.
+    if name == "RunSpec":
+        import warnings
+
+        warnings.warn("vegaslab.catalog.RunSpec is deprecated; use vegaslab.study.catalog.Variant",
+                      DeprecationWarning, stacklevel=2)
+        return Variant
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
