@@ -75,7 +75,8 @@ is written); a claim that fails is a finding, not an error.""",
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from ..study.catalog import reproduce, resolve
+    from ..reproduction import reproduce
+    from ..study.catalog import resolve
     from ..outdir import check_output_dir
     from ..sweeps.store import StoreError
 
