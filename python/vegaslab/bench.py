@@ -18,7 +18,7 @@ from .errors import VegaslabError
 from .scenario import load_scenario
 
 
-__all__ = ["bench", "END_TO_END", "BENCH_SCENARIO", "children_cpu"]
+__all__ = ["bench", "END_TO_END", "BENCH_SCENARIO", "PEAK_RSS_CODE", "children_cpu"]
 
 
 #: The benchmark scenario, relative to the built-in catalog (vegaslab/catalog_data/).
@@ -30,7 +30,7 @@ BOTTLENECK = "R1->R2"
 
 # Peak memory of the child itself. On Linux, ru_maxrss survives fork+exec (a child starts with
 # its parent's high-water mark), so read VmHWM, which exec resets; elsewhere fall back to it.
-_PEAK_RSS = r"""
+PEAK_RSS_CODE = r"""
 def peak_rss_bytes(who=None):
     import resource, sys
     if who is None:
@@ -46,7 +46,7 @@ def peak_rss_bytes(who=None):
 """
 
 
-_VEGASLAB_CHILD = _PEAK_RSS + r"""
+_VEGASLAB_CHILD = PEAK_RSS_CODE + r"""
 import json, sys, time
 from vegaslab import _core
 path, overrides = sys.argv[1], json.loads(sys.argv[2])
@@ -92,7 +92,7 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "series_rows": len(frames["serie
 # at fork time if that was larger, so the number is an upper bound. Its CPU time is the `ns`
 # process's alone (the only child the bridge starts; the bridge's own Python work, writing the
 # script and reading ns-2's output, is this process's and not counted).
-_NS2_CHILD = _PEAK_RSS + r"""
+_NS2_CHILD = PEAK_RSS_CODE + r"""
 import json, resource, sys, time
 try:
     from vegaslab.ns2 import run_scenario
