@@ -22,12 +22,12 @@ import sys
 import time
 from pathlib import Path
 
-from vegaslab.cli import _PEAK_RSS  # the benchmark's peak-memory reader
+from vegaslab.bench import PEAK_RSS_CODE  # the benchmark's peak-memory reader
 
 # The boundary `vegaslab.run` uses (`run_scenario_tables`: meta as JSON, the tables and series
 # as typed columns, the normalised scenario's text), not the JSON document, whose decoding in
 # Python was most of the set-up time and peak memory at 100,000 flows (168 MB of JSON).
-CHILD = _PEAK_RSS + r"""
+CHILD = PEAK_RSS_CODE + r"""
 import json, sys, time
 from vegaslab import _core
 text, overrides = sys.argv[1], json.loads(sys.argv[2])

@@ -89,15 +89,15 @@ def scenario(sid: str, duration: float, runs: int, seeds: int = 10) -> str:
 
 def calibrate(target_s: float) -> float:
     """Simulated seconds for a run whose core time is about ``target_s``."""
-    from vegaslab import _call_core, _load_core
+    from vegaslab.core import call_core, load_core
 
-    core = _load_core()
+    core = load_core()
     probe = 20.0
     text = scenario("bench-calibrate", probe, 1, 1)
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
-        _call_core(core.run_scenario, text, "<bench>", 1, [], None)
+        call_core(core.run_scenario, text, "<bench>", 1, [], None)
         best = min(best, time.perf_counter() - t0)
     return max(0.5, probe * target_s / best)
 
@@ -105,7 +105,7 @@ def calibrate(target_s: float) -> float:
 def cluster_start_s(workers: int) -> float:
     """Wall time to start and stop the embedded local cluster with no run: the fixed cost of
     a sweep, reported apart so the per-run overhead can be given with and without it."""
-    from vegaslab.engine import _client
+    from vegaslab.sweeps.engine import _client
 
     t0 = time.perf_counter()
     with _client(None, workers, None):
@@ -145,7 +145,7 @@ READ = """
 import sys, time, json
 t0 = time.perf_counter()
 import pandas, pyarrow  # noqa: F401  (imports timed apart from the read)
-from vegaslab.sweep_results import SweepResults
+from vegaslab.sweeps.results import SweepResults
 t1 = time.perf_counter()
 res = SweepResults.open(sys.argv[1], out=sys.argv[2])
 t_open = time.perf_counter()

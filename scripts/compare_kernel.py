@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from vegaslab import VegaslabError
-from vegaslab.compare import compare
+from vegaslab.errors import VegaslabError
+from vegaslab.testbed.compare import compare
 from vegaslab.testbed.stack import Stack
 
 ROOT = Path(__file__).resolve().parents[1] / "examples" / "kernel"

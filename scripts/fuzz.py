@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The long fuzz run (``make fuzz``): generate mutated scenarios with hypothesis, run each in a
-sandboxed worker (vegaslab.fuzz), print the counts and write every failing case to disk.
+sandboxed worker (tests/fuzzer.py), print the counts and write every failing case to disk.
 
     python scripts/fuzz.py --cases 10000 [--seed N] [--jobs 2] [--out out/fuzz] [--minimise]
 
@@ -27,8 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "tests"))  # the fuzzer is test tooling, not part of the package
 
-from vegaslab import fuzz  # noqa: E402
+import fuzzer as fuzz  # noqa: E402
 
 
 def generate(n: int, seed: int, strategy=None) -> list:

@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 
 from vegaslab import _core
-from vegaslab.catalog import builtin_dir, list_entries
+from vegaslab.study.catalog import builtin_dir, list_entries
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_scale  # noqa: E402  (the scale benchmark's dumbbell)

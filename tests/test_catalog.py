@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from vegaslab.catalog import builtin_dir
-from vegaslab import catalog
+from vegaslab.study.catalog import builtin_dir
+from vegaslab.study import catalog
+from vegaslab.reproduction import reproduce
 from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -220,7 +221,7 @@ def test_core_every_catalog_variant_validates(core):
 
 def test_core_reproduce_runs_every_variant_and_writes_summary_and_tables(core, cat, tmp_path):
     out = tmp_path / "rep"
-    table = catalog.reproduce(["t-buffer", "t-single"], out, directory=cat, echo=None)
+    table = reproduce(["t-buffer", "t-single"], out, directory=cat, echo=None)
     assert list(table.columns) == catalog.REPRODUCE_COLUMNS
     assert set(table["run"]) == {"newreno-q5", "vegas-q5", "t-single"}
     assert (table["note"] == "").all(), table["note"].tolist()
@@ -235,7 +236,7 @@ def test_core_reproduce_runs_every_variant_and_writes_summary_and_tables(core, c
 
 def test_core_reproduce_records_a_failing_variant_and_runs_the_others(core, cat, tmp_path):
     (cat / "t-buffer.toml").write_text(WITH_VARIANTS + '\n[[variant]]\nname = "broken"\nset = { "flows[0].start" = "-3s" }\n')
-    table = catalog.reproduce(["t-buffer"], tmp_path, directory=cat, echo=None)
+    table = reproduce(["t-buffer"], tmp_path, directory=cat, echo=None)
     failed = table[table["run"] == "broken"]
     assert failed["metric"].tolist() == ["(run failed)"] and "flows[0].start" in failed["note"].iloc[0]
     assert (table[table["run"] != "broken"]["note"] == "").all()
@@ -243,7 +244,7 @@ def test_core_reproduce_records_a_failing_variant_and_runs_the_others(core, cat,
 
 @pytest.mark.parametrize("name", ["..", "a/b", "x y", "../../up"])
 def test_a_variant_name_that_could_leave_its_results_directory_is_refused(tmp_path, name):
-    from vegaslab import catalog
+    from vegaslab.study import catalog
 
     text = (catalog.builtin_dir() / "va-reroute.toml").read_text(encoding="utf-8")
     text += f'\n[[variant]]\nname = "{name}"\nset = {{ "flows[0].cc" = "reno" }}\n'

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from vegaslab import catalog
+from vegaslab.study import catalog
 
 FROZEN_PATH = Path(__file__).parent / "data" / "catalog_variants.json"
 FROZEN = {k: v for k, v in json.loads(FROZEN_PATH.read_text()).items() if not k.startswith("_")}

@@ -1,4 +1,4 @@
-"""The claim expression language (vegaslab.claims): parsing, safety, evaluation, verdict text.
+"""The claim expression language (vegaslab.study.claims): parsing, safety, evaluation, verdict text.
 No simulation: the runs are the saved results document in tests/data."""
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from vegaslab.catalog import builtin_dir
-from vegaslab import catalog
-from vegaslab.claims import Claim, ClaimError, RunSet, evaluate, fmt, parse
+import vegaslab.study
+from vegaslab.study.catalog import builtin_dir
+from vegaslab.study import catalog
+from vegaslab.study.claims import Claim, ClaimError, RunSet, evaluate, fmt, parse
 from vegaslab.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,16 +212,16 @@ def test_series_max_and_queue_series(runs):
     assert check("between(1, 0, 1) > 0", runs).status == "error"
 
 
-# ---------------------------------------------------------------------- vegaslab.metrics
+# ---------------------------------------------------------------------- vegaslab.study.metrics
 
 
 def test_other_functions_come_from_vegaslab_metrics_with_runs_per_seed(runs, monkeypatch):
-    fake = types.ModuleType("vegaslab.metrics")
+    fake = types.ModuleType("vegaslab.study.metrics")
     fake.jain_index = lambda xs: sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
     fake.goodput_of = lambda res, flow: float(res.value(f"{flow}.goodput_bps"))
     fake.__all__ = ["jain_index", "goodput_of"]  # only the public functions are callable
-    monkeypatch.setitem(sys.modules, "vegaslab.metrics", fake)
-    monkeypatch.setattr(vegaslab, "metrics", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "vegaslab.study.metrics", fake)
+    monkeypatch.setattr(vegaslab.study, "metrics", fake, raising=False)
     assert check("jain_index([1, 1, 1, 1]) == 1", runs).status == "holds"
     v = check('goodput_of(run("vegas"), "vegas") == 500000', runs)  # mean of 400,000 and 600,000
     assert v.status == "holds", v.detail
@@ -229,10 +230,10 @@ def test_other_functions_come_from_vegaslab_metrics_with_runs_per_seed(runs, mon
 
 
 def test_without_vegaslab_metrics_a_metric_claim_is_skipped(runs, monkeypatch):
-    monkeypatch.setitem(sys.modules, "vegaslab.metrics", None)
-    monkeypatch.delattr(vegaslab, "metrics", raising=False)
+    monkeypatch.setitem(sys.modules, "vegaslab.study.metrics", None)
+    monkeypatch.delattr(vegaslab.study, "metrics", raising=False)
     v = check("jain_index([1, 1]) == 1", runs)
-    assert v.status == "skipped" and "vegaslab.metrics" in v.detail
+    assert v.status == "skipped" and "vegaslab.study.metrics" in v.detail
 
 
 # ---------------------------------------------------------------------- formatting and the catalog

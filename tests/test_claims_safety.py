@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from vegaslab.catalog import builtin_dir
-from vegaslab import catalog
-from vegaslab import claims as claims_mod
-from vegaslab.claims import Claim, ClaimError, RunSet, evaluate, evaluate_all, interpolate, parse
+import vegaslab.study
+from vegaslab.study.catalog import builtin_dir
+from vegaslab.study import catalog
+from vegaslab.study import claims as claims_mod
+from vegaslab.study.claims import Claim, ClaimError, RunSet, evaluate, evaluate_all, interpolate, parse
 from vegaslab.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -108,12 +109,12 @@ def test_attributes_indexes_and_reserved_names_are_rejected_by_the_parser(expr, 
 def test_only_public_metrics_functions_can_be_called(runs, monkeypatch):
     import os
 
-    fake = types.ModuleType("vegaslab.metrics")
+    fake = types.ModuleType("vegaslab.study.metrics")
     fake.jain_index = lambda xs: 1.0
     fake.getenv = os.getenv  # imported by the module, not one of its metrics
     fake.__all__ = ["jain_index"]
-    monkeypatch.setitem(sys.modules, "vegaslab.metrics", fake)
-    monkeypatch.setattr(vegaslab, "metrics", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "vegaslab.study.metrics", fake)
+    monkeypatch.setattr(vegaslab.study, "metrics", fake, raising=False)
     monkeypatch.setenv("VEGASLAB_TEST_SECRET", SECRET)
     v = check("getenv('VEGASLAB_TEST_SECRET') == 'x'", runs)
     assert v.status == "skipped" and SECRET not in v.detail, v.detail
@@ -243,11 +244,11 @@ def test_missing_data_is_an_error_that_names_the_run(runs, expr, names):
 
 
 def test_a_metric_that_returns_nan_is_missing_data_for_that_run_and_seed(runs, monkeypatch):
-    fake = types.ModuleType("vegaslab.metrics")
+    fake = types.ModuleType("vegaslab.study.metrics")
     fake.goodput_of = lambda res, flow: float(res.value(f"{flow}.goodput_bps"))
     fake.__all__ = ["goodput_of"]
-    monkeypatch.setitem(sys.modules, "vegaslab.metrics", fake)
-    monkeypatch.setattr(vegaslab, "metrics", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "vegaslab.study.metrics", fake)
+    monkeypatch.setattr(vegaslab.study, "metrics", fake, raising=False)
     assert check('goodput_of(run("vegas"), "vegas") == 400000', runs).status == "holds"
     v = check('goodput_of(run("nanseed"), "vegas") > 0', runs)
     assert v.status == "error" and v.detail.startswith("missing data: goodput_of() is nan for 'nanseed' in seed 2"), v.detail
@@ -293,7 +294,7 @@ def test_every_catalog_claim_parses_within_the_budgets_and_fills_in_only_its_own
 
 
 def test_every_function_a_catalog_claim_calls_is_built_in_or_public_in_vegaslab_metrics():
-    from vegaslab import metrics
+    from vegaslab.study import metrics
 
     builtin = set(claims_mod._SIMPLE) | set(claims_mod._SERIES_FUNCS) | {"all", "any", "run"}
     for entry in catalog.list_entries(CATALOG):

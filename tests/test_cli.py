@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from vegaslab import cli
+from vegaslab import bench, cli
+from vegaslab.cli.options import resolve_scenario
+from vegaslab.cli.reproduce import DefaultIds
 from scenario_text import TWO_HOP
 
 SUBCOMMANDS = ("run", "reproduce", "bench", "sweep")
@@ -140,8 +142,8 @@ def test_reproduce_defaults_to_the_three_vegas_a_entries():
 
 def test_run_resolves_a_catalog_id_to_its_file(tmp_path, tiny, monkeypatch):
     monkeypatch.setenv("VEGASLAB_CATALOG", str(tiny.parent))
-    assert cli._resolve_scenario("tiny") == tiny
-    assert cli._resolve_scenario(str(tiny)) == tiny
+    assert resolve_scenario("tiny") == tiny
+    assert resolve_scenario(str(tiny)) == tiny
 
 
 def _listing_catalog(tmp_path: Path) -> Path:
@@ -193,8 +195,8 @@ def test_reproduce_list_of_an_empty_catalog_exits_2_naming_the_directory(tmp_pat
 
 def test_reproduce_names_typed_out_are_told_apart_from_the_default():
     parser = cli.build_parser()
-    assert isinstance(parser.parse_args(["reproduce"]).ids, cli._DefaultIds)
-    assert not isinstance(parser.parse_args(["reproduce", "va-reroute", "va-file", "va-buffer"]).ids, cli._DefaultIds)
+    assert isinstance(parser.parse_args(["reproduce"]).ids, DefaultIds)
+    assert not isinstance(parser.parse_args(["reproduce", "va-reroute", "va-file", "va-buffer"]).ids, DefaultIds)
 
 
 # ---------------------------------------------------------------------- the installed command, anywhere
@@ -214,7 +216,7 @@ def _run_anywhere(cwd: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_reproduce_list_from_any_directory_lists_every_builtin_entry_and_paper(tmp_path):
-    from vegaslab.catalog import builtin_dir, list_entries
+    from vegaslab.study.catalog import builtin_dir, list_entries
 
     proc = _run_anywhere(tmp_path, "reproduce", "--list")
     assert proc.returncode == 0, proc.stderr
@@ -226,7 +228,7 @@ def test_reproduce_list_from_any_directory_lists_every_builtin_entry_and_paper(t
 
 
 def test_core_run_by_catalog_id_works_from_any_directory(core, tmp_path):
-    from vegaslab.catalog import builtin_dir
+    from vegaslab.study.catalog import builtin_dir
 
     proc = _run_anywhere(tmp_path, "run", "va-reroute", "--set", "run.duration=2s", "--no-plots")
     assert proc.returncode == 0, proc.stderr
@@ -236,12 +238,12 @@ def test_core_run_by_catalog_id_works_from_any_directory(core, tmp_path):
 
 
 def test_core_bench_works_from_any_directory_with_the_builtin_scenario(core, tmp_path):
-    from vegaslab.catalog import builtin_dir
+    from vegaslab.study.catalog import builtin_dir
 
     proc = _run_anywhere(tmp_path, "bench", "--duration", "0.5s", "--no-ns2", "--no-end-to-end", "--repeat", "1", "--out", "b")
     assert proc.returncode == 0, proc.stderr
     report = json.loads((tmp_path / "b" / "bench.json").read_text())
-    assert Path(report["scenario"]) == builtin_dir() / cli.BENCH_SCENARIO
+    assert Path(report["scenario"]) == builtin_dir() / bench.BENCH_SCENARIO
     assert report["flows"] == 50 and report["vegaslab"]["events"] > 0
 
 
@@ -302,18 +304,18 @@ def test_core_run_never_imports_pandas(core, tiny, tmp_path, options):
     # files (vegaslab.columns) and drawing the figures (vegaslab.plots) go without it. The
     # background import is switched off, so nothing it loads can hide an import the run itself
     # makes, and every figure is drawn in this process (a forked child's imports are not seen).
-    code = ("import sys, vegaslab; from vegaslab import cli\n"
+    code = ("import sys, vegaslab, vegaslab.simulation; from vegaslab import cli; from vegaslab.cli import run\n"
             "if '--no-plots' not in sys.argv:\n"
             "    import vegaslab.plots; vegaslab.plots.usable_processes = lambda *a, **k: 1\n"
-            "class NoImportAhead(cli._ImportAhead):\n"
+            "class NoImportAhead(run.ImportAhead):\n"
             "    def _load(self): pass\n"
-            "cli._ImportAhead = NoImportAhead\n"
+            "run.ImportAhead = NoImportAhead\n"
             "seen = []\n"
-            "real = vegaslab._call_core\n"
+            "real = vegaslab.simulation.call_core\n"
             "def spy(fn, *a, **k):\n"
             "    seen.append('pandas' in sys.modules)\n"
             "    return real(fn, *a, **k)\n"
-            "vegaslab._call_core = spy\n"
+            "vegaslab.simulation.call_core = spy\n"
             f"assert cli.main(['run', {str(tiny)!r}, '--out', {str(tmp_path / 'out')!r}, *{options!r}]) == 0\n"
             "print(seen[0], 'pandas' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code, *options], capture_output=True, text=True, timeout=120)
@@ -323,7 +325,7 @@ def test_core_run_never_imports_pandas(core, tiny, tmp_path, options):
 
 
 def test_resolving_a_catalog_id_does_not_import_pandas():
-    code = ("import sys; from vegaslab import cli; p = cli._resolve_scenario('bench/grids-net2'); "
+    code = ("import sys; from vegaslab.cli.options import resolve_scenario; p = resolve_scenario('bench/grids-net2'); "
             "print(p.name, 'pandas' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -458,7 +460,7 @@ def test_core_bench_without_end_to_end_runs_the_core_alone(core, tmp_path):
 
 def test_core_bench_stops_with_an_error_when_an_end_to_end_command_fails(core, capsys, monkeypatch):
     # A benchmark missing one of its numbers is an error, never a shorter report.
-    monkeypatch.setattr(cli, "END_TO_END", (("run_tables", "vegaslab run --trace", ["--trace", "NOSUCH->LINK"]),))
+    monkeypatch.setattr(bench, "END_TO_END", (("run_tables", "vegaslab run --trace", ["--trace", "NOSUCH->LINK"]),))
     assert cli.main(["bench", "--duration", "0.2s", "--no-ns2", "--repeat", "1"]) == 1
     err = _one_line_error(capsys)
     assert "vegaslab run --trace NOSUCH->LINK" in err and "failed (exit" in err

@@ -16,6 +16,7 @@ import pytest
 
 import vegaslab
 from vegaslab import cli
+from vegaslab.cli.console import jsonable
 from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +87,7 @@ def test_core_run_json_flows_are_the_flows_table_row_by_row(core, tiny, tmp_path
     assert cli.main(["run", str(tiny), "--out", str(out), "--json", "--no-plots"]) == 0
     doc = json.loads(capsys.readouterr().out)
     frame = vegaslab.Results.from_dir(out).flows
-    assert doc["flows"] == json.loads(json.dumps(cli._jsonable(frame.to_dict(orient="records"))))
+    assert doc["flows"] == json.loads(json.dumps(jsonable(frame.to_dict(orient="records"))))
     assert set(doc["flows"][0]) == set(frame.columns)
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from vegaslab.catalog import builtin_dir
-from vegaslab import catalog
+from vegaslab.study.catalog import builtin_dir
+from vegaslab.study import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOG = builtin_dir()  # the catalog ships as package data: vegaslab/catalog_data/

@@ -28,8 +28,8 @@ pytest.importorskip("vegaslab._core")
 
 from pandas.testing import assert_frame_equal  # noqa: E402
 
-from vegaslab.engine import SYNCHRONOUS, execute, run_payload  # noqa: E402
-from vegaslab.store import NONDETERMINISTIC_COLUMNS, TABLES, RunSpec, Store  # noqa: E402
+from vegaslab.sweeps.engine import SYNCHRONOUS, execute, run_payload  # noqa: E402
+from vegaslab.sweeps.store import NONDETERMINISTIC_COLUMNS, TABLES, RunSpec, Store  # noqa: E402
 
 SCENARIO = """
 [[links]]
@@ -204,8 +204,8 @@ def test_sweep_survives_a_killed_worker_with_each_run_stored_once_as_in_process(
 
 CLIENT = textwrap.dedent("""
     import json, sys, time
-    from vegaslab.engine import execute
-    from vegaslab.store import RunSpec
+    from vegaslab.sweeps.engine import execute
+    from vegaslab.sweeps.store import RunSpec
     a = json.loads(sys.argv[1])
     specs = [RunSpec(a["text"], a["source"], tuple(o), s, p) for o, s, p in a["runs"]]
     outcomes = []

@@ -20,9 +20,10 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from vegaslab import cli, engine  # noqa: E402
-from vegaslab.engine import EngineError, execute  # noqa: E402
-from vegaslab.store import RunSpec, Store, StoreLockedError  # noqa: E402
+from vegaslab import cli  # noqa: E402
+from vegaslab.sweeps import engine  # noqa: E402
+from vegaslab.sweeps.engine import EngineError, execute  # noqa: E402
+from vegaslab.sweeps.store import RunSpec, Store, StoreLockedError  # noqa: E402
 from reproduce_process import start_reproduce  # noqa: E402
 from scenario_text import TWO_HOP, two_hop_file  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Fuzzing the scenario reader and the simulator: mutated catalog and
 hand-written scenarios must never crash, hang or panic, and an accepted one must never give an
 impossible result. The machinery (case generation, sandboxed worker, result checks) is in
-``vegaslab.fuzz``; the long run is ``make fuzz`` (scripts/fuzz.py).
+``tests/fuzzer.py``; the long run is ``make fuzz`` (scripts/fuzz.py).
 
 The quick property test is derandomised (the same cases every run) and sized to stay well
 under a minute on two cores; hypothesis does not shrink here (each try is a subprocess round
@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("vegaslab._core")
 from hypothesis import HealthCheck, Phase, example, given, settings  # noqa: E402
 
-from vegaslab import fuzz  # noqa: E402
-from vegaslab.fuzz import Case  # noqa: E402
+import fuzzer as fuzz  # noqa: E402 - tests/fuzzer.py, the fuzzing tool
+from fuzzer import Case  # noqa: E402
 
 QUICK_EXAMPLES = 500
 #: No answer within this is a hang. A hang never answers; the slowest case answers in about
@@ -144,7 +144,7 @@ def test_cases_replay_to_the_same_bytes_so_failures_can_be_written_and_minimised
 # ---------------------------------------------------------------------- files around a run
 # The output directories of run, sweep and reproduce with things planted in them (links to
 # files outside, FIFOs, huge and deep JSON): never a crash, hang or traceback, and nothing
-# written or read outside the named directories (checked on every case: see vegaslab.fuzz).
+# written or read outside the named directories (checked on every case: see tests/fuzzer.py).
 
 QUICK_FS_EXAMPLES = 40
 _SUMMARY = fuzz._SUMMARY_LIKE
@@ -181,7 +181,7 @@ def test_planted_files_in_output_directories_are_never_followed_and_never_crash(
 def test_the_file_system_oracle_sees_a_write_through_a_planted_link(tmp_path, monkeypatch):
     # A blind oracle would pass forever: with the one rule switched off for summary.md (a
     # plain write that follows links), the case must fail as unsafe.
-    import vegaslab.report as report
+    import vegaslab.report.write as report
 
     def follows_links(directory, name, data, **_):
         path = Path(directory) / name

@@ -1,5 +1,5 @@
 """Ctrl-C always ends `sweep`, `reproduce` and `robustness`: within seconds, with exit 130, no
-traceback, and the finished runs kept (vegaslab.interrupts, vegaslab.engine).
+traceback, and the finished runs kept (vegaslab.interrupts, vegaslab.sweeps.engine).
 
 The random-moment test starts each command in its own session (its own process group) and sends
 SIGINT at a moment drawn from a seeded RNG over the command's whole working life, alternately to
@@ -33,9 +33,11 @@ import pytest
 pytest.importorskip("distributed")
 
 import vegaslab  # noqa: E402
-from vegaslab import cli, engine  # noqa: E402
-from vegaslab.engine import execute  # noqa: E402
-from vegaslab.store import RunSpec, Store, StoreWriter, prepare  # noqa: E402
+from vegaslab import cli  # noqa: E402
+from vegaslab.cli import run as run_cli  # noqa: E402
+from vegaslab.sweeps import engine  # noqa: E402
+from vegaslab.sweeps.engine import execute  # noqa: E402
+from vegaslab.sweeps.store import RunSpec, Store, StoreWriter, prepare  # noqa: E402
 from reproduce_process import PKG_ROOT  # noqa: E402
 from scenario_text import TWO_HOP, two_hop_file  # noqa: E402
 
@@ -171,7 +173,7 @@ def test_a_command_whose_keyboard_interrupt_was_dropped_still_exits_130(monkeypa
             pass
         return 0
 
-    monkeypatch.setattr(cli, "cmd_run", swallowing)
+    monkeypatch.setattr(run_cli, "cmd_run", swallowing)
     assert cli.main(["run", "nosuch.toml"]) == 130
     assert capsys.readouterr().err.strip() == "vegaslab: interrupted"
 
@@ -198,7 +200,7 @@ def test_a_ctrl_c_dropped_in_a_gc_callback_stops_the_command_soon_and_prints_no_
             steps.append(1)
         return 0
 
-    monkeypatch.setattr(cli, "cmd_run", command_whose_interrupt_is_dropped)
+    monkeypatch.setattr(run_cli, "cmd_run", command_whose_interrupt_is_dropped)
     assert cli.main(["run", "x.toml"]) == 130
     assert len(steps) < 100, "the interrupt is delivered again within a second, not at the end"
     assert capsys.readouterr().err.strip() == "vegaslab: interrupted"

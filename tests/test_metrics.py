@@ -1,4 +1,4 @@
-"""vegaslab.metrics on small hand-made results (expectations computed by hand from the papers'
+"""vegaslab.study.metrics on small hand-made results (expectations computed by hand from the papers'
 definitions), plus one real run through the compiled core."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from vegaslab.catalog import builtin_dir
-from vegaslab import metrics
+from vegaslab.study.catalog import builtin_dir
+from vegaslab.study import metrics
 from vegaslab.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]

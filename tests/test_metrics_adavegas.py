@@ -1,4 +1,4 @@
-"""The AdaVegas block of vegaslab.metrics (time_to_reach, settling_time, pipe_packets,
+"""The AdaVegas block of vegaslab.study.metrics (time_to_reach, settling_time, pipe_packets,
 time_to_fair_share, window_overshoot, line_utilisation_of, mean_goodput_per_user) on hand-made
 results with hand-computed expectations, plus the two-user scenario of the catalog's av-two-users.toml
 through the compiled core."""
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from vegaslab.catalog import builtin_dir
-from vegaslab import metrics
+from vegaslab.study.catalog import builtin_dir
+from vegaslab.study import metrics
 from vegaslab.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]

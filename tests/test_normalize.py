@@ -80,18 +80,18 @@ def test_source_revision_names_a_commit_or_says_unknown():
 def _canonical_agrees(text: str) -> None:
     import json
 
-    from vegaslab import _canonical_hash, scenario_hash
+    from vegaslab.simulation import canonical_hash, scenario_hash
 
     doc = json.loads(text)
     assert text == json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    assert _canonical_hash(text) == scenario_hash(doc)
+    assert canonical_hash(text) == scenario_hash(doc)
 
 
 def test_the_cores_canonical_text_is_pythons_for_every_catalog_run():
     # vegaslab.run hashes the core's text as it comes (provenance's scenario_sha256, the cache
     # key's input) instead of parsing and printing it again: the two must agree byte for byte.
     from vegaslab import _core
-    from vegaslab.catalog import list_entries
+    from vegaslab.study.catalog import list_entries
 
     for entry in list_entries():
         for spec in entry.runs(quick=True):

@@ -25,8 +25,7 @@ if (not (ROOT / "python" / "vegaslab" / "__init__.py").exists()
 
 pytest.importorskip("vegaslab._core", reason="the compiled core normalises scenarios for the bridge")
 
-from vegaslab.ns2 import (build_model, build_script, normalize, run_normalized,  # noqa: E402
-                          run_scenario, translate)
+from vegaslab.ns2 import build_model, build_script, normalize, run_normalized, run_scenario, translate  # noqa: E402
 
 needs_ns = pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("VEGASLAB_REQUIRE_NS2") != "1", reason="ns-2 ('ns') not on PATH")
 

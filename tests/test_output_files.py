@@ -19,8 +19,8 @@ pytest.importorskip("vegaslab._core")
 
 from scenario_text import TWO_HOP  # noqa: E402
 from vegaslab import cli  # noqa: E402
-from vegaslab.engine import SYNCHRONOUS, execute  # noqa: E402
-from vegaslab.store import RunSpec, Store, StoreError  # noqa: E402
+from vegaslab.sweeps.engine import SYNCHRONOUS, execute  # noqa: E402
+from vegaslab.sweeps.store import RunSpec, Store, StoreError  # noqa: E402
 
 TEXT = TWO_HOP + '\n[run]\nduration = "0.5s"\n'
 

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 import vegaslab
-from vegaslab import catalog
+from vegaslab.study import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -158,7 +158,7 @@ def _python_in(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess
 
 
 def test_an_installed_copy_resolves_catalog_entries_from_itself_not_the_checkout(installed_copy, tmp_path):
-    code = ("import json, vegaslab\nfrom vegaslab import catalog, runner\n"
+    code = ("import json, vegaslab\nfrom vegaslab.study import catalog, runner\n"
             "jobs = runner.plan(catalog.resolve(['va-reroute']))\n"
             "print(json.dumps({'package': vegaslab.__file__, 'catalog': str(catalog.catalog_dir()),"
             " 'scenario': jobs[0].scenario_path, 'jobs': len(jobs)}))")
@@ -186,12 +186,12 @@ def test_core_an_installed_copy_runs_a_catalog_id_from_an_empty_directory(instal
 
 
 def _template_files() -> list[Path]:
-    root = importlib.resources.files("vegaslab") / "templates"
+    root = importlib.resources.files("vegaslab.report") / "templates"
     return sorted(p for p in Path(str(root)).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
 
 
 def test_the_maturin_settings_put_the_report_templates_and_the_papers_file_into_the_wheel():
-    """The report is rendered from Jinja2 templates in vegaslab/templates/ and cites from
+    """The report is rendered from Jinja2 templates in vegaslab/report/templates/ and cites from
     catalog_data/papers/papers.toml: both must be package data like the catalog."""
     package = (ROOT / MATURIN["python-source"] / "vegaslab").resolve()
     files = _template_files() + [catalog.builtin_dir() / "papers" / "papers.toml"]
@@ -206,8 +206,8 @@ def test_the_maturin_settings_put_the_report_templates_and_the_papers_file_into_
 
 
 def test_an_installed_copy_renders_the_report_from_its_own_templates(installed_copy, tmp_path):
-    code = ("import json\nfrom vegaslab.report_render import environment, render\n"
-            "from vegaslab.report_model import load_papers\n"
+    code = ("import json\nfrom vegaslab.report.render import environment, render\n"
+            "from vegaslab.report.model import load_papers\n"
             "t = environment().get_template('report.html.j2')\n"
             "print(json.dumps({'template': t.filename, 'papers': sorted(load_papers()),"
             " 'section': render('robustness.html.j2', start='', end='', anchor_id='r', title='T', studies=[],"
@@ -215,6 +215,6 @@ def test_an_installed_copy_renders_the_report_from_its_own_templates(installed_c
     proc = _python_in(installed_copy, tmp_path, "-c", code)
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert Path(got["template"]).resolve().is_relative_to(installed_copy / "vegaslab" / "templates")
+    assert Path(got["template"]).resolve().is_relative_to(installed_copy / "vegaslab" / "report" / "templates")
     assert got["papers"] == sorted(["vegas-a", "adavegas", "vegas-grids", "vegas-lte", "rovegas"])
     assert "No robustness study has been run" in got["section"]

@@ -14,7 +14,7 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 
 from test_package_data import _gitignore_patterns, _ignored, _targets_wheel
-from vegaslab import catalog
+from vegaslab.study import catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT_TEXT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")

@@ -128,10 +128,11 @@ class _Dom(HTMLParser):
 @pytest.fixture(scope="module")
 def report_dir(tmp_path_factory) -> Path:
     pytest.importorskip("vegaslab._core")
-    from vegaslab import catalog
+    from vegaslab.reproduction import reproduce
+    from vegaslab.study import catalog
 
     out = tmp_path_factory.mktemp("report")
-    catalog.reproduce(ENTRIES, out, directory=catalog.builtin_dir(), quick=True, jobs=2, echo=None)
+    reproduce(ENTRIES, out, directory=catalog.builtin_dir(), quick=True, jobs=2, echo=None)
     return out
 
 

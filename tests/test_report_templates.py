@@ -16,7 +16,9 @@ import pytest
 from scenario_text import ONE_LINK
 
 import vegaslab
-from vegaslab import ScenarioError, catalog
+from vegaslab.errors import ScenarioError
+from vegaslab.study import catalog
+from vegaslab.reproduction import reproduce
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(vegaslab.__file__).resolve().parent
@@ -89,9 +91,9 @@ def user_report(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("user")
     d = _catalog(tmp, mine=USER_ENTRY, paperlike=PAPER_ENTRY)
     out = tmp / "out"
-    catalog.reproduce(["mine"], out, directory=d, echo=None, scheduler="synchronous")
+    reproduce(["mine"], out, directory=d, echo=None, scheduler="synchronous")
     both = tmp / "both"
-    catalog.reproduce(["mine", "paperlike"], both, directory=d, echo=None, scheduler="synchronous")
+    reproduce(["mine", "paperlike"], both, directory=d, echo=None, scheduler="synchronous")
     return (out / "index.html").read_text(encoding="utf-8"), (both / "index.html").read_text(encoding="utf-8")
 
 
@@ -120,34 +122,37 @@ def _runtime_imports(path: Path) -> list[tuple[int, str]]:
 
 
 def test_runner_and_the_report_modules_never_import_catalog_so_there_is_no_cycle():
-    lower = [PACKAGE / "runner.py", *sorted(PACKAGE.glob("report*.py"))]
-    assert len(lower) >= 6
+    # (tests/test_architecture.py checks the whole package; this names the seam of the report.)
+    lower = [PACKAGE / "study" / "runner.py", *sorted((PACKAGE / "report").glob("*.py"))]
+    assert len(lower) >= 7
     offenders = [f"{p.name}:{line} imports {m}" for p in lower for line, m in _runtime_imports(p)
-                 if re.fullmatch(r"(\.|vegaslab\.)catalog(\..*)?", m)]
+                 if re.fullmatch(r"(\.+|vegaslab\.)(study\.)?catalog(\..*)?", m)]
     assert not offenders, offenders
     # and the report never imports the runner back through catalog: runner imports no report
-    assert not [m for _, m in _runtime_imports(PACKAGE / "runner.py") if "report" in m]
+    assert not [m for _, m in _runtime_imports(PACKAGE / "study" / "runner.py") if "report" in m]
 
 
 def test_the_public_api_keeps_its_names_through_catalog():
-    from vegaslab import report, report_table, runner
+    from vegaslab.report import tables as report_table
+    from vegaslab.report import write as report
+    from vegaslab.study import runner
 
     assert catalog.ratio is report_table.ratio and catalog.REPRODUCE_COLUMNS is report_table.REPRODUCE_COLUMNS
     assert catalog.safe_name is runner.safe_name and catalog.summary_markdown is report_table.summary_markdown
-    assert callable(catalog.reproduce) and callable(catalog.expand) and callable(report.build)
+    assert callable(reproduce) and callable(catalog.expand) and callable(report.build)
     e = catalog.load_entry("va-reroute")
     assert [s.name for s in e.runs()] == [s.name for s in catalog.expand(e)]
     assert e.published_of("vegas") == {"f1.throughput_bps": 217320} and e.published_of("newreno") == {}
 
 
 def test_the_templates_are_package_data_and_autoescape_what_they_show():
-    from vegaslab.report_render import render
+    from vegaslab.report.render import render
 
-    root = importlib.resources.files("vegaslab") / "templates"
+    root = importlib.resources.files("vegaslab.report") / "templates"
     assert {"report.html.j2", "_section.html.j2", "robustness.html.j2"} <= {p.name for p in root.iterdir()}
     html = render("_macros.html.j2")  # the macros alone render nothing but must parse
     assert html.strip() == ""
-    from vegaslab.report_render import environment
+    from vegaslab.report.render import environment
 
     macro = environment().get_template("_macros.html.j2").module.kv_table
     got = str(macro([["<script>alert(1)</script>", "a & b"]], ["item", "value"], "setup"))
@@ -158,7 +163,7 @@ def test_the_templates_are_package_data_and_autoescape_what_they_show():
 
 
 def test_pair_flows_and_booleans_read_as_words_not_placeholders():
-    from vegaslab.report_model import setup_facts
+    from vegaslab.report.model import setup_facts
 
     facts = dict(setup_facts(catalog._parse_entry(_write(USER_ENTRY))))
     flows = [(k, v) for k, v in facts.items() if k.startswith("flow")]
@@ -213,7 +218,7 @@ def test_a_time_series_panel_draws_the_published_level_and_marks_where_the_descr
 
 
 def test_the_departure_rule_marks_the_trailing_mean_below_the_fraction_inside_the_interval_only():
-    from vegaslab.report_figures import departures
+    from vegaslab.report.figures import departures
 
     t = np.round(np.arange(0.1, 20.01, 0.1), 6)
     y = np.full_like(t, 1.0)
@@ -269,7 +274,7 @@ def test_va_reroute_and_va_buffer_draw_the_papers_into_their_time_series_figures
 
 
 def test_every_catalog_paper_has_a_citation_from_the_one_papers_file():
-    from vegaslab.report_model import citation, load_papers
+    from vegaslab.report.model import citation, load_papers
 
     papers = load_papers()
     assert {e.paper for e in catalog.list_entries()} <= set(papers)
@@ -279,10 +284,10 @@ def test_every_catalog_paper_has_a_citation_from_the_one_papers_file():
 
 
 def test_docs_papers_md_is_generated_from_the_papers_file():
-    from vegaslab.report_model import papers_markdown
+    from vegaslab.report.model import papers_markdown
 
     assert (ROOT / "docs" / "papers.md").read_text(encoding="utf-8") == papers_markdown(), (
-        "docs/papers.md is out of date: python -c 'from vegaslab.report_model import papers_markdown; "
+        "docs/papers.md is out of date: python -c 'from vegaslab.report.model import papers_markdown; "
         "print(papers_markdown(), end=\"\")' > docs/papers.md")
     assert "(docs/papers.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
@@ -291,7 +296,7 @@ def test_docs_papers_md_is_generated_from_the_papers_file():
 
 
 def test_the_robustness_section_is_spliced_through_its_template_and_shows_ns2_only_when_checked(tmp_path):
-    from vegaslab.report_robustness import END, START, section_html, splice
+    from vegaslab.report.robustness import END, START, section_html, splice
 
     s = {"entry": "tiny", "verdict": "holds", "conclusion": "x <b>y</b>", "points": [], "figures": [], "runs": 4}
     without = section_html([s], tmp_path)

@@ -14,11 +14,14 @@ import pandas as pd
 import pytest
 
 import vegaslab
-from vegaslab.catalog import builtin_dir
-from vegaslab import catalog, cli, report, runner
-from vegaslab.claims import Claim, RunSet, Verdict
+from vegaslab.study.catalog import builtin_dir
+from vegaslab.study import catalog, runner
+from vegaslab.reproduction import reproduce
+from vegaslab import cli
+from vegaslab.report import write as report
+from vegaslab.study.claims import Claim, RunSet, Verdict
 from vegaslab.results import Results
-from vegaslab.store import Store
+from vegaslab.sweeps.store import Store
 from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +140,7 @@ def _res(goodput: float) -> Results:
 
 
 def test_comparison_rows_give_mean_sample_std_seed_count_and_ratio():
-    rows = report._comparison_rows("e", "v", {"vegas.goodput_bps": 100.0, "vegas.retransmitted_pkts": 0,
+    rows = report.variant_rows("e", "v", {"vegas.goodput_bps": 100.0, "vegas.retransmitted_pkts": 0,
                                              "reno.retransmitted_pkts": 4},
                                    [_res(90.0), _res(110.0), _res(100.0)], "")
     g, r0, r4 = rows
@@ -145,20 +148,20 @@ def test_comparison_rows_give_mean_sample_std_seed_count_and_ratio():
     assert g["ratio"] == pytest.approx(1.0)
     assert r0["ours"] == 0 and r0["ratio"] == 1.0          # 0 published, 0 ours: agreement
     assert r4["ours"] == 2 and r4["ratio"] == pytest.approx(0.5)
-    (one,) = report._comparison_rows("e", "v", {"vegas.goodput_bps": 200.0}, [_res(150.0)], "")
+    (one,) = report.variant_rows("e", "v", {"vegas.goodput_bps": 200.0}, [_res(150.0)], "")
     assert math.isnan(one["std"]) and one["n"] == 1 and one["ratio"] == pytest.approx(0.75)
-    (bad,) = report._comparison_rows("e", "v", {"nobody.goodput_bps": 1}, [_res(1.0)], "")
+    (bad,) = report.variant_rows("e", "v", {"nobody.goodput_bps": 1}, [_res(1.0)], "")
     assert math.isnan(bad["ours"]) and "nobody" in bad["note"]
-    (failed,) = report._comparison_rows("e", "v", {"vegas.goodput_bps": 1}, [], "boom")
+    (failed,) = report.variant_rows("e", "v", {"vegas.goodput_bps": 1}, [], "boom")
     assert failed["metric"] == "(run failed)" and failed["note"] == "boom"
 
 
 def test_a_mean_over_only_some_seeds_is_shown_but_never_counted_as_agreeing_with_the_paper():
-    (nan_seed,) = report._comparison_rows("e", "v", {"vegas.goodput_bps": 100.0},
+    (nan_seed,) = report.variant_rows("e", "v", {"vegas.goodput_bps": 100.0},
                                           [_res(100.0), _res(math.nan), _res(100.0)], "")
     assert nan_seed["ours"] == pytest.approx(100.0) and nan_seed["n"] == 2
     assert math.isnan(nan_seed["ratio"]) and "missing value (NaN) in 1 of 3 seeds" in nan_seed["note"]
-    (failed_seed,) = report._comparison_rows("e", "v", {"vegas.goodput_bps": 100.0}, [_res(100.0)],
+    (failed_seed,) = report.variant_rows("e", "v", {"vegas.goodput_bps": 100.0}, [_res(100.0)],
                                              "seed 2: boom")
     assert failed_seed["ours"] == pytest.approx(100.0) and math.isnan(failed_seed["ratio"])
     assert "seed 2: boom" in failed_seed["note"]
@@ -197,7 +200,7 @@ def test_markdown_summary_shows_mean_and_std_and_verdicts(cat):
 
 def test_core_multi_seed_entry_with_a_failing_variant_and_a_failing_claim(core, cat, tmp_path):
     out = tmp_path / "rep"
-    table = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, jobs=2)
+    table = reproduce(["t-seeds"], out, directory=cat, echo=None, jobs=2)
     runs = table.attrs["runs"]
     assert runs == {"ran": 4, "cached": 0, "failed": 2, "total": 6}
     ok = table[table["run"] == "vegas"].set_index("metric")
@@ -216,7 +219,7 @@ def test_core_multi_seed_entry_with_a_failing_variant_and_a_failing_claim(core, 
     runs_table = pd.read_parquet(out / "results" / "runs.parquet")
     assert sorted(runs_table["status"]) == ["failed", "failed", "ran", "ran", "ran", "ran"]
     # the failed variant is not cached: a rerun retries it (and fails again), the rest is reused
-    again = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, jobs=2)
+    again = reproduce(["t-seeds"], out, directory=cat, echo=None, jobs=2)
     assert again.attrs["runs"] == {"ran": 0, "cached": 4, "failed": 2, "total": 6}
     pd.testing.assert_frame_equal(table, again)
 
@@ -227,7 +230,7 @@ def test_core_an_interrupted_reproduce_keeps_its_finished_runs(core, cat, tmp_pa
     jobs = [j for j in runner.plan([entry], quick=True) if j.variant != "broken"]
     first = runner.execute(jobs[:1], out / "store", n_jobs=1, progress=False)  # "interrupted" after one
     assert first.ran == 1
-    table = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=2)
+    table = reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=2)
     assert table.attrs["runs"] == {"ran": 1, "cached": 1, "failed": 1, "total": 3}
 
 
@@ -268,7 +271,7 @@ def test_core_reproduce_quick_end_to_end_on_two_catalog_entries_with_cache_reuse
     victim = min(store.commits(), key=lambda c: len(c.runs))
     flows = victim.path / "flows.parquet"
     flows.write_bytes(flows.read_bytes()[:-100])
-    table = catalog.reproduce(["va-reroute", "va-file"], out, echo=None, quick=True, jobs=2)
+    table = reproduce(["va-reroute", "va-file"], out, echo=None, quick=True, jobs=2)
     k = len(victim.runs)
     assert table.attrs["runs"] == {"ran": k, "cached": n - k, "failed": 0, "total": n}
     assert len(Store(out / "store")) == n and not Store(out / "store").broken()
@@ -324,11 +327,11 @@ def test_core_the_cache_key_follows_the_content_of_a_referenced_delay_trace(core
 
 def test_core_reproduce_reruns_after_a_delay_trace_changed_and_reports_the_new_numbers(core, traced, tmp_path):
     out = tmp_path / "rep"
-    first = catalog.reproduce(["traced"], out, directory=traced, echo=None, jobs=1)
+    first = reproduce(["traced"], out, directory=traced, echo=None, jobs=1)
     assert first.attrs["runs"]["ran"] == 1
     meta = json.loads((out / "results" / "traced" / "traced" / "seed1" / "meta.json").read_text())
     (traced / "trace.txt").write_text("0 200ms\n")
-    again = catalog.reproduce(["traced"], out, directory=traced, echo=None, jobs=1)
+    again = reproduce(["traced"], out, directory=traced, echo=None, jobs=1)
     assert again.attrs["runs"] == {"ran": 1, "cached": 0, "failed": 0, "total": 1}
     meta2 = json.loads((out / "results" / "traced" / "traced" / "seed1" / "meta.json").read_text())
     assert meta2["provenance"]["scenario"]["files"][0]["sha256"] != meta["provenance"]["scenario"]["files"][0]["sha256"]
@@ -343,7 +346,7 @@ def test_core_an_invalid_variant_fails_at_planning_without_a_worker(core, cat):
 
 def test_core_reproduce_records_provenance_per_run_and_in_the_report(core, cat, tmp_path):
     out = tmp_path / "rep"
-    catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=2)
+    reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=2)
     run_dir = out / "results" / "t-seeds" / "newreno" / "seed7"
     res = Results.from_dir(run_dir)  # the exported run directory is consistent on its own
     prov = res.meta["provenance"]
@@ -381,7 +384,7 @@ def test_core_two_variants_that_resolve_to_one_run_are_computed_once_and_both_re
     d.mkdir()
     (d / "dup.toml").write_text(DUPLICATE)
     out = tmp_path / "rep"
-    table = catalog.reproduce(["dup"], out, directory=d, echo=None, jobs=1, progress=False)
+    table = reproduce(["dup"], out, directory=d, echo=None, jobs=1, progress=False)
     assert table.attrs["runs"] == {"ran": 1, "cached": 0, "failed": 0, "total": 1}  # one distinct run
     for variant in ("plain", "explicit-vegas"):
         assert (out / "results" / "dup" / variant / "seed1" / "flows.parquet").is_file(), variant
@@ -390,13 +393,13 @@ def test_core_two_variants_that_resolve_to_one_run_are_computed_once_and_both_re
 
 
 def test_core_a_run_a_sweep_stored_with_a_shadowing_parameter_is_a_failed_run_not_a_stored_one(core, cat, tmp_path):
-    from vegaslab.engine import execute
+    from vegaslab.sweeps.engine import execute
 
     out = tmp_path / "rep"
     (job,) = [j for j in runner.plan([catalog.load_entry("t-seeds", cat)], quick=True) if j.variant == "vegas"]
     spec = dataclasses.replace(job.prepared.spec, params={"limit_pkts": 1})  # the same run, a parameter named like queues.limit_pkts
     assert execute([spec], out / "store", scheduler="synchronous").ran == 1
-    table = catalog.reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=1, progress=False)
+    table = reproduce(["t-seeds"], out, directory=cat, echo=None, quick=True, jobs=1, progress=False)
     failed = table[table["metric"] == "(run failed)"]
     assert "vegas" in set(failed["run"]) and "cannot be rebuilt" in " ".join(failed["note"])
     assert table.attrs["runs"]["failed"] == 2  # the broken variant and this one

@@ -13,7 +13,9 @@ import pandas as pd
 import pytest
 
 import vegaslab
-from vegaslab import _toml as tomllib  # tomllib, or tomli before Python 3.11
+import vegaslab.core
+import vegaslab.simulation
+import tomllib as tomllib
 from vegaslab import plots
 from vegaslab.results import FLOW_COLUMNS, QUEUE_COLUMNS, SERIES_FLOW_COLUMNS, Results
 from scenario_text import TWO_HOP
@@ -324,7 +326,9 @@ class _StubCore:
     ],
 )
 def test_every_core_error_surfaces_as_a_vegaslab_error_with_its_message(monkeypatch, raised, expected):
-    monkeypatch.setattr(vegaslab, "_load_core", lambda: _StubCore(raised))
+    stub = lambda: _StubCore(raised)  # noqa: E731
+    monkeypatch.setattr(vegaslab.core, "load_core", stub)
+    monkeypatch.setattr(vegaslab.simulation, "load_core", stub)
     with pytest.raises(expected) as info:
         vegaslab.run("[run]\nduration = 1\n")
     assert str(raised) in str(info.value)

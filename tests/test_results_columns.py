@@ -7,8 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from vegaslab import _core, run
-from vegaslab.catalog import builtin_dir
+from vegaslab import _core
+from vegaslab.simulation import run
+from vegaslab.study.catalog import builtin_dir
 from vegaslab.results import Results
 
 TABLES = ("flows", "queues", "links", "udp", "series_flows", "series_queues")
@@ -59,7 +60,7 @@ def test_vegaslab_run_returns_writable_series_frames():
     ("va-reroute.toml", ["run.duration=5s", "monitor.cwnd=false", "monitor.throughput=false", "monitor.queues=[]"]),
 ])
 def test_a_sweep_workers_store_tables_from_columns_equal_those_from_json(name, overrides):
-    from vegaslab.store import tables_from_document
+    from vegaslab.sweeps.store import tables_from_document
 
     text = (builtin_dir() / name).read_text()
     by_json = tables_from_document(json.loads(_core.run_scenario(text, name, 1, overrides, None)), "k", 1, {}, {})
@@ -77,7 +78,7 @@ def _files(res: Results, directory) -> dict[str, bytes]:
 
 
 def _entries_first_runs():
-    from vegaslab.catalog import list_entries
+    from vegaslab.study.catalog import list_entries
 
     for entry in list_entries():
         spec = entry.runs(quick=True)[0]

@@ -13,8 +13,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from vegaslab import ScenarioError, catalog, metrics
-from vegaslab.claims import Claim, RunSet, evaluate
+from vegaslab.errors import ScenarioError
+from vegaslab.study import catalog, metrics
+from vegaslab.study.claims import Claim, RunSet, evaluate
 from vegaslab.results import INTEGRITY_KEY, RENAMED_COLUMNS, TABLES, Results
 
 DATA = Path(__file__).parent / "data"
@@ -177,8 +178,8 @@ def _as_format_2(root: Path) -> None:
 def test_a_format_2_store_is_read_with_the_new_names_and_never_written_to(tmp_path):
     pytest.importorskip("vegaslab._core")
     from scenario_text import TWO_HOP
-    from vegaslab.engine import SYNCHRONOUS, execute
-    from vegaslab.store import RunSpec, Store, StoreError, prepare
+    from vegaslab.sweeps.engine import SYNCHRONOUS, execute
+    from vegaslab.sweeps.store import RunSpec, Store, StoreError, prepare
 
     specs = [RunSpec(TWO_HOP + '\n[run]\nduration = "1s"\n[monitor]\ncwnd = true\nall_queues = true\n', "two-hop.toml",
                      (f"links[1].queue.limit={q}",), 1, {"buffer": q}) for q in (5, 20)]

@@ -7,7 +7,7 @@ import json
 import pytest
 from scenario_text import ONE_LINK
 
-from vegaslab import robustness as rb
+from vegaslab.study import robustness as rb
 
 ENTRY = """
 [meta]
@@ -98,7 +98,7 @@ def test_a_conclusion_is_judged_per_seed_at_every_point_and_a_rerun_computes_not
 
 def fail_at_2mbps(prepared, text, types):
     """The worker's run function: the runs at 2 Mbit/s fail as a simulation would."""
-    from vegaslab import engine
+    from vegaslab.sweeps import engine
 
     if "links[0].bandwidth=2Mbps" in prepared.spec.overrides:
         return engine.WorkerResult(prepared.key, None, "tiny.toml: simulated failure at 2Mbps", 0.0, "test")
@@ -172,7 +172,7 @@ def test_the_built_in_studies_load_name_real_claims_and_have_a_figure():
 
 def test_the_report_gets_the_section_from_reproduce_and_robustness_updates_it(tiny, tmp_path, monkeypatch):
     from vegaslab.cli import main
-    from vegaslab.report_robustness import END, START
+    from vegaslab.report.robustness import END, START
 
     catalog, studies = tiny
     monkeypatch.setenv("VEGASLAB_CATALOG", str(catalog))

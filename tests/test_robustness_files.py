@@ -5,7 +5,7 @@ from a directory it does not own: a bad one is set aside and named, nothing outs
 ``robustness/`` is ever read because a summary says so, and the run finishes.
 
 Studies here are tiny (one two-second Reno run per point and seed) or not run at all: the
-summaries the report reads are made by :func:`vegaslab.robustness.summary` from results put
+summaries the report reads are made by :func:`vegaslab.study.robustness.summary` from results put
 together by hand."""
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_robustness import ENTRY, STUDY
 
-from vegaslab import robustness as rb
+from vegaslab.study import robustness as rb
 from vegaslab import safe_io
-from vegaslab.report_robustness import END, START
+from vegaslab.report.robustness import END, START
 
 #: A study of one factor with two levels, four seeds: eight runs.
 SMALL_STUDY = """
@@ -326,7 +326,7 @@ def test_a_summary_nested_too_deep_or_not_json_is_set_aside(reproduced, tmp_path
        values=st.lists(st.floats(-1e15, 1e15), max_size=6),
        ns2=st.booleans(), figure=st.booleans())
 def test_every_summary_vegaslab_writes_matches_the_summary_schema(tmp_path, holds, errors, values, ns2, figure):
-    from vegaslab.robustness_ns2 import Ns2Check
+    from vegaslab.study.ns2_check import Ns2Check
 
     text = SMALL_STUDY if not figure else SMALL_STUDY + '\n[study.figure]\nexpr = "tiny:f1.throughput_bps"\nlabel = "x"\n'
     study = rb.load_study(_study_file(tmp_path, text, "schema.toml"))
@@ -554,8 +554,8 @@ def test_a_link_planted_in_ns2s_cache_is_not_read_and_its_target_is_untouched(tm
 
 from hypothesis import Phase, example  # noqa: E402
 
-from vegaslab import fuzz  # noqa: E402
-from vegaslab.fuzz import StudyCase  # noqa: E402
+import fuzzer as fuzz  # noqa: E402 - tests/fuzzer.py, the fuzzing tool
+from fuzzer import StudyCase  # noqa: E402
 
 
 @settings(max_examples=300, derandomize=True, database=None, deadline=None, phases=[Phase.explicit, Phase.generate],
@@ -576,7 +576,7 @@ def test_mutated_study_files_are_planned_or_refused_naming_their_field(tmp_path_
 
 
 def test_robustness_md_quotes_study_text_and_file_names_as_text():
-    from vegaslab import robustness as rb
+    from vegaslab.study import robustness as rb
 
     study = {"entry": "tiny", "claim": "c", "conclusion": "<script>alert(1)</script> | [x](javascript:alert(1))",
              "verdict": "holds", "sentence": "<img src=x onerror=alert(1)>", "points": [], "factors": [], "runs": 1,
@@ -600,7 +600,7 @@ def test_a_study_file_nested_too_deep_is_a_study_error(tmp_path, catalog, monkey
 def test_robustness_refuses_a_link_planted_as_its_store_and_a_locked_store_exits_2(tmp_path, catalog, monkeypatch,
                                                                                    capsys):
     from vegaslab.cli import main
-    from vegaslab.store import Store
+    from vegaslab.sweeps.store import Store
 
     monkeypatch.setenv("VEGASLAB_CATALOG", str(catalog))
     study = _study_file(tmp_path, SMALL_STUDY)

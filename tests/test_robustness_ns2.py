@@ -10,8 +10,8 @@ import shutil
 import pytest
 from scenario_text import ONE_LINK
 
-from vegaslab import robustness as rb
-from vegaslab import robustness_ns2
+from vegaslab.study import robustness as rb
+from vegaslab.study import ns2_check as robustness_ns2
 
 needs_ns = pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("VEGASLAB_REQUIRE_NS2") != "1",
                               reason="ns-2 ('ns') not on PATH")

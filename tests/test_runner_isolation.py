@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from vegaslab import catalog, engine, runner
-from vegaslab.store import Store
+from vegaslab.study import catalog, runner
+from vegaslab.reproduction import reproduce
+from vegaslab.sweeps import engine
+from vegaslab.sweeps.store import Store
 from reproduce_process import start_reproduce
 from scenario_text import TWO_HOP
 
@@ -82,13 +84,13 @@ def test_core_a_run_that_aborts_its_worker_fails_alone_and_the_others_complete(c
 
 def test_core_reproduce_with_one_job_survives_an_aborting_run_and_writes_the_report(core, cat, tmp_path):
     out = tmp_path / "rep"
-    table = catalog.reproduce(["crashy"], out, directory=cat, echo=None, jobs=1, run_fn=abort_some)
+    table = reproduce(["crashy"], out, directory=cat, echo=None, jobs=1, run_fn=abort_some)
     assert table.attrs["runs"] == {"ran": 3, "cached": 0, "failed": 1, "total": 4}
     failed = table[table["metric"] == "(run failed)"]
     assert list(failed["run"]) == ["crash"] and "SIGABRT" in failed["note"].iloc[0]
     assert (out / "index.html").is_file() and "SIGABRT" in (out / "summary.md").read_text()
     # nothing computed is lost: a second reproduce takes the three from the cache
-    again = catalog.reproduce(["crashy"], out, directory=cat, echo=None, jobs=1, run_fn=abort_some)
+    again = reproduce(["crashy"], out, directory=cat, echo=None, jobs=1, run_fn=abort_some)
     assert again.attrs["runs"] == {"ran": 0, "cached": 3, "failed": 1, "total": 4}
 
 

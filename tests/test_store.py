@@ -17,16 +17,8 @@ import pytest
 pytest.importorskip("vegaslab._core")
 
 from scenario_text import TWO_HOP  # noqa: E402
-from vegaslab.engine import SYNCHRONOUS, execute, run_payload  # noqa: E402
-from vegaslab.store import (  # noqa: E402
-    RunSpec,
-    Store,
-    StoreError,
-    StoreLockedError,
-    param_types,
-    prepare,
-    run_key,
-)
+from vegaslab.sweeps.engine import SYNCHRONOUS, execute, run_payload  # noqa: E402
+from vegaslab.sweeps.store import (RunSpec, Store, StoreError, StoreLockedError, param_types, prepare, run_key)  # noqa: E402
 
 TEXT = TWO_HOP + '\n[run]\nduration = "1s"\n'
 

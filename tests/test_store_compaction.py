@@ -17,18 +17,10 @@ pytest.importorskip("vegaslab._core")
 from pandas.testing import assert_frame_equal  # noqa: E402
 from scenario_text import TWO_HOP  # noqa: E402
 
-import vegaslab.store as store_mod  # noqa: E402
-from vegaslab.engine import SYNCHRONOUS, execute  # noqa: E402
-from vegaslab.store import (  # noqa: E402
-    COMPACT_MIN_COMMITS,
-    NONDETERMINISTIC_COLUMNS,
-    TABLES,
-    RunSpec,
-    Store,
-    StoreLockedError,
-    StoreWriter,
-    prepare,
-)
+import vegaslab.sweeps.store as store_mod
+from vegaslab.sweeps.engine import SYNCHRONOUS, execute  # noqa: E402
+from vegaslab.sweeps.store import (COMPACT_MIN_COMMITS, NONDETERMINISTIC_COLUMNS, TABLES, RunSpec, Store,  # noqa: E402
+                                   StoreLockedError, StoreWriter, prepare)
 
 TEXT = TWO_HOP + '\n[run]\nduration = "1s"\n\n[monitor]\ncwnd = true\n'
 N = COMPACT_MIN_COMMITS  # one commit per run: exactly enough small commits to compact

@@ -17,8 +17,8 @@ pytest.importorskip("vegaslab._core")
 
 import vegaslab  # noqa: E402
 from vegaslab import cli  # noqa: E402
-from vegaslab.store import Store  # noqa: E402
-from vegaslab.sweep_results import FAILURES_FILE, SweepResults, t_quantile  # noqa: E402
+from vegaslab.sweeps.store import Store  # noqa: E402
+from vegaslab.sweeps.results import FAILURES_FILE, SweepResults, t_quantile  # noqa: E402
 
 BASE = """
 [meta]
@@ -174,7 +174,7 @@ def test_dry_run_counts_stored_runs_and_estimates_from_their_wall_times_without_
 
 
 def test_status_counts_a_failed_run_until_it_succeeds(study, tmp_path, capsys, monkeypatch):
-    import vegaslab.engine as engine
+    import vegaslab.sweeps.engine as engine
 
     real = engine.execute
 
@@ -270,7 +270,7 @@ def test_a_metric_renamed_in_0_3_names_its_new_name(study, tmp_path):
 def test_the_default_store_is_named_by_the_id_the_core_accepted_after_overrides(study):
     # The raw file's meta.id ("../../escaped") is replaced by --set before the core checks it:
     # the store must be named from the checked id, never from the raw text.
-    from vegaslab.sweep_results import default_out, load_sweep
+    from vegaslab.sweeps.results import default_out, load_sweep
 
     text = study.read_text(encoding="utf-8")
     text = text.replace('id = "tiny-study"', 'id = "../../escaped"', 1)

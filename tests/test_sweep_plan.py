@@ -1,4 +1,4 @@
-"""vegaslab.sweeps.plan: the core's expansion of a [sweep] table, presented as a plan and a
+"""vegaslab.sweeps.planning.plan: the core's expansion of a [sweep] table, presented as a plan and a
 pandas table (one row per (point, seed), a typed column per parameter)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 
 import vegaslab
 from scenario_text import TWO_HOP
-from vegaslab.sweeps import SweepPlan, plan
+from vegaslab.sweeps.planning import SweepPlan, plan
 
 BASE = '[run]\nduration = "2s"\nseed = 5\n' + TWO_HOP + "params = { beta = 100 }\n"
 

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from vegaslab import VegaslabError
+from vegaslab.errors import VegaslabError
 from vegaslab.testbed import Bottleneck, Host, Network, TestbedError
 from vegaslab.testbed import network as tbnet
 from accuracy import measurement, report

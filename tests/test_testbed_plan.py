@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from vegaslab import normalize, validate
-from vegaslab.catalog import builtin_dir
+from vegaslab.simulation import normalize, validate
+from vegaslab.study.catalog import builtin_dir
 from vegaslab.testbed.network import Route
 from vegaslab.testbed.plan import PlanError, plan
 

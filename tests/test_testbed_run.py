@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vegaslab import kernel
-from vegaslab.catalog import builtin_dir
+from vegaslab.study.catalog import builtin_dir
 from vegaslab.testbed.network import check as network_check
 from accuracy import measurement, report
 from kernel_requirements import skip_unless, unavailable

@@ -1,5 +1,5 @@
 """``python -m vegaslab``: the same command line as ``vegaslab``."""
 
-from vegaslab.cli import entry
+from .cli import entry
 
 entry()

@@ -31,6 +31,7 @@ import numpy as np
 from .outdir import TABLE_NAMES
 
 if TYPE_CHECKING:
+    import pandas as pd
     import pyarrow as pa
 
 FLOW_COLUMNS = [
@@ -274,7 +275,7 @@ def missing_column(name: str, rows: int) -> np.ndarray:
 
 
 def typed_columns(columns: Mapping[str, Column] | None, documented: Sequence[str]) -> dict[str, Column]:
-    """A table's columns as :func:`vegaslab.results._frame` lays them out: the documented ones
+    """A table's columns as :func:`vegaslab.results.make_frame` lays them out: the documented ones
     first (a missing one added, missing in its type), then any others the core added, each
     typed by :func:`typed_column`. Column names are taken as they are: the core writes no name
     of before 0.3 (:data:`vegaslab.results.RENAMED_COLUMNS`)."""
@@ -392,3 +393,20 @@ def write_parquet(columns: Mapping[str, Column], path: Path) -> None:
     import pyarrow.parquet as pq
 
     pq.write_table(arrow_table(columns), path)
+
+
+def column_values(col: "pd.Series") -> np.ndarray:
+    """A frame column's values as numpy: a column of a numpy type as it is; any other (object,
+    pandas' text and nullable types) with every missing marker (NA, NaN, NaT) as None, the one
+    :func:`is_missing` knows, and as object values unless none is missing (a
+    nullable integer column without gaps is int64)."""
+    if isinstance(col.dtype, np.dtype) and col.dtype != object:
+        return col.to_numpy()
+    return col.to_numpy(na_value=None)
+
+
+def frame_columns(frame: "pd.DataFrame") -> dict[str, np.ndarray]:
+    """A frame's columns as numpy arrays (:func:`column_values`): what
+    :func:`typed_columns`, :meth:`Results.table_records` and the figures of
+    :mod:`vegaslab.plots` read a table that is a frame as."""
+    return {str(c): column_values(frame[c]) for c in frame.columns}

@@ -12,7 +12,7 @@ bytecode, wherever that is. Two kinds of place go wrong:
 - a place where stopping half-way leaves a mess: inside a Dask client call that the client's
   event-loop thread carries on with, or between the steps of a store commit.
 
-So while :func:`vegaslab.engine.execute` runs, SIGINT only records the request
+So while :func:`vegaslab.sweeps.engine.execute` runs, SIGINT only records the request
 (:func:`deferred`); the engine looks at it between results, every few milliseconds, and stops
 in order: it cancels what is queued, commits what finished and closes its cluster. A wait that
 may be cut short anywhere (a run computed in this process, a compaction) is marked with

@@ -39,7 +39,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from . import VegaslabError, _core
+from .errors import VegaslabError
+from . import _core
 
 __all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregister", "registered",
            "parameters", "program_parameters", "kernel_name", "rovegas_counters"]

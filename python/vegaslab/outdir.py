@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from . import VegaslabError
+from .errors import VegaslabError
 
 #: The results tables, in the order ``Results.to_dir`` writes them (``results.TABLES`` gives
 #: their columns).

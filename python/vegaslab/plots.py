@@ -24,8 +24,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from . import VegaslabError
-from .columns import Column, NameColumn
+from .errors import VegaslabError
+from .columns import Column, NameColumn, frame_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
@@ -135,8 +135,6 @@ def _table(results: "Results", name: str) -> dict[str, Column]:
     typed = getattr(results, "_typed_columns", None)
     if typed is not None:
         return typed(name)
-    from .results import frame_columns
-
     return frame_columns(getattr(results, name))
 
 

@@ -52,12 +52,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from . import VegaslabError
+from .errors import VegaslabError
 from .safe_io import sha256_file as _sha256_file
-from .columns import (COUNT_COLUMNS, FLOW_COLUMNS, INTEGRITY_KEY, LINK_COLUMNS, QUEUE_COLUMNS,  # noqa: F401
-                      SERIES_FLOW_COLUMNS, SERIES_QUEUE_COLUMNS, TABLES, TEXT_COLUMNS, UDP_COLUMNS, Column,
-                      column_f64, column_names, expanded, is_missing, meta_json, missing_column,
-                      series_columns, table_columns, typed_column, typed_columns, write_parquet)
+from .columns import (COUNT_COLUMNS, FLOW_COLUMNS, INTEGRITY_KEY, LINK_COLUMNS, QUEUE_COLUMNS, SERIES_FLOW_COLUMNS,  # noqa: F401
+                      SERIES_QUEUE_COLUMNS, TABLES, TEXT_COLUMNS, UDP_COLUMNS, Column, column_f64, column_names,
+                      column_values, expanded, frame_columns, is_missing, meta_json, missing_column, series_columns,
+                      table_columns, typed_column,
+                      typed_columns, write_parquet)
 from .outdir import output_dir
 
 if TYPE_CHECKING:
@@ -146,7 +147,7 @@ def _typed(name: str, col: pd.Series, documented: bool) -> pd.Series:
     only text differs, as pandas' text dtype (:func:`text_dtype`)."""
     if name in TEXT_COLUMNS:
         return col if col.dtype == text_dtype() else col.astype(text_dtype())
-    values = _values(col)
+    values = column_values(col)
     typed = typed_column(name, values, documented)
     fixed = documented or name in COUNT_COLUMNS  # a type the rules fix (pandas' Int64 is not int64)
     if typed is values and (col.dtype == typed.dtype or not fixed):
@@ -172,7 +173,7 @@ def _typed_frame(df: pd.DataFrame, documented: Iterable[str]) -> pd.DataFrame:
     return df
 
 
-def _frame(rows: Any, columns: Sequence[str]) -> pd.DataFrame:
+def make_frame(rows: Any, columns: Sequence[str]) -> pd.DataFrame:
     """DataFrame from a list of row dicts or a dict of columns; documented columns first,
     any extra columns the core adds kept after them, missing ones present (as NA), each
     column in the dtype its name calls for (:func:`_typed`)."""
@@ -352,7 +353,7 @@ class _Table:
         frame = res._frames.get(self.name)
         if frame is None:
             raw = res._columns.pop(self.name, None)
-            frame = _frame(None if raw is None else expanded(raw), TABLES[self.name][1])
+            frame = make_frame(None if raw is None else expanded(raw), TABLES[self.name][1])
             res._frames[self.name] = frame
         return frame
 
@@ -479,12 +480,12 @@ class Results(_NotebookViews):
         series = doc.get("series") or {}
         return cls(
             meta=doc["meta"],
-            flows=_frame(doc.get("flows"), FLOW_COLUMNS),
-            queues=_frame(doc.get("queues"), QUEUE_COLUMNS),
-            links=_frame(doc.get("links"), LINK_COLUMNS),
-            series_flows=_frame(series.get("flows"), SERIES_FLOW_COLUMNS),
-            series_queues=_frame(series.get("queues"), SERIES_QUEUE_COLUMNS),
-            udp=_frame(doc.get("udp"), UDP_COLUMNS),
+            flows=make_frame(doc.get("flows"), FLOW_COLUMNS),
+            queues=make_frame(doc.get("queues"), QUEUE_COLUMNS),
+            links=make_frame(doc.get("links"), LINK_COLUMNS),
+            series_flows=make_frame(series.get("flows"), SERIES_FLOW_COLUMNS),
+            series_queues=make_frame(series.get("queues"), SERIES_QUEUE_COLUMNS),
+            udp=make_frame(doc.get("udp"), UDP_COLUMNS),
         )
 
     @classmethod
@@ -539,7 +540,7 @@ class Results(_NotebookViews):
             _verify_tables(root, recorded)
         tables = {}
         for name, (_, columns) in TABLES.items():
-            tables[name] = _frame(_read_table(root / f"{name}.parquet"), columns)
+            tables[name] = make_frame(_read_table(root / f"{name}.parquet"), columns)
         res = cls(meta=meta, **tables)
         trace = meta.get("trace")
         if isinstance(trace, dict) and isinstance(trace.get("file"), str):
@@ -630,7 +631,7 @@ class Results(_NotebookViews):
         rows = self._window_limited_rows(min_share)
         if not rows:
             return None
-        shown = [f"{r['flow']} ({100 * float(r['share']):.0f}% of its time at window {_num(float(r['window']))})"
+        shown = [f"{r['flow']} ({100 * float(r['share']):.0f}% of its time at window {format_number(float(r['window']))})"
                  for r in rows[:max_names]]
         more = f" and {len(rows) - max_names} more" if len(rows) > max_names else ""
         first = rows[0]["flow"]
@@ -684,7 +685,7 @@ class Results(_NotebookViews):
         facts = [f"seed {esc(m.get('seed', '?'))}"]
         duration = m.get("duration_s")
         if duration is not None:
-            facts.append(f"{esc(_num(duration) if isinstance(duration, (int, float)) else duration)} s simulated")
+            facts.append(f"{esc(format_number(duration) if isinstance(duration, (int, float)) else duration)} s simulated")
         if m.get("events") is not None:
             events = m["events"]
             facts.append(f"{events:,} events" if isinstance(events, int) else f"{esc(events)} events")
@@ -770,7 +771,7 @@ class Results(_NotebookViews):
         m = self.meta
         head = f"{m.get('scenario', '?')}  seed {m.get('seed', '?')}"
         if m.get("duration_s") is not None:
-            head += f"  {_num(m['duration_s'])} s simulated"
+            head += f"  {format_number(m['duration_s'])} s simulated"
         if m.get("wall_time_s") is not None:
             head += f" in {m['wall_time_s']:.3g} s"
         if m.get("events") is not None:
@@ -779,11 +780,11 @@ class Results(_NotebookViews):
         f = self._typed_columns("flows")
         flow_cells = _rows(f, ("flow", "cc", "start_s", "end_s", "goodput_bps", "throughput_bps", "retransmitted_pkts",
                                 "timeouts", "dropped_pkts", "completion_time_s", "final_cwnd_pkts"), slice(0, max_flows))
-        lines += _fixed_width(
+        lines += fixed_width(
             ["flow", "cc", "start s", "end s", "goodput Mbit/s", "thrput Mbit/s", "retx",
              "timeouts", "drops", "done s", "cwnd"],
-            [[flow, cc, _num(start), _num(end), _num(goodput / 1e6, 4), _num(thrput / 1e6, 4), _int(retx),
-              _int(timeouts), _int(drops), _num(done, 6), _num(cwnd, 4)]
+            [[flow, cc, format_number(start), format_number(end), format_number(goodput / 1e6, 4), format_number(thrput / 1e6, 4), _int(retx),
+              _int(timeouts), _int(drops), format_number(done, 6), format_number(cwnd, 4)]
              for flow, cc, start, end, goodput, thrput, retx, timeouts, drops, done, cwnd in flow_cells],
             left=2,
         )
@@ -798,10 +799,10 @@ class Results(_NotebookViews):
             lines.append("")
             cells = _rows(q, ("queue", "kind", "limit_pkts", "arrived_pkts", "dropped_pkts", "loss_ratio",
                               "mean_len_pkts", "max_len_pkts"), shown)
-            lines += _fixed_width(
+            lines += fixed_width(
                 ["queue", "kind", "limit", "arrivals", "drops", "loss %", "mean pkts", "max pkts"],
-                [[name, kind, _int(limit), _int(arrivals), _int(drops), _num(100 * loss if _ok(loss) else loss, 3),
-                  _num(mean, 4), _int(most)]
+                [[name, kind, _int(limit), _int(arrivals), _int(drops), format_number(100 * loss if _ok(loss) else loss, 3),
+                  format_number(mean, 4), _int(most)]
                  for name, kind, limit, arrivals, drops, loss, mean, most in cells],
                 left=2,
             )
@@ -813,10 +814,10 @@ class Results(_NotebookViews):
             lines.append("")
             cells = _rows(u, ("source", "model", "sent_pkts", "received_pkts", "dropped_pkts", "offered_bps",
                               "active_throughput_bps"))
-            lines += _fixed_width(
+            lines += fixed_width(
                 ["udp source", "model", "sent", "received", "dropped", "offered Mbit/s", "thrput Mbit/s"],
                 [[source, model, _int(sent), _int(received), _int(dropped),
-                  _num(offered / 1e6 if _ok(offered) else offered, 4), _num(thrput / 1e6 if _ok(thrput) else thrput, 4)]
+                  format_number(offered / 1e6 if _ok(offered) else offered, 4), format_number(thrput / 1e6 if _ok(thrput) else thrput, 4)]
                  for source, model, sent, received, dropped, offered, thrput in cells],
                 left=2,
             )
@@ -947,7 +948,7 @@ def concat(results: "Sequence[Results] | Mapping[Any, Results]", keys: Sequence[
 def _stack(frames: list[pd.DataFrame], labels: list, names: tuple[str, ...],
            documented: Sequence[str] | None) -> pd.DataFrame:
     """``frames`` one under the other, each row's run label(s) in the ``names`` columns in
-    front; the union of the columns (documented ones first), typed as in :func:`_frame`."""
+    front; the union of the columns (documented ones first), typed as in :func:`make_frame`."""
     labels = [parts if isinstance(parts, tuple) else (parts,) for parts in labels]
     lengths = [len(f) for f in frames]
     kept = [f for f in frames if len(f)] or frames[:1]  # empty frames would only blur dtypes
@@ -1026,28 +1027,11 @@ def _records(columns: Mapping[str, np.ndarray], missing: Callable[[Any], bool]) 
              for name, gap, v in zip(names, gaps, row)} for row in _rows(columns, names)]
 
 
-def _values(col: pd.Series) -> np.ndarray:
-    """A frame column's values as numpy: a column of a numpy type as it is; any other (object,
-    pandas' text and nullable types) with every missing marker (NA, NaN, NaT) as None, the one
-    :func:`vegaslab.columns.is_missing` knows, and as object values unless none is missing (a
-    nullable integer column without gaps is int64)."""
-    if isinstance(col.dtype, np.dtype) and col.dtype != object:
-        return col.to_numpy()
-    return col.to_numpy(na_value=None)
-
-
-def frame_columns(frame: pd.DataFrame) -> dict[str, np.ndarray]:
-    """A frame's columns as numpy arrays (:func:`_values`): what
-    :func:`vegaslab.columns.typed_columns`, :meth:`Results.table_records` and the figures of
-    :mod:`vegaslab.plots` read a table that is a frame as."""
-    return {str(c): _values(frame[c]) for c in frame.columns}
-
-
 def _ok(v: Any) -> bool:
     return not is_missing(v)
 
 
-def _num(v: Any, sig: int = 6) -> str:
+def format_number(v: Any, sig: int = 6) -> str:
     if not _ok(v):
         return "-"
     v = float(v)
@@ -1062,7 +1046,7 @@ def _int(v: Any) -> str:
     return f"{int(v)}" if _ok(v) else "-"
 
 
-def _fixed_width(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1) -> list[str]:
+def fixed_width(headers: Sequence[str], rows: Iterable[Sequence[Any]], left: int = 1) -> list[str]:
     """Columns padded to their widest cell; the first ``left`` columns left-aligned, the
     rest (numbers) right-aligned."""
     rows = [[str(c) for c in row] for row in rows]

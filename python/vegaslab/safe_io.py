@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 from typing import Any, BinaryIO, Mapping
 
-from . import VegaslabError
+from .errors import VegaslabError
 
 __all__ = [
     "UnsafePathError",

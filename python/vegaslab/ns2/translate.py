@@ -55,14 +55,14 @@ def normalize(scenario, *, overrides=(), seed=None) -> dict:
     the core exactly as for a vegaslab run.  Invalid scenarios raise
     ``vegaslab.ScenarioError`` (a ``ValueError``) naming the file and field.
     """
-    import vegaslab  # the package's entry point to the compiled core
+    from ..simulation import normalize as core_normalize
 
     if isinstance(scenario, (str, pathlib.PurePath)):
         # A str is a path, never TOML text, as the bridge always had it.
         scenario = pathlib.Path(scenario)
     elif not isinstance(scenario, dict):
         raise TypeError(f"scenario must be a dict or a TOML path, got {type(scenario).__name__}")
-    return vegaslab.normalize(scenario, seed=seed, overrides=overrides)
+    return core_normalize(scenario, seed=seed, overrides=overrides)
 
 
 # ----------------------------------------------------------------------- the model
@@ -412,9 +412,9 @@ def _tick_phase(tcp: dict, seed: int, i: int, where: str) -> tuple[float, bool]:
     if tick <= 0:
         raise ValueError(f"{where}.tick: must be > 0, got {tick!r}")
     if "tick_phase" not in tcp:
-        import vegaslab
+        from ..core import load_core
 
-        return vegaslab._load_core().seeded_tick_phase(seed, i, tick), True
+        return load_core().seeded_tick_phase(seed, i, tick), True
     phase = _float(tcp["tick_phase"], f"{where}.tick_phase")
     if not phase < tick:
         raise ValueError(f"{where}.tick_phase: must be < tick ({tick!r} s), got {phase!r}")

@@ -63,10 +63,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .. import VegaslabError
+from ..errors import VegaslabError
 
 __all__ = ["Host", "Bottleneck", "Route", "Network", "TestbedError", "check", "build_delayline",
-           "STATE_DIR", "DELAYLINE"]
+           "STATE_DIR", "DELAYLINE", "ALLOWED_SYSCTL", "allowed", "write_allowed", "undo"]
 
 #: The repository's ``kernel/`` and the delay line built there (``make -C kernel delayline``).
 KERNEL_DIR = Path(__file__).resolve().parents[3] / "kernel"
@@ -223,8 +223,6 @@ def _destroy(state: dict) -> list[str]:
     for a kernel session's file (:mod:`.session`), its registrations and allowed-list entries.
     Returns what could not be removed."""
     if "registrations" in state or "allowed_added" in state:
-        from .session import undo
-
         return undo(state)
     dl = state.get("delayline")
     if dl:
@@ -276,6 +274,61 @@ def live_states() -> list[dict]:
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return states
+
+
+# ---------------------------------------------------------------------- kernel sessions' state
+# A kernel session (:mod:`.session`) keeps its registrations and allowed-list additions in a
+# state file here too; undoing them is part of removing a dead owner's state.
+
+#: The machine's list of congestion controls any process may select.
+ALLOWED_SYSCTL = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def allowed() -> list[str]:
+    """The congestion controls in the allowed list now."""
+    return ALLOWED_SYSCTL.read_text().split()
+
+
+def write_allowed(names: list[str]) -> None:
+    """Replace the allowed list with ``names``."""
+    try:
+        ALLOWED_SYSCTL.write_text(" ".join(names))
+    except OSError as e:
+        raise TestbedError(f"writing {ALLOWED_SYSCTL} failed: {e.strerror}") from None
+
+
+def _claimed_by_live_sessions(key: str, except_tag: str) -> set[str]:
+    """The names under ``key`` in the state files of other sessions whose owner still runs."""
+    claimed: set[str] = set()
+    for state in live_states():
+        if state.get("tag") != except_tag:
+            claimed.update(state.get(key, []))
+    return claimed
+
+
+def undo(state: dict) -> list[str]:
+    """Undo what a session's state records: take its additions out of the allowed list, then
+    unregister its algorithms (each skipped while another live run still uses it). Returns
+    what could not be undone, as sentences."""
+    from .. import kernel  # here: a network alone never needs the kernel's BPF loader
+
+    failed = []
+    added = set(state.get("allowed_added", [])) - _claimed_by_live_sessions("allowed_added", state.get("tag"))
+    if added:
+        try:
+            write_allowed([n for n in allowed() if n not in added])
+        except TestbedError as e:
+            failed.append(str(e))
+    in_use = _claimed_by_live_sessions("registrations", state.get("tag"))
+    for name in state.get("registrations", []):
+        if name in in_use:
+            continue
+        try:
+            if name in kernel.registered():
+                kernel.unregister(name)
+        except kernel.KernelError as e:
+            failed.append(str(e))
+    return failed
 
 
 def save_state(path: Path, state: dict) -> None:

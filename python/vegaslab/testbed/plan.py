@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from .. import VegaslabError
+from ..errors import VegaslabError
 from ..kernel import ALGORITHMS as KERNEL_ALGORITHMS
 from ..kernel import KernelError, program_parameters
 from .flows import FlowSpec

@@ -15,7 +15,7 @@ from dataclasses import asdict
 
 import numpy as np
 
-from .. import __version__
+from ..core import package_version
 from ..results import Results
 from .. import kernel
 from .flows import run_flows
@@ -31,7 +31,7 @@ _TCPI_OPT_SACK = 2  # include/uapi/linux/tcp.h
 
 def _scenario_doc(scenario, overrides) -> tuple[dict, dict[str, str], str]:
     """The normalised scenario, each flow's ``cc`` name (the core's), and the source."""
-    from .. import normalize, validate
+    from ..simulation import normalize, validate
 
     overrides = list(overrides)
     ccs = {f["name"]: f["cc"] for f in validate(scenario, overrides=overrides)["flows"]}
@@ -135,7 +135,7 @@ def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict
         "max_len_pkts": int(max(lengths)) if lengths else None,
     }]
     meta = {
-        "scenario": doc.get("id"), "source": source, "seed": doc.get("seed"), "version": __version__,
+        "scenario": doc.get("id"), "source": source, "seed": doc.get("seed"), "version": package_version(),
         "duration_s": p.duration_s, "wall_time_s": wall, "events": 0,
         "testbed": {
             "kernel": platform.release(), "sample_interval_s": interval,

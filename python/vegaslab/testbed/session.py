@@ -23,60 +23,14 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 from .. import kernel
 from . import network
-from .network import STATE_DIR, TestbedError
+# The allowed list's helpers and `undo` live with the state files they read (network), so that
+# a testbed start can undo a dead session's state without importing this module.
+from .network import ALLOWED_SYSCTL, STATE_DIR, TestbedError, allowed, undo, write_allowed
 
 __all__ = ["KernelSession", "ALLOWED_SYSCTL", "allowed", "undo"]
-
-#: The machine's list of congestion controls any process may select.
-ALLOWED_SYSCTL = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
-
-
-def allowed() -> list[str]:
-    """The congestion controls in the allowed list now."""
-    return ALLOWED_SYSCTL.read_text().split()
-
-
-def _write_allowed(names: list[str]) -> None:
-    try:
-        ALLOWED_SYSCTL.write_text(" ".join(names))
-    except OSError as e:
-        raise TestbedError(f"writing {ALLOWED_SYSCTL} failed: {e.strerror}") from None
-
-
-def _claimed_by_live_sessions(key: str, except_tag: str) -> set[str]:
-    """The names under ``key`` in the state files of other sessions whose owner still runs."""
-    claimed: set[str] = set()
-    for state in network.live_states():
-        if state.get("tag") != except_tag:
-            claimed.update(state.get(key, []))
-    return claimed
-
-
-def undo(state: dict) -> list[str]:
-    """Undo what a session's state records: take its additions out of the allowed list, then
-    unregister its algorithms (each skipped while another live run still uses it). Returns
-    what could not be undone, as sentences."""
-    failed = []
-    added = set(state.get("allowed_added", [])) - _claimed_by_live_sessions("allowed_added", state.get("tag"))
-    if added:
-        try:
-            _write_allowed([n for n in allowed() if n not in added])
-        except TestbedError as e:
-            failed.append(str(e))
-    in_use = _claimed_by_live_sessions("registrations", state.get("tag"))
-    for name in state.get("registrations", []):
-        if name in in_use:
-            continue
-        try:
-            if name in kernel.registered():
-                kernel.unregister(name)
-        except kernel.KernelError as e:
-            failed.append(str(e))
-    return failed
 
 
 class KernelSession:
@@ -112,7 +66,7 @@ class KernelSession:
                 # Recorded first: a SIGKILL between the two steps still leaves the recipe.
                 self._state["allowed_added"] = added
                 network.save_state(self._state_path, self._state)
-                _write_allowed(before + added)
+                write_allowed(before + added)
         except BaseException:
             self._teardown()
             raise

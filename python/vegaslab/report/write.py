@@ -2,7 +2,7 @@
 
 :func:`build` gathers, for each catalog entry, the stored runs of its variants and seeds, the
 published-vs-ours table (mean and sample std over seeds) and the claim verdicts
-(:mod:`vegaslab.claims`); :func:`write_report` draws the figures (matplotlib, embedded as
+(:mod:`vegaslab.study.claims`); :func:`write_report` draws the figures (matplotlib, embedded as
 base64 PNG data URIs) and writes
 
 - ``index.html``: one page, CSS inline, no external request: a summary (claims held, numbers
@@ -16,18 +16,18 @@ base64 PNG data URIs) and writes
   runs' own tables in ``results/<entry>/<variant>/seed<k>/`` (written by the runner).
 - Each experiment cites its paper by full reference (the one map of ``meta.paper`` keys to
   citations is ``catalog_data/papers/papers.toml``), its figures carry the papers' reference
-  lines (:mod:`vegaslab.report_figures`), and the page ends with the references.
+  lines (:mod:`vegaslab.report.figures`), and the page ends with the references.
 - Provenance: every run directory's meta.json holds the run's ``provenance`` (normalised
   scenario, overrides, seed, versions, source revision, a ``vegaslab run`` command);
   ``results/provenance.json`` lists them all (without the scenarios, which stay in the run
   directories) with the build they ran on, ``runs.parquet`` has each run's scenario hash and
   revision, and summary.md and index.html say which build produced the numbers.
 
-Layout: :mod:`vegaslab.report_model` says what the report says, as strings;
-:mod:`vegaslab.report_figures` draws; the Jinja2 templates in ``vegaslab/templates/`` are the
-markup, rendered with autoescape by :mod:`vegaslab.report_render`; this module writes the
-files. None of them imports :mod:`vegaslab.catalog` (which imports this module in
-``reproduce``), so the three have no import cycle.
+Layout: :mod:`vegaslab.report.model` says what the report says, as strings;
+:mod:`vegaslab.report.figures` draws; the Jinja2 templates in ``vegaslab/report/templates/`` are the
+markup, rendered with autoescape by :mod:`vegaslab.report.render`; this module writes the
+files. None of them imports :mod:`vegaslab.study.catalog`; :mod:`vegaslab.reproduction`, above
+both, runs the entries and calls this module.
 """
 
 from __future__ import annotations
@@ -42,26 +42,25 @@ from typing import Mapping
 
 import pandas as pd
 
-from . import __version__, core_version
-from .report_figures import MAX_PANELS, default_figures, render_figures  # noqa: F401 - the report's API
-from .report_model import (CLOSE, FAR, WORST, Built, _comparison_rows, build, builds,  # noqa: F401
-                           citation_map, compared_with_papers, disagreement, entry_disagreements, load_papers, page_model, provenance_doc,
-                           provenance_line, ratio_stats, setup_facts, summary_counts, worst, zero_mismatches,
-                           zero_text)
-from .report_render import Markup, render
-from .report_robustness import section_html as robustness_section
-from .report_table import anchor, md, md_cell, num_cell, ratio_txt, summary_markdown  # noqa: F401
-from .robustness import load_summaries
-from .robustness import problems as robustness_problems
-from .safe_io import make_dir, write_file
+from ..core import core_version, package_version
+from .figures import MAX_PANELS, default_figures, render_figures  # noqa: F401 - the report's API
+from .model import (CLOSE, FAR, WORST, Built, build, builds, variant_rows, citation_map, compared_with_papers,  # noqa: F401
+                    disagreement, entry_disagreements, load_papers, page_model, provenance_doc, provenance_line,
+                    ratio_stats, setup_facts, summary_counts, worst, zero_mismatches, zero_text)
+from .render import Markup, render
+from .robustness import section_html as robustness_section
+from .tables import anchor, md, md_cell, num_cell, ratio_txt, summary_markdown  # noqa: F401
+from ..study.robustness import load_summaries
+from ..study.robustness import problems as robustness_problems
+from ..safe_io import make_dir, write_file
 
 
 def render_html(b: Built, figures: Mapping[str, list[dict]], render_s: Mapping[str, float], total_wall: float,
                 robustness_html: str = "") -> str:
-    """The page; ``robustness_html`` is the robustness section (:mod:`vegaslab.report_robustness`),
+    """The page; ``robustness_html`` is the robustness section (:mod:`vegaslab.report.robustness`),
     placed after the summary."""
     page = page_model(b, figures, render_s, total_wall, when=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
-                      version=str(__version__), core=str(core_version() or "not built"))
+                      version=str(package_version()), core=str(core_version() or "not built"))
     return render("report.html.j2", page=page, robustness=Markup(robustness_html))
 
 
@@ -111,7 +110,7 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
     renamed into place (:func:`vegaslab.safe_io.write_file`): a symbolic link planted at one
     of these names in a shared or reused directory is replaced, never written through. Each
     robustness summary or figure in ``out/robustness/`` that is set aside
-    (:func:`vegaslab.robustness.problems`) is a ``UserWarning`` naming it."""
+    (:func:`vegaslab.study.robustness.problems`) is a ``UserWarning`` naming it."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     figures, render_s = {}, {}

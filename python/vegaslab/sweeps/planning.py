@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from . import Overrides, Scenario
+    from ..scenario import Overrides, Scenario
 
 __all__ = ["plan", "SweepPlan", "SweepAxis", "SweepParam", "SweepPoint"]
 
@@ -122,7 +122,7 @@ class SweepPlan:
 
 def _from_document(doc: dict) -> SweepPlan:
     if doc.get("format") != FORMAT:
-        from . import VegaslabError
+        from ..errors import VegaslabError
 
         raise VegaslabError(f"the compiled core writes sweep format {doc.get('format')!r}; this package reads {FORMAT}: "
                             "rebuild the core (`make setup`)")
@@ -143,12 +143,14 @@ def plan(scenario: "Scenario", overrides: "Overrides | None" = ()) -> SweepPlan:
     user's ``overrides`` (applied first, so they may edit the sweep itself, e.g.
     ``"sweep.seeds=3"``). A scenario without ``[sweep]`` is one point with its own seed.
     Raises :class:`vegaslab.ScenarioError` naming the field for a bad sweep."""
-    from . import VegaslabError, _call_core, _load_core, _normalise_overrides, _scenario_source
+    from ..errors import VegaslabError
+    from ..core import call_core, load_core
+    from ..scenario import normalise_overrides, scenario_source
 
-    text, source = _scenario_source(scenario)
-    core = _load_core()
+    text, source = scenario_source(scenario)
+    core = load_core()
     expand = getattr(core, "expand_sweep", None)
     if expand is None:
         raise VegaslabError("the compiled core vegaslab._core has no expand_sweep: it is older than this package; "
                             "rebuild it (`make setup`)")
-    return _from_document(json.loads(_call_core(expand, text, source, _normalise_overrides(overrides))))
+    return _from_document(json.loads(call_core(expand, text, source, normalise_overrides(overrides))))

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import run as simulate
-from .results import Results
-from .safe_io import write_file
-from .testbed.stack import Stack
+from ..simulation import run as simulate
+from ..results import Results
+from ..safe_io import write_file
+from .stack import Stack
 
 
 @dataclass
@@ -118,7 +118,7 @@ def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern:
 def compare(scenario: str | os.PathLike, *, overrides=(), out: str | os.PathLike, stack: Stack = Stack()) -> Comparison:
     """Run ``scenario`` in the simulator and on the testbed (with the kernel TCP behaviours
     ``stack`` switches); write the report into ``out``."""
-    from .testbed.run import run as on_testbed
+    from .run import run as on_testbed
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

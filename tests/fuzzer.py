@@ -2,7 +2,7 @@
 scenarios), run each mutant through the public API in a sandboxed worker process, and check
 that nothing crashes, hangs, panics or returns a physically impossible result.
 
-Used by ``tests/test_fuzz.py`` (a fixed seed and a small budget, part of ``make test``) and by
+Test tooling, not part of the package (the wheel does not ship it). Used by ``tests/test_fuzz.py`` (a fixed seed and a small budget, part of ``make test``) and by
 ``scripts/fuzz.py`` (``make fuzz``: thousands of cases, counts, every failure written to disk).
 hypothesis is needed only to *generate* cases (:func:`cases`); the worker and the checks need
 nothing beyond vegaslab.
@@ -14,7 +14,7 @@ Decisions, and why:
   (delay traces, FIFOs, symlinks) and the API to call. The TOML is rebuilt from them by
   :func:`build_toml`, so a failing case can be replayed and minimised (:func:`minimise` drops
   ops and overrides while the failure stays the same) and written out as text.
-- **Every case runs in a worker subprocess** (``python -m vegaslab.fuzz --worker``) under
+- **Every case runs in a worker subprocess** (``python tests/fuzzer.py --worker``) under
   ``RLIMIT_AS`` (4 GiB by default), so an abort on a failed allocation, a stack overflow
   (SIGSEGV/SIGABRT) or a ``MemoryError`` is *observed* instead of killing the test runner. The
   worker is persistent (startup costs ~1 s, a case ~10 ms) and restarted when it dies or hangs.
@@ -56,8 +56,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from vegaslab.scenario import builtin_dir
+
 # The built-in catalog ships as package data (vegaslab/catalog_data/).
-CATALOG = Path(__file__).resolve().parent / "catalog_data"
+CATALOG = builtin_dir()
 
 #: Outcome categories that pass.
 PASSING = ("ok", "stopped", "scenario-error")
@@ -322,14 +324,14 @@ def bases() -> dict[str, Base]:
     catalog_files = sorted(CATALOG.glob("*.toml")) + sorted((CATALOG / "bench").glob("*.toml"))
     if not catalog_files:
         raise RuntimeError(f"no catalog scenarios under {CATALOG}: the fuzzer would test only its minimal bases")
-    from . import catalog
+    from vegaslab.study import catalog
 
     for path in catalog_files:
         doc = vegaslab.load_scenario(path)
         doc.pop("variant", None)
         # Variants through the catalog's loader, so a grid's points ([[variant.axis]]) count too.
         entry = catalog.load_entry(path) if path.parent == CATALOG else None
-        variants = [list(catalog._variant_overrides(v)) for v in entry.variants] if entry else []
+        variants = [list(catalog.variant_overrides(v)) for v in entry.variants] if entry else []
         doc.pop("meta", None)
         _cap_duration(doc)
         out[path.stem] = Base(path.stem, doc, variants)
@@ -957,7 +959,7 @@ def check_results(res) -> list[str]:
         # The core's optional columns (those beyond the documented FLOW_COLUMNS: per-flow
         # connection counts, the ns-2-flavour Vegas tie counts) are null on the rows they do
         # not apply to.
-        from .results import FLOW_COLUMNS
+        from vegaslab.results import FLOW_COLUMNS
 
         optional = tuple(c for c in flows.columns if c not in FLOW_COLUMNS)
         numbers("flow", flows, ("flow", "cc", "from", "to"),
@@ -1247,7 +1249,7 @@ def _blur(text: str) -> str:
 
 
 class Worker:
-    """A persistent worker subprocess (``python -m vegaslab.fuzz --worker``) under a memory
+    """A persistent worker subprocess (``python tests/fuzzer.py --worker``) under a memory
     limit; :meth:`run` gives one case's :class:`Outcome` and restarts the worker when it died
     or hung."""
 
@@ -1270,7 +1272,7 @@ class Worker:
     def start(self) -> None:
         env = dict(os.environ, RUST_BACKTRACE="0", PYTHONUNBUFFERED="1")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vegaslab.fuzz", "--worker"], stdin=subprocess.PIPE,
+            [sys.executable, str(Path(__file__).resolve()), "--worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=open(self.workdir / "worker-stderr.txt", "ab"),
             preexec_fn=self._limits, start_new_session=True, env=env)
         self.lines = queue.Queue()
@@ -1464,7 +1466,7 @@ def write_failure(directory: Path, index: int, case: Case, outcome: Outcome) -> 
 
 
 # ============================================================================= study files
-# Study files (docs/robustness-format.md, vegaslab.robustness) are a surface of their own,
+# Study files (docs/robustness-format.md, vegaslab.study.robustness) are a surface of their own,
 # kept apart from the scenario cases above. A study case is a base study plus ops (the same
 # "set"/"del"/"dup" ops, on the study's dict), written beside a one-entry catalog; it is loaded
 # and planned in this process: planning resolves every run with the core but simulates
@@ -1542,9 +1544,9 @@ def write_study_case(case: StudyCase, directory: Path) -> tuple[Path, Path]:
 
 
 def check_study_case(case: StudyCase, directory: Path) -> Outcome:
-    """Load and plan the case's study (:func:`vegaslab.robustness.load_study`, ``plan``) and
+    """Load and plan the case's study (:func:`vegaslab.study.robustness.load_study`, ``plan``) and
     classify what happened (the section's comment says what passes)."""
-    from . import robustness as rb
+    from vegaslab.study import robustness as rb
 
     study_path, catalog = write_study_case(case, Path(directory))
     t0 = time.monotonic()
@@ -1564,8 +1566,8 @@ def check_study_case(case: StudyCase, directory: Path) -> Outcome:
 def _study_plan_violations(planned) -> list[str]:
     """What a plan must never hold: a run the core refused, two points or variants that run
     the same scenario, an entry or output name that is not a plain name."""
-    from . import robustness as rb
-    from .safe_io import UnsafePathError, plain_name
+    from vegaslab.study import robustness as rb
+    from vegaslab.safe_io import UnsafePathError, plain_name
 
     out = [f"{j.label}: planned with an error: {j.error}" for j in planned.jobs if j.error]
     first_seed = planned.study.seeds[0]
@@ -1972,5 +1974,5 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--worker"]:
         worker_main()
     else:
-        print("usage: python -m vegaslab.fuzz --worker (the long run is scripts/fuzz.py)", file=sys.stderr)
+        print("usage: python tests/fuzzer.py --worker (the long run is scripts/fuzz.py)", file=sys.stderr)
         sys.exit(2)

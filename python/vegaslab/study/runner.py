@@ -2,8 +2,8 @@
 
 A :class:`Job` is one simulation: an entry's variant with one seed (and, under ``--quick``,
 the entry's quick overrides). :func:`plan` lists the jobs of some entries, each resolved by the
-core into a :class:`vegaslab.store.PreparedRun`; :func:`execute` hands them to
-:func:`vegaslab.engine.execute`, which computes what the results store ``<out>/store/`` lacks
+core into a :class:`vegaslab.sweeps.store.PreparedRun`; :func:`execute` hands them to
+:func:`vegaslab.sweeps.engine.execute`, which computes what the results store ``<out>/store/`` lacks
 on Dask (an embedded local cluster, or ``--scheduler``) and commits it there; :func:`load`
 rebuilds each stored run's :class:`vegaslab.Results`; :func:`export` writes them to
 ``<out>/results/<entry>/<variant>/seed<k>/``.
@@ -11,7 +11,7 @@ rebuilds each stored run's :class:`vegaslab.Results`; :func:`export` writes them
 How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 
 - **One runner.** ``reproduce`` and ``sweep`` run on the same engine and the same store
-  (:mod:`vegaslab.engine`, :mod:`vegaslab.store`): a run's key is the store's (normalised
+  (:mod:`vegaslab.sweeps.engine`, :mod:`vegaslab.sweeps.store`): a run's key is the store's (normalised
   scenario, seed, core version; never a path, a time or the build), so a store computed on
   one machine serves ``reproduce`` on another, and a sweep and a reproduce that share a store
   share runs. Each job's store parameters are ``entry`` and ``variant`` (labels only).
@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:  # pragma: no cover - type names only: runner never imports catalog
     from .catalog import Entry
-    from .results import Results
-    from .store import PreparedRun
+    from ..results import Results
+    from ..sweeps.store import PreparedRun
 
 #: Worker deaths a reproduce run may cause before it fails: a crash is deterministic, so one
 #: retry on a fresh worker (against a coincidental death) is enough.
@@ -56,7 +56,7 @@ PARAMS = ("entry", "variant")
 
 def safe_name(name: str) -> str:
     """A file-system-safe form of an entry or variant name (a run's directory under
-    ``results/``; :mod:`vegaslab.catalog` re-exports it)."""
+    ``results/``; :mod:`vegaslab.study.catalog` re-exports it)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "run"
 
 
@@ -136,10 +136,10 @@ def _invalid_key(path: str, variant: str, overrides: Sequence[str], seed: int) -
 def plan(entries: Iterable["Entry"], *, quick: bool = False, seed: int | None = None) -> list[Job]:
     """The jobs of these entries: every variant x every seed (``seed`` replaces the entry's
     seeds with that one seed). Each file is read once and each job resolved by the core
-    (:func:`vegaslab.store.prepare`); a job whose scenario the core rejects carries the error
+    (:func:`vegaslab.sweeps.store.prepare`); a job whose scenario the core rejects carries the error
     (it fails without running)."""
-    from . import read_text_file
-    from .store import RunSpec, prepare
+    from ..scenario import read_text_file
+    from ..sweeps.store import RunSpec, prepare
 
     texts: dict[str, str] = {}
     planned: list[tuple[str, str, int, str, tuple[str, ...], RunSpec | str]] = []
@@ -173,7 +173,7 @@ def plan(entries: Iterable["Entry"], *, quick: bool = False, seed: int | None = 
 
 def default_jobs() -> int:
     """One worker per core this process may use."""
-    from .engine import default_workers
+    from ..sweeps.engine import default_workers
 
     return default_workers()
 
@@ -192,9 +192,9 @@ def execute(
     (``n_jobs`` worker processes, default one per core, or the Dask cluster at ``scheduler``)
     and return every job's outcome. Ctrl-C commits the finished runs, marks the others failed
     ("interrupted") and sets ``interrupted``. ``run_fn`` replaces
-    :func:`vegaslab.engine.run_payload` in the workers (tests that simulate crashing runs)."""
-    from . import engine
-    from .store import Store
+    :func:`vegaslab.sweeps.engine.run_payload` in the workers (tests that simulate crashing runs)."""
+    from ..sweeps import engine
+    from ..sweeps.store import Store
 
     store = Store(store_dir)
     ex = Execution()
@@ -251,7 +251,7 @@ def _stored_walls(store: Any, keys: Sequence[str]) -> dict[str, float]:
 
 def load(store_dir: str | os.PathLike, keys: Iterable[str]) -> dict[str, "Results"]:
     """The stored :class:`vegaslab.Results` of these run keys (the ones not stored are left out)."""
-    from .store import Store
+    from ..sweeps.store import Store
 
     return Store(store_dir, create=False).load_results(keys)
 
@@ -274,8 +274,8 @@ def export(results: Mapping[str, "Results"], outcomes: Iterable[Outcome], result
     directory whose job.json already names the same run is left as it is (its files came from
     that run). No CSV copies (the default): for ``reproduce --all`` they were 1.4 GB of the
     1.6 GB written."""
-    from .outdir import output_dir
-    from .safe_io import ForeignFileError, UnsafePathError, make_dir, make_dirs, read_json
+    from ..outdir import output_dir
+    from ..safe_io import ForeignFileError, UnsafePathError, make_dir, make_dirs, read_json
 
     root = Path(results_dir)
     root.parent.mkdir(parents=True, exist_ok=True)  # the directory the user named

@@ -3,10 +3,10 @@ the terminal table and ``summary.md``.
 
 This module is the bottom of the report's import graph (docs/decisions.md, "The report's modules
 have no import cycle"). It imports no other vegaslab module at load time, so
-:mod:`vegaslab.catalog` (which re-exports :func:`ratio`, :data:`REPRODUCE_COLUMNS`,
-:func:`format_comparison` and :func:`summary_markdown`), :mod:`vegaslab.report_model` and the
+:mod:`vegaslab.study.catalog` (which re-exports :func:`ratio`, :data:`REPRODUCE_COLUMNS`,
+:func:`format_comparison` and :func:`summary_markdown`), :mod:`vegaslab.report.model` and the
 renderer all import it without a cycle, and ``vegaslab run CATALOG-ID`` still resolves ids without
-importing pandas: the one helper that formats numbers (``vegaslab.results._num``, in a module that
+importing pandas: the one helper that formats numbers (``vegaslab.results.format_number``, in a module that
 loads numpy) is imported where it is called, for that reason only.
 """
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping
 if TYPE_CHECKING:  # pragma: no cover - type names only, never imported at run time
     import pandas as pd
 
-#: Columns of the table :func:`vegaslab.catalog.reproduce` returns: ``ours`` is the mean over
+#: Columns of the table :func:`vegaslab.reproduction.reproduce` returns: ``ours`` is the mean over
 #: seeds, ``std`` the sample standard deviation (NaN for one seed), ``n`` the number of seeds
 #: that gave a value.
 REPRODUCE_COLUMNS = ["entry", "run", "metric", "published", "ours", "std", "n", "ratio", "note"]
@@ -66,9 +66,9 @@ def disagreement(r: Any) -> float:
 
 def num_cell(v: Any) -> str:
     """A number as the report prints it (7 significant digits, integers whole, "-" for none)."""
-    from .results import _num  # results loads numpy: see the module docstring
+    from ..results import format_number  # results loads numpy: see the module docstring
 
-    return _num(v, 7)
+    return format_number(v, 7)
 
 
 def ratio_txt(r: Any) -> str:
@@ -141,9 +141,9 @@ def cells(r: Any) -> list[str]:
 
 def format_comparison(table: "pd.DataFrame") -> str:
     """Fixed-width run / metric / published / ours / ratio text for the terminal."""
-    from .results import _fixed_width  # see the module docstring
+    from ..results import fixed_width  # see the module docstring
 
-    lines = _fixed_width(["run", "metric", "published", "ours", "ratio"],
+    lines = fixed_width(["run", "metric", "published", "ours", "ratio"],
                          [cells(r) for r in table.itertuples(index=False)], left=2)
     notes = [f"   {r.run}: {r.note}" for r in table.itertuples(index=False) if r.note]
     return "\n".join(["   " + line for line in lines] + notes)

@@ -1,7 +1,7 @@
 """The report's section "How robust are the papers' conclusions?".
 
 It renders the study summaries that ``vegaslab robustness --out DIR`` saves in
-``DIR/robustness/<entry>.json`` (:func:`vegaslab.robustness.summary`): the verdict table, with
+``DIR/robustness/<entry>.json`` (:func:`vegaslab.study.robustness.summary`): the verdict table, with
 our figure at the default set-up, ns-2.35's at the same set-up and the figure's range across
 the study, then per study its sentence, its points and its figures (embedded, so the page
 stands alone). The markup is the template ``templates/robustness.html.j2``; this
@@ -14,7 +14,7 @@ the report without re-running or re-drawing anything else. The ns-2.35 column an
 appear only when at least one study was checked with ns-2 (``--no-ns2`` leaves them out).
 
 The summaries and figures are read back from a directory vegaslab does not own
-(:func:`vegaslab.robustness.load_summaries`): a summary that is not one vegaslab wrote is not
+(:func:`vegaslab.study.robustness.load_summaries`): a summary that is not one vegaslab wrote is not
 shown; its file and the reason stand where the study would be. A figure is embedded only if it
 is a PNG of that study inside ``robustness/``; otherwise its name and the reason stand in its
 place.
@@ -27,11 +27,10 @@ import re
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from . import safe_io
-from .report_render import Markup, render
-from .report_table import anchor
-from .robustness import (default_cell, default_status, fmt, ns2_cell, read_figure, set_aside_name,
-                         study_cell)
+from .. import safe_io
+from .render import Markup, render
+from .tables import anchor
+from ..study.robustness import default_cell, default_status, fmt, ns2_cell, read_figure, set_aside_name, study_cell
 
 START = "<!-- vegaslab:robustness -->"
 END = "<!-- /vegaslab:robustness -->"
@@ -44,7 +43,7 @@ MAX_PAGE_BYTES = 256 << 20
 
 def _figure(directory_fd: int | None, name: str, entry: str, alt: str) -> dict:
     """One figure of a study, embedded: read from ``robustness/`` as
-    :func:`vegaslab.robustness.read_figure` allows (a PNG of this study in that directory,
+    :func:`vegaslab.study.robustness.read_figure` allows (a PNG of this study in that directory,
     never a link or anything outside it), or the reason it is not shown."""
     shown = f"robustness/{name.removeprefix('robustness/')}"
     if directory_fd is None:
@@ -91,7 +90,7 @@ def _open_figures(base: Path) -> int | None:
 
 def section_model(summaries: Sequence[Mapping[str, Any]], base: str | os.PathLike) -> dict:
     """The section's cells. ``base`` is the report's directory; figures are read from its
-    ``robustness/`` (:func:`vegaslab.robustness.load_summaries` gives the summaries)."""
+    ``robustness/`` (:func:`vegaslab.study.robustness.load_summaries` gives the summaries)."""
     fd = _open_figures(Path(base))
     try:
         studies = [_study(s, fd) for s in summaries]

@@ -1,4 +1,4 @@
-"""The report's HTML renderer: Jinja2 templates from ``vegaslab/templates/`` (package data),
+"""The report's HTML renderer: Jinja2 templates from ``vegaslab/report/templates/`` (package data),
 with autoescape on for every template, so a value from a catalog file, a claim or a run can
 never become markup. Only what vegaslab itself made as markup (a rendered section spliced
 into the page, the robustness markers) is passed in as :class:`markupsafe.Markup`.
@@ -19,7 +19,7 @@ __all__ = ["Markup", "environment", "render"]
 
 @functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("vegaslab", "templates"), autoescape=True,
+    return jinja2.Environment(loader=jinja2.PackageLoader("vegaslab.report", "templates"), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                               keep_trailing_newline=True)
 

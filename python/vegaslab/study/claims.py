@@ -33,8 +33,8 @@ Functions
     ``throughput_bps``, ``cwnd_pkts``, ``rtt_s``...; ``length_pkts`` for a queue) over
     ``t0 < time_s <= t1``,
     averaged over seeds; ``series_max(ref[, t0, t1])`` and ``series_min(...)`` likewise;
-    ``run("variant")`` a variant's runs, for functions of :mod:`vegaslab.metrics`.
-    Any other name is looked up in ``vegaslab.metrics.__all__`` when that module can be imported
+    ``run("variant")`` a variant's runs, for functions of :mod:`vegaslab.study.metrics`.
+    Any other name is looked up in ``vegaslab.study.metrics.__all__`` when that module can be imported
     (``jain_index([...])``, ``line_utilisation(run("vegas"), "R1->R2")``): a ``run(...)``
     argument calls the function once per seed with that seed's :class:`Results` and the results
     are averaged. A name that is not available gives the verdict ``skipped``.
@@ -47,7 +47,7 @@ Safety
     (``{m.x}``), index (``{m[0]}``), conversion or format spec (``{m:>99999}``), and a stray brace
     is an error. The parser rejects attribute access, indexing, ``**kwargs``, lambdas, and every
     name that starts with ``_``; functions come from the fixed table below or
-    ``vegaslab.metrics.__all__``. A claim's ``text`` is never interpolated.
+    ``vegaslab.study.metrics.__all__``. A claim's ``text`` is never interpolated.
 
 Budgets
     Every evaluation runs under fixed limits, so that a claim cannot exhaust memory or time
@@ -166,7 +166,7 @@ class ClaimBudgetExceeded(ClaimError):
 
 
 class ClaimSkipped(Exception):
-    """The expression needs something that is not available here (e.g. vegaslab.metrics)."""
+    """The expression needs something that is not available here (e.g. vegaslab.study.metrics)."""
 
 
 def _missing(msg: str) -> ClaimMissingData:
@@ -663,16 +663,16 @@ _SERIES_FUNCS = ("between", "series_max", "series_min", "seeds")
 
 
 def _metrics_function(name: str) -> Callable[..., Any]:
-    """A public function of :mod:`vegaslab.metrics`: only names in its ``__all__`` (never a
+    """A public function of :mod:`vegaslab.study.metrics`: only names in its ``__all__`` (never a
     module, class or helper it happens to import)."""
     try:
         from . import metrics  # type: ignore[attr-defined]
     except Exception as exc:  # noqa: BLE001 - any import failure means "not available"
-        raise ClaimSkipped(f"{name}(): vegaslab.metrics is not available ({exc})") from None
+        raise ClaimSkipped(f"{name}(): vegaslab.study.metrics is not available ({exc})") from None
     public = getattr(metrics, "__all__", ())
     fn = getattr(metrics, name, None) if name in public and not name.startswith("_") else None
     if not callable(fn) or isinstance(fn, type):
-        raise ClaimSkipped(f"{name}(): no such function (not built in, not in vegaslab.metrics)")
+        raise ClaimSkipped(f"{name}(): no such function (not built in, not in vegaslab.study.metrics)")
     return fn
 
 
@@ -762,7 +762,7 @@ class _Evaluator:
 
     def _read_series(self, n: str, key: str, t0: float | None, t1: float | None, how: str) -> float:
         entity, _, metric = key.rpartition(".")
-        from .results import renamed_column_message
+        from ..results import renamed_column_message
 
         if renamed := renamed_column_message(metric):
             raise ClaimError(f"{n}:{key}: {renamed}")

@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from . import claims
-from .claims import RunSet
-from .report_table import num_cell
-from .results import renamed_column_message as claims_renamed
+from ..study import claims
+from ..study.claims import RunSet
+from .tables import num_cell
+from ..results import renamed_column_message as claims_renamed
 
 if TYPE_CHECKING:  # pragma: no cover - type names only
-    from .catalog import Entry
+    from ..study.catalog import Entry
 
 #: At most this many variants in one time-series figure (one panel each).
 MAX_PANELS = 6

@@ -1,0 +1,525 @@
+"""What the reproduction report says, before any HTML or figure: the comparison with the
+published numbers, the claim verdicts, the counts, the set-up facts, the papers' citations and,
+per experiment, every sentence and table cell the page shows (:func:`page_model`).
+
+The split: this module decides *what* the report says; :mod:`vegaslab.report.figures`
+draws the figures; the Jinja2 templates in ``vegaslab/report/templates/`` decide only the markup, and
+:mod:`vegaslab.report` renders them (autoescaped) and writes the files. Cells are strings here
+(numbers formatted, booleans as yes/no), so the templates never format a value and the model
+can be tested without a page.
+
+It never imports :mod:`vegaslab.study.catalog` at run time (catalog imports the report, not the
+other way round): entries are used through their own methods (``entry.runs()``,
+``entry.published_of()``).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import math
+import time
+import tomllib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..study.claims import RunSet, Verdict, evaluate_all
+from .tables import (CLOSE, FAR, NONE_PUBLISHED, PUBLISHED_ARE_NS2, REPRODUCE_COLUMNS, RUN_FAILED, anchor,
+                     disagreement, has_published, num_cell, ours_cell, ratio, ratio_txt, text)
+from ..study.runner import safe_name
+
+if TYPE_CHECKING:  # pragma: no cover - type names only
+    from ..study.catalog import Entry
+    from ..study.runner import Execution, Job
+
+WORST = 5
+
+__all__ = ["Built", "build", "builds", "provenance_line", "ratio_stats", "worst", "zero_mismatches",
+           "disagreement", "summary_counts", "setup_facts", "load_papers", "citation", "papers_markdown",
+           "page_model", "CLOSE", "FAR"]
+
+
+# ---------------------------------------------------------------------- the comparison
+
+
+@dataclass
+class Built:
+    """Everything the report shows, before the figures are drawn."""
+
+    entries: list["Entry"]
+    table: pd.DataFrame
+    verdicts: dict[str, list[Verdict]]
+    runsets: dict[str, RunSet]
+    jobs: list["Job"]
+    execution: "Execution"
+    quick: bool = False
+    seed: int | None = None
+    t_start: float = field(default_factory=time.perf_counter)
+    reproduce_wall_s: float = 0.0
+    entry_stats: dict[str, dict] = field(default_factory=dict)
+    #: Each finished run's ``meta["provenance"]``, by job key.
+    provenance: dict[str, dict] = field(default_factory=dict)
+
+
+def ratio_stats(table: pd.DataFrame) -> dict[str, int]:
+    """Counts over the rows with a published number: ``total``, ``within10``, ``within25``
+    (|ours / published - 1| <= 10% / 25%; a failed or missing value counts as outside)."""
+    rows = table[table["published"].notna()]
+    dev = (rows["ratio"].astype(float) - 1).abs()
+    return {"total": int(len(rows)), "within10": int((dev <= CLOSE + 1e-12).sum()),
+            "within25": int((dev <= FAR + 1e-12).sum())}
+
+
+def worst(table: pd.DataFrame, n: int = WORST) -> pd.DataFrame:
+    """The ``n`` rows farthest from the paper by |log(ratio)|, worst first; only rows off by
+    more than 10%. A ratio to a published 0 measures nothing, so those rows are listed apart
+    (:func:`zero_mismatches`)."""
+    rows = table[table["published"].notna() & (table["published"] != 0)].copy()
+    if rows.empty:
+        return rows
+    rows["_d"] = rows["ratio"].map(disagreement)
+    rows = rows[(rows["ratio"].astype(float) - 1).abs().fillna(math.inf) > CLOSE]
+    return rows.sort_values("_d", ascending=False, kind="stable").head(n).drop(columns="_d")
+
+
+def zero_mismatches(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows where the paper prints 0 and our mean is not 0 (e.g. retransmissions)."""
+    rows = table[(table["published"] == 0) & table["ours"].notna() & (table["ours"] != 0)]
+    return rows.sort_values("ours", ascending=False, kind="stable")
+
+
+def zero_text(z: pd.DataFrame) -> str:
+    return "; ".join(f"{r.entry}/{r.run} {r.metric} = {num_cell(r.ours)}" for r in z.itertuples(index=False))
+
+
+def variant_rows(entry_id: str, variant: str, published: Mapping[str, float], results: Sequence[Any],
+                 error: str) -> list[dict]:
+    if not results:
+        return [{"entry": entry_id, "run": variant, "metric": RUN_FAILED, "published": math.nan,
+                 "ours": math.nan, "std": math.nan, "n": 0, "ratio": math.nan, "note": error or "no results"}]
+    rows = []
+    if not published:
+        rows.append({"entry": entry_id, "run": variant, "metric": NONE_PUBLISHED, "published": math.nan,
+                     "ours": math.nan, "std": math.nan, "n": len(results), "ratio": math.nan, "note": ""})
+    for key, pub in published.items():
+        vals, note = [], ""
+        for res in results:
+            try:
+                v = res.value(key)
+                vals.append(float(v) if v is not None else math.nan)
+            except KeyError as exc:
+                note = str(exc.args[0]) if exc.args else str(exc)
+                break
+            except (TypeError, ValueError):
+                vals.append(math.nan)
+        good = [v for v in vals if not math.isnan(v)] if not note else []
+        ours = float(np.mean(good)) if good else math.nan
+        std = float(np.std(good, ddof=1)) if len(good) > 1 else math.nan
+        # A mean over only some of the seeds is shown, but it is not compared with the paper:
+        # missing data never counts as agreement (the ratio is NaN, "outside" in the counts).
+        complete = not error and not note and len(good) == len(vals)
+        if error and not note:
+            note = f"some seeds failed, so the ratio is not computed: {error}"
+        elif not note and len(good) < len(vals):
+            note = f"missing value (NaN) in {len(vals) - len(good)} of {len(vals)} seeds, so the ratio is not computed"
+        rows.append({"entry": entry_id, "run": variant, "metric": key, "published": pub, "ours": ours,
+                     "std": std, "n": len(good), "ratio": ratio(ours, pub) if complete else math.nan, "note": note})
+    return rows
+
+
+def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Execution",
+          results: Mapping[str, Any], *, quick: bool = False, seed: int | None = None) -> Built:
+    """Compare the finished runs (``results``: :class:`vegaslab.Results` by job key, from
+    :func:`vegaslab.study.runner.load`) with the published numbers and check the claims."""
+    rows: list[dict] = []
+    verdicts: dict[str, list[Verdict]] = {}
+    runsets: dict[str, RunSet] = {}
+    stats: dict[str, dict] = {}
+    prov: dict[str, dict] = {}
+    by_variant: dict[tuple[str, str], list["Job"]] = {}
+    for job in jobs:
+        by_variant.setdefault((job.entry_id, job.variant), []).append(job)
+    for entry in entries:
+        runs: dict[str, list] = {}
+        failed: dict[str, str] = {}
+        order = []
+        st = {"runs": 0, "ran": 0, "cached": 0, "failed": 0, "sim_wall_s": 0.0, "seeds": set()}
+        for spec in entry.runs(quick=quick):
+            order.append(spec.name)
+            got, errors = [], []
+            for job in by_variant.get((entry.id, spec.name), []):
+                o = execution.outcomes.get(job.key)
+                st["runs"] += 1
+                st["seeds"].add(job.seed)
+                if o is None:
+                    errors.append(f"seed {job.seed}: not run")
+                    st["failed"] += 1
+                    continue
+                st[o.status] += 1
+                st["sim_wall_s"] += o.wall_s
+                if o.status == "failed":
+                    errors.append(f"seed {job.seed}: {o.error}")
+                    continue
+                res = results.get(job.key)
+                if res is None:
+                    errors.append(f"seed {job.seed}: the run is not readable from the store "
+                                  "(removed, or stored with a parameter that replaced a results column)")
+                    continue
+                got.append(res)
+                if isinstance(res.meta.get("provenance"), dict):
+                    prov[job.key] = res.meta["provenance"]
+            if got:
+                runs[spec.name] = got
+            if errors:
+                failed[spec.name] = "; ".join(errors)
+            rows += variant_rows(entry.id, spec.name, spec.published, got, failed.get(spec.name, ""))
+        st["seeds"] = sorted(st["seeds"])
+        stats[entry.id] = st
+        rs = RunSet(runs=runs, failed=failed, order=order)
+        runsets[entry.id] = rs
+        verdicts[entry.id] = evaluate_all(entry.claims, rs)
+    table = pd.DataFrame(rows, columns=REPRODUCE_COLUMNS)
+    return Built(entries=list(entries), table=table, verdicts=verdicts, runsets=runsets, jobs=list(jobs),
+                 execution=execution, quick=quick, seed=seed, entry_stats=stats, provenance=prov)
+
+
+def builds(b: Built) -> list[dict]:
+    """The distinct builds (vegaslab version, core version, source revision) the report's runs
+    ran on; more than one when stored runs from another build are reused (run keys hold the
+    core's semantic version, not its revision: see vegaslab.study.runner)."""
+    seen: dict[tuple, dict] = {}
+    for p in b.provenance.values():
+        k = (p.get("vegaslab_version"), p.get("core_version"), p.get("source_revision"))
+        seen.setdefault(k, {"vegaslab_version": k[0], "core_version": k[1], "source_revision": k[2], "runs": 0})
+        seen[k]["runs"] += 1
+    return list(seen.values())
+
+
+def provenance_line(b: Built) -> str:
+    """One sentence: which build produced the numbers, and where each run's record is."""
+    bs = builds(b)
+    if not bs:
+        return "Provenance: no finished run."
+    which = "; ".join(f"vegaslab {x['vegaslab_version']}, core {x['core_version']}, source revision "
+                      f"{x['source_revision']} ({x['runs']} runs)" for x in bs)
+    return (f"Provenance: {which}. Each run's normalised scenario, overrides, seed and re-run command: "
+            "results/<entry>/<variant>/seed<k>/meta.json (provenance); all runs: results/provenance.json.")
+
+
+def provenance_doc(b: Built) -> dict:
+    """``results/provenance.json``: the builds and every run's provenance (without the
+    scenario, which stays in the run's own meta.json)."""
+    runs = []
+    for o in b.execution.per_job:
+        p = b.provenance.get(o.job.key)
+        if p is None:
+            continue
+        runs.append({"entry": o.job.entry_id, "variant": o.job.variant, "seed": o.job.seed, "status": o.status,
+                     "dir": f"{safe_name(o.job.entry_id)}/{safe_name(o.job.variant)}/seed{o.job.seed}",
+                     **{k: v for k, v in p.items() if k != "scenario"}})
+    return {"builds": builds(b), "quick": b.quick, "seed": b.seed, "runs": runs}
+
+
+def summary_counts(b: Built) -> dict[str, Any]:
+    vs = [v for lst in b.verdicts.values() for v in lst]
+    counts = {s: sum(1 for v in vs if v.status == s) for s in ("holds", "fails", "error", "skipped")}
+    return {"claims": len(vs), **counts, **ratio_stats(b.table),
+            "runs": len(b.execution.outcomes), "ran": b.execution.ran, "cached": b.execution.cached,
+            "failed_runs": b.execution.failed}
+
+
+def entry_disagreements(part: pd.DataFrame, vs: Sequence[Verdict]) -> list[str]:
+    """What an experiment's "Disagreements with the paper" box lists."""
+    out = []
+    for r in part.itertuples(index=False):
+        if r.metric == RUN_FAILED:
+            out.append(f"{r.run}: the run failed ({r.note.splitlines()[0] if r.note else ''})")
+        elif not pd.isna(r.published) and (pd.isna(r.ratio) or abs(float(r.ratio) - 1) > FAR):
+            out.append(f"{r.run} {r.metric}: ours {num_cell(r.ours)} vs published {num_cell(r.published)} "
+                       f"(ratio {ratio_txt(r.ratio)})")
+    for v in vs:
+        if v.status == "fails":
+            out.append(f"claim fails: {v.text}")
+    return out
+
+
+# ---------------------------------------------------------------------- set-up facts
+
+
+def _flow_fact(f: Mapping[str, Any]) -> tuple[str, str]:
+    """A flow table as (label, text). A ``pairs`` group (the dumbbell shorthand S_k -> D_k,
+    named <name or cc><k>) and a ``range`` group are described as groups; a field the table
+    does not give is left out, never shown as "?"."""
+    cc = str(f.get("cc", ""))
+    base = str(f.get("name") or cc or "flow")
+    if f.get("pairs") is not None:
+        label = f"flows {base}<k>, k = {text(f['pairs'])}"
+        ends = "S<k> → D<k>"
+    else:
+        label = f"flow {base}" if f.get("name") else f"flow ({base})"
+        ends = " → ".join(str(f[k]) for k in ("from", "to") if f.get(k) not in (None, ""))
+    parts = [p for p in (ends, cc) if p]
+    for k in ("range", "app", "file_size", "start", "stop", "params", "tcp"):
+        if f.get(k) not in (None, {}, ""):
+            parts.append(f"{k} {text(f[k])}")
+    return label, ", ".join(parts)
+
+
+def setup_facts(entry: "Entry") -> list[tuple[str, str]]:
+    """(label, text) lines describing the scenario: duration, topology, flows, monitors."""
+    sc = entry.scenario
+    facts: list[tuple[str, str]] = []
+    run = sc.get("run", {}) or {}
+    if run:
+        facts.append(("run", text(run)))
+    for i, link in enumerate(sc.get("links", []) or []):
+        ends = link.get("endpoints", ["?", "?"])
+        parts = [f"{link.get('bandwidth', '?')}", f"delay {link.get('delay', '?')} one way"]
+        if link.get("queue"):
+            parts.append(f"queue {text(link['queue'])}")
+        if link.get("delay_schedule"):
+            parts.append("delay schedule " + "; ".join(f"at {d.get('at')}: {d.get('delay')}" for d in link["delay_schedule"]))
+        extra = {k: v for k, v in link.items() if k not in ("endpoints", "bandwidth", "delay", "queue", "delay_schedule")}
+        if extra:
+            parts.append(text(extra))
+        facts.append((f"links[{i}] {ends[0]}–{ends[-1]}", ", ".join(parts)))
+    for key in ("dumbbell", "parking_lot", "lte", "aqt"):
+        if sc.get(key):
+            facts.append((key, text(sc[key])))
+    for f in sc.get("flows", []) or []:
+        facts.append(_flow_fact(f))
+    others = {k: v for k, v in sc.items() if k not in ("run", "links", "flows", "dumbbell", "parking_lot", "lte", "aqt")}
+    for k, v in others.items():
+        facts.append((k, text(v)))
+    return facts
+
+
+# ---------------------------------------------------------------------- papers
+
+#: Where the papers' citations live: the one map from ``meta.paper`` keys to references.
+PAPERS_FILE = ("catalog_data", "papers", "papers.toml")
+#: The fields a paper's record may have (catalog_data/papers/papers.toml).
+PAPER_FIELDS = ("short", "authors", "title", "venue", "volume", "pages", "year", "doi", "note")
+
+
+def load_papers() -> dict[str, dict]:
+    """The citations of the papers the built-in catalog reproduces, by ``meta.paper`` key.
+
+    A user's catalog (``VEGASLAB_CATALOG``) that names one of these keys gets its citation; any
+    other key is shown as it is, without a reference."""
+    res = importlib.resources.files("vegaslab").joinpath(*PAPERS_FILE)
+    doc = tomllib.loads(res.read_text(encoding="utf-8"))
+    for key, rec in doc.items():
+        unknown = [k for k in rec if k not in PAPER_FIELDS]
+        if unknown or not rec.get("title") or not rec.get("authors"):
+            raise ValueError(f"{'/'.join(PAPERS_FILE)}: [{key}]: needs authors and title; takes "
+                             f"{', '.join(PAPER_FIELDS)}{f' (not {unknown[0]})' if unknown else ''}")
+    return doc
+
+
+def _authors(names: Sequence[str]) -> str:
+    names = [str(n) for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def citation(rec: Mapping[str, Any]) -> str:
+    """A full reference in one line: authors. title. venue volume, pp. pages, year. note.
+    doi. Only the fields the record has."""
+    where = " ".join(str(rec[k]) for k in ("venue", "volume") if rec.get(k))
+    if rec.get("pages"):
+        where += (", " if where else "") + f"pp. {rec['pages']}"
+    if rec.get("year"):
+        where += (", " if where else "") + str(rec["year"])
+    parts = [_authors(rec["authors"]), str(rec["title"])]
+    parts += [p for p in (where, str(rec.get("note") or "")) if p]
+    if rec.get("doi"):
+        parts.append(f"doi:{rec['doi']}")
+    return ". ".join(p.rstrip(".") for p in parts) + "."
+
+
+def citation_map(papers: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """``meta.paper`` key -> full reference."""
+    return {k: citation(rec) for k, rec in papers.items()}
+
+
+def papers_markdown(papers: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """docs/papers.md: every paper's full reference, the catalog key that names it and, for the
+    papers with a ``short`` name, how comments and docs cite it."""
+    papers = load_papers() if papers is None else papers
+    lines = ["# The papers", "",
+             "vegaslab's catalog reproduces the published experiments of these five papers. A catalog",
+             "entry names its paper with `meta.paper = \"<key>\"`; the citations below come from one file,",
+             "[`python/vegaslab/catalog_data/papers/papers.toml`](../python/vegaslab/catalog_data/papers/papers.toml),",
+             "which the report's references use too. Each field is taken from the paper's own text; a",
+             "field the text does not give (a venue, a year) is left out, not guessed.", "",
+             "<!-- generated from catalog_data/papers/papers.toml by vegaslab.report.model.papers_markdown;"
+             " tests/test_report_templates.py checks it -->", ""]
+    for key, rec in papers.items():
+        lines += [f"- **`{key}`**: {citation(rec)}"]
+    lines += ["", "`vegaslab reproduce --list` groups the catalog's entries by these keys;",
+              "`vegaslab reproduce <key>` runs every entry of one paper.", ""]
+    cited = [(key, rec) for key, rec in papers.items() if rec.get("short")]
+    if cited:
+        lines += ["## How the code and docs cite them", "",
+                  "Comments, docstrings and docs name a paper and the section, table or figure meant, with the",
+                  "paper's numbering. The first citation in a file gives the authors and the title; later ones",
+                  "in the same file use the short name alone, e.g. \"the Vegas-A paper, section 4.2\".", "",
+                  "| key | short name | first citation in a file |", "|---|---|---|"]
+        lines += [f"| `{key}` | {rec['short']} | {first_citation(rec)}, section ... |" for key, rec in cited]
+        lines += [""]
+    return "\n".join(lines)
+
+
+def first_citation(rec: Mapping[str, Any]) -> str:
+    """How a file first cites a paper: its short name, then the first author's surname (with
+    "et al." for three or more authors, both surnames for two) and the title in quotes."""
+    surnames = [str(a).split()[-1] for a in rec["authors"]]
+    who = surnames[0] if len(surnames) == 1 else (" and ".join(surnames) if len(surnames) == 2
+                                                  else f"{surnames[0]} et al.")
+    return f"{rec['short']} ({who}, \"{rec['title']}\")"
+
+
+# ---------------------------------------------------------------------- the page
+
+
+def _row_class(r) -> str:
+    if r.metric == RUN_FAILED:
+        return "failed"
+    if pd.isna(r.published):
+        return ""
+    d = abs(float(r.ratio) - 1) if not pd.isna(r.ratio) else math.inf
+    return "far" if d > FAR else ("near" if d > CLOSE else "")
+
+
+def comparison_rows(part: pd.DataFrame) -> list[dict]:
+    """The published / ours / ratio table's rows, as cells."""
+    rows = []
+    for r in part.itertuples(index=False):
+        row = {"cls": _row_class(r), "run": str(r.run), "metric": str(r.metric), "note": str(r.note or ""),
+               "span": r.metric in (RUN_FAILED, NONE_PUBLISHED)}
+        if not row["span"]:
+            row.update(published=num_cell(r.published), ours=ours_cell(r.ours, r.std, r.n),
+                       n="" if pd.isna(r.n) else str(int(r.n)), ratio=ratio_txt(r.ratio))
+        rows.append(row)
+    return rows
+
+
+def verdict_items(vs: Sequence[Verdict]) -> list[dict]:
+    return [{"status": v.status, "text": v.text, "source": v.claim.source or "", "expr": v.expr,
+             "detail": v.detail} for v in vs]
+
+
+def _paper_ref(entry: "Entry", papers: Mapping[str, Mapping[str, Any]]) -> dict | None:
+    key = str(entry.meta.get("paper") or "")
+    if key in papers:
+        return {"key": key, "id": f"ref-{anchor(key)[4:]}", "text": citation(papers[key])}
+    return None
+
+
+def section_model(b: Built, entry: "Entry", figures: list[dict], render_s: float,
+                  papers: Mapping[str, Mapping[str, Any]]) -> dict:
+    """One experiment's section."""
+    part = b.table[b.table["entry"] == entry.id]
+    vs = b.verdicts.get(entry.id, [])
+    st = b.entry_stats.get(entry.id, {})
+    cite = " · ".join(str(x) for x in (entry.meta.get("paper"), entry.meta.get("figure")) if x)
+    seeds = st.get("seeds", [])
+    sub = (f"{cite + ' · ' if cite else ''}{st.get('runs', 0)} runs ({len(entry.variants) or 1} variants × {len(seeds)} seed"
+           f"{'s' if len(seeds) != 1 else ''}: {', '.join(map(str, seeds))}) · {st.get('ran', 0)} computed, "
+           f"{st.get('cached', 0)} from the store, {st.get('failed', 0)} failed · simulation {st.get('sim_wall_s', 0):.1f} s "
+           f"(sum over runs), figures {render_s:.1f} s")
+    quick = None
+    if b.quick and entry.quick_description():
+        shortened = bool(entry.quick.get("set")) or entry.seeds(quick=True) != entry.seeds()
+        tail = " Numbers are not the full experiment's." if shortened else " Same runs as the full experiment."
+        quick = f"{entry.quick_description()}.{tail}"
+    rs = b.runsets[entry.id]
+    variants = []
+    for s in entry.runs(quick=b.quick):
+        status = "failed" if s.name in rs.failed and s.name not in rs.runs else (
+            "partly failed" if s.name in rs.failed else "ok")
+        variants.append([s.name, " ".join(s.overrides) or "(the file as is)", status])
+    assumptions = [[text(a.get("field", "?")), text(a.get("value", "?")), text(a.get("reason", ""))]
+                   for a in (entry.meta.get("assumptions") or [])]
+    return {"id": entry.id, "anchor": anchor(entry.id), "title": entry.title, "sub": sub,
+            "paper": _paper_ref(entry, papers), "figure": str(entry.meta.get("figure") or ""),
+            "quick": quick, "notes": str(entry.meta.get("notes", "")).strip(),
+            "disagreements": entry_disagreements(part, vs),
+            "setup": [list(f) for f in setup_facts(entry)], "variants": variants, "assumptions": assumptions,
+            "comparison": comparison_rows(part), "figures": figures, "verdicts": verdict_items(vs)}
+
+
+def _pct(a: int, n: int) -> str:
+    return f"{100 * a / n:.0f}%" if n else "-"
+
+
+def summary_model(b: Built, total_wall: float) -> dict:
+    """The summary panel: cards, worst disagreements, zero mismatches, failing claims, table of
+    contents."""
+    c = summary_counts(b)
+    none = "no published numbers"
+    cards = [
+        (f"{c['holds']}/{c['claims']}", "claims hold", f"{c['fails']} fail, {c['error']} error, {c['skipped']} skipped"),
+        (f"{c['within10']}/{c['total']}", "numbers within 10%", _pct(c["within10"], c["total"]) if c["total"] else none),
+        (f"{c['within25']}/{c['total']}", "numbers within 25%", _pct(c["within25"], c["total"]) if c["total"] else none),
+        (f"{c['runs']}", "runs", f"{c['ran']} computed, {c['cached']} from the store, {c['failed_runs']} failed"),
+        (f"{total_wall:.1f} s", "wall time", f"simulation and report, {b.execution.wall_s:.1f} s running"),
+    ]
+    w = worst(b.table)
+    worst_rows = [{"anchor": anchor(r.entry), "entry": r.entry, "run": r.run, "metric": r.metric,
+                   "published": num_cell(r.published), "ours": num_cell(r.ours), "ratio": ratio_txt(r.ratio)}
+                  for r in w.itertuples(index=False)]
+    if worst_rows:
+        worst_none = ""
+    elif c["total"]:
+        worst_none = "Every published number is within 10%."
+    else:
+        worst_none = "No published numbers: nothing to compare with."
+    z = zero_mismatches(b.table)
+    fails = [{"anchor": anchor(eid), "entry": eid, "status": v.status, "text": v.text}
+             for eid, lst in b.verdicts.items() for v in lst if v.status in ("fails", "error")]
+    toc = []
+    for e in b.entries:
+        rs = ratio_stats(b.table[b.table["entry"] == e.id])
+        vs = b.verdicts.get(e.id, [])
+        toc.append({"anchor": anchor(e.id), "id": e.id, "title": e.title,
+                    "paper": f"{e.meta.get('paper', '')} {e.meta.get('figure', '')}".strip(),
+                    "held": f"{sum(1 for v in vs if v.status == 'holds')}/{len(vs)}",
+                    "within25": f"{rs['within25']}/{rs['total']}",
+                    "sim": f"{b.entry_stats.get(e.id, {}).get('sim_wall_s', 0):.1f} s"})
+    return {"cards": cards, "worst": worst_rows, "worst_none": worst_none,
+            "zero": f"Where the paper reports 0 and we do not ({len(z)}): {zero_text(z)}." if len(z) else "",
+            "fails": fails, "toc": toc}
+
+
+def compared_with_papers(b: Built, papers: Mapping[str, Any]) -> bool:
+    """Whether the page compares with a cited paper's numbers (all five papers' numbers are
+    ns-2 runs): only then does the header say so."""
+    cited = {e.id for e in b.entries if str(e.meta.get("paper") or "") in papers}
+    rows = b.table[b.table["entry"].isin(cited)]
+    return has_published(rows)
+
+
+def page_model(b: Built, figures: Mapping[str, list[dict]], render_s: Mapping[str, float], total_wall: float,
+               *, when: str, version: str, core: str) -> dict:
+    """Everything ``index.html`` shows but the robustness section."""
+    papers = load_papers()
+    mode = "quick (shortened: see each experiment)" if b.quick else "full"
+    seed = f" · every run with seed {b.seed}" if b.seed is not None else ""
+    sections = [section_model(b, e, figures.get(e.id, []), render_s.get(e.id, 0.0), papers) for e in b.entries]
+    refs: dict[str, dict] = {}
+    for s in sections:
+        if s["paper"] and s["paper"]["key"] not in refs:
+            refs[s["paper"]["key"]] = {**s["paper"], "entries": []}
+        if s["paper"]:
+            refs[s["paper"]["key"]]["entries"].append({"id": s["id"], "anchor": s["anchor"]})
+    ns2 = compared_with_papers(b, papers)
+    return {"title": "vegaslab reproduction report",
+            "meta": (f"{len(b.entries)} experiments · mode {mode}{seed} · generated {when} · vegaslab {version} "
+                     f"(core {core}) · wall time {total_wall:.1f} s"),
+            "legend": ("ratio = ours / published." + (" " + PUBLISHED_ARE_NS2 if ns2 else "")
+                       + " Rows off by more than 25% are red, by more than 10% amber."),
+            "summary": summary_model(b, total_wall), "sections": sections, "references": list(refs.values()),
+            "provenance": provenance_line(b)}
