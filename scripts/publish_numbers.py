@@ -153,7 +153,7 @@ def _measured(directory: Path, what: str) -> dict[str, Any]:
 def _counts(claims, comparison, runs) -> dict[str, Any]:
     """The report's summary counts (claims by verdict, published numbers within 10% and 25%,
     runs) of the given rows, by the report's own function."""
-    from vegaslab.report_model import summary_counts
+    from vegaslab.report.model import summary_counts
 
     status = runs["status"].tolist()
     built = SimpleNamespace(
@@ -193,8 +193,8 @@ def reproduce_facts(report: Path) -> dict[str, Any]:
     """Per paper and in all: claims held, numbers within 10%/25%, runs; with the run's time,
     memory, machine and load. A reproduce that reused stored runs did not time them, so its
     wall time is not that of ``reproduce --all``: refused."""
-    from vegaslab.catalog import list_entries
-    from vegaslab.report_model import load_papers, worst
+    from vegaslab.study.catalog import list_entries
+    from vegaslab.report.model import load_papers, worst
 
     res = report / "results"
     claims, comparison, runs = (_read_parquet(res / f"{n}.parquet") for n in ("claims", "comparison", "runs"))
