@@ -8,7 +8,8 @@ Each function states the paper's definition it implements:
   This is the paper's definition and the one the AdaVegas entries' primary claims use.
   :func:`jain_over_all_windows` is the same index over *all* users (OFF users included); it is
   not the paper's definition, but it is the reading that fits the paper's Tables V and VIII, so
-  the catalog shows it beside the primary claims, labelled as such.
+  the catalog shows it beside the primary claims, labelled as such. :func:`jain_index` itself
+  is :func:`vegaslab.fairness.jain_index` (the results store computes it for every run too).
 - :func:`interprotocol_fairness_ratio`: mean bandwidth of one protocol's flows over the mean of
   another's (the Vegas-A paper: Srijith et al., "TCP Vegas-A: Improving the Performance of TCP
   Vegas", section 4.2, Table 3).
@@ -32,6 +33,8 @@ from typing import TYPE_CHECKING, Union
 import numpy as np
 import pandas as pd
 
+from ..fairness import jain_index
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..results import Results
 
@@ -49,30 +52,6 @@ __all__ = [
 #: A group of flows: a congestion-control name (matched against the ``cc`` column, e.g.
 #: ``"newreno"``), a flow name, or an iterable of flow names.
 FlowGroup = Union[str, Iterable[str]]
-
-
-def jain_index(values: Iterable[float]) -> float:
-    """Jain's fairness index ``(sum x)^2 / (n * sum x^2)`` of ``values``.
-
-    The AdaVegas paper, section IV ("Fairness", after Chiu and Jain [2]): the index lies between 1/n
-    (one user has everything) and 1 (all equal). An empty input, one whose values are all zero,
-    or one with a NaN or infinite value gives NaN: the index is undefined there. A missing value
-    is not dropped, because the index of the remaining users would then look like a valid
-    answer for all n of them (a claim must see missing data as missing).
-
-    >>> jain_index([1, 1, 1, 1])
-    1.0
-    >>> jain_index([1, 0, 0, 0])
-    0.25
-    """
-    x = np.asarray([v for v in values], dtype="float64")
-    if x.size == 0 or not np.all(np.isfinite(x)):
-        return math.nan
-    sq = float(np.sum(x * x))
-    if sq == 0.0:
-        return math.nan
-    s = float(np.sum(x))
-    return s * s / (x.size * sq)
 
 
 def _not_renamed(column: str) -> None:

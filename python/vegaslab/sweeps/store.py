@@ -538,7 +538,7 @@ def _layout(run: "StoredRun") -> str:
 
 def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
     """Per-run numbers over the flows and queues (the ``runs`` table's aggregate columns)."""
-    from ..study.metrics import jain_index
+    from ..fairness import jain_index
 
     def total(rows: list[dict], col: str) -> float | int | None:
         vals = [r.get(col) for r in rows]
