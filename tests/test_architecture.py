@@ -23,8 +23,14 @@ owner may change freely, so it is refused. The one exception is ``_core``: the c
 extension, private so that users go through the Python API, and imported by the few modules
 that bridge to it.
 
-Run as a script, it prints the circles and the private imports it finds (``python
-tests/test_architecture.py [PACKAGE_DIR]``).
+The package is in layers (:data:`LAYERS`, lowest first; docs/architecture.md, "Layers"): a
+module may import its own layer and the layers below it, never a layer above, counting imports
+inside functions as well. A name that moved up a layer stays readable from its old module
+through :func:`vegaslab.deprecation.moved_names`, which finds the new module by its path when
+outside code reads the old name: the old module imports nothing of the higher layer.
+
+Run as a script, it prints the circles, the private imports and the upward imports it finds
+and the graph's size (``python tests/test_architecture.py [PACKAGE_DIR]``).
 """
 
 from __future__ import annotations
@@ -38,6 +44,30 @@ PACKAGE_DIR = Path(__file__).resolve().parents[1] / "python" / "vegaslab"
 
 #: Private names any module may import: the compiled extension module.
 ALLOWED_PRIVATE = frozenset({"_core"})
+
+#: The package's layers, lowest first, each with the modules and packages it holds (a package
+#: with all its modules). A module belongs to the longest name listed that is the module or one
+#: of its packages; the package ``vegaslab`` itself (its ``__init__``, which re-exports the public
+#: API) names only that module, so every new module must be placed here before the test passes.
+#: The old module paths kept for one release (:func:`alias_modules`) belong to the top layer:
+#: each imports the module it stands for.
+LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # what every layer needs: errors, old-path warnings, Ctrl-C, safe files, the bridge to the
+    # compiled core, scenario text, Weigle and Feng's alpha/beta heuristics (computed by the core)
+    ("foundation", ("vegaslab.errors", "vegaslab.deprecation", "vegaslab.interrupts", "vegaslab.safe_io",
+                    "vegaslab.outdir", "vegaslab.core", "vegaslab.scenario", "vegaslab.heuristics")),
+    # one run: simulate it, its results as columns and tables, its plots, the fairness index
+    ("run", ("vegaslab.simulation", "vegaslab.results", "vegaslab.columns", "vegaslab.plots", "vegaslab.fairness")),
+    # many runs, and the other systems a run is compared with: sweeps with their engine and
+    # store, ns-2, the Linux kernel's BPF congestion controls and the testbed, the benchmark
+    ("engines", ("vegaslab.sweeps", "vegaslab.ns2", "vegaslab.kernel", "vegaslab.testbed", "vegaslab.bench")),
+    # the papers: catalog, comparison, claims, metrics, runner, robustness studies
+    ("study", ("vegaslab.study",)),
+    # what a study found, as the report's pages, figures and tables
+    ("report", ("vegaslab.report",)),
+    # the front doors: the package's public API, reproduce (a study and its report), the command line
+    ("front", ("vegaslab", "vegaslab.__main__", "vegaslab.reproduction", "vegaslab.cli")),
+)
 
 
 @dataclass
@@ -239,6 +269,63 @@ def test_the_package_never_imports_its_own_deprecated_aliases():
     assert not offenders, offenders
 
 
+def layer_of(graph: Graph, layers=LAYERS) -> dict[str, int]:
+    """Module -> the number of its layer (0 the lowest); a module no layer holds is left out."""
+    root = next(iter(graph.modules)).split(".")[0] if graph.modules else ""
+    aliases = alias_modules(graph)
+    out = {}
+    for mod in graph.modules:
+        if mod in aliases:
+            out[mod] = len(layers) - 1
+            continue
+        best = None
+        for i, (_, names) in enumerate(layers):
+            for name in names:
+                if mod == name or (name != root and mod.startswith(name + ".")):
+                    if best is None or len(name) > best[1]:
+                        best = (i, len(name))
+        if best is not None:
+            out[mod] = best[0]
+    return out
+
+
+def upward_imports(graph: Graph, layers=LAYERS) -> list[tuple[str, str, str, str]]:
+    """(module, its layer, imported module, the higher layer it is in) for every import that
+    goes up."""
+    where = layer_of(graph, layers)
+    return sorted((m, layers[where[m]][0], t, layers[where[t]][0]) for m, targets in graph.edges.items()
+                  for t in targets if m in where and t in where and where[t] > where[m])
+
+
+def test_every_module_belongs_to_one_layer():
+    graph = build()
+    where = layer_of(graph)
+    assert not sorted(set(graph.modules) - set(where)), "modules in no layer of LAYERS"
+    names = [n for _, ns in LAYERS for n in ns]
+    assert len(names) == len(set(names)), "a name in two layers"
+    assert not [n for n in names if n not in graph.modules], "a layer names a module that does not exist"
+
+
+def test_no_module_imports_a_module_of_a_higher_layer():
+    up = upward_imports(build())
+    assert not up, "imports from a lower layer to a higher one:\n" + "\n".join(
+        f"{m} ({lm}) imports {t} ({lt})" for m, lm, t, lt in up)
+
+
+def test_an_import_inside_a_function_from_a_lower_to_a_higher_layer_is_found(tmp_path):
+    root = _package(tmp_path, {
+        "__init__.py": "",
+        "base.py": "def f():\n    from .top import g\n",
+        "mid/__init__.py": "",
+        "mid/m.py": "from .. import base\n",
+        "top.py": "from .mid import m\ndef g(): pass\n",
+    })
+    layers = (("low", ("pkg.base",)), ("middle", ("pkg.mid",)), ("high", ("pkg", "pkg.top")))
+    graph = build(root)
+    assert layer_of(graph, layers) == {"pkg": 2, "pkg.base": 0, "pkg.mid": 1, "pkg.mid.m": 1, "pkg.top": 2}
+    assert upward_imports(graph, layers) == [("pkg.base", "low", "pkg.top", "high")]
+
+
 def _package(tmp_path: Path, files: dict[str, str]) -> Path:
     root = tmp_path / "pkg"
     for rel, text in files.items():
@@ -311,5 +398,9 @@ if __name__ == "__main__":
         print("circle:", " -> ".join(c))
     for mod, line, name, source in g.private:
         print(f"private: {mod} (line {line}) takes {name} from {source}")
+    up = upward_imports(g)
+    for mod, lm, target, lt in up:
+        print(f"upward: {mod} ({lm}) imports {target} ({lt})")
     print(f"{len(g.modules)} modules, {sum(map(len, g.edges.values()))} edges, {len(found)} circles "
-          f"({sum(int(c[-1].split()[0][1:]) for c in found)} modules in circles), {len(g.private)} private imports")
+          f"({sum(int(c[-1].split()[0][1:]) for c in found)} modules in circles), {len(g.private)} private imports, "
+          f"{len(up)} upward imports across {len(LAYERS)} layers")

@@ -13,6 +13,7 @@ import vegaslab
 from vegaslab.study.catalog import builtin_dir
 from vegaslab.study import catalog
 from vegaslab.reproduction import reproduce
+from vegaslab.report.tables import summary_markdown
 from scenario_text import TWO_HOP
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,7 +174,7 @@ def test_summary_markdown_has_a_section_with_assumptions_and_a_table_per_entry(c
          {"entry": "t-buffer", "run": "vegas-q5", "metric": "(run failed)",
           "published": math.nan, "ours": math.nan, "ratio": math.nan, "note": "boom"}],
         columns=catalog.REPRODUCE_COLUMNS)
-    md = catalog.summary_markdown(table, [entry])
+    md = summary_markdown(table, [entry])
     assert "## t-buffer: Buffer sweep" in md
     assert "`flows[0].tcp.packet_size` = `1000`: not given" in md
     assert "| newreno-q5 | f1.retransmitted_pkts | 106 | 53 | 0.500 |" in md

@@ -73,6 +73,31 @@ def test_the_catalogs_old_runspec_is_variant():
         assert catalog.RunSpec is catalog.Variant
 
 
+#: old module -> names that moved up a layer -> the module that owns them now
+MOVED_NAMES = {
+    "vegaslab.study.catalog": (("format_comparison", "summary_markdown"), "vegaslab.report.tables"),
+    "vegaslab.study.robustness": (("fmt", "default_cell", "study_cell", "ns2_cell", "default_status", "markdown",
+                                   "set_aside_name"), "vegaslab.report.robustness_text"),
+}
+
+
+@pytest.mark.parametrize("old", sorted(MOVED_NAMES))
+def test_a_name_that_moved_up_a_layer_is_still_read_from_its_old_module_with_a_warning(old):
+    names, new = MOVED_NAMES[old]
+    for name in names:
+        with pytest.warns(DeprecationWarning, match=f"{old}.{name} is deprecated.*import {new}.{name} instead"):
+            got = getattr(importlib.import_module(old), name)
+        assert got is getattr(importlib.import_module(new), name)
+
+
+def test_a_name_that_never_was_in_the_old_module_is_still_an_attribute_error():
+    from vegaslab.study import catalog, robustness
+
+    for module in (catalog, robustness):
+        with pytest.raises(AttributeError, match="no_such_name"):
+            module.no_such_name  # noqa: B018 - the attribute read is the test
+
+
 def test_importing_the_package_and_its_command_line_warns_nothing():
     proc = _fresh_python("import vegaslab, vegaslab.cli, vegaslab.reproduction, vegaslab.bench")
     assert proc.returncode == 0, proc.stderr

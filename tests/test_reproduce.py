@@ -19,6 +19,7 @@ from vegaslab.study import catalog, runner
 from vegaslab.reproduction import reproduce
 from vegaslab import cli
 from vegaslab.report import write as report
+from vegaslab.report.tables import summary_markdown
 from vegaslab.study.claims import Claim, RunSet, Verdict
 from vegaslab.results import Results
 from vegaslab.sweeps.store import Store
@@ -190,7 +191,7 @@ def test_markdown_summary_shows_mean_and_std_and_verdicts(cat):
                        "ours": 380000.0, "std": 12345.6, "n": 2, "ratio": 0.95, "note": ""}],
                      columns=catalog.REPRODUCE_COLUMNS)
     v = Verdict(Claim("Vegas wins", "a > b", "Table 1"), "holds", "2 > 1")
-    md = catalog.summary_markdown(t, [entry], {"t-seeds": [v]})
+    md = summary_markdown(t, [entry], {"t-seeds": [v]})
     assert "| vegas | f1.goodput_bps | 400000 | 380000 ± 12300 | 0.950 |" in md
     assert "- **holds**: Vegas wins (Table 1). `a > b` → 2 > 1" in md
 

@@ -7,6 +7,7 @@ import json
 import pytest
 from scenario_text import ONE_LINK
 
+from vegaslab.report import robustness_text as rt
 from vegaslab.study import robustness as rb
 
 ENTRY = """
@@ -152,8 +153,8 @@ def test_the_command_writes_the_verdict_table_and_a_figure_per_factor(tiny, tmp_
     cells = [c.strip() for c in row.strip("|").split("|")]
     saved = json.loads((out / "robustness" / "tiny.json").read_text())
     means = [sum(p["values"]) / len(p["values"]) for p in saved["points"]]
-    assert cells[:4] == ["tiny", "the flow gets more than 600 kbit/s", "throughput in kbit/s", rb.fmt(means[0])]
-    assert cells[5] == f"{rb.fmt(min(means))} to {rb.fmt(max(means))}"
+    assert cells[:4] == ["tiny", "the flow gets more than 600 kbit/s", "throughput in kbit/s", rt.fmt(means[0])]
+    assert cells[5] == f"{rt.fmt(min(means))} to {rt.fmt(max(means))}"
     assert min(means) < 500 < 1000 < max(means)   # the 500 kbit/s and 2 Mbit/s points
     assert cells[6:] == ["holds (4/4 seeds)", "**holds only under a narrow set-up**"]
     assert sorted(p.name for p in (out / "robustness").iterdir()) == ["tiny-0.png", "tiny-1.png", "tiny.json"]
@@ -228,14 +229,14 @@ def test_the_summary_round_trips_through_its_json_file(tiny, tmp_path):
     assert s["figures"] == ["tiny-0.png", "tiny-1.png"]
     rb.save_summary(s, tmp_path / "robustness")
     assert rb.load_summaries(tmp_path / "robustness") == [s]
-    assert rb.markdown([s]) == rb.markdown(rb.load_summaries(tmp_path / "robustness"))
+    assert rt.markdown([s]) == rt.markdown(rb.load_summaries(tmp_path / "robustness"))
 
 
 def test_an_unreadable_summary_is_set_aside_and_named_never_shown_as_a_result(tmp_path):
     (tmp_path / "broken.json").write_text("{not json")
     [s] = rb.load_summaries(tmp_path)
     assert s == {"file": "broken.json", "set_aside": s["set_aside"]} and "not JSON" in s["set_aside"]
-    text = rb.markdown([s])
+    text = rt.markdown([s])
     assert "| robustness/broken.json | set aside: not JSON" in text and "0 studies" in text
     [line] = rb.problems([s], tmp_path)
     assert line.startswith(f"{tmp_path / 'broken.json'}: set aside")

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_robustness import ENTRY, STUDY
 
+from vegaslab.report import robustness_text as rt
 from vegaslab.study import robustness as rb
 from vegaslab import safe_io
 from vegaslab.report.robustness import END, START
@@ -582,7 +583,7 @@ def test_robustness_md_quotes_study_text_and_file_names_as_text():
              "verdict": "holds", "sentence": "<img src=x onerror=alert(1)>", "points": [], "factors": [], "runs": 1,
              "figures": []}
     set_aside = {"file": "<img src=x onerror=alert(2)>|x.json", "set_aside": "not JSON <b>"}
-    text = rb.markdown([study, set_aside])
+    text = rt.markdown([study, set_aside])
     assert "<script" not in text and "<img" not in text and "<b>" not in text
     assert "\\[x\\](javascript:alert(1))" in text and "&lt;img src=x onerror=alert(2)>\\|x.json" in text
 

@@ -17,17 +17,22 @@ Every error raised by the core reaches you as :class:`ScenarioError` (the scenar
 the message names the file and the field) or :class:`SimulationError` (the simulator failed,
 including an internal panic); both derive from :class:`VegaslabError`.
 
-This module only re-exports; the package is in layers, each importing only the ones below it
-(tests/test_architecture.py checks that no import goes round in a circle):
+This module only re-exports; the package is in layers, each importing only its own and the ones
+below it (tests/test_architecture.py checks the order, and that no import goes round in a
+circle; docs/architecture.md, "Layers"), highest first:
 
-- the public API here, and ``cli`` (the ``vegaslab`` command, one module per subcommand);
+- front: the public API here, ``reproduction`` (``reproduce``), ``cli`` (the ``vegaslab``
+  command, one module per subcommand);
 - ``report`` (the reproduction report: model, figures, tables, templates);
 - ``study`` (the paper catalog, claims and metrics, reproduce's runner, robustness studies);
-- ``sweeps`` (sweep plans, the execution engine, the results store, sweep results), ``ns2``
-  (the ns-2 bridge), ``testbed`` and ``kernel`` (real Linux stacks), ``bench`` (benchmarks);
-- ``simulation`` (run, validate, normalize), ``results``, ``plots``, ``columns``;
-- ``scenario`` (scenario input and TOML), ``core`` (the compiled core), ``errors``, and the
-  file-safety helpers ``safe_io`` and ``outdir``.
+- engines: ``sweeps`` (sweep plans, the execution engine, the results store, sweep results),
+  ``ns2`` (the ns-2 bridge), ``testbed`` and ``kernel`` (real Linux stacks), ``bench``
+  (benchmarks);
+- run: ``simulation`` (run, validate, normalize), ``results``, ``plots``, ``columns``,
+  ``fairness``;
+- foundation: ``scenario`` (scenario input and TOML), ``core`` (the compiled core), ``errors``,
+  ``heuristics``, ``deprecation``, ``interrupts``, and the file-safety helpers ``safe_io`` and
+  ``outdir``.
 """
 
 from __future__ import annotations

@@ -9,11 +9,13 @@ filters show it when that code is ``__main__`` and test runners show it everywhe
 
 from __future__ import annotations
 
+import importlib
 import sys
 import warnings
 from types import ModuleType
+from typing import Any, Callable, Mapping
 
-__all__ = ["alias_module", "warn_moved"]
+__all__ = ["alias_module", "moved_names", "warn_moved"]
 
 
 def _outside_import_machinery() -> int:
@@ -47,3 +49,22 @@ def alias_module(old: str, new_module: ModuleType) -> None:
     """Make the module being imported as ``old`` an alias of ``new_module``, with a warning."""
     warn_moved(old, new_module.__name__)
     sys.modules[old] = new_module
+
+
+def moved_names(old_module: str, moved: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for the names that moved out of ``old_module``: ``moved`` maps
+    each old name to the dotted path of the module it lives in now. Reading one warns naming
+    the new path and returns the new module's object itself.
+
+    The new module is found by its path when the old name is read, never imported by
+    ``old_module``: a name that moved up a layer (docs/architecture.md) stays readable from its
+    old place without the lower layer importing the higher one."""
+
+    def __getattr__(name: str) -> Any:
+        new = moved.get(name)
+        if new is None:
+            raise AttributeError(f"module {old_module!r} has no attribute {name!r}")
+        warn_moved(f"{old_module}.{name}", f"{new}.{name}")
+        return getattr(importlib.import_module(new), name)
+
+    return __getattr__

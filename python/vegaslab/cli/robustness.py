@@ -73,6 +73,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     from .. import safe_io
     from ..outdir import check_output_dir
     from ..report.robustness import splice
+    from ..report.robustness_text import markdown, ns2_cell
     from ..sweeps.store import StoreError
 
     # Every study file is read and planned (the core resolves every run) before anything runs
@@ -108,13 +109,13 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         summary = rb.summary(r, rb.figure(r, directory))
         rb.save_summary(summary, directory)
         d = r.default
-        ns2 = f"; ns-2.35: {rb.ns2_cell(summary)}" if r.ns2 is not None else ""
+        ns2 = f"; ns-2.35: {ns2_cell(summary)}" if r.ns2 is not None else ""
         console.result(f"{st.entry}: {r.verdict} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
                     f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s{ns2}")
     saved = rb.load_summaries(directory)
     for message in rb.problems(saved, directory):
         console.warning(f"warning: {message}")
-    report = safe_io.write_file(out, "robustness.md", rb.markdown(saved))
+    report = safe_io.write_file(out, "robustness.md", markdown(saved))
     console.result(f"wrote {report} ({sum('set_aside' not in s for s in saved)} studies)")
     page = out / "index.html"
     if page.exists() or page.is_symlink():

@@ -30,7 +30,8 @@ from typing import Any, Mapping, Sequence
 from .. import safe_io
 from .render import Markup, render
 from .tables import anchor
-from ..study.robustness import default_cell, default_status, fmt, ns2_cell, read_figure, set_aside_name, study_cell
+from .robustness_text import default_cell, default_status, fmt, ns2_cell, set_aside_name, study_cell
+from ..study.robustness import read_figure
 
 START = "<!-- vegaslab:robustness -->"
 END = "<!-- /vegaslab:robustness -->"

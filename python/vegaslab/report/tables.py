@@ -1,13 +1,12 @@
-"""The comparison table of ``vegaslab reproduce`` and its text forms: columns, ratio, cells,
-the terminal table and ``summary.md``.
+"""The comparison table of ``vegaslab reproduce`` and its text forms: cells, the terminal table
+and ``summary.md``. Its columns and ratio are data of the study layer
+(:mod:`vegaslab.study.comparison`), re-exported here for the report's modules.
 
 This module is the bottom of the report's import graph (docs/decisions.md, "The report's modules
-have no import cycle"). It imports no other vegaslab module at load time, so
-:mod:`vegaslab.study.catalog` (which re-exports :func:`ratio`, :data:`REPRODUCE_COLUMNS`,
-:func:`format_comparison` and :func:`summary_markdown`), :mod:`vegaslab.report.model` and the
-renderer all import it without a cycle, and ``vegaslab run CATALOG-ID`` still resolves ids without
-importing pandas: the one helper that formats numbers (``vegaslab.results.format_number``, in a module that
-loads numpy) is imported where it is called, for that reason only.
+have no import cycle"): at load time it imports only :mod:`vegaslab.study.comparison`, which
+imports nothing, so :mod:`vegaslab.report.model` and the renderer import it without a cycle. The
+one helper that formats numbers (``vegaslab.results.format_number``, in a module that loads
+numpy) is imported where it is called, so importing this module loads neither numpy nor pandas.
 """
 
 from __future__ import annotations
@@ -16,30 +15,15 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
+from ..study.comparison import REPRODUCE_COLUMNS, ratio  # noqa: F401 - re-exported
+
 if TYPE_CHECKING:  # pragma: no cover - type names only, never imported at run time
     import pandas as pd
 
-#: Columns of the table :func:`vegaslab.reproduction.reproduce` returns: ``ours`` is the mean over
-#: seeds, ``std`` the sample standard deviation (NaN for one seed), ``n`` the number of seeds
-#: that gave a value.
-REPRODUCE_COLUMNS = ["entry", "run", "metric", "published", "ours", "std", "n", "ratio", "note"]
 #: |ratio - 1| above these is "off by more than 10% / 25%".
 CLOSE, FAR = 0.10, 0.25
 #: The comparison rows that carry no number: a failed run, and a run with nothing published.
 RUN_FAILED, NONE_PUBLISHED = "(run failed)", "(no published numbers)"
-
-
-def ratio(ours: Any, published: Any) -> float:
-    """ours / published; 1.0 when both are 0, inf when only published is 0, NaN if unknown."""
-    try:
-        o, p = float(ours), float(published)
-    except (TypeError, ValueError):
-        return float("nan")
-    if math.isnan(o) or math.isnan(p):
-        return float("nan")
-    if p == 0:
-        return 1.0 if o == 0 else math.inf
-    return o / p
 
 
 def is_missing(v: Any) -> bool:

@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from ..deprecation import moved_names
 from ..errors import ScenarioError, VegaslabError
 from .. import safe_io
 from .ns2_check import STATUSES as NS2_STATUSES
@@ -830,7 +831,7 @@ def _kept_errors(errors: Sequence[str]) -> list[str]:
 
 def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> dict:
     """Everything a report shows of one study, as plain data (``robustness/<entry>.json``;
-    :func:`markdown` and the HTML report both render from it). ``figures`` are the files
+    :func:`vegaslab.report.robustness_text.markdown` and the HTML report both render from it). ``figures`` are the files
     :func:`figure` wrote; the summary keeps their names (``<entry>-<n>.png``), which a reader
     looks up in the summary's own directory. It matches :data:`SUMMARY_SCHEMA`."""
     st = result.study
@@ -1027,97 +1028,8 @@ def problems(summaries: Sequence[Mapping[str, Any]], directory: str | os.PathLik
     return out
 
 
-def fmt(x: float | None) -> str:
-    """A figure for a table: three significant digits, "–" for none."""
-    if x is None or (isinstance(x, float) and not math.isfinite(x)):
-        return "–"
-    return f"{x:.3g}"
-
-
-def default_cell(s: Mapping[str, Any]) -> str:
-    """Our figure at the default point: the mean over seeds and, when they differ, the range."""
-    pts = s.get("points") or []
-    vals = pts[0].get("values") if pts else None
-    if not vals:
-        return "–"
-    mean, lo, hi = sum(vals) / len(vals), min(vals), max(vals)
-    return fmt(mean) if fmt(lo) == fmt(hi) else f"{fmt(mean)} ({fmt(lo)}-{fmt(hi)})"
-
-
-def study_cell(s: Mapping[str, Any]) -> str:
-    """The figure across the study: the lowest and highest mean over the points."""
-    r = s.get("study_range")
-    return "–" if not r else f"{fmt(r[0])} to {fmt(r[1])}"
-
-
-def ns2_cell(s: Mapping[str, Any]) -> str:
-    from .ns2_check import Ns2Check, describe
-
-    return describe(Ns2Check.from_dict(s["ns2"]) if s.get("ns2") else None)
-
-
-def default_status(s: Mapping[str, Any]) -> str:
-    pts = s.get("points") or []
-    if not pts:
-        return "–"
-    d = pts[0]
-    return f"{d['status']} ({d['holds']}/{d['seeds']} seeds)"
-
-
-def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
-    """"How robust are the papers' conclusions?": the verdict table, then each study (as
-    :func:`load_summaries` gives them, set-aside files included: named with the reason).
-    Written beside ``robustness/``, so figures are linked as ``robustness/<name>`` (plain
-    names, checked when read); every text from a study or a file read back is quoted inert
-    (:func:`vegaslab.report.tables.md`)."""
-    from ..report.tables import md, md_cell, md_code
-
-    studies = [s for s in summaries if "set_aside" not in s]
-    lines = ["# How robust are the papers' conclusions?", "",
-             "Each study takes one conclusion and varies, one at a time and in the pairs that matter, "
-             "the assumptions the paper leaves open; at every point the conclusion is judged per seed "
-             "(holds: the 95% Wilson interval of the share of seeds is above one half). "
-             "The figure is the quantity the conclusion is about; ns-2.35 runs the default set-up at "
-             "the first seed. vegaslab.study.robustness documents the rules.", "",
-             "| entry | conclusion | figure | ours at default | ns-2.35 at default | across the study | at our default | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
-    total = sum(s.get("compute_s", 0) for s in studies)
-    lines[4:4] = [f"{len(studies)} studies, {sum(s.get('runs', 0) for s in studies):,} runs, "
-                  f"{total:,.0f} s of compute ({total / 3600:.2f} CPU hours).", ""]
-    for s in summaries:
-        if "set_aside" in s:
-            lines.append(f"| {md_cell(set_aside_name(s))} | set aside: {md_cell(s['set_aside'])} | – | – | – | – | – | "
-                         "**set aside** |")
-            continue
-        cells = (s["entry"], s["conclusion"], s.get("figure_label") or "–", default_cell(s), ns2_cell(s),
-                 study_cell(s), default_status(s))
-        lines.append("| " + " | ".join(md_cell(c) for c in cells) + f" | **{md_cell(s['verdict'])}** |")
-    for s in summaries:
-        if "set_aside" in s:
-            lines += ["", f"## {md(set_aside_name(s))}: set aside", "",
-                      f"Not shown: {md(s['set_aside'])}."]
-            continue
-        lines += ["", f"## {md(s['entry'])}: {md(s['conclusion'])}", "", md(s.get("sentence", "")), "",
-                  f"{s.get('runs', 0)} runs, {s.get('compute_s', 0):.0f} s of compute (the runs' wall times); "
-                  f"{s.get('computed', 0)} computed in the last call, in {s.get('wall_s', 0):.0f} s.", "",
-                  f"ns-2.35 at the default point: {md(ns2_cell(s))}.", "",
-                  "| point | holds in | 95% interval | status | figure (mean, seeds' range) |",
-                  "|---|---|---|---|---|"]
-        for p in s.get("points", []):
-            lo, hi = p["interval"]
-            v = p.get("values") or []
-            fig = "–" if not v else f"{fmt(sum(v) / len(v))} ({fmt(min(v))}-{fmt(max(v))})"
-            lines.append(f"| {md_cell(p['label'])} | {p['holds']}/{p['seeds']} | {lo:.2f}-{hi:.2f} | "
-                         f"{md_cell(p['status'])} | {fig} |")
-            for e in p.get("errors", [])[:3]:
-                lines.append(f"|  | error: {md_cell(e)} |  |  |  |")
-        for name in s.get("figures", []):
-            lines += ["", f"![{md(s['entry'])}](robustness/{name})"]
-        for f in s.get("refused_figures", []):
-            lines += ["", f"Figure {md_code(f['name'])} not shown: {md(f['reason'])}."]
-    return "\n".join(lines) + "\n"
-
-
-def set_aside_name(s: Mapping[str, Any]) -> str:
-    """How a report names a set-aside file: relative to the report's directory."""
-    return f"robustness/{s['file']}" if s["file"] else "robustness/"
+#: The summaries' text forms (their table cells and ``robustness.md``), which the report layer
+#: owns now (:mod:`vegaslab.report.robustness_text`): readable here for one release, with a warning.
+__getattr__ = moved_names(__name__, dict.fromkeys(
+    ("fmt", "default_cell", "study_cell", "ns2_cell", "default_status", "markdown", "set_aside_name"),
+    "vegaslab.report.robustness_text"))
