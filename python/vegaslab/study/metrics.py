@@ -30,7 +30,6 @@ import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Union
 
-import numpy as np
 import pandas as pd
 
 from ..fairness import jain_index
