@@ -52,7 +52,7 @@ def default_status(s: Mapping[str, Any]) -> str:
 
 def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
     """"How robust are the papers' conclusions?": the verdict table, then each study (as
-    :func:`load_summaries` gives them, set-aside files included: named with the reason).
+    :func:`vegaslab.study.robustness.load_summaries` gives them, set-aside files included: named with the reason).
     Written beside ``robustness/``, so figures are linked as ``robustness/<name>`` (plain
     names, checked when read); every text from a study or a file read back is quoted inert
     (:func:`vegaslab.report.tables.md`)."""

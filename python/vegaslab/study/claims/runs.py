@@ -26,7 +26,7 @@ class RunSet:
         return names + [n for n in list(self.runs) + list(self.failed) if n not in names]
 
     def results(self, variant: str) -> Sequence[Any]:
-        """The Results of every seed of ``variant``. Raises :class:`ClaimMissingData` when any
+        """The Results of every seed of ``variant``. Raises :class:`~.errors.ClaimMissingData` when any
         seed failed and :class:`ClaimError` when there is no such variant."""
         got = self.runs.get(variant) or ()
         if variant in self.failed:

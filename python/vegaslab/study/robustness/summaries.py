@@ -1,0 +1,210 @@
+"""A study's summary (``robustness/<entry>.json``): everything a report shows of it as plain
+data, its JSON Schema, writing it, and reading the summaries of a report's directory back under
+the rule for files vegaslab does not own (a bad one set aside and named)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ... import safe_io
+from ...errors import VegaslabError
+from ..ns2_check import STATUSES as NS2_STATUSES
+from .figures import figure_name, figure_pattern, read_figure
+from .model import ENTRY_ID, POINT_STATUSES, VERDICTS, StudyResult, cut_repr
+
+#: The largest summary file read back (``robustness/<entry>.json``). A summary keeps at most
+#: :data:`MAX_POINT_ERRORS` errors per point, so even a study of :data:`~.model.MAX_STUDY_RUNS` runs
+#: stays far below it; :func:`save_summary` refuses to write a larger one.
+MAX_SUMMARY_BYTES = 64 << 20
+#: Errors a summary keeps per point (the report shows three), and the characters of each.
+MAX_POINT_ERRORS = 10
+MAX_ERROR_CHARS = 500
+
+
+def _kept_errors(errors: Sequence[str]) -> list[str]:
+    """A point's errors as a summary keeps them: the first :data:`MAX_POINT_ERRORS`, each cut
+    to :data:`MAX_ERROR_CHARS`, and a last line counting the rest (the runs' own errors stay in
+    the store)."""
+    kept = [e if len(e) <= MAX_ERROR_CHARS else e[:MAX_ERROR_CHARS] + "..." for e in errors[:MAX_POINT_ERRORS]]
+    if len(errors) > MAX_POINT_ERRORS:
+        kept.append(f"... and {len(errors) - MAX_POINT_ERRORS} more")
+    return kept
+
+
+def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> dict:
+    """Everything a report shows of one study, as plain data (``robustness/<entry>.json``;
+    :func:`vegaslab.report.robustness_text.markdown` and the HTML report both render from it). ``figures`` are the files
+    :func:`~.figures.figure` wrote; the summary keeps their names (``<entry>-<n>.png``), which a reader
+    looks up in the summary's own directory. It matches :data:`SUMMARY_SCHEMA`."""
+    st = result.study
+    points = []
+    for pr in result.points:
+        lo, hi = pr.interval
+        points.append({"label": pr.point.label(), "levels": dict(pr.point.levels), "holds": pr.holds,
+                       "seeds": pr.seeds, "interval": [lo, hi], "status": pr.status,
+                       "values": list(pr.values), "errors": _kept_errors(pr.errors)})
+    means = [p.value_range[0] for p in result.points if p.value_range]
+    names = [Path(f).name for f in figures]
+    for name in names:
+        if not figure_pattern(st.entry).fullmatch(name):
+            raise ValueError(f"{name}: not a figure of study {st.entry} ({figure_name(st.entry, 0)}, ..., as figure() "
+                             "writes them)")
+    return {
+        "entry": st.entry, "claim": st.claim, "conclusion": st.conclusion,
+        "default_reason": st.default_reason, "figure_expr": st.figure, "figure_label": st.figure_label,
+        "factors": [{"name": f.name, "levels": list(f.levels), "default": f.default, "reason": f.reason}
+                    for f in st.factors],
+        "verdict": result.verdict, "sentence": result.sentence(), "points": points,
+        "study_range": [min(means), max(means)] if means else None,
+        "runs": result.runs, "computed": result.computed, "wall_s": result.wall_s, "compute_s": result.compute_s,
+        "ns2": result.ns2.to_dict() if result.ns2 is not None else None,
+        "figures": names,
+    }
+
+
+_NUMBER = {"type": "number"}
+_TEXT = {"type": "string"}
+_COUNT = {"type": "integer", "minimum": 0}
+_TWO_NUMBERS = {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2}
+_NS2_CHECK = {
+    "type": "object", "additionalProperties": False, "required": ["status", "seed"],
+    "properties": {
+        "status": {"enum": list(NS2_STATUSES)}, "seed": {"type": "integer"}, "detail": _TEXT,
+        "ns2_figure": {"type": ["number", "null"]}, "our_figure": {"type": ["number", "null"]},
+        "ns2_claim": {"type": ["string", "null"]}, "our_claim": {"type": ["string", "null"]},
+        "variants": {"type": "object", "additionalProperties": _TEXT},
+        "flow_diff": {"type": ["number", "null"]}, "flow_diff_at": _TEXT, "flows_compared": _COUNT,
+    },
+}
+_POINT = {
+    "type": "object", "additionalProperties": False,
+    "required": ["label", "levels", "holds", "seeds", "interval", "status", "values", "errors"],
+    "properties": {
+        "label": _TEXT, "levels": {"type": "object", "additionalProperties": _TEXT},
+        "holds": _COUNT, "seeds": _COUNT, "interval": _TWO_NUMBERS, "status": {"enum": list(POINT_STATUSES)},
+        "values": {"type": "array", "items": _NUMBER}, "errors": {"type": "array", "items": _TEXT},
+    },
+}
+_FACTOR = {
+    "type": "object", "additionalProperties": False, "required": ["name", "levels", "default", "reason"],
+    "properties": {"name": _TEXT, "levels": {"type": "array", "items": _TEXT}, "default": _TEXT, "reason": _TEXT},
+}
+#: The JSON Schema of a study summary (:func:`summary`, ``robustness/<entry>.json``), the one
+#: vegaslab 0.4.0 wrote too. A file read back from a report's directory is used only when it
+#: matches (:func:`load_summaries`). ``figures`` are checked one by one there: a figure that
+#: cannot be embedded is refused alone, and the study is still shown.
+SUMMARY_SCHEMA: dict = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "vegaslab robustness study summary",
+    "type": "object", "additionalProperties": False,
+    "required": ["entry", "claim", "conclusion", "default_reason", "figure_expr", "figure_label", "factors",
+                 "verdict", "sentence", "points", "study_range", "runs", "computed", "wall_s", "compute_s", "ns2",
+                 "figures"],
+    "properties": {
+        "entry": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+        "claim": _TEXT, "conclusion": _TEXT, "default_reason": _TEXT, "figure_expr": _TEXT, "figure_label": _TEXT,
+        "factors": {"type": "array", "items": _FACTOR},
+        "verdict": {"enum": list(VERDICTS)},
+        "sentence": _TEXT,
+        "points": {"type": "array", "items": _POINT},
+        "study_range": {"anyOf": [{"type": "null"}, _TWO_NUMBERS]},
+        "runs": _COUNT, "computed": _COUNT,
+        "wall_s": {"type": "number", "minimum": 0}, "compute_s": {"type": "number", "minimum": 0},
+        "ns2": {"anyOf": [{"type": "null"}, _NS2_CHECK]},
+        "figures": {"type": "array", "items": _TEXT},
+    },
+}
+
+
+def save_summary(summary_: Mapping[str, Any], directory: str | os.PathLike) -> Path:
+    """Write ``directory/<entry>.json`` (made when absent) under the rule for files vegaslab
+    writes (atomically, never through a link: :func:`vegaslab.safe_io.write_file`) and return
+    its path."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    name = f"{summary_['entry']}.json"
+    data = json.dumps(summary_, indent=1, allow_nan=False).encode("utf-8")
+    if len(data) > MAX_SUMMARY_BYTES:
+        raise VegaslabError(f"{directory / name}: the summary has {len(data):,} bytes, more than the "
+                            f"{MAX_SUMMARY_BYTES:,} a report reads back; not written")
+    return safe_io.write_file(directory, name, data)
+
+
+def _set_aside(name: str, reason: str) -> dict:
+    """What :func:`load_summaries` gives for a file it does not use: its name and why."""
+    return {"file": name, "set_aside": reason}
+
+
+def _load_summary(directory_fd: int, name: str) -> dict:
+    """One summary file of the directory open as ``directory_fd``: read under the rule for
+    files read back, checked against :data:`SUMMARY_SCHEMA`, its entry its file's name, and
+    each figure checked (:func:`read_figure`); or a set-aside record saying why not."""
+    try:
+        s = safe_io.read_json(name, max_bytes=MAX_SUMMARY_BYTES, schema=SUMMARY_SCHEMA, dir_fd=directory_fd)
+    except FileNotFoundError:
+        return _set_aside(name, "removed while it was read")
+    except safe_io.ForeignFileError as exc:
+        return _set_aside(name, exc.reason)
+    except safe_io.UnsafePathError:
+        return _set_aside(name, "not a plain file name")
+    stem = name.removesuffix(".json")
+    if s["entry"] != stem or not ENTRY_ID.fullmatch(stem):
+        return _set_aside(name, f"its entry {cut_repr(s['entry'])} is not its file's name (a study saves <entry>.json, "
+                                "the entry a catalog id)")
+    figures, refused = [], []
+    for f in s["figures"]:
+        try:
+            read_figure(directory_fd, f, s["entry"])
+        except safe_io.ForeignFileError as exc:
+            refused.append({"name": f, "reason": exc.reason})
+            continue
+        plain = f.removeprefix("robustness/")
+        if plain not in figures:
+            figures.append(plain)
+    s["figures"] = figures
+    if refused:
+        s["refused_figures"] = refused
+    return s
+
+
+def load_summaries(directory: str | os.PathLike) -> list[dict]:
+    """Every study summary saved in ``directory`` (``robustness/`` beside a report), by file
+    name; [] when there is none. The directory is not vegaslab's own (it may have been copied
+    or shared), so it is read under the rule for files read back (:mod:`vegaslab.safe_io`):
+    nothing is followed out of it (a link in its place, or in place of a file, is refused),
+    every ``*.json`` is checked against :data:`SUMMARY_SCHEMA`, and each figure a summary names
+    must be a PNG of that study in the same directory (:func:`read_figure`; the names are
+    given as ``<entry>-<n>.png``). A file that fails is *set aside*: ``{"file", "set_aside"}``
+    in its place, saying why, so the report names it instead of a result; a refused figure is
+    listed in its summary's ``refused_figures``. :func:`problems` words both as warnings."""
+    directory = Path(directory)
+    try:
+        fd = safe_io.open_dir(directory)
+    except FileNotFoundError:
+        return []
+    except safe_io.ForeignFileError as exc:
+        return [_set_aside("", exc.reason)]
+    try:
+        names = sorted(n for n in os.listdir(fd) if n.endswith(".json") and not n.startswith("."))
+        return [_load_summary(fd, n) for n in names]
+    finally:
+        os.close(fd)
+
+
+def problems(summaries: Sequence[Mapping[str, Any]], directory: str | os.PathLike) -> list[str]:
+    """One line per file :func:`load_summaries` set aside and per figure it refused, naming
+    the file (``directory`` is where the summaries were read from)."""
+    directory = Path(directory)
+    out = []
+    for s in summaries:
+        if "set_aside" in s and not s["file"]:
+            out.append(f"{directory}: {s['set_aside']}; no study is shown in the report")
+        elif "set_aside" in s:
+            name = s["file"] if s["file"].isprintable() else repr(s["file"])
+            out.append(f"{directory / name}: set aside, not shown in the report: {s['set_aside']}")
+        for f in s.get("refused_figures", []):
+            out.append(f"{directory / (s['entry'] + '.json')}: figure {f['name']!r} not embedded: {f['reason']}")
+    return out
