@@ -72,7 +72,7 @@ def _lte_vegas(stagger: bool, duration: str) -> dict:
 def test_the_lte_staggered_vegas_trace_equals_ns2s_line_for_line(tmp_path):
     """This run (12 Vegas flows, staggered starts) has two ACKs tied on time, double and
     scheduling instant at 1.024202 s, where ns-2 forwards ue4's first; events tied on all three
-    go by what they are (lower channel first; `event.rs`), so the traces agree for the whole of
+    go by what they are (lower channel first; `event/order.rs`), so the traces agree for the whole of
     it (10 s checked by hand, 3 s here)."""
     ours, theirs = both(_lte_vegas(True, "3s"), tmp_path)
     a, b = instants(ours), instants(theirs)
