@@ -8,8 +8,11 @@ column tables of docs/results-format.md against an actual run.
 The core owns every default, unit and range, so the docs must not hold a second hand-written
 copy of them (docs/decisions.md, "The docs' field tables come from the core").
 
+* **The algorithms' parameters** (the ``params`` block) are the core's registry
+  (:mod:`vegaslab.registry`): each algorithm declares its parameters once, and the registry's
+  own tests hold the declarations to the readers (``crates/vegaslab-sim/tests/algorithm_registry.rs``).
 * **Defaults** come from ``vegaslab._core.normalize_scenario`` of one small scenario per
-  feature (a link, each queue kind, each algorithm, the tcp table, each application, each UDP
+  feature (a link, each queue kind, the tcp table, each application, each UDP
   model, the monitor, the topology builders): the value the core filled in for every key the
   scenario left out.
 * **Allowed ranges** are the core's own error messages: the field set to an absurd low and an
@@ -191,44 +194,6 @@ def _udp_scenario(model: dict) -> dict:
     return _with("udp", [udp])
 
 
-def _algorithm(doc: dict) -> dict:
-    (inner,) = doc["flows"][0]["algorithm"].values()
-    return inner
-
-
-def _alg(key: str) -> Callable[[dict], Any]:
-    return lambda doc: _algorithm(doc)[key]
-
-
-def _params_table(cc: str, rows: list[Row], *, params: dict | None = None, title: str | None = None) -> Table:
-    scenario = _with("flows[0].cc", cc)
-    elsewhere = dict(_HEURISTIC_KEYS) if cc in ("vegas", "rovegas", "vegas-a") else {}
-    if params:
-        scenario = _with("flows[0].params", params, scenario)
-        elsewhere.update({k: "the first vegas table" for k in params})
-    return Table(title or f'cc = "{cc}"', "flows[0].params", scenario, rows, elsewhere=elsewhere,
-                 shown_as="flows[].params")
-
-
-_HEURISTIC_KEYS = {k: "Heuristics, below" for k in ("heuristic", "queue", "red_min", "red_max", "flows")}
-
-_ALPHA_BETA_GAMMA = [
-    Row("alpha", _alg("alpha"), "packets"),
-    Row("beta", _alg("beta"), "packets"),
-    Row("gamma", _alg("gamma"), "packets"),
-]
-
-
-def _variant_flavour() -> Row:
-    """A Vegas variant's flavour: "ns2" is the default and is left out of the document."""
-    return Row("flavour", lambda doc: _algorithm(doc).get("flavour", "ns2"), "enum", probe="linux")
-
-
-def _fixed(*keys: str) -> list[Row]:
-    """Values a preset fixes (not settable; shown from the document)."""
-    return [Row(k, _alg(k), "packets", shown="fixed") for k in keys]
-
-
 def _lte_count(prefix: str) -> Callable[[dict], int]:
     def count(doc: dict) -> int:
         return sum(1 for n in doc["nodes"] if re.fullmatch(prefix + r"\d+", n))
@@ -334,33 +299,6 @@ def tables() -> dict[str, list[Table]]:
             "tcp": "the tcp table", "pairs": "Many flows from one entry", "range": "Many flows from one entry",
             "members": "Many flows from one entry",
         }, shown_as="[[flows]]")],
-        "params": [
-            _params_table("vegas", [*_ALPHA_BETA_GAMMA, Row("flavour", _alg("flavour"), "enum", probe="ns3")],
-                          title='cc = "vegas" (flavour "ns2")'),
-            _params_table("vegas", _ALPHA_BETA_GAMMA, params={"flavour": "linux"}, title='cc = "vegas", flavour = "linux"'),
-            _params_table("vegas", _ALPHA_BETA_GAMMA, params={"flavour": "ns3"}, title='cc = "vegas", flavour = "ns3"'),
-            _params_table("rovegas", [*_ALPHA_BETA_GAMMA, Row("probe_every", _alg("probe_every"), "count"),
-                                      Row("option_bytes", _alg("option_bytes"), "bytes", probe=20),
-                                      _variant_flavour()]),
-            _params_table("vegas-a", [*_ALPHA_BETA_GAMMA,
-                                      Row("equal_throughput", _alg("equal_throughput"), "enum", probe="hold"),
-                                      Row("at_beta", _alg("at_beta"), "enum", probe="hold"),
-                                      _variant_flavour()]),
-            _params_table("adavegas", [Row("gamma", _alg("gamma"), "packets"), _variant_flavour()]),
-            _params_table("vegas_1", [*_fixed("alpha", "beta", "inc"), Row("gamma", _alg("gamma"), "packets"),
-                                      _variant_flavour()]),
-            _params_table("vegas_8", [*_fixed("alpha", "beta", "inc"), Row("gamma", _alg("gamma"), "packets"),
-                                      _variant_flavour()]),
-            _params_table("cubic", [Row("beta", _alg("beta"), "count", probe=512),
-                                    Row("fast_convergence", _alg("fast_convergence"), "bool"),
-                                    Row("tcp_friendliness", _alg("tcp_friendliness"), "bool"),
-                                    Row("hystart", _alg("hystart"), "bool"),
-                                    Row("hystart_detect", _alg("hystart_detect"), "count", probe=1),
-                                    Row("hystart_low_window", _alg("hystart_low_window"), "packets"),
-                                    Row("hystart_ack_delta_us", _alg("hystart_ack_delta_us"), "count", probe=1000),
-                                    Row("bic_scale", _alg("bic_scale"), "count", probe=20),
-                                    Row("initial_ssthresh", _alg("initial_ssthresh"), "packets")]),
-        ],
         "tcp": [Table("[flows.tcp]", "flows[0].tcp", _base(), [
             Row("window", f"{_FLOW0}.tcp.window", "packets"),
             Row("window_init", f"{_FLOW0}.tcp.window_init", "packets"),
@@ -752,13 +690,59 @@ def render_units() -> str:
     return "\n".join(lines)
 
 
+def _param_value(value: Any) -> str:
+    return "`" + json.dumps(value) + "`"
+
+
+def _param_default(param: Any, flavours: tuple[str, ...]) -> str:
+    """The default, per flavour (in the algorithm's order) where the flavours differ."""
+    if param.default_by_flavour is not None:
+        groups: dict[str, list[str]] = {}
+        for flavour in flavours:
+            groups.setdefault(_param_value(param.default_by_flavour[flavour]), []).append(flavour)
+        return ", ".join(f"{value} ({', '.join(fs)})" for value, fs in groups.items())
+    return "none" if param.default is None else _param_value(param.default)
+
+
+def _bound(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() else f"{x:g}"
+
+
+def _param_allowed(kind: dict[str, Any]) -> str:
+    if kind["type"] in ("number", "integer"):
+        what = "a number" if kind["type"] == "number" else "a whole number"
+        return f"{what} from {_bound(kind['lo'])} to {_bound(kind['hi'])}"
+    if kind["type"] == "choice":
+        return "one of " + ", ".join(f'`"{v}"`' for v in kind["values"])
+    return "`true` or `false`"
+
+
+def render_params() -> str:
+    """One table per registered algorithm (``vegaslab.registry``, the core's declarations): each
+    parameter's default (per flavour where it differs), unit, allowed values, meaning and source."""
+    from vegaslab import registry
+
+    lines: list[str] = []
+    for a in registry.algorithms():
+        lines += [f'*cc = "{a.name}"*: {_cell(a.about)}', ""]
+        if not a.params:
+            lines += ["No params (the sender's settings are the `tcp` table's).", ""]
+            continue
+        lines += ["| field | default | unit | allowed | meaning | source |", "|---|---|---|---|---|---|"]
+        for p in a.params:
+            lines.append(f"| `flows[].params.{p.name}` | {_cell(_param_default(p, a.flavours))} | {p.unit} | "
+                         f"{_cell(_param_allowed(p.kind))} | {_cell(p.doc)} | {_cell(p.cite)} |")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n")
+
+
 BEGIN = "<!-- BEGIN generated by scripts/gen_docs.py: {name}; do not edit -->"
 END = "<!-- END generated: {name} -->"
 
 
 def render_scenario_doc(text: str) -> str:
     """``text`` with every generated block replaced by what the core says now."""
-    blocks: dict[str, Callable[[], str]] = {"units": render_units}
+    blocks: dict[str, Callable[[], str]] = {"units": render_units, "params": render_params}
     blocks.update({name: (lambda block=block: render_block(block)) for name, block in tables().items()})
     for name, render in blocks.items():
         begin, end = BEGIN.format(name=name), END.format(name=name)

@@ -40,21 +40,15 @@ import time
 from pathlib import Path
 
 from .errors import VegaslabError
-from . import _core
+from . import _core, registry
 
 __all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregister", "registered",
            "parameters", "program_parameters", "kernel_name", "rovegas_counters"]
 
 #: Scenario ``cc`` name -> the kernel's congestion-control name (at most 15 characters, all
-#: with the ``vl_`` prefix).
-ALGORITHMS = {
-    "vegas": "vl_vegas",
-    "vegas-a": "vl_vegas_a",
-    "adavegas": "vl_adavegas",
-    "vegas_1": "vl_vegas_1",
-    "vegas_8": "vl_vegas_8",
-    "rovegas": "vl_rovegas",
-}
+#: with the ``vl_`` prefix): every registered algorithm with a Linux flavour
+#: (:mod:`vegaslab.registry`) has a BPF form built from ``kernel/vegaslab.bpf.c``.
+ALGORITHMS = {a.name: "vl_" + a.name.replace("-", "_") for a in registry.algorithms() if "linux" in a.flavours}
 
 #: RoVegas parameters the kernel version cannot vary: every segment carries the 12-byte AQT
 #: option (kernel/aqt.h; the TCP stack's GSO copies a segment's options into every packet cut

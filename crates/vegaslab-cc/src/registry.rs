@@ -5,6 +5,10 @@
 //! list of algorithms is [`crate::ALGORITHMS`], next to their `pub mod` lines in `lib.rs`:
 //! adding one is its own file, its two lines there, and its tests.
 //!
+//! Each entry also lists the parameters its `params` table accepts ([`Param`]: name, kind and
+//! range, unit, meaning, citation), so that everything that lists algorithms or parameters
+//! (the docs, the Python package, the kernel build, the tests) reads them from here.
+//!
 //! A flow's algorithm travels as an [`AlgorithmSpec`]: the registry entry plus its parameters.
 //! It serialises (in the normalised scenario, and so in the results cache key) as the entry's
 //! tag with the parameters, e.g. `{"Vegas": {"alpha": 1.0, ...}}`, or the bare tag for an
@@ -12,7 +16,7 @@
 
 use crate::config::TcpConfig;
 use crate::controller::CongestionControl;
-pub use crate::params::{AlgorithmParams, ParamError, ParamSource, ReadParams, SenderKind};
+pub use crate::params::{AlgorithmParams, Param, ParamError, ParamKind, ParamSource, ReadParams, SenderKind};
 use crate::ALGORITHMS;
 use serde::ser::{SerializeMap, Serializer};
 use std::fmt;
@@ -27,6 +31,10 @@ pub struct Entry {
     pub unit: bool,
     /// Read `params` (an empty source when the table is absent).
     pub read: ReadParams,
+    /// The keys its `params` table accepts, declared in the algorithm's file.
+    pub params: fn() -> Vec<&'static Param>,
+    /// What it is, in one line, and the source it follows.
+    pub about: &'static str,
 }
 
 /// The entry for a `cc` name.

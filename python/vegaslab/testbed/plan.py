@@ -217,7 +217,7 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
             kernel_algs[f["name"]] = (cc, params)
         else:
             raise PlanError(f"flows ({f['name']}).cc: no kernel version of {cc!r} (the testbed runs "
-                            f"reno, newreno, cubic, {', '.join(KERNEL_ALGORITHMS)})")
+                            f"{', '.join([*BUILT_IN, *KERNEL_ALGORITHMS])})")
         stop = f.get("stop_ns")
         specs.append(FlowSpec(name=f["name"], src=src, dst=dst, cc=kernel, start_s=f["start_ns"] / 1e9,
                               stop_s=None if stop is None else stop / 1e9,
