@@ -48,7 +48,7 @@ __all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregiste
 #: Scenario ``cc`` name -> the kernel's congestion-control name (at most 15 characters, all
 #: with the ``vl_`` prefix): every registered algorithm with a Linux flavour
 #: (:mod:`vegaslab.registry`) has a BPF form built from ``kernel/vegaslab.bpf.c``.
-ALGORITHMS = {a.name: "vl_" + a.name.replace("-", "_") for a in registry.algorithms() if "linux" in a.flavours}
+ALGORITHMS = {a.name: a.kernel_name for a in registry.algorithms() if a.linux_form == "flavour"}
 
 #: RoVegas parameters the kernel version cannot vary: every segment carries the 12-byte AQT
 #: option (kernel/aqt.h; the TCP stack's GSO copies a segment's options into every packet cut

@@ -54,13 +54,19 @@ class Param:
 @dataclass(frozen=True)
 class Algorithm:
     """A registered algorithm: its ``cc`` name, the tag of its normalised form, what it is, its
-    flavours (empty: it has none) and its parameters."""
+    flavours (empty: it has none), its parameters, and how it exists in Linux."""
 
     name: str
     tag: str
     about: str
     flavours: tuple[str, ...]
     params: tuple[Param, ...]
+    #: ``"flavour"``: its ``linux`` flavour is ported to the kernel as a BPF congestion control;
+    #: ``"native"``: it is Linux's own, modelled as Linux codes it (CUBIC); ``"kernel"``: the
+    #: testbed runs the kernel's module of that name (ns-2's Reno and NewReno agents).
+    linux_form: str
+    #: The congestion control the testbed sets on its sockets (``vl_vegas``, ``cubic``, ...).
+    kernel_name: str
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -84,7 +90,7 @@ def algorithms() -> tuple[Algorithm, ...]:
                              default=p.get("default"), default_by_flavour=p.get("default_by_flavour"))
                        for p in a["params"])
         out.append(Algorithm(name=a["name"], tag=a["tag"], about=a["about"], flavours=tuple(a["flavours"]),
-                             params=params))
+                             params=params, linux_form=a["linux"]["form"], kernel_name=a["linux"]["kernel_name"]))
     return tuple(out)
 
 

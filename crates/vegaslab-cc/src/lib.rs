@@ -70,7 +70,7 @@ pub mod rovegas;
 pub mod vegas;
 pub mod vegas_a;
 
-use registry::Entry;
+use registry::{Entry, LinuxForm};
 
 /// Every algorithm a scenario may name, in the order error messages list them.
 pub static ALGORITHMS: &[Entry] = &[
@@ -81,6 +81,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: reno::read_reno,
         params: reno::params,
         about: "TCP Reno (RFC 5681), as ns-2's Agent/TCP/Reno",
+        linux: LinuxForm::Kernel("reno"),
     },
     Entry {
         name: "newreno",
@@ -89,6 +90,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: reno::read_newreno,
         params: reno::params,
         about: "TCP NewReno (RFC 6582), as ns-2's Agent/TCP/Newreno",
+        linux: LinuxForm::Kernel("reno"),
     },
     Entry {
         name: "vegas",
@@ -97,6 +99,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: vegas::read,
         params: vegas::params,
         about: "TCP Vegas (Brakmo and Peterson 1995) in the ns-2, Linux and ns-3 flavours",
+        linux: LinuxForm::Flavour,
     },
     Entry {
         name: "rovegas",
@@ -105,6 +108,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: rovegas::read,
         params: rovegas::params,
         about: "RoVegas: Vegas that discounts backward-path queueing stamped by routers (the RoVegas paper)",
+        linux: LinuxForm::Flavour,
     },
     Entry {
         name: "vegas-a",
@@ -113,6 +117,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: vegas_a::read,
         params: vegas_a::params,
         about: "Vegas-A: alpha and beta adapt with the throughput trend (the Vegas-A paper, section 3)",
+        linux: LinuxForm::Flavour,
     },
     Entry {
         name: "adavegas",
@@ -121,6 +126,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: adavegas::read,
         params: adavegas::params,
         about: "AdaVegas: increment, alpha and beta from the count of successive increases (the AdaVegas paper, Table I)",
+        linux: LinuxForm::Flavour,
     },
     Entry {
         name: "vegas_1",
@@ -129,6 +135,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: adavegas::read_vegas_1,
         params: adavegas::params,
         about: "Vegas_1: the AdaVegas paper's fixed-increment Vegas preset with increment 1 (section II)",
+        linux: LinuxForm::Flavour,
     },
     Entry {
         name: "vegas_8",
@@ -137,6 +144,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: adavegas::read_vegas_8,
         params: adavegas::params,
         about: "Vegas_8: the AdaVegas paper's fixed-increment Vegas preset with increment 8 (section II)",
+        linux: LinuxForm::Flavour,
     },
     Entry {
         name: "cubic",
@@ -145,6 +153,7 @@ pub static ALGORITHMS: &[Entry] = &[
         read: cubic::read,
         params: cubic::params,
         about: "CUBIC with HyStart (RFC 9438), as Linux's tcp_cubic.c",
+        linux: LinuxForm::Native("cubic"),
     },
 ];
 

@@ -35,6 +35,41 @@ pub struct Entry {
     pub params: fn() -> Vec<&'static Param>,
     /// What it is, in one line, and the source it follows.
     pub about: &'static str,
+    /// How it exists in Linux: what the testbed runs and what the kernel build ports.
+    pub linux: LinuxForm,
+}
+
+/// How an algorithm exists in Linux.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinuxForm {
+    /// It has a `linux` flavour (`params.flavour = "linux"`), and vegaslab ports that form to
+    /// the kernel as a BPF struct_ops congestion control named [`Entry::kernel_name`]
+    /// (`kernel/vegaslab.bpf.c`); its Linux-flavour decisions are pinned by decision vectors.
+    Flavour,
+    /// It is Linux's own algorithm, modelled as Linux codes it (no other flavour); the
+    /// testbed runs the kernel's module of this name, and its decisions are pinned by decision
+    /// vectors.
+    Native(&'static str),
+    /// The testbed runs the kernel's module of this name, which the model does not follow
+    /// line by line (ns-2's agents have no Linux form of their own).
+    Kernel(&'static str),
+}
+
+impl Entry {
+    /// The name of the congestion control the testbed sets on its sockets (at most 15
+    /// characters, Linux's `TCP_CA_NAME_MAX` less the NUL).
+    pub fn kernel_name(&self) -> String {
+        match self.linux {
+            LinuxForm::Flavour => format!("vl_{}", self.name.replace('-', "_")),
+            LinuxForm::Native(name) | LinuxForm::Kernel(name) => name.to_string(),
+        }
+    }
+
+    /// Whether its Linux form is vegaslab's model of Linux code (a flavour or a native
+    /// algorithm), whose decisions the decision vectors pin.
+    pub fn models_linux(&self) -> bool {
+        matches!(self.linux, LinuxForm::Flavour | LinuxForm::Native(_))
+    }
 }
 
 /// The entry for a `cc` name.

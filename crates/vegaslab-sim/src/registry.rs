@@ -12,7 +12,7 @@
 
 use serde_json::{json, Map, Value};
 use vegaslab_cc::params::{Param, ParamKind};
-use vegaslab_cc::registry::Entry;
+use vegaslab_cc::registry::{Entry, LinuxForm};
 use vegaslab_cc::ALGORITHMS;
 
 use crate::scenario::{from_value, normalize::to_value, ScenarioError};
@@ -137,18 +137,25 @@ fn param_json(entry: &Entry, param: &Param) -> Result<Value, ScenarioError> {
 }
 
 /// The registry as a JSON document: `{"format", "algorithms": [{"name", "tag", "about",
-/// "flavours", "params": [{"name", "kind", "unit", "doc", "cite", "default" |
-/// "default_by_flavour"}]}]}`, algorithms in registry order.
+/// "flavours", "linux": {"form": "flavour" | "native" | "kernel", "kernel_name"}, "params":
+/// [{"name", "kind", "unit", "doc", "cite", "default" | "default_by_flavour"}]}]}`, algorithms
+/// in registry order (`LinuxForm` says what the forms mean).
 pub fn document() -> Result<Value, ScenarioError> {
     let mut algorithms = Vec::new();
     for entry in ALGORITHMS {
         let params = (entry.params)().iter().map(|p| param_json(entry, p)).collect::<Result<Vec<_>, _>>()?;
         let flavours: Vec<&str> = flavours(entry).into_iter().flatten().collect();
+        let form = match entry.linux {
+            LinuxForm::Flavour => "flavour",
+            LinuxForm::Native(_) => "native",
+            LinuxForm::Kernel(_) => "kernel",
+        };
         algorithms.push(json!({
             "name": entry.name,
             "tag": entry.tag,
             "about": entry.about,
             "flavours": flavours,
+            "linux": { "form": form, "kernel_name": entry.kernel_name() },
             "params": params,
         }));
     }

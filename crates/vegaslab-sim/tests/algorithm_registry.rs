@@ -156,3 +156,13 @@ fn the_registry_document_lists_every_algorithm_with_its_defaults() {
     assert_eq!(alpha["default_by_flavour"]["ns2"], 1.0);
     assert_eq!(alpha["default_by_flavour"]["linux"], 2.0);
 }
+
+#[test]
+fn an_algorithm_with_a_linux_flavour_is_ported_and_one_without_is_linux_s_own() {
+    use vegaslab_cc::registry::LinuxForm;
+    for entry in ALGORITHMS {
+        let has_linux_flavour = flavours(entry).contains(&Some("linux"));
+        assert_eq!(entry.linux == LinuxForm::Flavour, has_linux_flavour, "{}: {:?}", entry.name, entry.linux);
+        assert!(entry.kernel_name().len() <= 15, "{}: {}", entry.name, entry.kernel_name());
+    }
+}

@@ -24,15 +24,17 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from .. import registry
 from ..errors import VegaslabError
 from ..kernel import ALGORITHMS as KERNEL_ALGORITHMS
 from ..kernel import KernelError, program_parameters
 from .flows import FlowSpec
 from .network import ROUTE_MTU, Route
 
-#: Simulator ``cc`` -> kernel congestion control. Linux's ``reno`` is NewReno with SACK, the
-#: baseline for both; ``cubic`` is built in; the Vegas family is vegaslab's BPF (Linux flavour).
-BUILT_IN = {"reno": "reno", "newreno": "reno", "cubic": "cubic"}
+#: Scenario ``cc`` name -> the kernel's own congestion control the testbed runs for it (the
+#: registry's Linux-native algorithms and ns-2's agents: Linux's ``reno`` is NewReno with SACK,
+#: the baseline for both). The Vegas family is vegaslab's BPF (``KERNEL_ALGORITHMS``).
+BUILT_IN = {a.name: a.kernel_name for a in registry.algorithms() if a.linux_form in ("native", "kernel")}
 
 
 #: Bytes of header on each of the kernel's data segments: IPv4 20 + TCP 20 + timestamps 12.
