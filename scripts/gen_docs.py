@@ -33,6 +33,10 @@ edit -->`` and ``<!-- END generated: NAME -->`` markers; everything outside them
 paper references) stays hand-written. tests/test_docs.py fails when the committed text differs
 from what this script writes.
 
+``docs/normalised-scenario.schema.json`` is the normalised scenario's JSON Schema as the core
+generates it from its types (:mod:`vegaslab.schema`), written here so that it is in the docs
+and the wheel.
+
 The results columns are not generated: their descriptions are prose. Instead each column table
 in docs/results-format.md follows a ``<!-- columns: TABLE -->`` marker, and :func:`results_mismatches`
 lists every column a small run with every monitor and every optional column switched on
@@ -53,6 +57,7 @@ from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO_DOC = ROOT / "docs" / "scenario-format.md"
+SCHEMA_DOC = ROOT / "docs" / "normalised-scenario.schema.json"
 RESULTS_DOC = ROOT / "docs" / "results-format.md"
 SCRIPT = "scripts/gen_docs.py"
 
@@ -902,24 +907,36 @@ def results_mismatches(text: str, produced: dict[str, list[str]] | None = None) 
 # ---------------------------------------------------------------------------------------------
 
 
+def render_schema() -> str:
+    """The normalised scenario's JSON Schema as the core generates it, indented for reading."""
+    from vegaslab import schema
+
+    return json.dumps(schema.normalised_scenario(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _update(path: Path, text: str, check: bool) -> int:
+    """Write ``text`` to ``path`` if it differs (with ``check``: say so and return 1 instead)."""
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return 0
+    if check:
+        print(f"{path.relative_to(ROOT)}: out of date with the core; run `python {SCRIPT}`", file=sys.stderr)
+        return 1
+    path.write_text(text, encoding="utf-8")
+    print(f"rewrote {path.relative_to(ROOT)}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--check", action="store_true", help="change nothing; exit 1 if a doc is out of date")
     args = ap.parse_args(argv)
-    status = 0
     old = SCENARIO_DOC.read_text(encoding="utf-8")
     try:
         new = render_scenario_doc(old)
     except SchemaMapError as exc:
         print(f"{SCRIPT}: {exc}", file=sys.stderr)
         return 2
-    if new != old:
-        if args.check:
-            print(f"{SCENARIO_DOC.relative_to(ROOT)}: out of date with the core; run `python {SCRIPT}`", file=sys.stderr)
-            status = 1
-        else:
-            SCENARIO_DOC.write_text(new, encoding="utf-8")
-            print(f"rewrote the generated blocks of {SCENARIO_DOC.relative_to(ROOT)}")
+    status = max(_update(SCENARIO_DOC, new, args.check), _update(SCHEMA_DOC, render_schema(), args.check))
     problems = results_mismatches(RESULTS_DOC.read_text(encoding="utf-8"))
     for p in problems:
         print(f"{RESULTS_DOC.relative_to(ROOT)}: {p}", file=sys.stderr)

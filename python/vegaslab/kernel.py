@@ -36,6 +36,7 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -91,7 +92,7 @@ def build() -> Path:
     """Build the BPF objects, the loader and the replay test (``make -C kernel``); returns the
     build directory."""
     check()
-    run_command(["make", "-s", "-C", str(KERNEL_DIR)], "building the BPF congestion controls failed")
+    run_command(["make", "-s", "-C", str(KERNEL_DIR), f"PYTHON={sys.executable}"], "building the BPF congestion controls failed")
     return BUILD_DIR
 
 

@@ -91,7 +91,7 @@ use crate::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use serde::{Deserialize, Serialize};
 
 /// AdaVegas' parameters: Table I is fixed (the paper's), only the agent's gamma is free.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AdaVegasParams {
     /// Slow-start exit threshold of the ns-2 agent (default 1).
     pub gamma: f64,
@@ -108,7 +108,7 @@ impl Default for AdaVegasParams {
 
 /// A fixed-increment Vegas: delta < alpha: + inc packets per round; delta > beta: -1;
 /// hold otherwise. inc = 1 is classic ns-2 Vegas.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VegasIncParams {
     pub alpha: f64,
     pub beta: f64,

@@ -124,7 +124,7 @@ pub const HYSTART_ACK_TRAIN: u32 = 1;
 pub const HYSTART_DELAY: u32 = 2;
 
 /// CUBIC's parameters: Linux's module parameters, with Linux's defaults.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CubicParams {
     /// Multiplicative decrease, in 1/1024 (717 = 0.7002, RFC 9438 beta_cubic 0.7).
     pub beta: u32,

@@ -82,6 +82,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: reno::params,
         about: "TCP Reno (RFC 5681), as ns-2's Agent/TCP/Reno",
         linux: LinuxForm::Kernel("reno"),
+        schema: registry::schema_of::<reno::RenoParams>,
     },
     Entry {
         name: "newreno",
@@ -91,6 +92,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: reno::params,
         about: "TCP NewReno (RFC 6582), as ns-2's Agent/TCP/Newreno",
         linux: LinuxForm::Kernel("reno"),
+        schema: registry::schema_of::<reno::RenoParams>,
     },
     Entry {
         name: "vegas",
@@ -100,6 +102,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: vegas::params,
         about: "TCP Vegas (Brakmo and Peterson 1995) in the ns-2, Linux and ns-3 flavours",
         linux: LinuxForm::Flavour,
+        schema: registry::schema_of::<vegas::VegasParams>,
     },
     Entry {
         name: "rovegas",
@@ -109,6 +112,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: rovegas::params,
         about: "RoVegas: Vegas that discounts backward-path queueing stamped by routers (the RoVegas paper)",
         linux: LinuxForm::Flavour,
+        schema: registry::schema_of::<rovegas::RoVegasParams>,
     },
     Entry {
         name: "vegas-a",
@@ -118,6 +122,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: vegas_a::params,
         about: "Vegas-A: alpha and beta adapt with the throughput trend (the Vegas-A paper, section 3)",
         linux: LinuxForm::Flavour,
+        schema: registry::schema_of::<vegas_a::VegasAParams>,
     },
     Entry {
         name: "adavegas",
@@ -127,6 +132,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: adavegas::params,
         about: "AdaVegas: increment, alpha and beta from the count of successive increases (the AdaVegas paper, Table I)",
         linux: LinuxForm::Flavour,
+        schema: registry::schema_of::<adavegas::AdaVegasParams>,
     },
     Entry {
         name: "vegas_1",
@@ -136,6 +142,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: adavegas::params,
         about: "Vegas_1: the AdaVegas paper's fixed-increment Vegas preset with increment 1 (section II)",
         linux: LinuxForm::Flavour,
+        schema: registry::schema_of::<adavegas::VegasIncParams>,
     },
     Entry {
         name: "vegas_8",
@@ -145,6 +152,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: adavegas::params,
         about: "Vegas_8: the AdaVegas paper's fixed-increment Vegas preset with increment 8 (section II)",
         linux: LinuxForm::Flavour,
+        schema: registry::schema_of::<adavegas::VegasIncParams>,
     },
     Entry {
         name: "cubic",
@@ -154,6 +162,7 @@ pub static ALGORITHMS: &[Entry] = &[
         params: cubic::params,
         about: "CUBIC with HyStart (RFC 9438), as Linux's tcp_cubic.c",
         linux: LinuxForm::Native("cubic"),
+        schema: registry::schema_of::<cubic::CubicParams>,
     },
 ];
 

@@ -18,6 +18,7 @@ use crate::config::TcpConfig;
 use crate::controller::CongestionControl;
 pub use crate::params::{AlgorithmParams, Param, ParamError, ParamKind, ParamSource, ReadParams, SenderKind};
 use crate::ALGORITHMS;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::ser::{SerializeMap, Serializer};
 use std::fmt;
 
@@ -37,6 +38,14 @@ pub struct Entry {
     pub about: &'static str,
     /// How it exists in Linux: what the testbed runs and what the kernel build ports.
     pub linux: LinuxForm,
+    /// The JSON Schema of its parameters in the normalised scenario ([`schema_of`] of its
+    /// parameter struct; unused when `unit`).
+    pub schema: fn(&mut SchemaGenerator) -> Schema,
+}
+
+/// The schema of parameter struct `T`, as a registry entry names it.
+pub fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
 }
 
 /// How an algorithm exists in Linux.
@@ -142,6 +151,38 @@ impl serde::Serialize for AlgorithmSpec {
         let mut map = s.serialize_map(Some(1))?;
         map.serialize_entry(self.entry.tag, &*self.params)?;
         map.end()
+    }
+}
+
+/// A flow's algorithm in the normalised scenario: one of the registered forms, the bare tag of
+/// an algorithm without parameters or `{"<tag>": parameters}` (entries sharing a tag share a
+/// form).
+impl JsonSchema for AlgorithmSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Algorithm".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut forms = Vec::new();
+        let mut tags = Vec::new();
+        for entry in ALGORITHMS {
+            if tags.contains(&entry.tag) {
+                continue;
+            }
+            tags.push(entry.tag);
+            forms.push(if entry.unit {
+                json_schema!({ "const": entry.tag })
+            } else {
+                let params = (entry.schema)(generator);
+                json_schema!({
+                    "type": "object",
+                    "properties": { entry.tag: params },
+                    "required": [entry.tag],
+                    "additionalProperties": false,
+                })
+            });
+        }
+        json_schema!({ "oneOf": forms })
     }
 }
 

@@ -43,7 +43,7 @@ impl CongestionControl for Reno {
 }
 
 /// Reno and NewReno take no parameters; `newreno` picks the recovery.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct RenoParams {
     #[serde(skip)]
     pub newreno: bool,

@@ -58,7 +58,7 @@ use crate::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use serde::{Deserialize, Serialize};
 
 /// RoVegas parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoVegasParams {
     /// Thresholds, in packets (the paper: alpha 1, beta 3).
     pub alpha: f64,

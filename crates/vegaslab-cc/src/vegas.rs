@@ -47,7 +47,7 @@ impl VegasRule for Classic {
 }
 
 /// Vegas' parameters: thresholds in packets and the flavour.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VegasParams {
     pub alpha: f64,
     pub beta: f64,

@@ -162,7 +162,7 @@ use std::cmp::Ordering;
 
 /// Which of the overlapping lines 02 (`Th(t) >= Th(t-rtt)`) and 06 (`Th(t) <= Th(t-rtt)`)
 /// takes a round whose throughput equals the previous round's while alpha < diff < beta.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EqualThroughput {
     /// Line 02, tested first in the if / else-if chain: cwnd, alpha and beta + 1. Default.
@@ -174,7 +174,7 @@ pub enum EqualThroughput {
 }
 
 /// Which lines take a round with diff == beta > alpha (module docs, point 3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AtBeta {
     /// The final else, lines 24-25: no update (the comparisons exactly as printed).
@@ -186,7 +186,7 @@ pub enum AtBeta {
 }
 
 /// Vegas-A's parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VegasAParams {
     /// Initial alpha and beta, packets (the paper: 1 and 3). Whole numbers, 1 <= alpha <= beta.
     pub alpha: f64,

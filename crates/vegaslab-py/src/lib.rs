@@ -402,6 +402,13 @@ fn registry() -> PyResult<String> {
     Ok(doc.to_string())
 }
 
+/// The JSON Schema of the normalised scenario (`vegaslab_sim::scenario::schema`), as JSON text.
+#[pyfunction]
+fn scenario_schema() -> PyResult<String> {
+    catch_unwind(|| vegaslab_sim::scenario::schema::schema().to_string())
+        .map_err(|p| SimulationError::new_err(format!("internal simulator error: {}", panic_message(p))))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     vegaslab_sim::VERSION
@@ -429,6 +436,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(precheck_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add("MAX_SCENARIO_BYTES", vegaslab_sim::scenario::limits::MAX_SCENARIO_BYTES)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;
