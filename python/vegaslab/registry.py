@@ -63,10 +63,12 @@ class Algorithm:
     params: tuple[Param, ...]
     #: ``"flavour"``: its ``linux`` flavour is ported to the kernel as a BPF congestion control;
     #: ``"native"``: it is Linux's own, modelled as Linux codes it (CUBIC); ``"kernel"``: the
-    #: testbed runs the kernel's module of that name (ns-2's Reno and NewReno agents).
+    #: testbed runs the kernel's module of that name (ns-2's Reno and NewReno agents); ``"none"``:
+    #: it exists in the simulator only.
     linux_form: str
-    #: The congestion control the testbed sets on its sockets (``vl_vegas``, ``cubic``, ...).
-    kernel_name: str
+    #: The congestion control the testbed sets on its sockets (``vl_vegas``, ``cubic``, ...);
+    #: ``None`` for a simulator-only algorithm.
+    kernel_name: str | None
 
     def param(self, name: str) -> Param:
         for p in self.params:

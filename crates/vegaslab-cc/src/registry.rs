@@ -62,15 +62,18 @@ pub enum LinuxForm {
     /// The testbed runs the kernel's module of this name, which the model does not follow
     /// line by line (ns-2's agents have no Linux form of their own).
     Kernel(&'static str),
+    /// None: the algorithm exists in the simulator only, and the testbed refuses it.
+    None,
 }
 
 impl Entry {
     /// The name of the congestion control the testbed sets on its sockets (at most 15
-    /// characters, Linux's `TCP_CA_NAME_MAX` less the NUL).
-    pub fn kernel_name(&self) -> String {
+    /// characters, Linux's `TCP_CA_NAME_MAX` less the NUL); `None` for a simulator-only one.
+    pub fn kernel_name(&self) -> Option<String> {
         match self.linux {
-            LinuxForm::Flavour => format!("vl_{}", self.name.replace('-', "_")),
-            LinuxForm::Native(name) | LinuxForm::Kernel(name) => name.to_string(),
+            LinuxForm::Flavour => Some(format!("vl_{}", self.name.replace('-', "_"))),
+            LinuxForm::Native(name) | LinuxForm::Kernel(name) => Some(name.to_string()),
+            LinuxForm::None => None,
         }
     }
 

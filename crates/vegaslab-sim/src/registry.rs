@@ -137,7 +137,7 @@ fn param_json(entry: &Entry, param: &Param) -> Result<Value, ScenarioError> {
 }
 
 /// The registry as a JSON document: `{"format", "algorithms": [{"name", "tag", "about",
-/// "flavours", "linux": {"form": "flavour" | "native" | "kernel", "kernel_name"}, "params":
+/// "flavours", "linux": {"form": "flavour" | "native" | "kernel" | "none", "kernel_name"}, "params":
 /// [{"name", "kind", "unit", "doc", "cite", "default" | "default_by_flavour"}]}]}`, algorithms
 /// in registry order (`LinuxForm` says what the forms mean).
 pub fn document() -> Result<Value, ScenarioError> {
@@ -149,6 +149,7 @@ pub fn document() -> Result<Value, ScenarioError> {
             LinuxForm::Flavour => "flavour",
             LinuxForm::Native(_) => "native",
             LinuxForm::Kernel(_) => "kernel",
+            LinuxForm::None => "none",
         };
         algorithms.push(json!({
             "name": entry.name,

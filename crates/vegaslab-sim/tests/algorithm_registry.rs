@@ -163,6 +163,8 @@ fn an_algorithm_with_a_linux_flavour_is_ported_and_one_without_is_linux_s_own() 
     for entry in ALGORITHMS {
         let has_linux_flavour = flavours(entry).contains(&Some("linux"));
         assert_eq!(entry.linux == LinuxForm::Flavour, has_linux_flavour, "{}: {:?}", entry.name, entry.linux);
-        assert!(entry.kernel_name().len() <= 15, "{}: {}", entry.name, entry.kernel_name());
+        let name = entry.kernel_name();
+        assert_eq!(name.is_none(), entry.linux == LinuxForm::None, "{}", entry.name);
+        assert!(name.as_ref().is_none_or(|n| n.len() <= 15), "{}: {name:?}", entry.name);
     }
 }
