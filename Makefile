@@ -66,9 +66,9 @@ chromium:
 	bash scripts/install-chromium.sh
 
 ## bpf: the BPF congestion controls, their loader and the decision-vector replay (kernel/; installs clang, libbpf-dev, bpftool if missing)
-bpf:
+bpf: setup
 	bash scripts/install-bpf.sh
-	$(MAKE) -s -C kernel
+	$(MAKE) -s -C kernel PYTHON=$(abspath $(PY))
 
 ## testbed-accuracy: measure, never assert, how accurate the testbed is on this host (root; ~2 min): the delay line's RTT and its spread idle and under load, when a delay change takes effect, the bottleneck's rate and the gaps between its departures, bulk TCP's goodput, the queues of the kernel's Vegas, RoVegas and reno, RoVegas's stamps against the queue; each number beside its target in docs/testbed.md, all of them in out/testbed-accuracy.jsonl
 ACCURACY_REPORT := out/testbed-accuracy.jsonl

@@ -3,7 +3,7 @@
  * replay: run a Rust controller's decision vectors through vegaslab_cc.h and check that the C
  * twin decides the same cwnd and ssthresh on every row.
  *
- *   replay RULE FILE      RULE: vegas, vegas-a, adavegas, vegas_1, vegas_8, rovegas
+ *   replay RULE FILE      RULE: an algorithm with a Linux flavour (vegas, vegas-a, ...)
  *                         FILE: crates/vegaslab-cc/tests/vectors/<RULE>-linux.csv.gz
  *
  * Exit 0 and "N rows, all equal"; exit 1 naming the first row (file line) whose cwnd or
@@ -17,9 +17,7 @@
  * packets here; the header only compares and subtracts them, so they are passed as __u32.
  *
  * Parameters are those tests/decision_vectors.rs `algorithms()` generates the files with: the
- * Linux defaults of each algorithm (vegas 2/4/1, Vegas-A 1/3/1 with equal_throughput
- * "increase" and at_beta "between", AdaVegas gamma 1, Vegas_1 1/3/1 inc 1, Vegas_8 4/8/1 inc 8,
- * RoVegas 1/3/1). A pkts_acked row's qb_us / qf_us (RoVegas' AQT and AQT-echo, µs) are both
+ * Linux defaults of each algorithm, from vegaslab's registry (build/algorithms.h). A pkts_acked row's qb_us / qf_us (RoVegas' AQT and AQT-echo, µs) are both
  * empty (the ACK carried no queueing times) or both integers in [0, 2^32 - 1]; they go to
  * vl_pkts_acked_q, which only the RoVegas rule reads them in. CUBIC is out of scope
  * (vegaslab_cc.h does not implement it).
@@ -48,22 +46,24 @@ struct rule_def {
 	struct vl_params params;
 };
 
-static const struct rule_def rules[] = {
-	{ "vegas", { VL_RULE_CLASSIC, 2, 4, 1, 1, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
-	{ "vegas-a", { VL_RULE_VEGAS_A, 1, 3, 1, 1, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
-	{ "adavegas", { VL_RULE_ADAVEGAS, 1, 3, 1, 1, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
-	{ "vegas_1", { VL_RULE_FIXED_INC, 1, 3, 1, 1, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
-	{ "vegas_8", { VL_RULE_FIXED_INC, 4, 8, 1, 8, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
-	{ "rovegas", { VL_RULE_ROVEGAS, 1, 3, 1, 1, VL_EQUAL_INCREASE, VL_AT_BETA_BETWEEN } },
-};
+/* Every registered algorithm with a Linux flavour, with its Linux defaults (build/algorithms.h,
+ * from vegaslab's registry). */
+#include "algorithms.h"
+#define VL_RULE_DEF(cc, rule, alpha, beta, gamma, inc, eq, at_beta) \
+	{ cc, { rule, alpha, beta, gamma, inc, eq, at_beta } },
+static const struct rule_def rules[] = { VL_ALGORITHMS(VL_RULE_DEF) };
 
 static const char *file;
 static long line;
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: replay RULE FILE\n  RULE: vegas, vegas-a, adavegas, vegas_1, vegas_8, rovegas\n"
-			"  FILE: a decision-vector file, e.g. crates/vegaslab-cc/tests/vectors/vegas-linux.csv.gz\n");
+	size_t i;
+
+	fprintf(stderr, "usage: replay RULE FILE\n  RULE:");
+	for (i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		fprintf(stderr, "%s %s", i ? "," : "", rules[i].name);
+	fprintf(stderr, "\n  FILE: a decision-vector file, e.g. crates/vegaslab-cc/tests/vectors/vegas-linux.csv.gz\n");
 	exit(2);
 }
 

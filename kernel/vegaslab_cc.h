@@ -92,6 +92,11 @@
 #define VL_RULE_ADAVEGAS 2
 #define VL_RULE_FIXED_INC 3
 #define VL_RULE_ROVEGAS 4
+/* The rule of each registered algorithm with a Linux flavour, by its name (the kernel build's
+ * list comes from the registry: scripts/kernel_algorithms.py). */
+#define VL_RULE_VEGAS VL_RULE_CLASSIC
+#define VL_RULE_VEGAS_1 VL_RULE_FIXED_INC
+#define VL_RULE_VEGAS_8 VL_RULE_FIXED_INC
 
 /* Vegas-A: who takes Th(t) == Th(t-rtt) with alpha < diff < beta (vegas_a.rs, point 1). */
 #define VL_EQUAL_INCREASE 0 /* line 02, "increase" (default) */

@@ -666,7 +666,43 @@ def _explosive(op: list) -> bool:
 
 _OP_KINDS = (["plausible"] * 8 + ["scale"] * 4 + ["number"] * 4 + ["unit"] * 3 + ["delete"] * 2 + ["rename"] * 2 + ["dup"] * 2 + ["type"] * 2
              + ["name"] * 2 + ["count"] * 3 + ["sample"] + ["duration"] * 2 + ["trace"] * 2 + ["schedule"]
-             + ["livelock", "chain", "star", "many_flows", "text", "known_key"] * 1)
+             + ["livelock", "chain", "star", "many_flows", "text", "known_key"] * 1 + ["algorithm"] * 3)
+
+
+def _param_values(param) -> list:
+    """Values worth trying for a declared parameter (``vegaslab.registry``): its defaults, its
+    bounds and one step past them, its choices and one that is not, and a wrong type."""
+    kind = param.kind
+    values = [v for v in [param.default, *(param.default_by_flavour or {}).values()] if v is not None]
+    if kind["type"] in ("number", "integer"):
+        step = 1 if kind["type"] == "integer" else 0.5
+        values += [kind["lo"], kind["hi"], kind["lo"] - step, kind["hi"] + step]
+    elif kind["type"] == "choice":
+        values += [*kind["values"], "no-such-choice"]
+    else:
+        values += [True, False]
+    return values + ["x"]
+
+
+def _draw_algorithm(draw, pick, doc: dict) -> list[list]:
+    """One flow switched to a registered algorithm with one to three of its declared parameters
+    set: the registry is the fuzzer's seed for algorithms, so a new one is fuzzed by being
+    registered."""
+    from vegaslab import registry
+
+    flows = doc.get("flows") if isinstance(doc.get("flows"), list) else []
+    if not flows:
+        return []
+    i = draw_index(draw, len(flows))
+    algorithm = pick(draw, list(registry.algorithms()))
+    params = {}
+    for _ in range(draw_index(draw, 4) if algorithm.params else 0):
+        param = pick(draw, list(algorithm.params))
+        params[param.name] = pick(draw, _param_values(param))
+    ops = [["set", ["flows", i, "cc"], algorithm.name]]
+    if params:
+        ops.append(["set", ["flows", i, "params"], params])
+    return ops
 
 
 def _vocabulary() -> dict[str, list]:
@@ -688,6 +724,8 @@ def _link_tables(doc: dict) -> list[tuple]:
 
 def _draw_ops(draw, pick, doc: dict, case: Case) -> list[list]:
     kind = pick(draw, _OP_KINDS)
+    if kind == "algorithm":
+        return _draw_algorithm(draw, pick, doc)
     everything = list(_paths(doc))
     leaves = [(p, v) for p, v in everything if not isinstance(v, (dict, list))]
     if kind == "number":

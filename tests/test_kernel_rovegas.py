@@ -46,7 +46,7 @@ needs_kernel = skip_unless(REASON)
 
 @pytest.fixture(scope="module")
 def replay():
-    p = subprocess.run(["make", "-s", "-C", str(kernel.KERNEL_DIR), "replay"], capture_output=True, text=True)
+    p = subprocess.run(["make", "-s", "-C", str(kernel.KERNEL_DIR), f"PYTHON={sys.executable}", "replay"], capture_output=True, text=True)
     if p.returncode != 0:
         pytest.skip(f"the replay test does not build here: {(p.stderr or p.stdout).strip().splitlines()[-1:]}")
     return REPLAY

@@ -3,6 +3,8 @@ the summed propagation delay of every pair, delay changes, kernel congestion con
 scenarios it refuses, with the reason."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from vegaslab.simulation import normalize, validate
@@ -96,3 +98,28 @@ def test_a_file_transfer_keeps_its_size():
 def test_scenarios_the_testbed_cannot_build_are_refused_with_the_reason(name, overrides, message):
     with pytest.raises(PlanError, match=message):
         _plan(name, *overrides)
+
+
+def test_every_key_of_the_layout_the_testbed_reads_is_used_refused_or_listed_as_ignored():
+    """A key the core adds to the normalised scenario must get a decision here, never be
+    carried past the testbed unread (as link failures and loss patterns once were)."""
+    import pathlib
+
+    from vegaslab import schema
+    from vegaslab.testbed import plan as plan_module
+
+    source = pathlib.Path(plan_module.__file__).read_text(encoding="utf-8")
+    read = [("Scenario", None), ("LinkSpec", None), ("DirectionSpec", None), ("QueueSpec", "droptail"),
+            ("FlowSpec", None), ("TcpConfig", None), ("AppSpec", "ftp"), ("AppSpec", "file")]
+    undecided = sorted(f"{name}.{key}" for name, variant in read for key in schema.keys(name, variant)
+                       if key not in plan_module.IGNORED.get(name, ()) and f'"{key}"' not in source)
+    assert undecided == []
+
+
+@pytest.mark.parametrize("overrides, message", [
+    (["links[1].down=[[\"5s\", \"6s\"]]"], "links[1].down: the testbed does not take links down"),
+    (["links[1].loss={ every = 10 }"], "loss: the testbed has no loss patterns"),
+])
+def test_link_failures_and_loss_patterns_are_refused(overrides, message):
+    with pytest.raises(PlanError, match=re.escape(message)):
+        _plan("va-reroute.toml", *overrides)

@@ -36,25 +36,20 @@ import math
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from .errors import VegaslabError
-from . import _core
+from . import _core, registry
 
 __all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregister", "registered",
            "parameters", "program_parameters", "kernel_name", "rovegas_counters"]
 
 #: Scenario ``cc`` name -> the kernel's congestion-control name (at most 15 characters, all
-#: with the ``vl_`` prefix).
-ALGORITHMS = {
-    "vegas": "vl_vegas",
-    "vegas-a": "vl_vegas_a",
-    "adavegas": "vl_adavegas",
-    "vegas_1": "vl_vegas_1",
-    "vegas_8": "vl_vegas_8",
-    "rovegas": "vl_rovegas",
-}
+#: with the ``vl_`` prefix): every registered algorithm with a Linux flavour
+#: (:mod:`vegaslab.registry`) has a BPF form built from ``kernel/vegaslab.bpf.c``.
+ALGORITHMS = {a.name: a.kernel_name for a in registry.algorithms() if a.linux_form == "flavour"}
 
 #: RoVegas parameters the kernel version cannot vary: every segment carries the 12-byte AQT
 #: option (kernel/aqt.h; the TCP stack's GSO copies a segment's options into every packet cut
@@ -97,7 +92,7 @@ def build() -> Path:
     """Build the BPF objects, the loader and the replay test (``make -C kernel``); returns the
     build directory."""
     check()
-    run_command(["make", "-s", "-C", str(KERNEL_DIR)], "building the BPF congestion controls failed")
+    run_command(["make", "-s", "-C", str(KERNEL_DIR), f"PYTHON={sys.executable}"], "building the BPF congestion controls failed")
     return BUILD_DIR
 
 

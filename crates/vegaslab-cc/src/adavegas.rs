@@ -84,14 +84,14 @@
 use crate::config::{TcpConfig, VariantFlavour};
 use crate::controller::CongestionControl;
 use crate::heuristics::deny_fixed;
-use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
-use crate::vegas::{read_gamma, read_variant_flavour, sender_for};
+use crate::params::{params_allowed, AlgorithmParams, Param, ParamError, ParamSource, SenderKind};
+use crate::vegas::{read_gamma, read_variant_flavour, sender_for, GAMMA, VARIANT_FLAVOUR};
 use crate::vegas_linux::{LinuxAction, LinuxRound, LinuxRule, LinuxVegas, Region, Thresholds};
 use crate::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use serde::{Deserialize, Serialize};
 
 /// AdaVegas' parameters: Table I is fixed (the paper's), only the agent's gamma is free.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AdaVegasParams {
     /// Slow-start exit threshold of the ns-2 agent (default 1).
     pub gamma: f64,
@@ -108,7 +108,7 @@ impl Default for AdaVegasParams {
 
 /// A fixed-increment Vegas: delta < alpha: + inc packets per round; delta > beta: -1;
 /// hold otherwise. inc = 1 is classic ns-2 Vegas.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VegasIncParams {
     pub alpha: f64,
     pub beta: f64,
@@ -408,11 +408,17 @@ impl AlgorithmParams for VegasIncParams {
     }
 }
 
+/// The parameters of AdaVegas and of the Vegas_1 and Vegas_8 presets: alpha, beta and inc are
+/// fixed (Table I, section II), so only the agent's gamma and the flavour are free.
+pub fn params() -> Vec<&'static Param> {
+    vec![&GAMMA, &VARIANT_FLAVOUR]
+}
+
 /// The registry's reader for `cc = "adavegas"`.
 pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
     let mut a = AdaVegasParams::default();
     deny_fixed(p, &["alpha", "beta", "inc"], "AdaVegas takes alpha, beta and inc from Table I of its paper")?;
-    p.deny_unknown(&["gamma", "flavour"])?;
+    p.deny_unknown(&params_allowed(&params()))?;
     a.flavour = read_variant_flavour(p, "AdaVegas")?;
     a.gamma = read_gamma(p, a.gamma)?;
     Ok(Box::new(a))
@@ -422,7 +428,7 @@ fn read_preset(p: &dyn ParamSource, name: &str, preset: VegasIncParams) -> Resul
     let mut v = preset;
     let why = format!("the {name} preset fixes alpha {}, beta {}, inc {} (the AdaVegas paper, section II)", v.alpha, v.beta, v.inc);
     deny_fixed(p, &["alpha", "beta", "inc"], &why)?;
-    p.deny_unknown(&["gamma", "flavour"])?;
+    p.deny_unknown(&params_allowed(&params()))?;
     v.flavour = read_variant_flavour(p, name)?;
     v.gamma = read_gamma(p, v.gamma)?;
     Ok(Box::new(v))

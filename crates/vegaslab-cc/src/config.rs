@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// The `Agent/TCP` knobs that change results, with ns-2.35's defaults
 /// (docs/vegas-implementations.md, "ns-2 TCP defaults and conventions").
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct TcpConfig {
     /// Receiver-window cap in packets (ns-2 `window_`, default 20).
@@ -64,7 +64,7 @@ pub struct TcpConfig {
 }
 
 /// [`TcpConfig::partial_ack_timer`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PartialAckTimer {
     /// The first partial ACK of a recovery restarts the timer (ns-2.35's default).
@@ -118,7 +118,7 @@ impl Default for TcpConfig {
 
 /// Which implementation's semantics a Vegas-family controller and its sender follow
 /// (docs/vegas-implementations.md, "Linux and ns-3 Vegas"); the scenario's `params.flavour`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Flavour {
     /// ns-2's `Agent/TCP/Vegas` (the papers' simulator): mean RTT per round, every-other-round
@@ -135,7 +135,7 @@ pub enum Flavour {
 
 /// The flavours of the Vegas variants (Vegas-A, AdaVegas, Vegas_1/8, RoVegas): ns-2's Vegas
 /// agent (the papers' form) or Linux's Vegas machinery; ns-3 has none of the variants.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum VariantFlavour {
     #[default]

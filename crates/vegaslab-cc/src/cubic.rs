@@ -98,7 +98,7 @@
 use crate::config::TcpConfig;
 use crate::controller::{Ack, CaState, CongestionControl, Cut, CwndEvent, Loss, LossKind};
 use crate::controller::{RttSample, Window};
-use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
+use crate::params::{params_allowed, AlgorithmParams, Param, ParamError, ParamKind, ParamSource, SenderKind};
 use crate::Nanos;
 use serde::Serialize;
 
@@ -124,7 +124,7 @@ pub const HYSTART_ACK_TRAIN: u32 = 1;
 pub const HYSTART_DELAY: u32 = 2;
 
 /// CUBIC's parameters: Linux's module parameters, with Linux's defaults.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct CubicParams {
     /// Multiplicative decrease, in 1/1024 (717 = 0.7002, RFC 9438 beta_cubic 0.7).
     pub beta: u32,
@@ -176,55 +176,109 @@ impl AlgorithmParams for CubicParams {
     }
 }
 
+/// Linux's `tcp_cubic.c` module parameters, declared once: what `params` accepts and the docs
+/// list (defaults: [`CubicParams::default`]).
+pub static BETA: Param = Param {
+    name: "beta",
+    kind: ParamKind::Integer { lo: 1, hi: 1023 },
+    unit: "1/1024",
+    doc: "multiplicative decrease factor (717: 0.7); below 1024 so that a decrease decreases",
+    cite: "RFC 9438 section 4.6 (beta_cubic 0.7); Linux tcp_cubic.c beta",
+};
+pub static FAST_CONVERGENCE: Param = Param {
+    name: "fast_convergence",
+    kind: ParamKind::Boolean,
+    unit: "",
+    doc: "lower W_max further on a loss below the previous one",
+    cite: "RFC 9438 section 4.7; Linux tcp_cubic.c fast_convergence",
+};
+pub static TCP_FRIENDLINESS: Param = Param {
+    name: "tcp_friendliness",
+    kind: ParamKind::Boolean,
+    unit: "",
+    doc: "grow at least as fast as the Reno estimate W_est",
+    cite: "RFC 9438 section 4.3; Linux tcp_cubic.c tcp_friendliness",
+};
+pub static HYSTART: Param = Param {
+    name: "hystart",
+    kind: ParamKind::Boolean,
+    unit: "",
+    doc: "hybrid slow start: leave slow start on an ACK train or a delay increase",
+    cite: "Ha and Rhee 2011 (HyStart); Linux tcp_cubic.c hystart",
+};
+pub static HYSTART_DETECT: Param = Param {
+    name: "hystart_detect",
+    kind: ParamKind::Integer { lo: 0, hi: 3 },
+    unit: "bits",
+    doc: "HyStart detectors: 1 ACK train, 2 delay increase, 3 both",
+    cite: "Linux tcp_cubic.c hystart_detect",
+};
+pub static HYSTART_LOW_WINDOW: Param = Param {
+    name: "hystart_low_window",
+    kind: ParamKind::Integer { lo: 1, hi: 1_000_000 },
+    unit: "packets",
+    doc: "HyStart acts only from this cwnd",
+    cite: "Linux tcp_cubic.c hystart_low_window",
+};
+pub static HYSTART_ACK_DELTA_US: Param = Param {
+    name: "hystart_ack_delta_us",
+    kind: ParamKind::Integer { lo: 0, hi: 1_000_000 },
+    unit: "µs",
+    doc: "ACKs closer than this continue an ACK train",
+    cite: "Linux tcp_cubic.c hystart_ack_delta_us",
+};
+pub static BIC_SCALE: Param = Param {
+    name: "bic_scale",
+    kind: ParamKind::Integer { lo: 1, hi: 1024 },
+    unit: "10/1024",
+    doc: "C = bic_scale * 10 / 1024 (41: 0.4); at least 1 so that the cube factor is finite",
+    cite: "RFC 9438 section 4.2 (C = 0.4); Linux tcp_cubic.c bic_scale",
+};
+pub static INITIAL_SSTHRESH: Param = Param {
+    name: "initial_ssthresh",
+    kind: ParamKind::Integer { lo: 0, hi: INFINITE_SSTHRESH },
+    unit: "packets",
+    doc: "ssthresh at the start, used only with HyStart off; 0 means infinite",
+    cite: "Linux tcp_cubic.c initial_ssthresh",
+};
+
+/// CUBIC's parameters, in the order the docs list them.
+pub fn params() -> Vec<&'static Param> {
+    vec![
+        &BETA,
+        &FAST_CONVERGENCE,
+        &TCP_FRIENDLINESS,
+        &HYSTART,
+        &HYSTART_DETECT,
+        &HYSTART_LOW_WINDOW,
+        &HYSTART_ACK_DELTA_US,
+        &BIC_SCALE,
+        &INITIAL_SSTHRESH,
+    ]
+}
+
 /// Read a scenario's `params` for `cc = "cubic"` over [`CubicParams::default`].
 pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
-    p.deny_unknown(&[
-        "beta",
-        "fast_convergence",
-        "tcp_friendliness",
-        "hystart",
-        "hystart_detect",
-        "hystart_low_window",
-        "hystart_ack_delta_us",
-        "bic_scale",
-        "initial_ssthresh",
-    ])?;
+    p.deny_unknown(&params_allowed(&params()))?;
     let mut c = CubicParams::default();
-    let int = |key: &str, lo: i64, hi: i64, v: &mut u32| -> Result<(), ParamError> {
-        if let Some(x) = p.integer(key, lo, hi)? {
+    for (param, v) in [
+        (&BETA, &mut c.beta),
+        (&HYSTART_DETECT, &mut c.hystart_detect),
+        (&HYSTART_LOW_WINDOW, &mut c.hystart_low_window),
+        (&HYSTART_ACK_DELTA_US, &mut c.hystart_ack_delta_us),
+        (&BIC_SCALE, &mut c.bic_scale),
+        (&INITIAL_SSTHRESH, &mut c.initial_ssthresh),
+    ] {
+        if let Some(x) = param.integer(p)? {
             *v = x as u32;
         }
-        Ok(())
-    };
-    // beta < 1024 keeps the decrease a decrease and Linux's beta_scale divisor non-zero.
-    int("beta", 1, 1023, &mut c.beta)?;
-    int("hystart_detect", 0, 3, &mut c.hystart_detect)?;
-    int(
-        "hystart_low_window",
-        1,
-        1_000_000,
-        &mut c.hystart_low_window,
-    )?;
-    int(
-        "hystart_ack_delta_us",
-        0,
-        1_000_000,
-        &mut c.hystart_ack_delta_us,
-    )?;
-    // bic_scale >= 1 keeps cube_factor finite; 1024 is C = 10.
-    int("bic_scale", 1, 1024, &mut c.bic_scale)?;
-    int(
-        "initial_ssthresh",
-        0,
-        INFINITE_SSTHRESH,
-        &mut c.initial_ssthresh,
-    )?;
-    for (key, v) in [
-        ("fast_convergence", &mut c.fast_convergence),
-        ("tcp_friendliness", &mut c.tcp_friendliness),
-        ("hystart", &mut c.hystart),
+    }
+    for (param, v) in [
+        (&FAST_CONVERGENCE, &mut c.fast_convergence),
+        (&TCP_FRIENDLINESS, &mut c.tcp_friendliness),
+        (&HYSTART, &mut c.hystart),
     ] {
-        if let Some(b) = p.boolean(key)? {
+        if let Some(b) = param.boolean(p)? {
             *v = b;
         }
     }

@@ -107,23 +107,72 @@ pub fn from_red_per_flow(red_min: u64, flows: u64) -> Result<Thresholds, Heurist
 
 // ---- reading alpha and beta from a scenario's params ----
 
-use crate::params::{ParamError, ParamSource};
+use crate::params::{Param, ParamError, ParamKind, ParamSource};
 
 /// The heuristics a Vegas-family flow may name (`params.heuristic`).
 pub const HEURISTICS: &[&str] = &["queue", "red", "red-exact", "red-per-flow"];
 
-/// The inputs of the heuristics (`params.queue`, ...).
-pub const HEURISTIC_INPUTS: &[&str] = &["queue", "red_min", "red_max", "flows"];
-
 /// Largest alpha/beta/heuristic input accepted, packets.
 pub const MAX_PACKETS: f64 = 1e9;
 
-/// `allowed` plus the heuristic keys.
-pub fn with_heuristic_keys<'a>(allowed: &[&'a str]) -> Vec<&'a str> {
-    let mut v = allowed.to_vec();
-    v.push("heuristic");
-    v.extend_from_slice(HEURISTIC_INPUTS);
-    v
+const INPUT_RANGE: ParamKind = ParamKind::Integer { lo: 0, hi: MAX_PACKETS as i64 };
+
+/// `params.heuristic`: alpha and beta from the router's configuration instead of given.
+pub static HEURISTIC: Param = Param {
+    name: "heuristic",
+    kind: ParamKind::Choice { values: HEURISTICS },
+    unit: "",
+    doc: "set alpha and beta from the bottleneck's queue (queue) or RED thresholds (red, red-exact, red-per-flow)",
+    cite: "the grids paper, sections 4.1-4.3",
+};
+
+/// `params.queue`: the bottleneck's DropTail buffer, input of `heuristic = "queue"`.
+pub static QUEUE: Param = Param {
+    name: "queue",
+    kind: INPUT_RANGE,
+    unit: "packets",
+    doc: "the bottleneck's buffer, for heuristic = \"queue\"",
+    cite: "the grids paper, section 4.1",
+};
+
+/// `params.red_min`: RED's minimum threshold, input of the RED heuristics.
+pub static RED_MIN: Param = Param {
+    name: "red_min",
+    kind: INPUT_RANGE,
+    unit: "packets",
+    doc: "the bottleneck's RED minimum threshold, for the red heuristics",
+    cite: "the grids paper, sections 4.2-4.3",
+};
+
+/// `params.red_max`: RED's maximum threshold, input of `red` and `red-exact`.
+pub static RED_MAX: Param = Param {
+    name: "red_max",
+    kind: INPUT_RANGE,
+    unit: "packets",
+    doc: "the bottleneck's RED maximum threshold, for heuristic = \"red\" or \"red-exact\"",
+    cite: "the grids paper, section 4.2",
+};
+
+/// `params.flows`: the number of flows sharing the bottleneck, input of `red-per-flow`.
+pub static FLOWS: Param = Param {
+    name: "flows",
+    kind: INPUT_RANGE,
+    unit: "flows",
+    doc: "the flows sharing the bottleneck, for heuristic = \"red-per-flow\"",
+    cite: "the grids paper, section 4.3",
+};
+
+/// The heuristic and its inputs, as a Vegas-family algorithm lists them among its parameters.
+pub static HEURISTIC_PARAMS: [&Param; 5] = [&HEURISTIC, &QUEUE, &RED_MIN, &RED_MAX, &FLOWS];
+
+/// The inputs of the heuristics.
+fn heuristic_inputs() -> impl Iterator<Item = &'static str> {
+    HEURISTIC_PARAMS[1..].iter().map(|p| p.name)
+}
+
+/// `own` (an algorithm's parameters) followed by the heuristic and its inputs.
+pub fn with_heuristic(own: &[&'static Param]) -> Vec<&'static Param> {
+    own.iter().copied().chain(HEURISTIC_PARAMS).collect()
 }
 
 fn quoted(names: &[&str]) -> String {
@@ -134,8 +183,8 @@ fn quoted(names: &[&str]) -> String {
 /// heuristic's inputs are required, inputs it does not use and an explicit alpha or beta are
 /// errors, and so are heuristic inputs without a heuristic.
 fn heuristic_thresholds(p: &dyn ParamSource) -> Result<Option<Thresholds>, ParamError> {
-    let Some(h) = p.string("heuristic")? else {
-        if let Some(k) = HEURISTIC_INPUTS.iter().find(|k| p.is_set(k)) {
+    let Some(h) = HEURISTIC.choice(p)? else {
+        if let Some(k) = heuristic_inputs().find(|k| p.is_set(k)) {
             return Err(p.error(k, format!("is only used with a heuristic (heuristic = {})", quoted(HEURISTICS))));
         }
         return Ok(None);
@@ -153,26 +202,37 @@ fn heuristic_thresholds(p: &dyn ParamSource) -> Result<Option<Thresholds>, Param
             return Err(p.error(k, format!("cannot be given with heuristic = \"{h}\", which sets alpha and beta")));
         }
     }
-    if let Some(k) = HEURISTIC_INPUTS.iter().find(|k| p.is_set(k) && !uses.contains(k)) {
+    if let Some(k) = heuristic_inputs().find(|k| p.is_set(k) && !uses.contains(k)) {
         return Err(p.error(k, format!("is not used by heuristic = \"{h}\" (it uses: {})", uses.join(", "))));
     }
-    let input = |k: &str| -> Result<u64, ParamError> {
-        p.integer(k, 0, MAX_PACKETS as i64)?
+    let input = |param: &Param| -> Result<u64, ParamError> {
+        param
+            .integer(p)?
             .map(|x| x as u64)
-            .ok_or_else(|| p.error(k, format!("is required by heuristic = \"{h}\"")))
+            .ok_or_else(|| p.error(param.name, format!("is required by heuristic = \"{h}\"")))
     };
     let t = match h.as_str() {
-        "queue" => from_queue_size(input("queue")?),
-        "red" => from_red(input("red_min")?, input("red_max")?),
-        "red-exact" => from_red_exact(input("red_min")?, input("red_max")?),
-        _ => from_red_per_flow(input("red_min")?, input("flows")?),
+        "queue" => from_queue_size(input(&QUEUE)?),
+        "red" => from_red(input(&RED_MIN)?, input(&RED_MAX)?),
+        "red-exact" => from_red_exact(input(&RED_MIN)?, input(&RED_MAX)?),
+        _ => from_red_per_flow(input(&RED_MIN)?, input(&FLOWS)?),
     };
     t.map(Some).map_err(|e| p.error(e.input, e.message))
 }
 
 /// alpha and beta for a Vegas-family flow: from a heuristic, or the explicit values (each in
-/// [lo, MAX_PACKETS]) over the defaults already in `alpha` and `beta`; beta >= alpha either way.
-pub fn read_alpha_beta(p: &dyn ParamSource, lo: f64, alpha: &mut f64, beta: &mut f64) -> Result<(), ParamError> {
+/// its declared range, `alpha_param` and `beta_param`) over the defaults already in `alpha`
+/// and `beta`; beta >= alpha either way.
+pub fn read_alpha_beta(
+    p: &dyn ParamSource,
+    (alpha_param, beta_param): (&Param, &Param),
+    alpha: &mut f64,
+    beta: &mut f64,
+) -> Result<(), ParamError> {
+    let lo = match alpha_param.kind {
+        ParamKind::Number { lo, .. } => lo,
+        _ => 0.0,
+    };
     if let Some(t) = heuristic_thresholds(p)? {
         (*alpha, *beta) = (t.alpha as f64, t.beta as f64);
         if *alpha < lo {
@@ -183,8 +243,8 @@ pub fn read_alpha_beta(p: &dyn ParamSource, lo: f64, alpha: &mut f64, beta: &mut
         }
         return Ok(());
     }
-    *alpha = p.number("alpha", lo, MAX_PACKETS)?.unwrap_or(*alpha);
-    *beta = p.number("beta", lo, MAX_PACKETS)?.unwrap_or(*beta);
+    *alpha = alpha_param.number(p)?.unwrap_or(*alpha);
+    *beta = beta_param.number(p)?.unwrap_or(*beta);
     if *beta < *alpha {
         return Err(p.error("beta", format!("must be >= alpha ({alpha}), got {beta}")));
     }
@@ -193,7 +253,7 @@ pub fn read_alpha_beta(p: &dyn ParamSource, lo: f64, alpha: &mut f64, beta: &mut
 
 /// Refuse parameters a preset fixes (and the heuristic keys), naming the preset.
 pub fn deny_fixed(p: &dyn ParamSource, fixed: &[&str], why: &str) -> Result<(), ParamError> {
-    for k in fixed.iter().chain(std::iter::once(&"heuristic")).chain(HEURISTIC_INPUTS) {
+    for k in fixed.iter().copied().chain(HEURISTIC_PARAMS.iter().map(|p| p.name)) {
         if p.is_set(k) {
             return Err(p.error(k, format!("cannot be set: {why}")));
         }

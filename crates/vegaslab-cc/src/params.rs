@@ -65,3 +65,81 @@ pub trait AlgorithmParams: erased_serde::Serialize + fmt::Debug + Send + Sync {
 
 erased_serde::serialize_trait_object!(AlgorithmParams);
 
+
+/// The values a declared parameter ([`Param`]) takes.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum ParamKind {
+    /// A number in [lo, hi].
+    Number { lo: f64, hi: f64 },
+    /// A whole number in [lo, hi].
+    Integer { lo: i64, hi: i64 },
+    /// One of these strings.
+    Choice { values: &'static [&'static str] },
+    /// `true` or `false`.
+    Boolean,
+}
+
+/// One key of an algorithm's `params` table, declared once in the algorithm's file and listed
+/// by its registry entry ([`crate::registry::Entry::params`]). The declaration is what the
+/// reader checks a value against ([`Param::number`], [`Param::integer`], [`Param::boolean`];
+/// [`params_allowed`] for unknown keys) and what the docs, the Python package and the tests
+/// read; the default is not restated here: it is what the algorithm's parameters hold when the
+/// key is absent (the one `Default` of its parameter struct), read back by whoever shows it.
+#[derive(Debug, serde::Serialize)]
+pub struct Param {
+    pub name: &'static str,
+    pub kind: ParamKind,
+    /// The unit of a number ("packets", "µs", "1/1024", ...); empty when it has none.
+    pub unit: &'static str,
+    /// What it sets, in one sentence.
+    pub doc: &'static str,
+    /// Where its meaning and default come from (paper section, RFC, ns-2 or Linux source).
+    pub cite: &'static str,
+}
+
+impl Param {
+    /// The value of a [`ParamKind::Number`] parameter, if given, checked against its range.
+    pub fn number(&self, p: &dyn ParamSource) -> Result<Option<f64>, ParamError> {
+        match self.kind {
+            ParamKind::Number { lo, hi } => p.number(self.name, lo, hi),
+            other => Err(self.misdeclared(p, "a number", other)),
+        }
+    }
+
+    /// The value of a [`ParamKind::Integer`] parameter, if given, checked against its range.
+    pub fn integer(&self, p: &dyn ParamSource) -> Result<Option<i64>, ParamError> {
+        match self.kind {
+            ParamKind::Integer { lo, hi } => p.integer(self.name, lo, hi),
+            other => Err(self.misdeclared(p, "a whole number", other)),
+        }
+    }
+
+    /// The value of a [`ParamKind::Boolean`] parameter, if given.
+    pub fn boolean(&self, p: &dyn ParamSource) -> Result<Option<bool>, ParamError> {
+        match self.kind {
+            ParamKind::Boolean => p.boolean(self.name),
+            other => Err(self.misdeclared(p, "a boolean", other)),
+        }
+    }
+
+    /// The string of a [`ParamKind::Choice`] parameter, if given; the reader matches it
+    /// against the declared values and says what each means when it refuses one.
+    pub fn choice(&self, p: &dyn ParamSource) -> Result<Option<String>, ParamError> {
+        match self.kind {
+            ParamKind::Choice { .. } => p.string(self.name),
+            other => Err(self.misdeclared(p, "a choice", other)),
+        }
+    }
+
+    /// A reader asked for a kind the declaration does not have: a programming error, reported
+    /// as an error (never a panic) and caught by the registry's tests.
+    fn misdeclared(&self, p: &dyn ParamSource, asked: &str, declared: ParamKind) -> ParamError {
+        p.error(self.name, format!("internal error: read as {asked} but declared as {declared:?}"))
+    }
+}
+
+/// The names of `params`, as [`ParamSource::deny_unknown`] takes them.
+pub fn params_allowed(params: &[&Param]) -> Vec<&'static str> {
+    params.iter().map(|p| p.name).collect()
+}

@@ -5,6 +5,10 @@
 //! list of algorithms is [`crate::ALGORITHMS`], next to their `pub mod` lines in `lib.rs`:
 //! adding one is its own file, its two lines there, and its tests.
 //!
+//! Each entry also lists the parameters its `params` table accepts ([`Param`]: name, kind and
+//! range, unit, meaning, citation), so that everything that lists algorithms or parameters
+//! (the docs, the Python package, the kernel build, the tests) reads them from here.
+//!
 //! A flow's algorithm travels as an [`AlgorithmSpec`]: the registry entry plus its parameters.
 //! It serialises (in the normalised scenario, and so in the results cache key) as the entry's
 //! tag with the parameters, e.g. `{"Vegas": {"alpha": 1.0, ...}}`, or the bare tag for an
@@ -12,8 +16,9 @@
 
 use crate::config::TcpConfig;
 use crate::controller::CongestionControl;
-pub use crate::params::{AlgorithmParams, ParamError, ParamSource, ReadParams, SenderKind};
+pub use crate::params::{AlgorithmParams, Param, ParamError, ParamKind, ParamSource, ReadParams, SenderKind};
 use crate::ALGORITHMS;
+use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::ser::{SerializeMap, Serializer};
 use std::fmt;
 
@@ -27,6 +32,56 @@ pub struct Entry {
     pub unit: bool,
     /// Read `params` (an empty source when the table is absent).
     pub read: ReadParams,
+    /// The keys its `params` table accepts, declared in the algorithm's file.
+    pub params: fn() -> Vec<&'static Param>,
+    /// What it is, in one line, and the source it follows.
+    pub about: &'static str,
+    /// How it exists in Linux: what the testbed runs and what the kernel build ports.
+    pub linux: LinuxForm,
+    /// The JSON Schema of its parameters in the normalised scenario ([`schema_of`] of its
+    /// parameter struct; unused when `unit`).
+    pub schema: fn(&mut SchemaGenerator) -> Schema,
+}
+
+/// The schema of parameter struct `T`, as a registry entry names it.
+pub fn schema_of<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+/// How an algorithm exists in Linux.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinuxForm {
+    /// It has a `linux` flavour (`params.flavour = "linux"`), and vegaslab ports that form to
+    /// the kernel as a BPF struct_ops congestion control named [`Entry::kernel_name`]
+    /// (`kernel/vegaslab.bpf.c`); its Linux-flavour decisions are pinned by decision vectors.
+    Flavour,
+    /// It is Linux's own algorithm, modelled as Linux codes it (no other flavour); the
+    /// testbed runs the kernel's module of this name, and its decisions are pinned by decision
+    /// vectors.
+    Native(&'static str),
+    /// The testbed runs the kernel's module of this name, which the model does not follow
+    /// line by line (ns-2's agents have no Linux form of their own).
+    Kernel(&'static str),
+    /// None: the algorithm exists in the simulator only, and the testbed refuses it.
+    None,
+}
+
+impl Entry {
+    /// The name of the congestion control the testbed sets on its sockets (at most 15
+    /// characters, Linux's `TCP_CA_NAME_MAX` less the NUL); `None` for a simulator-only one.
+    pub fn kernel_name(&self) -> Option<String> {
+        match self.linux {
+            LinuxForm::Flavour => Some(format!("vl_{}", self.name.replace('-', "_"))),
+            LinuxForm::Native(name) | LinuxForm::Kernel(name) => Some(name.to_string()),
+            LinuxForm::None => None,
+        }
+    }
+
+    /// Whether its Linux form is vegaslab's model of Linux code (a flavour or a native
+    /// algorithm), whose decisions the decision vectors pin.
+    pub fn models_linux(&self) -> bool {
+        matches!(self.linux, LinuxForm::Flavour | LinuxForm::Native(_))
+    }
 }
 
 /// The entry for a `cc` name.
@@ -99,6 +154,38 @@ impl serde::Serialize for AlgorithmSpec {
         let mut map = s.serialize_map(Some(1))?;
         map.serialize_entry(self.entry.tag, &*self.params)?;
         map.end()
+    }
+}
+
+/// A flow's algorithm in the normalised scenario: one of the registered forms, the bare tag of
+/// an algorithm without parameters or `{"<tag>": parameters}` (entries sharing a tag share a
+/// form).
+impl JsonSchema for AlgorithmSpec {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Algorithm".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let mut forms = Vec::new();
+        let mut tags = Vec::new();
+        for entry in ALGORITHMS {
+            if tags.contains(&entry.tag) {
+                continue;
+            }
+            tags.push(entry.tag);
+            forms.push(if entry.unit {
+                json_schema!({ "const": entry.tag })
+            } else {
+                let params = (entry.schema)(generator);
+                json_schema!({
+                    "type": "object",
+                    "properties": { entry.tag: params },
+                    "required": [entry.tag],
+                    "additionalProperties": false,
+                })
+            });
+        }
+        json_schema!({ "oneOf": forms })
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::config::TcpConfig;
 use crate::controller::{Ack, CongestionControl, Window};
-use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
+use crate::params::{AlgorithmParams, Param, ParamError, ParamSource, SenderKind};
 use serde::Serialize;
 
 /// ns-2 `opencwnd`, Reno's window rule; kept with the controller interface, where a sender
@@ -43,7 +43,7 @@ impl CongestionControl for Reno {
 }
 
 /// Reno and NewReno take no parameters; `newreno` picks the recovery.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct RenoParams {
     #[serde(skip)]
     pub newreno: bool,
@@ -64,6 +64,11 @@ impl AlgorithmParams for RenoParams {
     fn clone_box(&self) -> Box<dyn AlgorithmParams> {
         Box::new(*self)
     }
+}
+
+/// Reno and NewReno have no parameters (the sender's settings are the `tcp` table's).
+pub fn params() -> Vec<&'static Param> {
+    Vec::new()
 }
 
 /// The registry's reader for `cc = "reno"`: no parameters.

@@ -49,16 +49,16 @@
 
 use crate::config::{TcpConfig, VariantFlavour};
 use crate::controller::{CongestionControl, QueueingTimes};
-use crate::heuristics::{read_alpha_beta, with_heuristic_keys};
-use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
+use crate::heuristics::{read_alpha_beta, with_heuristic};
+use crate::params::{params_allowed, AlgorithmParams, Param, ParamError, ParamKind, ParamSource, SenderKind};
 use crate::controller::RttSample;
-use crate::vegas::{read_gamma, read_variant_flavour, sender_for, Classic};
+use crate::vegas::{read_gamma, read_variant_flavour, sender_for, Classic, ALPHA, BETA, GAMMA, VARIANT_FLAVOUR};
 use crate::vegas_linux::{queueing_us, LinuxAction, LinuxRound, LinuxRule, LinuxVegas};
 use crate::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use serde::{Deserialize, Serialize};
 
 /// RoVegas parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RoVegasParams {
     /// Thresholds, in packets (the paper: alpha 1, beta 3).
     pub alpha: f64,
@@ -242,15 +242,37 @@ impl AlgorithmParams for RoVegasParams {
     }
 }
 
+/// `params.probe_every`: every how many packets one carries the AQT option.
+pub static PROBE_EVERY: Param = Param {
+    name: "probe_every",
+    kind: ParamKind::Integer { lo: 1, hi: 1_000_000 },
+    unit: "packets",
+    doc: "one packet in this many is a probing packet that routers stamp",
+    cite: "the RoVegas paper, section 3 (which packets probe is left open; every packet by default)",
+};
+
+/// `params.option_bytes`: the size of the AQT option a probing packet carries.
+pub static OPTION_BYTES: Param = Param {
+    name: "option_bytes",
+    kind: ParamKind::Integer { lo: 0, hi: 40 },
+    unit: "bytes",
+    doc: "bytes the AQT option adds to a probing packet and its ACK (IP options take at most 40)",
+    cite: "the RoVegas paper, section 3 and Fig. 1 (the AQT option); RFC 791 section 3.1 (IP options)",
+};
+
+/// RoVegas' parameters, in the order the docs list them.
+pub fn params() -> Vec<&'static Param> {
+    with_heuristic(&[&ALPHA, &BETA, &GAMMA, &PROBE_EVERY, &OPTION_BYTES, &VARIANT_FLAVOUR])
+}
+
 /// The registry's reader for `cc = "rovegas"`.
 pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
     let mut r = RoVegasParams::default();
-    p.deny_unknown(&with_heuristic_keys(&["alpha", "beta", "gamma", "probe_every", "option_bytes", "flavour"]))?;
+    p.deny_unknown(&params_allowed(&params()))?;
     r.flavour = read_variant_flavour(p, "RoVegas")?;
-    read_alpha_beta(p, 0.0, &mut r.alpha, &mut r.beta)?;
+    read_alpha_beta(p, (&ALPHA, &BETA), &mut r.alpha, &mut r.beta)?;
     r.gamma = read_gamma(p, r.gamma)?;
-    r.probe_every = p.integer("probe_every", 1, 1_000_000)?.map(|x| x as u32).unwrap_or(r.probe_every);
-    // IP options take at most 40 bytes.
-    r.option_bytes = p.integer("option_bytes", 0, 40)?.map(|x| x as u32).unwrap_or(r.option_bytes);
+    r.probe_every = PROBE_EVERY.integer(p)?.map(|x| x as u32).unwrap_or(r.probe_every);
+    r.option_bytes = OPTION_BYTES.integer(p)?.map(|x| x as u32).unwrap_or(r.option_bytes);
     Ok(Box::new(r))
 }

@@ -6,8 +6,8 @@
 
 use crate::config::{Flavour, TcpConfig, VariantFlavour};
 use crate::controller::CongestionControl;
-use crate::heuristics::{read_alpha_beta, with_heuristic_keys};
-use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
+use crate::heuristics::{read_alpha_beta, with_heuristic, MAX_PACKETS};
+use crate::params::{params_allowed, AlgorithmParams, Param, ParamError, ParamKind, ParamSource, SenderKind};
 use crate::vegas_linux::{LinuxAction, LinuxRound, LinuxRule, LinuxVegas, Region, Thresholds};
 use crate::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use crate::vegas_ns3::Ns3Vegas;
@@ -47,7 +47,7 @@ impl VegasRule for Classic {
 }
 
 /// Vegas' parameters: thresholds in packets and the flavour.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VegasParams {
     pub alpha: f64,
     pub beta: f64,
@@ -75,9 +75,59 @@ impl Default for VegasParams {
 /// Largest gamma accepted, packets.
 pub const MAX_GAMMA: f64 = 1e9;
 
+/// `params.alpha`: the lower threshold on diff.
+pub static ALPHA: Param = Param {
+    name: "alpha",
+    kind: ParamKind::Number { lo: 0.0, hi: MAX_PACKETS },
+    unit: "packets",
+    doc: "diff below alpha: grow cwnd by one packet per round",
+    cite: "Brakmo and Peterson 1995, section 3.2; ns-2 v_alpha_ 1, Linux tcp_vegas.c alpha 2",
+};
+
+/// `params.beta`: the upper threshold on diff.
+pub static BETA: Param = Param {
+    name: "beta",
+    kind: ParamKind::Number { lo: 0.0, hi: MAX_PACKETS },
+    unit: "packets",
+    doc: "diff above beta: shrink cwnd by one packet per round (beta >= alpha)",
+    cite: "Brakmo and Peterson 1995, section 3.2; ns-2 v_beta_ 3, Linux tcp_vegas.c beta 4",
+};
+
+/// `params.gamma`: the slow-start exit threshold.
+pub static GAMMA: Param = Param {
+    name: "gamma",
+    kind: ParamKind::Number { lo: 0.0, hi: MAX_GAMMA },
+    unit: "packets",
+    doc: "diff above gamma in slow start: leave slow start",
+    cite: "Brakmo and Peterson 1995, section 3.3; ns-2 v_gamma_ 1, Linux tcp_vegas.c gamma 1",
+};
+
+/// `params.flavour` of Vegas.
+pub static FLAVOUR: Param = Param {
+    name: "flavour",
+    kind: ParamKind::Choice { values: &["ns2", "linux", "ns3"] },
+    unit: "",
+    doc: "whose Vegas: ns-2's agent (the papers' simulator), Linux's tcp_vegas.c or ns-3's TcpVegas",
+    cite: "docs/vegas-implementations.md",
+};
+
+/// `params.flavour` of a Vegas variant (no ns-3 form: ns-3 has none of the variants).
+pub static VARIANT_FLAVOUR: Param = Param {
+    name: "flavour",
+    kind: ParamKind::Choice { values: &["ns2", "linux"] },
+    unit: "",
+    doc: "the variant on ns-2's Vegas agent (as its paper) or on Linux's tcp_vegas.c",
+    cite: "docs/vegas-implementations.md",
+};
+
+/// Vegas' parameters, in the order the docs list them.
+pub fn params() -> Vec<&'static Param> {
+    with_heuristic(&[&ALPHA, &BETA, &GAMMA, &FLAVOUR])
+}
+
 /// `params.flavour`, default ns2.
 pub fn read_flavour(p: &dyn ParamSource) -> Result<Flavour, ParamError> {
-    Ok(match p.string("flavour")?.as_deref() {
+    Ok(match FLAVOUR.choice(p)?.as_deref() {
         None | Some("ns2") => Flavour::Ns2,
         Some("linux") => Flavour::Linux,
         Some("ns3") => Flavour::Ns3,
@@ -89,7 +139,7 @@ pub fn read_flavour(p: &dyn ParamSource) -> Result<Flavour, ParamError> {
 
 /// `params.flavour` of a Vegas variant, default ns2 (`what` names the variant in the error).
 pub fn read_variant_flavour(p: &dyn ParamSource, what: &str) -> Result<VariantFlavour, ParamError> {
-    Ok(match p.string("flavour")?.as_deref() {
+    Ok(match VARIANT_FLAVOUR.choice(p)?.as_deref() {
         None | Some("ns2") => VariantFlavour::Ns2,
         Some("linux") => VariantFlavour::Linux,
         Some("ns3") => {
@@ -103,14 +153,14 @@ pub fn read_variant_flavour(p: &dyn ParamSource, what: &str) -> Result<VariantFl
 
 /// `params.gamma` over `default`.
 pub fn read_gamma(p: &dyn ParamSource, default: f64) -> Result<f64, ParamError> {
-    Ok(p.number("gamma", 0.0, MAX_GAMMA)?.unwrap_or(default))
+    Ok(GAMMA.number(p)?.unwrap_or(default))
 }
 
 /// The registry's reader for `cc = "vegas"`.
 pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
     let mut v = VegasParams::defaults_for(read_flavour(p)?);
-    p.deny_unknown(&with_heuristic_keys(&["alpha", "beta", "gamma", "flavour"]))?;
-    read_alpha_beta(p, 0.0, &mut v.alpha, &mut v.beta)?;
+    p.deny_unknown(&params_allowed(&params()))?;
+    read_alpha_beta(p, (&ALPHA, &BETA), &mut v.alpha, &mut v.beta)?;
     v.gamma = read_gamma(p, v.gamma)?;
     Ok(Box::new(v))
 }

@@ -152,9 +152,9 @@
 
 use crate::config::{TcpConfig, VariantFlavour};
 use crate::controller::CongestionControl;
-use crate::heuristics::{read_alpha_beta, with_heuristic_keys};
-use crate::params::{AlgorithmParams, ParamError, ParamSource, SenderKind};
-use crate::vegas::{read_gamma, read_variant_flavour, sender_for};
+use crate::heuristics::{read_alpha_beta, with_heuristic, MAX_PACKETS};
+use crate::params::{params_allowed, AlgorithmParams, Param, ParamError, ParamKind, ParamSource, SenderKind};
+use crate::vegas::{read_gamma, read_variant_flavour, sender_for, GAMMA, VARIANT_FLAVOUR};
 use crate::vegas_linux::{LinuxAction, LinuxRound, LinuxRule, LinuxVegas};
 use crate::vegas_ns2::{CaAction, Ns2Vegas, Round, VegasRule};
 use serde::{Deserialize, Serialize};
@@ -162,7 +162,7 @@ use std::cmp::Ordering;
 
 /// Which of the overlapping lines 02 (`Th(t) >= Th(t-rtt)`) and 06 (`Th(t) <= Th(t-rtt)`)
 /// takes a round whose throughput equals the previous round's while alpha < diff < beta.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum EqualThroughput {
     /// Line 02, tested first in the if / else-if chain: cwnd, alpha and beta + 1. Default.
@@ -174,7 +174,7 @@ pub enum EqualThroughput {
 }
 
 /// Which lines take a round with diff == beta > alpha (module docs, point 3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AtBeta {
     /// The final else, lines 24-25: no update (the comparisons exactly as printed).
@@ -186,7 +186,7 @@ pub enum AtBeta {
 }
 
 /// Vegas-A's parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VegasAParams {
     /// Initial alpha and beta, packets (the paper: 1 and 3). Whole numbers, 1 <= alpha <= beta.
     pub alpha: f64,
@@ -483,14 +483,54 @@ impl AlgorithmParams for VegasAParams {
     }
 }
 
+/// `params.alpha` of Vegas-A: the initial lower threshold, a whole number >= 1 (Vegas-A steps
+/// it by 1 and tests alpha == 1 and alpha > 1).
+pub static ALPHA: Param = Param {
+    name: "alpha",
+    kind: ParamKind::Number { lo: 1.0, hi: MAX_PACKETS },
+    unit: "packets (whole)",
+    doc: "the initial alpha, which Vegas-A then moves with the throughput trend",
+    cite: "the Vegas-A paper, section 3, lines 01-21 (alpha = 1 initially)",
+};
+
+/// `params.beta` of Vegas-A: the initial upper threshold, a whole number >= alpha.
+pub static BETA: Param = Param {
+    name: "beta",
+    kind: ParamKind::Number { lo: 1.0, hi: MAX_PACKETS },
+    unit: "packets (whole)",
+    doc: "the initial beta, which Vegas-A moves with alpha",
+    cite: "the Vegas-A paper, section 3 (beta = 3 initially)",
+};
+
+/// `params.equal_throughput`: the tie rule of lines 02 and 06 ([`EqualThroughput`]).
+pub static EQUAL_THROUGHPUT: Param = Param {
+    name: "equal_throughput",
+    kind: ParamKind::Choice { values: &["increase", "hold"] },
+    unit: "",
+    doc: "Th(t) = Th(t-rtt) inside (alpha, beta): increase (line 02) or hold (line 06)",
+    cite: "the Vegas-A paper, section 3, lines 02-07",
+};
+
+/// `params.at_beta`: the rule for diff == beta ([`AtBeta`]).
+pub static AT_BETA: Param = Param {
+    name: "at_beta",
+    kind: ParamKind::Choice { values: &["between", "hold"] },
+    unit: "",
+    doc: "diff = beta > alpha: as between alpha and beta (lines 01-09) or hold (lines 24-25)",
+    cite: "the Vegas-A paper, section 3, lines 01 and 24-25",
+};
+
+/// Vegas-A's parameters, in the order the docs list them.
+pub fn params() -> Vec<&'static Param> {
+    with_heuristic(&[&ALPHA, &BETA, &GAMMA, &EQUAL_THROUGHPUT, &AT_BETA, &VARIANT_FLAVOUR])
+}
+
 /// The registry's reader for `cc = "vegas-a"`.
 pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError> {
     let mut v = VegasAParams::default();
-    p.deny_unknown(&with_heuristic_keys(&["alpha", "beta", "gamma", "equal_throughput", "at_beta", "flavour"]))?;
+    p.deny_unknown(&params_allowed(&params()))?;
     v.flavour = read_variant_flavour(p, "Vegas-A")?;
-    // Initial alpha/beta: whole numbers >= 1 (Vegas-A steps them by 1 and tests alpha == 1 /
-    // alpha > 1, the Vegas-A paper, section 3, lines 11-21).
-    read_alpha_beta(p, 1.0, &mut v.alpha, &mut v.beta)?;
+    read_alpha_beta(p, (&ALPHA, &BETA), &mut v.alpha, &mut v.beta)?;
     for (k, x) in [("alpha", v.alpha), ("beta", v.beta)] {
         if x.fract() != 0.0 {
             return Err(p.error(
@@ -500,7 +540,7 @@ pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError>
         }
     }
     v.gamma = read_gamma(p, v.gamma)?;
-    v.equal_throughput = match p.string("equal_throughput")?.as_deref() {
+    v.equal_throughput = match EQUAL_THROUGHPUT.choice(p)?.as_deref() {
         None => v.equal_throughput,
         Some("increase") => EqualThroughput::Increase,
         Some("hold") => EqualThroughput::Hold,
@@ -511,7 +551,7 @@ pub fn read(p: &dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError>
             ))
         }
     };
-    v.at_beta = match p.string("at_beta")?.as_deref() {
+    v.at_beta = match AT_BETA.choice(p)?.as_deref() {
         None => v.at_beta,
         Some("hold") => AtBeta::Hold,
         Some("between") => AtBeta::Between,

@@ -25,28 +25,60 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use vegaslab_cc::adavegas::{AdaVegasParams, VegasIncParams};
 use vegaslab_cc::controller::{Ack, CaState, CongestionControl, Loss, LossKind, QueueingTimes, RttSample, Window};
-use vegaslab_cc::cubic::CubicParams;
-use vegaslab_cc::params::AlgorithmParams;
-use vegaslab_cc::rovegas::RoVegasParams;
-use vegaslab_cc::vegas::VegasParams;
-use vegaslab_cc::vegas_a::VegasAParams;
-use vegaslab_cc::config::VariantFlavour;
-use vegaslab_cc::{Flavour, TcpConfig};
+use vegaslab_cc::params::{AlgorithmParams, ParamError, ParamSource};
+use vegaslab_cc::registry::{AlgorithmSpec, LinuxForm};
+use vegaslab_cc::{TcpConfig, ALGORITHMS};
 
-/// Every algorithm in the Linux flavour: file name and parameters.
-fn algorithms() -> Vec<(&'static str, Box<dyn AlgorithmParams>)> {
-    vec![
-        ("vegas", Box::new(VegasParams::defaults_for(Flavour::Linux))),
-        ("vegas-a", Box::new(VegasAParams { flavour: VariantFlavour::Linux, ..Default::default() })),
-        ("adavegas", Box::new(AdaVegasParams { flavour: VariantFlavour::Linux, ..Default::default() })),
-        ("vegas_1", Box::new(VegasIncParams { flavour: VariantFlavour::Linux, ..VegasIncParams::VEGAS_1 })),
-        ("vegas_8", Box::new(VegasIncParams { flavour: VariantFlavour::Linux, ..VegasIncParams::VEGAS_8 })),
-        ("rovegas", Box::new(RoVegasParams { flavour: VariantFlavour::Linux, ..Default::default() })),
-        // CUBIC runs on the Linux-like sender only; its vectors use the same generator.
-        ("cubic", Box::new(CubicParams::default())),
-    ]
+/// A `params` table holding only `flavour = "linux"` (or nothing).
+struct LinuxFlavour(bool);
+
+#[derive(Debug)]
+struct Refused(String);
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for Refused {}
+
+impl ParamSource for LinuxFlavour {
+    fn is_set(&self, key: &str) -> bool {
+        self.0 && key == "flavour"
+    }
+    fn number(&self, _: &str, _: f64, _: f64) -> Result<Option<f64>, ParamError> {
+        Ok(None)
+    }
+    fn integer(&self, _: &str, _: i64, _: i64) -> Result<Option<i64>, ParamError> {
+        Ok(None)
+    }
+    fn string(&self, key: &str) -> Result<Option<String>, ParamError> {
+        Ok(self.is_set(key).then(|| "linux".to_string()))
+    }
+    fn boolean(&self, _: &str) -> Result<Option<bool>, ParamError> {
+        Ok(None)
+    }
+    fn deny_unknown(&self, _: &[&str]) -> Result<(), ParamError> {
+        Ok(())
+    }
+    fn error(&self, key: &str, message: String) -> ParamError {
+        ParamError(Box::new(Refused(format!("{key}: {message}"))))
+    }
+}
+
+/// Every registered algorithm whose Linux form is vegaslab's model of Linux code (the
+/// registry's `LinuxForm::Flavour` in its linux flavour, and `LinuxForm::Native`, e.g. CUBIC),
+/// with its default parameters: file name and algorithm.
+fn algorithms() -> Vec<(&'static str, AlgorithmSpec)> {
+    ALGORITHMS
+        .iter()
+        .filter(|e| e.models_linux())
+        .map(|e| {
+            let source = LinuxFlavour(e.linux == LinuxForm::Flavour);
+            let spec = AlgorithmSpec::read(e.name, &source).expect("registered").unwrap_or_else(|err| panic!("{}: {err:?}", e.name));
+            (e.name, spec)
+        })
+        .collect()
 }
 
 /// Rounds per file, at least: the generator adds connections until this many rounds ended.
@@ -360,8 +392,8 @@ fn read_gz(path: &PathBuf) -> Option<String> {
 fn every_linux_algorithm_decides_as_its_checked_in_vectors() {
     let update = std::env::var_os("VEGASLAB_UPDATE_VECTORS").is_some_and(|v| v == "1");
     let mut failures = Vec::new();
-    for (name, params) in algorithms() {
-        let (csv, _) = generate(name, &*params);
+    for (name, spec) in algorithms() {
+        let (csv, _) = generate(name, spec.params());
         let path = file_of(name);
         if update {
             std::fs::create_dir_all(vectors_dir()).unwrap();
@@ -397,9 +429,21 @@ fn every_linux_algorithm_decides_as_its_checked_in_vectors() {
 }
 
 #[test]
+fn there_is_a_vector_file_for_every_linux_model_and_no_other() {
+    let mut files: Vec<String> = std::fs::read_dir(vectors_dir())
+        .unwrap()
+        .filter_map(|f| f.ok()?.file_name().to_str()?.strip_suffix("-linux.csv.gz").map(str::to_string))
+        .collect();
+    files.sort();
+    let mut expected: Vec<String> = algorithms().into_iter().map(|(name, _)| name.to_string()).collect();
+    expected.sort();
+    assert_eq!(files, expected);
+}
+
+#[test]
 fn the_generated_inputs_exercise_every_branch() {
-    for (name, params) in algorithms() {
-        let (csv, c) = generate(name, &*params);
+    for (name, spec) in algorithms() {
+        let (csv, c) = generate(name, spec.params());
         eprintln!("{name}: {} bytes, {c:?}", csv.len());
         assert!(c.rounds >= ROUNDS, "{name}: only {} rounds", c.rounds);
         let compressed = std::fs::metadata(file_of(name)).map(|m| m.len()).unwrap_or(0);

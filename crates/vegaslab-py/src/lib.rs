@@ -392,6 +392,23 @@ fn seeded_tick_phase(seed: u64, index: usize, tick: f64) -> f64 {
     vegaslab_sim::flow::seeded_tick_phase(seed, index, tick)
 }
 
+/// The registry (`vegaslab_sim::registry::document`) as JSON text: every algorithm a scenario
+/// may name, with its parameters' kinds, ranges, units, meanings, citations and defaults.
+#[pyfunction]
+fn registry() -> PyResult<String> {
+    let outcome = catch_unwind(vegaslab_sim::registry::document)
+        .map_err(|p| SimulationError::new_err(format!("internal simulator error: {}", panic_message(p))))?;
+    let doc = outcome.map_err(|e| SimulationError::new_err(format!("internal simulator error: the registry: {e}")))?;
+    Ok(doc.to_string())
+}
+
+/// The JSON Schema of the normalised scenario (`vegaslab_sim::scenario::schema`), as JSON text.
+#[pyfunction]
+fn scenario_schema() -> PyResult<String> {
+    catch_unwind(|| vegaslab_sim::scenario::schema::schema().to_string())
+        .map_err(|p| SimulationError::new_err(format!("internal simulator error: {}", panic_message(p))))
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     vegaslab_sim::VERSION
@@ -418,6 +435,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(seeded_tick_phase, m)?)?;
     m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(precheck_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add("MAX_SCENARIO_BYTES", vegaslab_sim::scenario::limits::MAX_SCENARIO_BYTES)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add("SimulationError", m.py().get_type_bound::<SimulationError>())?;

@@ -17,6 +17,7 @@ pub mod leo;
 pub mod loss;
 pub mod packet;
 pub mod queue;
+pub mod registry;
 pub mod results;
 pub mod rng;
 pub mod scenario;

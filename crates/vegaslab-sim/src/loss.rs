@@ -45,13 +45,14 @@ impl PacketErrors {
 /// ns-2 counts in the order packets leave the delay line; that is the transmission order
 /// unless a delay that falls lets a later packet overtake (a delay schedule), when the two can
 /// differ.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum LossPattern {
     /// The packets with these indices (0-based), in increasing order, each once (ns-2's
     /// `ErrorModel/List` with `droplist`, whose count also starts at 0).
     List {
         #[serde(serialize_with = "serialize_indices")]
+        #[schemars(with = "Vec<u64>")]
         packets: std::sync::Arc<[u64]>,
     },
     /// `burst` consecutive packets from index `first`, then from `first + every`, `first + 2

@@ -36,6 +36,8 @@ import pathlib
 import re
 from dataclasses import dataclass, field
 
+from .. import schema as layout
+
 __all__ = ["normalize", "build_model", "build_script", "Model", "LinkDir", "Flow", "FORMAT",
            "ns2_seed", "phase_reset"]
 
@@ -242,20 +244,18 @@ def _list(value, where: str) -> list:
 
 # ------------------------------------------------------------------- the mapping
 
-# Top-level keys: mapped, or ignored because they do not change what ns-2 simulates.
-# ``clock`` (``run.clock``) is vegaslab's choice of what its senders read as the time; ns-2
-# has one clock, its own double-precision one (``"ns2"`` emulates it), so either value runs
-# ns-2 as it is.
-_TOP_MAPPED = {"format", "id", "duration_ns", "seed", "nodes", "links", "flows", "udp",
-               "aqt_routers"}
-# "trace": the core's own packet trace ([trace]); the bridge writes ns-2's trace itself.
-_TOP_IGNORED = {"sample_interval_ns", "monitor", "files", "clock", "trace"}
-_LINK_KEYS = {"a", "b", "forward", "reverse", "down_ns"}
-_DIR_KEYS = {"bandwidth_bps", "delay_ns", "delay_schedule_ns", "queue", "error_rate", "loss"}
-_DROPTAIL_KEYS = {"kind", "limit"}
-_RED_KEYS = {"kind", "variant", "limit", "min_th", "max_th", "max_p", "weight", "gentle",
-             "wait", "mean_pktsize"}
-_FLOW_KEYS = {"name", "from", "to", "algorithm", "tcp", "start_ns", "stop_ns", "app"}
+# The layout of the normalised scenario (which keys each object has) is the core's schema
+# (:mod:`vegaslab.schema`); the bridge lists only what it does not translate. Top-level keys
+# ignored because they do not change what ns-2 simulates: ``clock`` (``run.clock``) is
+# vegaslab's choice of what its senders read as the time; ns-2 has one clock, its own
+# double-precision one (``"ns2"`` emulates it), so either value runs ns-2 as it is; ``trace``
+# is the core's own packet trace ([trace]), and the bridge writes ns-2's trace itself.
+# ``tie_order`` is refused by name in :func:`build_model`. In ``tcp``, ``boot_time`` is not a
+# setting (always 0 in the document: the core fills in the phase when it creates a sender).
+# tests/test_ns2_bridge.py checks that every key of the layout the bridge reads is translated
+# here or listed as ignored.
+_IGNORED = {"Scenario": {"sample_interval_ns", "monitor", "files", "clock", "trace"},
+            "TcpConfig": {"boot_time"}}
 
 _AGENT_CLASS = {"reno": "Agent/TCP/Reno", "newreno": "Agent/TCP/Newreno",
                 "vegas": "Agent/TCP/Vegas"}
@@ -280,8 +280,6 @@ _TCP_FIELDS = {
     "initial_rto": ("rtxcur_init_", "secs"),
     "limited_transmit": ("singledup_", "int01"),
 }
-_TCP_KEYS = set(_TCP_FIELDS) | {"ack_size", "vegas_headers", "boot_time", "tick_phase",
-                                "partial_ack_timer"}
 # ``partial_ack_timer`` (left out of the normalised scenario at its default, "first") is
 # Agent/TCP/Newreno's ``newreno_changes1_``: 1 restarts the timer on a recovery's first
 # partial ACK only, 0 on every one. Other agents have no partial ACKs.
@@ -294,7 +292,7 @@ def _queue(q, where: str) -> tuple[int, dict | None]:
         raise ValueError(f"{where}: expected an object, got {q!r}")
     kind = q.get("kind")
     if kind == "droptail":
-        _check_keys(q, _DROPTAIL_KEYS, where)
+        _check_keys(q, layout.keys("QueueSpec", "droptail"), where)
         return _int(q.get("limit"), f"{where}.limit", 1), None
     if kind == "codel":
         # ns-2.35, the release the bridge targets, has no CoDel (no Queue/CoDel class: it came
@@ -304,7 +302,7 @@ def _queue(q, where: str) -> tuple[int, dict | None]:
     if kind != "red":
         raise ValueError(f"{where}.kind: the ns-2 bridge supports droptail and red queues, "
                          f"got {kind!r}")
-    _check_keys(q, _RED_KEYS, where)
+    _check_keys(q, layout.keys("QueueSpec", "red"), where)
     if q.get("variant") != "classic":
         raise ValueError(f"{where}.variant: only classic RED (kind = \"red\") maps to ns-2's "
                          f"Queue/RED, got {q.get('variant')!r}")
@@ -338,7 +336,7 @@ def _queue(q, where: str) -> tuple[int, dict | None]:
 
 
 def _direction(d, src: int, dst: int, nodes: list, where: str) -> LinkDir:
-    _check_keys(d, _DIR_KEYS, where)
+    _check_keys(d, layout.keys("DirectionSpec"), where)
     bw = _float(d.get("bandwidth_bps"), f"{where}.bandwidth_bps")
     if bw <= 0:
         raise ValueError(f"{where}.bandwidth_bps: must be > 0, got {bw!r}")
@@ -370,14 +368,14 @@ def _loss(loss, where: str) -> tuple | None:
         raise ValueError(f"{where}: expected an object, got {loss!r}")
     kind = loss.get("kind")
     if kind == "list":
-        _check_keys(loss, {"kind", "packets"}, where)
+        _check_keys(loss, layout.keys("LossPattern", "list"), where)
         packets = [_int(p, f"{where}.packets[{j}]", 0, _INT_MAX - 1)
                    for j, p in enumerate(_list(loss.get("packets"), f"{where}.packets"))]
         if packets != sorted(set(packets)):
             raise ValueError(f"{where}.packets: expected distinct indices in increasing order")
         return ("list", packets)
     if kind == "periodic":
-        _check_keys(loss, {"kind", "every", "first", "burst"}, where)
+        _check_keys(loss, layout.keys("LossPattern", "periodic"), where)
         every = _int(loss.get("every"), f"{where}.every", 1)
         first = _int(loss.get("first"), f"{where}.first", 0, _INT_MAX - 1)
         burst = _int(loss.get("burst"), f"{where}.burst", 1, every)
@@ -393,7 +391,7 @@ def _algorithm(alg, where: str) -> tuple[str, dict]:
         return "newreno", {}
     if isinstance(alg, dict) and set(alg) == {"Vegas"}:
         p = alg["Vegas"]
-        _check_keys(p, set(_VEGAS_PARAMS) | {"flavour"}, f"{where}.Vegas")
+        _check_keys(p, layout.keys("VegasParams"), f"{where}.Vegas")
         if p.get("flavour") != "ns2":
             raise ValueError(f"{where}.Vegas.flavour: only Vegas flavour \"ns2\" maps to ns-2's "
                              f"Agent/TCP/Vegas, got {p.get('flavour')!r}")
@@ -423,7 +421,7 @@ def _tick_phase(tcp: dict, seed: int, i: int, where: str) -> tuple[float, bool]:
 
 def _flow(i: int, f, nodes: list, duration_ns: int, seed: int) -> Flow:
     where = f"flows[{i}]"
-    _check_keys(f, _FLOW_KEYS, where)
+    _check_keys(f, layout.keys("FlowSpec"), where)
     name = f.get("name")
     if not isinstance(name, str):
         raise ValueError(f"{where}.name: expected a string, got {name!r}")
@@ -435,7 +433,7 @@ def _flow(i: int, f, nodes: list, duration_ns: int, seed: int) -> Flow:
     cc, agent_vars = _algorithm(f.get("algorithm"), f"{where}.algorithm")
 
     tcp = f.get("tcp")
-    _check_keys(tcp, _TCP_KEYS, f"{where}.tcp")
+    _check_keys(tcp, layout.keys("TcpConfig"), f"{where}.tcp")
     if cc == "vegas" and tcp.get("vegas_headers") is not False:
         raise ValueError(f"{where}.tcp.vegas_headers: ns-2's Vegas agent always sends "
                          "packetSize_ bytes without header; only false is supported")
@@ -466,9 +464,9 @@ def _flow(i: int, f, nodes: list, duration_ns: int, seed: int) -> Flow:
     kind = app.get("kind") if isinstance(app, dict) else None
     file_size = file_packets = None
     if kind == "ftp":
-        _check_keys(app, {"kind"}, f"{where}.app")
+        _check_keys(app, layout.keys("AppSpec", "ftp"), f"{where}.app")
     elif kind == "file":
-        _check_keys(app, {"kind", "bytes"}, f"{where}.app")
+        _check_keys(app, layout.keys("AppSpec", "file"), f"{where}.app")
         # ns-2's Application send takes a C int of bytes.
         file_size = _int(app.get("bytes"), f"{where}.app.bytes", 1)
     elif kind == "file-packets":
@@ -494,7 +492,7 @@ def _file_packets(app: dict, where: str) -> int:
     ``produce N`` still sends N data packets, as the core does; that raise must not overflow,
     so N stays below the largest ``int``.
     """
-    _check_keys(app, {"kind", "packets"}, where)
+    _check_keys(app, layout.keys("AppSpec", "file-packets"), where)
     return _int(app.get("packets"), f"{where}.packets", 1, _INT_MAX - 1)
 
 
@@ -512,7 +510,7 @@ def build_model(doc: dict) -> Model:
         raise ValueError(f"run.tie_order = {doc['tie_order']!r}: ties ordered by a hash drawn from the "
                          "seed have no ns-2 counterpart (ns-2 runs them in its scheduler's order); "
                          "leave run.tie_order at its default to run in ns-2")
-    _check_keys(doc, _TOP_MAPPED | _TOP_IGNORED, "scenario")
+    _check_keys(doc, layout.keys(layout.ROOT), "scenario")
     duration_ns = _int(doc.get("duration_ns"), "duration_ns", 1, 2**63 - 1)
     seed = _int(doc.get("seed"), "seed", 0, 2**64 - 1)
     if _list(doc.get("udp", []), "udp"):
@@ -529,7 +527,7 @@ def build_model(doc: dict) -> Model:
     changes: list = []
     for i, link in enumerate(_list(doc.get("links"), "links")):
         where = f"links[{i}]"
-        _check_keys(link, _LINK_KEYS, where)
+        _check_keys(link, layout.keys("LinkSpec"), where)
         a = _int(link.get("a"), f"{where}.a", 0, len(nodes) - 1)
         b = _int(link.get("b"), f"{where}.b", 0, len(nodes) - 1)
         where = f"links[{i}] ({nodes[a]!r} - {nodes[b]!r})"

@@ -37,6 +37,7 @@ import os
 import socket
 import struct
 import subprocess
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -72,7 +73,7 @@ def cgroup2_root() -> Path:
 def build() -> None:
     """Build the AQT objects and the loader (``make -C kernel aqt loader``)."""
     check()
-    _run(["make", "-s", "-C", str(KERNEL_DIR), "aqt", "loader"], "building the AQT programs failed")
+    _run(["make", "-s", "-C", str(KERNEL_DIR), f"PYTHON={sys.executable}", "aqt", "loader"], "building the AQT programs failed")
 
 
 def _owner_alive(name: str) -> bool:

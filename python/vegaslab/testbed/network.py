@@ -56,6 +56,7 @@ import signal
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -133,7 +134,7 @@ def build_delayline() -> Path:
     """Build ``kernel/build/vl-delayline`` (``make -C kernel delayline``); returns its path."""
     if shutil.which("make") is None or not (KERNEL_DIR / "Makefile").is_file():
         raise TestbedError(f"cannot build the delay line: needs make and the repository's {KERNEL_DIR}")
-    p = subprocess.run(["make", "-s", "-C", str(KERNEL_DIR), "delayline"], capture_output=True, text=True)
+    p = subprocess.run(["make", "-s", "-C", str(KERNEL_DIR), f"PYTHON={sys.executable}", "delayline"], capture_output=True, text=True)
     if p.returncode != 0:
         lines = (p.stderr.strip() or p.stdout.strip()).splitlines()
         raise TestbedError(f"building the delay line failed: {lines[-1] if lines else p.returncode}")

@@ -24,16 +24,30 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from .. import registry
 from ..errors import VegaslabError
 from ..kernel import ALGORITHMS as KERNEL_ALGORITHMS
 from ..kernel import KernelError, program_parameters
 from .flows import FlowSpec
 from .network import ROUTE_MTU, Route
 
-#: Simulator ``cc`` -> kernel congestion control. Linux's ``reno`` is NewReno with SACK, the
-#: baseline for both; ``cubic`` is built in; the Vegas family is vegaslab's BPF (Linux flavour).
-BUILT_IN = {"reno": "reno", "newreno": "reno", "cubic": "cubic"}
+#: Scenario ``cc`` name -> the kernel's own congestion control the testbed runs for it (the
+#: registry's Linux-native algorithms and ns-2's agents: Linux's ``reno`` is NewReno with SACK,
+#: the baseline for both). The Vegas family is vegaslab's BPF (``KERNEL_ALGORITHMS``).
+BUILT_IN = {a.name: a.kernel_name for a in registry.algorithms() if a.linux_form in ("native", "kernel")}
 
+
+#: Keys of the normalised scenario (its layout: :mod:`vegaslab.schema`) that do not change what
+#: the testbed builds: what the simulator records or how it breaks ties, and ns-2's TCP agent
+#: settings, as the kernel's own TCP sends. Every other key of the objects the testbed reads
+#: is used or refused here (tests/test_testbed_plan.py checks it against the schema).
+IGNORED = {
+    "Scenario": {"clock", "files", "format", "id", "monitor", "sample_interval_ns", "seed", "tie_order",
+                 "trace"},
+    "TcpConfig": {"ack_size", "boot_time", "delay_growth", "dupacks", "initial_rto", "limited_transmit",
+                  "max_burst", "max_rto", "min_rto", "partial_ack_timer", "syn", "tick", "tick_phase",
+                  "vegas_headers"},
+}
 
 #: Bytes of header on each of the kernel's data segments: IPv4 20 + TCP 20 + timestamps 12.
 KERNEL_HEADER_BYTES = 52
@@ -164,9 +178,13 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
                             f"(these machines' kernels have no RED or CoDel qdisc), got {q.get('kind')!r}")
     for hops in paths.values():
         for j, dd in hops:
+            if links[j].get("down_ns"):
+                raise PlanError(f"links[{j}].down: the testbed does not take links down")
             for direction in (dd, _flip(dd)):
                 if links[j][direction].get("error_rate", 0):
                     raise PlanError(f"links[{j}].{direction}.error_rate: the testbed has no packet errors")
+                if links[j][direction].get("loss"):
+                    raise PlanError(f"links[{j}].{direction}.loss: the testbed has no loss patterns")
     a, b = (links[i]["a"], links[i]["b"]) if d == "forward" else (links[i]["b"], links[i]["a"])
 
 
@@ -217,7 +235,7 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
             kernel_algs[f["name"]] = (cc, params)
         else:
             raise PlanError(f"flows ({f['name']}).cc: no kernel version of {cc!r} (the testbed runs "
-                            f"reno, newreno, cubic, {', '.join(KERNEL_ALGORITHMS)})")
+                            f"{', '.join([*BUILT_IN, *KERNEL_ALGORITHMS])})")
         stop = f.get("stop_ns")
         specs.append(FlowSpec(name=f["name"], src=src, dst=dst, cc=kernel, start_s=f["start_ns"] / 1e9,
                               stop_s=None if stop is None else stop / 1e9,

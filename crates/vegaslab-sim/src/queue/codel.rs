@@ -45,7 +45,7 @@ pub const DEFAULT_TARGET_NS: Nanos = 5_000_000;
 pub const DEFAULT_INTERVAL_NS: Nanos = 100_000_000;
 
 /// A validated CoDel configuration (`queue = { kind = "codel", ... }`).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct CoDelSpec {
     /// Most packets waiting, not counting the one in transmission (Linux's `limit`, which
     /// counts the qdisc's packets; the packet on the wire has left it).

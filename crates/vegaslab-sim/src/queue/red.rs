@@ -56,7 +56,7 @@ use rand_chacha::ChaCha8Rng;
 use vegaslab_cc::Nanos;
 
 /// Which RED drop function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RedVariant {
     /// Floyd-Jacobson RED as ns-2's `Queue/RED` (`kind = "red"`).
@@ -66,7 +66,7 @@ pub enum RedVariant {
 }
 
 /// The EWMA weight of the average queue length.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum RedWeight {
     Fixed(f64),
@@ -75,7 +75,7 @@ pub enum RedWeight {
 }
 
 /// A validated RED configuration (`queue = { kind = "red", ... }`), in packets.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct RedSpec {
     pub variant: RedVariant,
     /// Hard limit on waiting packets (ns-2 `limit_`).

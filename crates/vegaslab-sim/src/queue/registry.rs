@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{Arrival, CoDel, CoDelSpec, Departure, DropTail, QueueDiscipline, Red, RedSpec, RedVariant, Verdict};
 use vegaslab_cc::Nanos;
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum QueueSpec {
     /// ns-2 DropTail: a limit of `limit` packets counts the one being transmitted.

@@ -26,7 +26,7 @@ use super::{AppSpec, ScenarioError};
 use toml::Value;
 
 /// Pareto ON/OFF user (the AdaVegas paper, section IV): greedy while ON, silent while OFF.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct OnOffSpec {
     /// Mean ON and OFF durations, seconds.
     pub mean_on: f64,
@@ -38,7 +38,7 @@ pub struct OnOffSpec {
 }
 
 /// Poisson flow arrivals with Pareto flow lengths (the grids paper, Table 3).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct FlowArrivals {
     /// Mean time between flow arrivals (exponential), seconds.
     pub mean_interarrival: f64,
@@ -52,7 +52,7 @@ pub struct FlowArrivals {
 
 /// The grids "Pareto" model: flow arrivals as NPS, data released at `rate_bps` during Pareto
 /// ON periods (bursts of packets, ns-2 `Application/Traffic/Pareto`), none during OFF.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct PacedSpec {
     pub arrivals: FlowArrivals,
     pub rate_bps: f64,

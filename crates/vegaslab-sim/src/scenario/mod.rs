@@ -15,6 +15,7 @@ mod links;
 pub mod normalize;
 mod overrides;
 pub mod precheck;
+pub mod schema;
 mod reader;
 mod recording;
 mod satellite;
@@ -120,7 +121,7 @@ impl std::error::Error for ScenarioError {}
 /// Serialised, it is the *normalised scenario* (see [`normalize`]): every default filled in,
 /// times in integer nanoseconds (`*_ns`), bandwidths in bit/s, sizes in bytes, and no file
 /// path (the content of referenced files is part of it, and their hashes are in `files`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct Scenario {
     /// Where it came from (file name), for messages and metadata. Not part of the normalised
     /// scenario: moving a file must not change what it describes.
@@ -187,7 +188,7 @@ pub struct Scenario {
 /// `"exact"` those ties go by scheduling instant alone. Approximations: a UDP source's clock
 /// and an application's events are their integer times' doubles, not ns-2's own sums (a CBR
 /// source accumulates its intervals).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SenderClock {
     #[default]
@@ -217,7 +218,7 @@ pub enum SenderClock {
 /// order are untouched; it is a check of how much a conclusion owes to tie-breaking, not a
 /// model of ns-2 (the ns-2 bridge refuses it). Events scheduled before the queue's current
 /// time (never, in a correct simulation) keep their order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TieOrder {
     #[default]
@@ -232,7 +233,7 @@ impl TieOrder {
 }
 
 /// A file a scenario refers to, identified by its content (the path is only for people).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct FileRef {
     /// The field that names it, e.g. `links[2].delay_trace`.
     pub field: String,
@@ -244,7 +245,7 @@ pub struct FileRef {
 }
 
 /// A full-duplex link between nodes `a` and `b`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct LinkSpec {
     pub a: usize,
     pub b: usize,
@@ -260,7 +261,7 @@ pub struct LinkSpec {
 }
 
 /// One direction of a link.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct DirectionSpec {
     pub bandwidth_bps: f64,
     /// Propagation delay, and the scheduled changes `(at, new delay)` in time order.
@@ -281,7 +282,7 @@ pub struct DirectionSpec {
 /// layer never reads the scenario's types.
 pub use crate::queue::QueueSpec;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct FlowSpec {
     pub name: String,
     pub from: usize,
@@ -295,7 +296,7 @@ pub struct FlowSpec {
     pub app: AppSpec,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum AppSpec {
     /// Always has data (ns-2 `Application/FTP` started with `start`).
@@ -317,7 +318,7 @@ pub enum AppSpec {
 }
 
 /// Which time series to record; all off by default.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct MonitorSpec {
     pub cwnd: bool,
     pub throughput: bool,
@@ -327,7 +328,7 @@ pub struct MonitorSpec {
 }
 
 /// `[trace]`: a per-packet trace of chosen link directions and flows (`crate::trace`).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
 pub struct TraceSpec {
     /// Link directions `(from node, to node)`; empty: every direction.
     pub links: Vec<(usize, usize)>,
@@ -340,7 +341,7 @@ pub struct TraceSpec {
     pub max_lines: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum TraceFormat {
     /// ns-2's trace lines (`Trace::format`).

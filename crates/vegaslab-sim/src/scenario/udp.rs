@@ -23,7 +23,7 @@ use super::ScenarioError;
 use std::collections::HashMap;
 use vegaslab_cc::Nanos;
 
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct UdpSpec {
     pub name: String,
     pub from: usize,
@@ -37,7 +37,7 @@ pub struct UdpSpec {
     pub model: UdpModel,
 }
 
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum UdpModel {
     /// ns-2 `Application/Traffic/CBR`: one packet every `interval` seconds from `start`;
@@ -55,7 +55,7 @@ pub enum UdpModel {
 }
 
 /// How the mean OFF time of an exponential ON/OFF source is given.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum OffTime {
     /// Seconds.

@@ -1,0 +1,164 @@
+//! What a scenario may name, as one document: every algorithm of the congestion-control
+//! registry (`vegaslab_cc::ALGORITHMS`) with its parameters, their kinds, ranges, units,
+//! meanings, citations and defaults. The Python package (`vegaslab.registry`), the docs
+//! generator, the kernel build and the tests read the algorithms from here; none lists them.
+//!
+//! The defaults are not declared anywhere but in each algorithm's parameter struct: this
+//! module reads them back from the normalised scenario of a flow that leaves the parameter
+//! out, through the same reader a scenario goes through ([`normalised_params`]), once per
+//! flavour where the algorithm has flavours. A parameter absent from the normalised form
+//! (a heuristic input, or a flavour left out at its default) has as default the declared
+//! choice that normalises to the same document, or none.
+
+use serde_json::{json, Map, Value};
+use vegaslab_cc::params::{Param, ParamKind};
+use vegaslab_cc::registry::{Entry, LinuxForm};
+use vegaslab_cc::ALGORITHMS;
+
+use crate::scenario::{from_value, normalize::to_value, ScenarioError};
+
+/// Layout version of [`document`]; it changes when the layout does.
+pub const FORMAT: u32 = 1;
+
+/// The key of the flavour parameter, whose values an algorithm's defaults may depend on.
+pub const FLAVOUR: &str = "flavour";
+
+/// The flavours of an entry (the values of its `flavour` parameter), or `[None]`.
+pub fn flavours(entry: &Entry) -> Vec<Option<&'static str>> {
+    match (entry.params)().iter().find(|p| p.name == FLAVOUR).map(|p| p.kind) {
+        Some(ParamKind::Choice { values }) => values.iter().map(|v| Some(*v)).collect(),
+        _ => vec![None],
+    }
+}
+
+/// A one-flow scenario of algorithm `cc` with these `params` (a TOML table).
+fn one_flow(cc: &str, params: toml::Table) -> toml::Value {
+    let mut flow = toml::Table::new();
+    for (k, v) in [("name", "f"), ("from", "S"), ("to", "D"), ("cc", cc)] {
+        flow.insert(k.into(), v.into());
+    }
+    if !params.is_empty() {
+        flow.insert("params".into(), params.into());
+    }
+    let mut link = toml::Table::new();
+    link.insert("endpoints".into(), toml::Value::Array(vec!["S".into(), "D".into()]));
+    link.insert("bandwidth".into(), "1Mbps".into());
+    link.insert("delay".into(), "10ms".into());
+    let mut run = toml::Table::new();
+    run.insert("duration".into(), "1s".into());
+    let mut root = toml::Table::new();
+    root.insert("run".into(), run.into());
+    root.insert("links".into(), toml::Value::Array(vec![link.into()]));
+    root.insert("flows".into(), toml::Value::Array(vec![flow.into()]));
+    root.into()
+}
+
+/// The normalised algorithm (`{"<tag>": params}` or `"<tag>"`) of a flow of `cc` with
+/// `params`, read as a scenario's would be (errors name `flows[0].params.<key>`).
+pub fn normalised_params(cc: &str, params: toml::Table) -> Result<Value, ScenarioError> {
+    let scenario = from_value(&one_flow(cc, params), "registry")?;
+    Ok(to_value(&scenario)["flows"][0]["algorithm"].clone())
+}
+
+/// A JSON value as the TOML value a scenario would write for it.
+pub fn as_toml(value: &Value) -> Option<toml::Value> {
+    Some(match value {
+        Value::Bool(b) => toml::Value::Boolean(*b),
+        Value::Number(n) if n.is_i64() => toml::Value::Integer(n.as_i64()?),
+        Value::Number(n) => toml::Value::Float(n.as_f64()?),
+        Value::String(s) => toml::Value::String(s.clone()),
+        _ => return None,
+    })
+}
+
+/// The parameters of a normalised algorithm (`{}` for a bare tag).
+fn fields(normalised: &Value) -> Map<String, Value> {
+    match normalised {
+        Value::Object(m) => m.values().next().and_then(Value::as_object).cloned().unwrap_or_default(),
+        _ => Map::new(),
+    }
+}
+
+/// The params table that sets the flavour, if any.
+fn with_flavour(flavour: Option<&str>) -> toml::Table {
+    let mut t = toml::Table::new();
+    if let Some(f) = flavour {
+        t.insert(FLAVOUR.into(), f.into());
+    }
+    t
+}
+
+/// The default of `param` for `cc` in `flavour` (`Value::Null`: none).
+pub fn default_of(cc: &str, param: &Param, flavour: Option<&str>) -> Result<Value, ScenarioError> {
+    if param.name == FLAVOUR && flavour.is_some() {
+        return default_of(cc, param, None);
+    }
+    let plain = normalised_params(cc, with_flavour(flavour))?;
+    if let Some(v) = fields(&plain).get(param.name) {
+        return Ok(v.clone());
+    }
+    if let ParamKind::Choice { values } = param.kind {
+        for v in values {
+            let mut t = with_flavour(flavour);
+            t.insert(param.name.into(), (*v).into());
+            if normalised_params(cc, t).is_ok_and(|n| n == plain) {
+                return Ok(Value::String(v.to_string()));
+            }
+        }
+    }
+    Ok(Value::Null)
+}
+
+fn kind_json(kind: ParamKind) -> Value {
+    serde_json::to_value(kind).expect("a parameter kind serialises")
+}
+
+/// One parameter of one algorithm: its declaration and its default (the same in every
+/// flavour: `default`; otherwise `default_by_flavour`).
+fn param_json(entry: &Entry, param: &Param) -> Result<Value, ScenarioError> {
+    let mut by_flavour = Map::new();
+    for f in flavours(entry) {
+        by_flavour.insert(f.unwrap_or("").to_string(), default_of(entry.name, param, f)?);
+    }
+    let mut out = json!({
+        "name": param.name,
+        "kind": kind_json(param.kind),
+        "unit": param.unit,
+        "doc": param.doc,
+        "cite": param.cite,
+    });
+    let first = by_flavour.values().next().cloned().unwrap_or(Value::Null);
+    if by_flavour.values().all(|v| *v == first) {
+        out["default"] = first;
+    } else {
+        out["default_by_flavour"] = Value::Object(by_flavour);
+    }
+    Ok(out)
+}
+
+/// The registry as a JSON document: `{"format", "algorithms": [{"name", "tag", "about",
+/// "flavours", "linux": {"form": "flavour" | "native" | "kernel" | "none", "kernel_name"}, "params":
+/// [{"name", "kind", "unit", "doc", "cite", "default" | "default_by_flavour"}]}]}`, algorithms
+/// in registry order (`LinuxForm` says what the forms mean).
+pub fn document() -> Result<Value, ScenarioError> {
+    let mut algorithms = Vec::new();
+    for entry in ALGORITHMS {
+        let params = (entry.params)().iter().map(|p| param_json(entry, p)).collect::<Result<Vec<_>, _>>()?;
+        let flavours: Vec<&str> = flavours(entry).into_iter().flatten().collect();
+        let form = match entry.linux {
+            LinuxForm::Flavour => "flavour",
+            LinuxForm::Native(_) => "native",
+            LinuxForm::Kernel(_) => "kernel",
+            LinuxForm::None => "none",
+        };
+        algorithms.push(json!({
+            "name": entry.name,
+            "tag": entry.tag,
+            "about": entry.about,
+            "flavours": flavours,
+            "linux": { "form": form, "kernel_name": entry.kernel_name() },
+            "params": params,
+        }));
+    }
+    Ok(json!({ "format": FORMAT, "algorithms": algorithms }))
+}
