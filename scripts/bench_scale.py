@@ -24,16 +24,18 @@ from pathlib import Path
 
 from vegaslab.bench import PEAK_RSS_CODE  # the benchmark's peak-memory reader
 
-# The boundary `vegaslab.run` uses (`run_scenario_tables`: meta as JSON, the tables and series
-# as typed columns, the normalised scenario's text), not the JSON document, whose decoding in
-# Python was most of the set-up time and peak memory at 100,000 flows (168 MB of JSON).
+# The boundary `vegaslab.run` uses (`vegaslab.core.run_core`: meta as JSON, every table and time
+# series as Arrow columns, the normalised scenario's text), not a JSON document, whose decoding
+# in Python was most of the set-up time and peak memory at 100,000 flows (168 MB of JSON).
+# pyarrow is imported before the clock starts, as `vegaslab run` imports it while it simulates.
 CHILD = PEAK_RSS_CODE + r"""
 import json, sys, time
-from vegaslab import _core
+import pyarrow
+from vegaslab.core import run_core
 text, overrides = sys.argv[1], json.loads(sys.argv[2])
 t0 = time.perf_counter()
-meta, tables, series, normalized = _core.run_scenario_tables(text, "scale", 1, overrides, None)
-meta = json.loads(meta)
+run = run_core(text, "scale", 1, overrides, normalized=True)
+meta = run.meta
 wall = time.perf_counter() - t0
 print(json.dumps({"wall_s": wall, "peak_rss_bytes": peak_rss_bytes(), "packet_hops": meta["packet_hops"],
                   "events": meta["events"]}))

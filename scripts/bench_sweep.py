@@ -89,15 +89,14 @@ def scenario(sid: str, duration: float, runs: int, seeds: int = 10) -> str:
 
 def calibrate(target_s: float) -> float:
     """Simulated seconds for a run whose core time is about ``target_s``."""
-    from vegaslab.core import call_core, load_core
+    from vegaslab.core import run_core
 
-    core = load_core()
     probe = 20.0
     text = scenario("bench-calibrate", probe, 1, 1)
     best = float("inf")
     for _ in range(3):
         t0 = time.perf_counter()
-        call_core(core.run_scenario, text, "<bench>", 1, [], None)
+        run_core(text, "<bench>", 1, [])
         best = min(best, time.perf_counter() - t0)
     return max(0.5, probe * target_s / best)
 

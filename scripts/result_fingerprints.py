@@ -3,7 +3,7 @@ bit-identical (every golden, every differential test and the reproduce --all sum
 so).
 
 Each line is one run: a SHA-256 of the core's whole result document (every table and time
-series, the packet-hop count included) without the simulation's wall time and its event count,
+series, the packet-hop count included, in the JSON form of docs/results-format.md) without the simulation's wall time and its event count,
 with the scenario file's path relative to the catalog (so two checkouts compare), then the
 event count on its own. Runs: the benchmark (bench/grids-net2, 200 s), a 2,000-pair
 dumbbell from scripts/bench_scale.py (1 s) and, per catalog entry, its quick runs at their
@@ -24,7 +24,7 @@ import json
 import sys
 from pathlib import Path
 
-from vegaslab import _core
+from vegaslab.core import run_core
 from vegaslab.study.catalog import builtin_dir, list_entries
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -35,8 +35,9 @@ SLOW = {"wf-net4"}
 
 
 def document(text: str, source: str, seed: int | None, overrides: list[str]) -> dict:
-    """The core's result document of one run, without its wall time."""
-    doc = json.loads(_core.run_scenario(text, source, seed, overrides, None))
+    """The core's result document of one run (its JSON form, rebuilt from the Arrow tables the
+    core hands over: ``CoreRun.document``), without its wall time."""
+    doc = run_core(text, source, seed, overrides).document()
     meta = doc.get("meta", {})
     meta.pop("wall_time_s", None)
     # The scenario's path as the core records it, relative to the catalog: two checkouts (a

@@ -304,18 +304,18 @@ def test_core_run_never_imports_pandas(core, tiny, tmp_path, options):
     # files (vegaslab.columns) and drawing the figures (vegaslab.plots) go without it. The
     # background import is switched off, so nothing it loads can hide an import the run itself
     # makes, and every figure is drawn in this process (a forked child's imports are not seen).
-    code = ("import sys, vegaslab, vegaslab.simulation; from vegaslab import cli; from vegaslab.cli import run\n"
+    code = ("import sys, vegaslab, vegaslab.core; from vegaslab import cli; from vegaslab.cli import run\n"
             "if '--no-plots' not in sys.argv:\n"
             "    import vegaslab.plots; vegaslab.plots.usable_processes = lambda *a, **k: 1\n"
             "class NoImportAhead(run.ImportAhead):\n"
             "    def _load(self): pass\n"
             "run.ImportAhead = NoImportAhead\n"
             "seen = []\n"
-            "real = vegaslab.simulation.call_core\n"
+            "real = vegaslab.core.call_core\n"
             "def spy(fn, *a, **k):\n"
             "    seen.append('pandas' in sys.modules)\n"
             "    return real(fn, *a, **k)\n"
-            "vegaslab.simulation.call_core = spy\n"
+            "vegaslab.core.call_core = spy\n"
             f"assert cli.main(['run', {str(tiny)!r}, '--out', {str(tmp_path / 'out')!r}, *{options!r}]) == 0\n"
             "print(seen[0], 'pandas' in sys.modules)")
     proc = subprocess.run([sys.executable, "-c", code, *options], capture_output=True, text=True, timeout=120)

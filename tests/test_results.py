@@ -306,13 +306,7 @@ class _StubCore:
     def __init__(self, exc: BaseException):
         self.exc = exc
 
-    def run_scenario(self, *args):
-        raise self.exc
-
-    def run_scenario_columns(self, *args):
-        raise self.exc
-
-    def run_scenario_tables(self, *args):
+    def run(self, *args):
         raise self.exc
 
 

@@ -130,11 +130,13 @@ def test_parquet_round_trip_keeps_every_dtype_including_empty_tables(tmp_path):
 
 
 def test_the_json_and_the_column_paths_give_the_same_dtypes():
-    from vegaslab import _core
+    import json
+
+    from vegaslab.core import run_core
 
     text = TWO_HOP + '\n[run]\nduration = "1s"\n[monitor]\ncwnd = true\nqueues = ["R1->D1"]\n'
     direct = vegaslab.run(text, seed=1)
-    via_json = Results.from_json(_core.run_scenario(text, "<string>", 1, []))
+    via_json = Results.from_json(json.dumps(run_core(text, "<string>", 1, []).document()))
     for table in TABLE_NAMES:
         a, b = getattr(direct, table), getattr(via_json, table)
         assert dict(a.dtypes) == dict(b.dtypes), table

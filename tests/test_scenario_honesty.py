@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import vegaslab
-from vegaslab import _core
+from vegaslab.core import run_core
 from vegaslab.results import Results
 
 GROUP = """
@@ -99,9 +99,9 @@ def test_series_queues_carry_red_average_on_red_rows_and_nan_elsewhere():
 
 
 def test_the_average_column_is_the_same_by_json_and_by_columns_and_survives_to_dir(tmp_path):
-    by_json = Results.from_json(_core.run_scenario(GROUP, "g.toml", 1, [], None))
-    doc, series = _core.run_scenario_columns(GROUP, "g.toml", 1, [], None)
-    by_columns = Results.from_columns(doc, series)
+    core_run = run_core(GROUP, "g.toml", 1, [])
+    by_json = Results.from_json(json.dumps(core_run.document()))
+    by_columns = Results._from_core(core_run)
     assert "avg_pkts" in by_columns.series_queues.columns
     pd.testing.assert_frame_equal(by_json.series_queues, by_columns.series_queues, check_exact=True)
     by_columns.to_dir(tmp_path / "out")
@@ -154,7 +154,7 @@ def test_no_warning_when_the_window_is_raised_and_the_record_round_trips(tmp_pat
 
 
 def test_results_without_the_record_say_nothing_rather_than_zero():
-    doc = json.loads(_core.run_scenario(CAPPED, "c.toml", 1, [], None))
+    doc = run_core(CAPPED, "c.toml", 1, []).document()
     del doc["meta"]["window_limited"]
     old = Results.from_dict(doc)
     assert old.window_limited_flows().empty and old.summary["window_limited_s"].isna().all()

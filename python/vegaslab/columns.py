@@ -3,9 +3,9 @@ all without pandas.
 
 Importing pandas costs about 0.3 s of CPU, more than a third of the benchmark's simulation, so
 ``vegaslab run`` does without it (docs/decisions.md, "Results without pandas until a table is
-read"): :class:`vegaslab.results.Results` keeps the core's columns as they come
-(:func:`table_columns`, :func:`series_columns`) and builds its pandas tables on first use; it
-writes Parquet from the same columns through this module.
+read"): :class:`vegaslab.results.Results` keeps the core's Arrow columns as numpy arrays
+(:func:`core_columns`) and builds its pandas tables on first use; it writes Parquet from the
+same columns through this module.
 
 pyarrow imports pandas as soon as ``pyarrow.array`` converts anything (it looks for pandas
 objects), so the Arrow arrays here are assembled from their buffers
@@ -131,71 +131,73 @@ def expanded(columns: Mapping[str, Column]) -> dict[str, np.ndarray]:
 # ---------------------------------------------------------------------- from the core
 
 
-def column_f64(column: bytes) -> np.ndarray:
-    """A little-endian f64 column from ``_core.run_scenario_columns`` (a writable copy; NaN
-    where the JSON form has null). Also what the results store decodes the columns with."""
-    return np.frombuffer(column, dtype="<f8").astype(np.float64)
+def _present(arr: "pa.Array") -> np.ndarray | None:
+    """Which rows of ``arr`` have a value (its validity bitmap as booleans), None when all do."""
+    if arr.null_count == 0:
+        return None
+    bits = np.frombuffer(arr.buffers()[0], dtype=np.uint8)
+    return np.unpackbits(bits, count=arr.offset + len(arr), bitorder="little")[arr.offset:].astype(bool)
 
 
-def column_names(codes: bytes, names: list[str]) -> np.ndarray:
-    """An interned column from the core: u32 indices into ``names``, as the names."""
-    return np.asarray(names, dtype=object)[np.frombuffer(codes, dtype="<u4")]
+def _values(arr: "pa.Array", dtype: str) -> np.ndarray:
+    """The values buffer of a fixed-width ``arr`` as numpy (a view; a missing row holds whatever
+    the core put there)."""
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=arr.offset + len(arr))[arr.offset:]
 
 
-def table_columns(table: Mapping[str, Any]) -> dict[str, Any]:
-    """A results table from ``_core.run_scenario_tables`` (``{"rows", "columns"}``, see
-    crates/vegaslab-py) as ``{name: column}`` in the core's column order, each column what
-    the same table's JSON rows give pandas: numbers as numpy arrays (a count missing in some
-    rows becomes float64 with NaN there, as pandas makes it), text as an object array (NaN
-    where a row has no value, None in a column no row has a value in)."""
-    rows = int(table["rows"])
-    out: dict[str, Any] = {}
-    for name, kind, values, present in table["columns"]:
-        have = None if present is None else np.frombuffer(present, dtype=np.uint8).astype(bool)
-        if kind == "none":
-            col: Any = np.full(rows, None, dtype=object)
-        elif kind == "str":
-            col = np.asarray(values, dtype=object)
-            if have is not None:
-                col[~have] = np.nan
-        elif kind == "bool":
-            col = np.frombuffer(values, dtype=np.uint8).astype(bool)
-            if have is not None:
-                col = col.astype(object)
-                col[~have] = np.nan
-        else:
-            col = np.frombuffer(values, dtype={"f64": "<f8", "i64": "<i8", "u64": "<u8"}[kind])
-            col = col.astype(np.int64 if kind != "f64" and have is None else np.float64)
-            if have is not None:
-                col[~have] = np.nan
-        out[name] = col
+#: numpy's type of each fixed-width Arrow type the core writes.
+_NUMPY_TYPES = {"double": "<f8", "int64": "<i8", "uint64": "<u8", "uint8": "u1", "uint32": "<u4"}
+
+
+def core_column(arr: "pa.Array") -> Column:
+    """One column of a core table (:func:`vegaslab.core.run_core`) as :class:`Results` holds it,
+    what the same table's JSON rows give pandas: floats float64 (NaN where a row has no value);
+    integers int64, or float64 with NaN when a row has no value (as pandas makes a count with
+    a gap); booleans bool, or an object array with NaN for a missing row; text an object array
+    (NaN for a missing row); a column no row has a value in an object array of None; interned
+    names (a dictionary) a :class:`NameColumn`. Each array is the column's own copy."""
+    import pyarrow as pa
+
+    kind = arr.type
+    if pa.types.is_dictionary(kind):
+        return NameColumn(_values(arr.indices, "<u4").copy(), arr.dictionary.to_pylist())
+    if pa.types.is_null(kind):
+        return np.full(len(arr), None, dtype=object)
+    have = _present(arr)
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        # Through Python strings: `Array.to_numpy` of text goes through pyarrow's pandas
+        # conversion and imports pandas (and pyarrow.compute), 50 MB and 0.3 s of CPU.
+        col: Any = np.asarray(arr.to_pylist(), dtype=object)
+        if have is not None:
+            col[~have] = np.nan
+        return col
+    if pa.types.is_boolean(kind):
+        bits = np.frombuffer(arr.buffers()[1], dtype=np.uint8)
+        col = np.unpackbits(bits, count=arr.offset + len(arr), bitorder="little")[arr.offset:].astype(bool)
+        if have is not None:
+            col = col.astype(object)
+            col[~have] = np.nan
+        return col
+    values = _values(arr, _NUMPY_TYPES[str(kind)])
+    whole = values.dtype.kind in "iu" and have is None
+    col = values.astype(np.int64 if whole else np.float64)
+    if have is not None:
+        col[~have] = np.nan
+    return col
+
+
+def core_columns(tables: Mapping[str, "pa.RecordBatch"], *, series: Sequence[str] = ("series_flows", "series_queues")
+                 ) -> dict[str, dict[str, Column] | None]:
+    """A run's tables from the core as ``{table: {column: column}}`` in the core's column order
+    (:func:`core_column`); a time series with no rows is None, as the JSON form's empty series
+    gives no frame rows."""
+    out: dict[str, dict[str, Column] | None] = {}
+    for name, batch in tables.items():
+        if name in series and batch.num_rows == 0:
+            out[name] = None
+            continue
+        out[name] = {field.name: core_column(batch.column(i)) for i, field in enumerate(batch.schema)}
     return out
-
-
-def series_columns(series: Mapping[str, Any], *, interned: bool = False) -> dict[str, Any]:
-    """The time series of ``_core.run_scenario_columns`` / ``run_scenario_tables`` as the JSON
-    form's ``series`` (``{"flows": {column: array}, "queues": ...}``, None for one with no
-    rows); with ``interned``, the flow and queue names as :class:`NameColumn`."""
-    f, q = series["flows"], series["queues"]
-
-    def names(codes: bytes, table: list[str]) -> Column:
-        if interned:
-            return NameColumn(np.frombuffer(codes, dtype="<u4"), table)
-        return column_names(codes, table)
-
-    flows = {
-        "time_s": column_f64(f["time_s"]), "flow": names(f["flow"], f["names"]),
-        **{c: column_f64(f[c]) for c in ("cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps")},
-        "active": np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64),
-        **{name: column_f64(column) for name, column in f["extra"].items()},
-    }
-    # Further columns the core lists (RED's ``avg_pkts`` when a RED queue is monitored), in its
-    # order, as the flows' algorithm variables: no column name is restated here.
-    queues = {"time_s": column_f64(q["time_s"]), "queue": names(q["queue"], q["names"]),
-              "length_pkts": column_f64(q["length_pkts"]),
-              **{name: column_f64(column) for name, column in q.get("extra", {}).items()}}
-    return {"flows": flows if len(flows["time_s"]) else None,
-            "queues": queues if len(queues["time_s"]) else None}
 
 
 def meta_json(record: Mapping[str, Any]) -> str:

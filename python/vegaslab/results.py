@@ -55,14 +55,15 @@ import numpy as np
 from .errors import VegaslabError
 from .safe_io import sha256_file as _sha256_file
 from .columns import (COUNT_COLUMNS, FLOW_COLUMNS, INTEGRITY_KEY, LINK_COLUMNS, QUEUE_COLUMNS, SERIES_FLOW_COLUMNS,  # noqa: F401
-                      SERIES_QUEUE_COLUMNS, TABLES, TEXT_COLUMNS, UDP_COLUMNS, Column, column_f64, column_names,
-                      column_values, expanded, frame_columns, is_missing, meta_json, missing_column, series_columns,
-                      table_columns, typed_column,
-                      typed_columns, write_parquet)
+                      SERIES_QUEUE_COLUMNS, TABLES, TEXT_COLUMNS, UDP_COLUMNS, Column, column_values, core_columns,
+                      expanded, frame_columns, is_missing, meta_json, missing_column, typed_column, typed_columns,
+                      write_parquet)
 from .outdir import output_dir
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .core import CoreRun
 else:
     class _LazyPandas:
         """``pd`` until pandas is first used: then the module itself, in this module's globals.
@@ -489,29 +490,16 @@ class Results(_NotebookViews):
         )
 
     @classmethod
-    def from_columns(cls, text: str | bytes, series: dict) -> "Results":
-        """From what ``vegaslab._core.run_scenario_columns`` returns: the JSON document without
-        its time series, and the series as typed columns of little-endian bytes, which become
-        numpy arrays without a parsing step (480,000 rows in about 0.1 s instead of 1.2 s
-        through JSON). The frames equal :meth:`from_json`'s for the same run."""
-        doc = json.loads(text)
-        if isinstance(doc, dict):
-            doc["series"] = series_columns(series)
-        return cls.from_dict(doc)
-
-    @classmethod
-    def from_tables(cls, meta: str | bytes, tables: Mapping[str, Any], series: dict) -> "Results":
-        """From the first three of what ``vegaslab._core.run_scenario_tables`` returns: ``meta`` as JSON, the tables
-        as typed columns (:func:`table_columns`) and the series as :meth:`from_columns` takes
-        them; no text but ``meta`` is parsed (at 100,000 flows the tables' JSON would be
-        168 MB). The frames equal :meth:`from_json`'s for the same run (tests/test_results_columns.py)."""
-        record = json.loads(meta)
+    def _from_core(cls, run: "CoreRun") -> "Results":
+        """From what :func:`vegaslab.core.run_core` returns: ``meta`` as JSON and every table and
+        time series as Arrow columns, kept as numpy columns (:func:`vegaslab.columns.core_columns`)
+        until a table is first read; no table crosses as text (at 100,000 flows the tables'
+        JSON would be 168 MB). The frames equal :meth:`from_json`'s of the same run's JSON
+        document (tests/test_results_columns.py)."""
+        record = run.meta
         if not isinstance(record, dict):
             raise ValueError("a results document is a JSON object with a 'meta' field")
-        decoded = series_columns(series, interned=True)
-        columns = {name: table_columns(t) for name, t in tables.items()}
-        return cls._from_core_columns(record, {**columns, "series_flows": decoded["flows"],
-                                               "series_queues": decoded["queues"]})
+        return cls._from_core_columns(record, core_columns(run.tables))
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Results":

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .core import call_core, load_core, package_version
+from .core import call_core, load_core, package_version, run_core
 from .errors import ScenarioError, SimulationError, TraceError
 from .scenario import Overrides, Scenario, normalise_overrides, scenario_source
 
@@ -184,13 +184,11 @@ def run(
     ovr = normalise_overrides(overrides)
     bar = LazyProgressBar() if progress is True else None
     callback = bar if bar is not None else (progress if callable(progress) else None)
-    core = load_core()
     own_dir = trace_dir is None
     directory = tempfile.mkdtemp(prefix="vegaslab-trace-") if own_dir else os.fspath(trace_dir)
     try:
         try:
-            meta, tables, series, normalized = call_core(core.run_scenario_tables, text, source, seed, ovr, callback,
-                                                          directory)
+            core_run = run_core(text, source, seed, ovr, callback, trace_dir=directory, normalized=True)
         finally:
             if bar is not None:
                 bar.close()
@@ -199,9 +197,12 @@ def run(
         from .results import Results
 
         try:
-            res = Results.from_tables(meta, tables, series)
+            res = Results._from_core(core_run)
         except (ValueError, KeyError, TypeError) as exc:
             raise SimulationError(f"the core returned a malformed results document: {exc}") from exc
+        normalized = core_run.normalized
+        if normalized is None:
+            raise SimulationError(f"{source}: the core returned no normalised scenario")
         # Provenance: the normalised scenario the core ran, from the same parse, and the hash of
         # its canonical text as the core wrote it (equal to `scenario_hash` of the parsed document).
         res.meta["provenance"] = provenance_of(json.loads(normalized), source, seed, ovr,

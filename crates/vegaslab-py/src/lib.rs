@@ -1,15 +1,16 @@
 //! `vegaslab._core`: the thin bridge between Python and the Rust simulator. It converts a
-//! scenario in (TOML text + overrides) and results out (JSON, or the tables and time series as
-//! typed columns of bytes), and nothing else. A Rust
+//! scenario in (TOML text + overrides) and results out through one function, `run`: `meta` as
+//! JSON, every table and time series as typed Arrow columns (`arrow`), and nothing else. A Rust
 //! panic never reaches Python as such: it becomes `SimulationError`.
+
+mod arrow;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
-use vegaslab_sim::results::QueueColumn;
+use pyo3::types::PyDict;
 use vegaslab_sim::table_columns;
-use vegaslab_sim::{RunResults, Series};
+use vegaslab_sim::RunResults;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
@@ -91,49 +92,19 @@ fn run_results(
     }
 }
 
-/// Run a scenario; returns the results as JSON (`docs/results-format.md`).
+/// Run a scenario: the one way results cross into Python. Returns `(meta, tables, normalized)`:
+/// the results' `meta` as JSON text (scalars and short lists: version, seed, counts, warnings),
+/// every table and time series as an Arrow record batch (`arrow::ArrowBatch`, imported with
+/// pyarrow through the Arrow PyCapsule interface) under its name, `flows`, `queues`, `links`,
+/// `udp`, `series_flows` and `series_queues`, and, with `normalized`, the normalised scenario
+/// that ran as canonical JSON (`normalize_scenario`'s text, from the same parse; else None).
+/// `trace_dir`: the directory a `[trace]` is created in (under its plain name; an existing
+/// file there is a `ScenarioError`); without it no trace is written, and `meta.trace.error`
+/// says so. A table that cannot become Arrow columns is a `SimulationError` naming the run.
 #[pyfunction]
-#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None))]
-fn run_scenario(
-    py: Python<'_>,
-    toml_text: &str,
-    source_name: &str,
-    seed: Option<u64>,
-    overrides: Vec<String>,
-    progress: Option<PyObject>,
-) -> PyResult<String> {
-    Ok(run_results(py, toml_text, source_name, seed, overrides, progress, &Default::default())?.0.to_json())
-}
-
-/// Run a scenario; returns `(json, series)`: the results as JSON without the time series (its
-/// `series` holds empty columns), and the time series as columns of little-endian bytes
-/// (`series_columns`), which Python wraps with numpy without parsing anything.
-#[pyfunction]
-#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None))]
-fn run_scenario_columns(
-    py: Python<'_>,
-    toml_text: &str,
-    source_name: &str,
-    seed: Option<u64>,
-    overrides: Vec<String>,
-    progress: Option<PyObject>,
-) -> PyResult<(String, PyObject)> {
-    let (mut results, _) = run_results(py, toml_text, source_name, seed, overrides, progress, &Default::default())?;
-    let series = std::mem::take(&mut results.series);
-    Ok((results.to_json(), series_columns(py, &series)?))
-}
-
-/// Run a scenario; returns `(meta, tables, series, normalized)`: the results' `meta` as JSON,
-/// the tables (`flows`, `queues`, `links`, `udp`) as typed columns (`table_columns`), the time
-/// series as `run_scenario_columns` gives them, and the normalised scenario that ran as
-/// canonical JSON (`normalize_scenario`'s text, from the same parse). No table is written as
-/// text (at 100,000 flows it would be hundreds of megabytes). `trace_dir`: the directory a `[trace]` is
-/// created in (under its plain name; an existing file there is a `ScenarioError`); without
-/// it a trace is not written, and `meta.trace.error` says so. The other run functions never
-/// write a trace.
-#[pyfunction]
-#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None, trace_dir=None))]
-fn run_scenario_tables(
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None, trace_dir=None, normalized=false))]
+#[allow(clippy::too_many_arguments)]
+fn run(
     py: Python<'_>,
     toml_text: &str,
     source_name: &str,
@@ -141,116 +112,42 @@ fn run_scenario_tables(
     overrides: Vec<String>,
     progress: Option<PyObject>,
     trace_dir: Option<std::path::PathBuf>,
-) -> PyResult<(String, PyObject, PyObject, String)> {
-    let options = vegaslab_sim::RunOptions { normalized: true, trace_dir: trace_dir.as_deref() };
-    let (results, normalized) = run_results(py, toml_text, source_name, seed, overrides, progress, &options)?;
+    normalized: bool,
+) -> PyResult<(String, PyObject, Option<String>)> {
+    let options = vegaslab_sim::RunOptions { normalized, trace_dir: trace_dir.as_deref() };
+    let (results, normalized_text) = run_results(py, toml_text, source_name, seed, overrides, progress, &options)?;
+    if normalized && normalized_text.is_none() {
+        return Err(SimulationError::new_err(format!("{source_name}: no normalised scenario")));
+    }
     let meta = serde_json::to_string(&results.meta).map_err(|e| SimulationError::new_err(format!("{source_name}: {e}")))?;
+    let built = py.allow_threads(|| catch_unwind(AssertUnwindSafe(|| batches(results))));
+    let batches = match built {
+        Err(panic) => Err(SimulationError::new_err(format!("{source_name}: internal simulator error: {}", panic_message(panic)))),
+        Ok(Err(e)) => Err(SimulationError::new_err(format!("{source_name}: results table: {e}"))),
+        Ok(Ok(b)) => Ok(b),
+    }?;
     let tables = PyDict::new_bound(py);
-    tables.set_item("flows", rows_dict(py, source_name, &results.flows)?)?;
-    tables.set_item("queues", rows_dict(py, source_name, &results.queues)?)?;
-    tables.set_item("links", rows_dict(py, source_name, &results.links)?)?;
-    tables.set_item("udp", rows_dict(py, source_name, &results.udp)?)?;
-    let normalized = normalized.ok_or_else(|| SimulationError::new_err(format!("{source_name}: no normalised scenario")))?;
-    Ok((meta, tables.into_any().unbind(), series_columns(py, &results.series)?, normalized))
-}
-
-/// A table as `{"rows": n, "columns": [(name, kind, values, present), ...]}` in the table's
-/// column order: `kind` is `"f64"`, `"i64"`, `"u64"` (values: little-endian bytes), `"bool"`
-/// (bytes, one per row), `"str"` (a list of str) or `"none"` (no row has a value; values
-/// None); `present` is None when every row has a value, else one byte per row (1: has one).
-/// One results table's rows as `table_dict`'s columns; a row that cannot become columns is a
-/// `SimulationError` naming the run.
-fn rows_dict<T: serde::Serialize>(py: Python<'_>, source_name: &str, rows: &[T]) -> PyResult<PyObject> {
-    let table = table_columns::table(rows)
-        .map_err(|e| SimulationError::new_err(format!("{source_name}: results table: {e}")))?;
-    table_dict(py, &table)
-}
-
-fn table_dict(py: Python<'_>, t: &table_columns::Table) -> PyResult<PyObject> {
-    use table_columns::Values;
-    let columns = pyo3::types::PyList::empty_bound(py);
-    for c in &t.columns {
-        let (kind, values): (&str, PyObject) = match &c.values {
-            Values::F64(v) => ("f64", f64_bytes(py, v.iter().copied()).into_any().unbind()),
-            Values::I64(v) => ("i64", le_bytes(py, v.iter().map(|x| x.to_le_bytes())).into_any().unbind()),
-            Values::U64(v) => ("u64", le_bytes(py, v.iter().map(|x| x.to_le_bytes())).into_any().unbind()),
-            Values::Bool(v) => ("bool", le_bytes(py, v.iter().map(|&x| [x as u8])).into_any().unbind()),
-            Values::Str(v) => ("str", v.to_object(py)),
-            Values::Unknown => ("none", py.None()),
-        };
-        let present: PyObject = if c.complete() {
-            py.None()
-        } else {
-            le_bytes(py, c.present.iter().map(|&p| [p as u8])).into_any().unbind()
-        };
-        columns.append((c.name, kind, values, present))?;
+    for (name, batch) in batches {
+        tables.set_item(name, Py::new(py, batch)?)?;
     }
-    let out = PyDict::new_bound(py);
-    out.set_item("rows", t.rows)?;
-    out.set_item("columns", columns)?;
-    Ok(out.into_any().unbind())
+    Ok((meta, tables.into_any().unbind(), normalized_text))
 }
 
-/// The concatenated little-endian bytes of each value.
-fn le_bytes<'py, const N: usize>(py: Python<'py>, values: impl ExactSizeIterator<Item = [u8; N]>) -> Bound<'py, PyBytes> {
-    let mut out = Vec::with_capacity(values.len() * N);
-    for v in values {
-        out.extend_from_slice(&v);
-    }
-    PyBytes::new_bound(py, &out)
-}
-
-fn f64_bytes<'py>(py: Python<'py>, values: impl ExactSizeIterator<Item = f64>) -> Bound<'py, PyBytes> {
-    le_bytes(py, values.map(f64::to_le_bytes))
-}
-
-fn u32_bytes<'py>(py: Python<'py>, values: &[u32]) -> Bound<'py, PyBytes> {
-    le_bytes(py, values.iter().map(|v| v.to_le_bytes()))
-}
-
-fn nullable<'py>(py: Python<'py>, column: &[Option<f64>]) -> Bound<'py, PyBytes> {
-    f64_bytes(py, column.iter().map(|v| v.unwrap_or(f64::NAN)))
-}
-
-/// The time series as `{"flows": {...}, "queues": {...}}`, each column `bytes`: `time_s` and the
-/// value columns little-endian f64 (NaN where the JSON form has null), `active` u8, the
-/// interned `flow` / `queue` column u32 indices into the `names` list, `length_pkts` f64; the
-/// queues' further columns (`avg_pkts` with a RED queue monitored) in `queues["extra"]`.
-fn series_columns(py: Python<'_>, s: &Series) -> PyResult<PyObject> {
-    let f = &s.flows;
-    let flows = PyDict::new_bound(py);
-    flows.set_item("time_s", f64_bytes(py, f.time.iter().copied()))?;
-    flows.set_item("flow", u32_bytes(py, &f.flow))?;
-    flows.set_item("names", f.names.clone())?;
-    flows.set_item("cwnd_pkts", nullable(py, &f.cwnd))?;
-    flows.set_item("ssthresh_pkts", nullable(py, &f.ssthresh))?;
-    flows.set_item("rtt_s", nullable(py, &f.rtt))?;
-    flows.set_item("throughput_bps", nullable(py, &f.throughput_bps))?;
-    flows.set_item("active", PyBytes::new_bound(py, &f.active))?;
-    let extra = PyDict::new_bound(py);
-    for (name, column) in &f.extra {
-        extra.set_item(name, nullable(py, column))?;
-    }
-    flows.set_item("extra", extra)?;
-    let q = &s.queues;
-    let queues = PyDict::new_bound(py);
-    queues.set_item("time_s", f64_bytes(py, q.time.iter().copied()))?;
-    queues.set_item("queue", u32_bytes(py, &q.queue))?;
-    queues.set_item("names", q.names.clone())?;
-    queues.set_item("length_pkts", f64_bytes(py, q.length.iter().map(|&n| n as f64)))?;
-    // Further value columns in the core's own list (`QueueSeries::value_columns`; RED's `avg_pkts`
-    // when a monitored queue is RED), as the flows' `extra`: Python reads whatever is listed.
-    let extra = PyDict::new_bound(py);
-    for (name, column) in q.value_columns() {
-        if let QueueColumn::Nullable(v) = column {
-            extra.set_item(name, nullable(py, v))?;
-        }
-    }
-    queues.set_item("extra", extra)?;
-    let out = PyDict::new_bound(py);
-    out.set_item("flows", flows)?;
-    out.set_item("queues", queues)?;
-    Ok(out.into_any().unbind())
+/// Every table and time series of a run as a batch, under the name Python knows it by; the
+/// results are consumed, so their columns move into the batches instead of being copied.
+fn batches(results: RunResults) -> Result<Vec<(&'static str, arrow::ArrowBatch)>, String> {
+    let RunResults { flows, queues, links, udp, series, .. } = results;
+    let table = |rows: Result<table_columns::Table, table_columns::ColumnsError>| -> Result<arrow::ArrowBatch, String> {
+        arrow::table_batch(rows.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+    };
+    Ok(vec![
+        ("flows", table(table_columns::table(&flows))?),
+        ("queues", table(table_columns::table(&queues))?),
+        ("links", table(table_columns::table(&links))?),
+        ("udp", table(table_columns::table(&udp))?),
+        ("series_flows", arrow::flow_series_batch(series.flows).map_err(|e| e.to_string())?),
+        ("series_queues", arrow::queue_series_batch(series.queues).map_err(|e| e.to_string())?),
+    ])
 }
 
 /// The checks a scenario text gets before it is parsed (`scenario::precheck`: its size and
@@ -423,9 +320,8 @@ fn source_revision() -> &'static str {
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(run_scenario, m)?)?;
-    m.add_function(wrap_pyfunction!(run_scenario_columns, m)?)?;
-    m.add_function(wrap_pyfunction!(run_scenario_tables, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_class::<arrow::ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;

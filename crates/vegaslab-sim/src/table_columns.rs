@@ -31,6 +31,10 @@ pub struct Column {
     pub values: Values,
     /// `present[i]`: row i has a value.
     pub present: Vec<bool>,
+    /// A row without a value leaves the field out (`skip_serializing_if`, or a field first
+    /// written by a later row) rather than writing it as `None`: in the JSON form such a
+    /// row has no key for the column, where a `None` is written as `null`.
+    pub omitted: bool,
 }
 
 impl Column {
@@ -76,6 +80,7 @@ pub fn table<T: Serialize>(rows: &[T]) -> Result<Table, ColumnsError> {
         for c in &mut t.columns {
             if c.present.len() < t.rows {
                 c.push(Scalar::Missing);
+                c.omitted = true;
             }
         }
     }
@@ -94,7 +99,8 @@ enum Scalar {
 
 impl Column {
     fn new(name: &'static str, rows: usize) -> Self {
-        let mut c = Column { name, values: Values::Unknown, present: Vec::new() };
+        // The rows before this one left the field out.
+        let mut c = Column { name, values: Values::Unknown, present: Vec::new(), omitted: rows > 0 };
         for _ in 0..rows {
             c.push(Scalar::Missing);
         }
@@ -402,6 +408,18 @@ mod tests {
         // A column with no value in any row has no type.
         let done = t.columns.iter().find(|c| c.name == "done").unwrap();
         assert_eq!((done.values.clone(), done.present.clone()), (Values::Unknown, vec![false; 3]));
+    }
+
+    #[test]
+    fn a_field_left_out_of_a_row_is_omitted_and_one_written_as_none_is_not() {
+        let t = table(&[row("a", None, None), row("b", Some(7), None)]).unwrap();
+        let by_name = |n: &str| t.columns.iter().find(|c| c.name == n).unwrap();
+        assert!(by_name("extra").omitted, "skip_serializing_if leaves the field out");
+        assert!(!by_name("done").omitted, "a None field is written (as null in JSON)");
+        assert!(!by_name("name").omitted);
+        // Left out of a later row too, not only of the rows before its first value.
+        let t = table(&[row("a", Some(1), None), row("b", None, None)]).unwrap();
+        assert!(t.columns.iter().find(|c| c.name == "extra").unwrap().omitted);
     }
 
     #[test]

@@ -78,7 +78,6 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import re
@@ -95,7 +94,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import VegaslabError
 from .. import interrupts
-from .store import PreparedRun, RunSpec, Store, StoredRun, prepared_runs, param_types, run_row, tables_from_document
+from .store import PreparedRun, RunSpec, Store, StoredRun, keyed_tables, prepared_runs, param_types, run_row, stored_tables
 
 __all__ = ["execute", "run_payload", "Execution", "RunOutcome", "EngineError", "SYNCHRONOUS"]
 
@@ -264,8 +263,7 @@ def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> W
     import dataclasses
     import hashlib
 
-    from ..core import package_version
-    from ..core import call_core, load_core
+    from ..core import call_core, load_core, package_version, run_core
 
     t0 = time.perf_counter()
     worker = _worker_name()
@@ -285,14 +283,13 @@ def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> W
                                   "(another core build, or a referenced file changed); not run, so that no result is "
                                   "stored under a key it does not match")
             prepared = dataclasses.replace(prepared, normalized=normalized)
-            doc_text, series = call_core(core.run_scenario_columns, spec.text, source, spec.seed, list(spec.overrides),
-                                          _end_when_worker_closes())
-            doc = json.loads(doc_text)
-        tables = tables_from_document(doc, prepared.key, prepared.seed, spec.params, types, series_columns=series)
+            core_run = run_core(spec.text, source, spec.seed, spec.overrides, _end_when_worker_closes())
+        stored = stored_tables(core_run.tables)
+        tables = keyed_tables(stored, prepared.key, prepared.seed, spec.params, types)
         versions = {"core_version": version, "vegaslab_version": package_version(),
                     "source_revision": str(core.source_revision())}
         wall = time.perf_counter() - t0
-        row = run_row(prepared, doc, wall_s=wall, worker=worker, versions=versions, types=types)
+        row = run_row(prepared, core_run.meta, stored, wall_s=wall, worker=worker, versions=versions, types=types)
         own_types = {k: v for k, v in types.items() if k in spec.params}
         return WorkerResult(prepared.key, StoredRun(prepared.key, row, tables, own_types), "", wall, worker)
     except (KeyboardInterrupt, SystemExit):

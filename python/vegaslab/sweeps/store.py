@@ -472,23 +472,37 @@ def _arrow_type(kind: str) -> "pa.DataType":
     return {"int64": pa.int64(), "double": pa.float64(), "string": pa.string(), "bool": pa.bool_()}[kind]
 
 
-def _document_table(rows: Any, columns: Sequence[str]) -> "pa.Table | None":
-    """One results-document table as Arrow (a list of row objects or an object of columns),
+def _stored_column(arr: "pa.Array", json_floats: bool) -> "pa.Array":
+    """One core column (:func:`vegaslab.core.run_core`) as the store keeps it: integers ``int64``,
+    names (a dictionary) ``string``, a float that is not a number null; the rest as it is.
+    ``json_floats``: infinities are null too. The results tables were stored from the core's
+    JSON form, which has neither NaN nor infinity (both are written as null), and the time
+    series from typed columns where only NaN was null; each keeps its rule, so a store written
+    before and one written now hold the same bytes."""
+    import numpy as np
+    import pyarrow as pa
+
+    kind = arr.type
+    if pa.types.is_dictionary(kind):
+        return arr.dictionary_decode()
+    if pa.types.is_integer(kind):
+        return arr.cast(pa.int64())
+    if pa.types.is_floating(kind):
+        values = arr.to_numpy(zero_copy_only=False)  # a null as NaN
+        missing = ~np.isfinite(values) if json_floats else np.isnan(values)
+        return pa.array(values, type=pa.float64(), mask=missing)
+    return arr
+
+
+def _stored_table(batch: "pa.RecordBatch", columns: Sequence[str], json_floats: bool) -> "pa.Table | None":
+    """One results table or time series from the core as Arrow (:func:`_stored_column`),
     documented columns first in :mod:`vegaslab.results` order, then any others the core
     added; entirely-null columns are ``double`` (the name column excepted). None when empty."""
     import pyarrow as pa
 
-    if not rows:
+    if batch.num_rows == 0:
         return None
-    if not isinstance(rows, Mapping):
-        # Columns from every row's keys, not only the first's (pyarrow's from_pylist would take
-        # the first row's and silently drop an optional column, e.g. the Vegas tie counts of a
-        # Vegas flow listed after a Reno flow).
-        names = dict.fromkeys(k for row in rows for k in row)
-        rows = {k: [row.get(k) for row in rows] for k in names}
-    table = pa.table({k: pa.array(v) for k, v in rows.items()})
-    if table.num_rows == 0:
-        return None
+    table = pa.table({f.name: _stored_column(batch.column(i), json_floats) for i, f in enumerate(batch.schema)})
     order = [c for c in columns if c in table.column_names] + [c for c in table.column_names if c not in columns]
     table = table.select(order)
     for i, name in enumerate(table.column_names):
@@ -536,23 +550,31 @@ def _layout(run: "StoredRun") -> str:
     return json.dumps({"columns": columns, "shadowed": sorted(shadowed)}, sort_keys=True)
 
 
-def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
-    """Per-run numbers over the flows and queues (the ``runs`` table's aggregate columns)."""
+def _aggregates(flows: "pa.Table | None", queues: "pa.Table | None") -> dict[str, Any]:
+    """Per-run numbers over the flows and queues (the ``runs`` table's aggregate columns), from
+    the tables as stored (:func:`stored_tables`: a missing or non-finite value is None)."""
     from ..fairness import jain_index
 
-    def total(rows: list[dict], col: str) -> float | int | None:
-        vals = [r.get(col) for r in rows]
+    def values(table: "pa.Table | None", col: str, default: Any = None) -> list:
+        if table is None:
+            return []
+        if col not in table.column_names:
+            return [default] * table.num_rows
+        return table.column(col).to_pylist()
+
+    def total(table: "pa.Table | None", col: str) -> float | int | None:
+        vals = values(table, col)
         if not vals or any(v is None for v in vals):
             return None
         return sum(vals)
 
-    done = [r["completion_time_s"] for r in flows if r.get("completion_time_s") is not None]
+    done = [v for v in values(flows, "completion_time_s") if v is not None]
     return {
-        "flows": len(flows),
+        "flows": 0 if flows is None else flows.num_rows,
         # A missing value makes a total NaN (missing data), never 0.
         "throughput_bps_total": _nan_if_none(total(flows, "throughput_bps")),
         "goodput_bps_total": _nan_if_none(total(flows, "goodput_bps")),
-        "jain_throughput": jain_index(r.get("throughput_bps", math.nan) for r in flows),
+        "jain_throughput": jain_index(values(flows, "throughput_bps", math.nan)),
         "retransmitted_pkts_total": total(flows, "retransmitted_pkts"),
         "timeouts_total": total(flows, "timeouts"),
         "dropped_pkts_total": total(flows, "dropped_pkts"),
@@ -562,61 +584,30 @@ def _aggregates(flows: list[dict], queues: list[dict]) -> dict[str, Any]:
     }
 
 
-def series_from_columns(columns: Mapping[str, Any]) -> dict[str, dict[str, "pa.Array"]]:
-    """A results document's ``series`` from the core's typed columns
-    (``_core.run_scenario_columns``), as the Arrow columns the JSON form gives: null where
-    JSON has null (the core's NaN: JSON has no NaN), names for the interned indices, int64
-    counts, the algorithm columns in the core's (sorted) order."""
-    import numpy as np
-    import pyarrow as pa
-
-    from ..results import column_f64, column_names
-
-    def f64(column: bytes) -> "pa.Array":
-        return pa.array(column_f64(column), from_pandas=True)
-
-    def names(codes: bytes, names_: list[str]) -> "pa.Array":
-        return pa.array(column_names(codes, names_), type=pa.string())
-
-    f, q = columns["flows"], columns["queues"]
-    flows = {"time_s": f64(f["time_s"]), "flow": names(f["flow"], f["names"]),
-             **{c: f64(f[c]) for c in ("cwnd_pkts", "ssthresh_pkts", "rtt_s", "throughput_bps")},
-             "active": pa.array(np.frombuffer(f["active"], dtype=np.uint8).astype(np.int64)),
-             **{name: f64(column) for name, column in f["extra"].items()}}
-    queues = {"time_s": f64(q["time_s"]), "queue": names(q["queue"], q["names"]),
-              "length_pkts": pa.array(column_f64(q["length_pkts"]).astype(np.int64)),
-              **{name: f64(column) for name, column in q.get("extra", {}).items()}}
-    return {"flows": flows, "queues": queues}
-
-
-def tables_from_document(doc: Mapping[str, Any], key: str, seed: int, params: Mapping[str, Any],
-                         types: Mapping[str, str], series_columns: Mapping[str, Any] | None = None
-                         ) -> dict[str, "pa.Table"]:
-    """The non-``runs`` tables of one run's results document (docs/results-format.md), each
-    with ``run_key``, the parameters and ``seed`` in front. Empty tables are left out. With
-    ``series_columns`` (the core's typed columns), the time series come from them instead of
-    the document: the same tables without a JSON step."""
+def stored_tables(tables: Mapping[str, "pa.RecordBatch"]) -> dict[str, "pa.Table | None"]:
+    """A run's tables from the core (:func:`vegaslab.core.run_core`) as the store keeps them
+    (:func:`_stored_table`), before the keys go in front; None for an empty one."""
     from ..results import TABLES as RESULT_TABLES
 
-    series = series_from_columns(series_columns) if series_columns is not None else (doc.get("series") or {})
-    sources = {"flows": doc.get("flows"), "queues": doc.get("queues"), "links": doc.get("links"),
-               "udp": doc.get("udp"), "series_flows": series.get("flows"), "series_queues": series.get("queues")}
-    out = {}
-    for name, rows in sources.items():
-        table = _document_table(rows, RESULT_TABLES[name][1])
-        if table is not None:
-            out[name] = _with_keys(table, key, seed, params, types)
-    return out
+    return {name: _stored_table(tables[name], RESULT_TABLES[name][1], json_floats=not name.startswith("series_"))
+            for name in RESULT_TABLES}
 
 
-def run_row(prepared: PreparedRun, doc: Mapping[str, Any], *, wall_s: float, worker: str,
-            versions: Mapping[str, str], types: Mapping[str, str]) -> dict[str, Any]:
-    """The ``runs`` row of one run: key, parameters, seed, aggregates, wall times and the
-    provenance that re-runs it exactly."""
+def keyed_tables(tables: Mapping[str, "pa.Table | None"], key: str, seed: int, params: Mapping[str, Any],
+                 types: Mapping[str, str]) -> dict[str, "pa.Table"]:
+    """The non-``runs`` tables of one run (:func:`stored_tables`), each with ``run_key``, the
+    parameters and ``seed`` in front. Empty tables are left out."""
+    return {name: _with_keys(table, key, seed, params, types) for name, table in tables.items() if table is not None}
+
+
+def run_row(prepared: PreparedRun, meta: Mapping[str, Any], tables: Mapping[str, "pa.Table | None"], *,
+            wall_s: float, worker: str, versions: Mapping[str, str], types: Mapping[str, str]) -> dict[str, Any]:
+    """The ``runs`` row of one run: key, parameters, seed, aggregates (over ``tables``, as
+    :func:`stored_tables` gives them), wall times and the provenance that re-runs it exactly;
+    ``meta`` is the results' ``meta`` as the core wrote it."""
     from ..simulation import PROVENANCE_FORMAT, scenario_hash
 
     spec = prepared.spec
-    meta = doc.get("meta") or {}
     command = None
     if not spec.source.startswith("<"):
         parts = ["vegaslab", "run", spec.source, "--no-plots", "--seed", str(prepared.seed)]
@@ -627,7 +618,7 @@ def run_row(prepared: PreparedRun, doc: Mapping[str, Any], *, wall_s: float, wor
     row.update({name: _coerce(spec.params.get(name), kind) for name, kind in types.items()})
     row["seed"] = prepared.seed
     row["scenario_id"] = meta.get("scenario")
-    row.update(_aggregates(doc.get("flows") or [], doc.get("queues") or []))
+    row.update(_aggregates(tables.get("flows"), tables.get("queues")))
     row.update({
         "events": meta.get("events"),
         "duration_s": meta.get("duration_s"),
