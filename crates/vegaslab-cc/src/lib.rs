@@ -15,7 +15,8 @@
 //! Each module uses only those on the lines below it (arrows name them); there is no cycle
 //! (`tests/module_graph.rs` checks it from the sources). The algorithms are leaves that only
 //! the registry list ([`ALGORITHMS`], in this file) names: no sender names an algorithm and
-//! no algorithm names a sender, so a new algorithm is one file, two lines here and its tests.
+//! no algorithm names a sender, so a new algorithm is one file, its `pub mod` line and its
+//! registry entry here.
 //!
 //! ```text
 //! sender                          -> registry, tcp_agent, vegas_agent, state

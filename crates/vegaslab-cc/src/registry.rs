@@ -3,7 +3,8 @@
 //! Each algorithm's file owns its parameters (one struct with one `Default`), how a scenario's
 //! `params` table is read into them ([`ParamSource`]), and the controller they build. The
 //! list of algorithms is [`crate::ALGORITHMS`], next to their `pub mod` lines in `lib.rs`:
-//! adding one is its own file, its two lines there, and its tests.
+//! adding one is its own file, its `pub mod` line and its entry there (CONTRIBUTING.md); the
+//! registry's tests then cover its parameters without further edits.
 //!
 //! Each entry also lists the parameters its `params` table accepts ([`Param`]: name, kind and
 //! range, unit, meaning, citation), so that everything that lists algorithms or parameters
