@@ -164,6 +164,11 @@ impl Simulator {
     ///
     /// A limit found only while running (more per-flow connections than the event indices
     /// hold) also stops the run at that moment, with `meta.aborted` saying why.
+    ///
+    /// Never inlined into its caller: as a function of its own, the event loop gets the
+    /// inlining of its hot paths (a delivery, the event queue's refill) that a caller's
+    /// budget would not leave it (docs/performance.md, "The event loop stays a function").
+    #[inline(never)]
     pub fn run(mut self, mut progress: impl FnMut(f64, f64) -> bool) -> RunResults {
         let wall = Instant::now();
         if self.aborted.is_some() {
