@@ -1,6 +1,7 @@
 """README.md is the front door: what vegaslab is, the two commands of its first screen (the
 test command is the one CI runs), and links into docs/ that lead somewhere. Every relative link
-in README.md, CHANGELOG.md and docs/*.md leads to a file, and an anchor to a heading of it."""
+in README.md, CHANGELOG.md, CONTRIBUTING.md and docs/*.md leads to a file, and an anchor to a
+heading of it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ README = ROOT / "README.md"
 
 
 def pages() -> list[Path]:
-    return [README, ROOT / "CHANGELOG.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [README, ROOT / "CHANGELOG.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 
 def _first_screen_commands() -> list[str]:
@@ -79,7 +80,7 @@ def link_problems(pages: list[Path], root: Path = ROOT) -> list[str]:
 FENCED = re.compile(r"^```.*?^```", re.S | re.M)
 
 
-def test_every_relative_link_in_the_readme_changelog_and_docs_resolves():
+def test_every_relative_link_in_the_readme_changelog_contributing_and_docs_resolves():
     problems = link_problems(pages())
     assert not problems, "\n".join(problems)
 
