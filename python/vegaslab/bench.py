@@ -113,10 +113,15 @@ print(json.dumps({"wall_s": wall, "cpu_s": cpu, "peak_rss_bytes": peak_rss_bytes
 """
 
 
-def _child_env() -> dict[str, str]:
+def _child_env(*, one_blas_thread: bool = False) -> dict[str, str]:
     """The environment of a benchmark's child interpreter: this one's, with this vegaslab first
-    on the import path (a checkout's, not another installed one)."""
+    on the import path (a checkout's, not another installed one). ``one_blas_thread``: numpy,
+    which importing pyarrow loads, starts OpenBLAS's thread pool, whose threads spin for a while
+    after they start; beside a measurement that begins right after the import, that spinning
+    (about 45 ms on the benchmark) would count as the simulator's CPU time."""
     env = dict(os.environ)
+    if one_blas_thread:
+        env["OPENBLAS_NUM_THREADS"] = "1"
     pkg_root = str(Path(__file__).resolve().parents[1])  # the directory holding vegaslab/
     env["PYTHONPATH"] = os.pathsep.join(p for p in (pkg_root, env.get("PYTHONPATH")) if p)
     return env
@@ -125,7 +130,7 @@ def _child_env() -> dict[str, str]:
 def _child(code: str, path: Path, overrides: list[str]) -> dict:
     """Run ``code`` in a fresh interpreter (so its peak memory is its own); parse its JSON."""
     proc = subprocess.run([sys.executable, "-c", code, str(path), json.dumps(overrides)],
-                          capture_output=True, text=True, env=_child_env())
+                          capture_output=True, text=True, env=_child_env(one_blas_thread=True))
     if proc.returncode != 0:
         tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
         return {"error": f"child process failed (exit {proc.returncode}): {tail}", "stderr": proc.stderr}
