@@ -15,7 +15,10 @@ use vegaslab_cc::controller::{
     Ack, CaState, CongestionControl, Cut, CwndEvent, Loss, LossKind, RttSample, Window,
 };
 use vegaslab_cc::cubic::{read, Cubic, CubicParams, INFINITE_SSTHRESH};
-use vegaslab_cc::params::{ParamError, ParamSource, SenderKind};
+use vegaslab_cc::params::SenderKind;
+
+mod common;
+use common::params::{Table, Value};
 
 /// Nanoseconds per millisecond / second.
 const MS: u64 = 1_000_000;
@@ -611,60 +614,6 @@ fn fractional_cwnd_from_the_sender_is_floored() {
 // ---------------------------------------------------------------------------------------
 // Parameters and registry glue
 // ---------------------------------------------------------------------------------------
-
-/// A `params` table of integers and booleans, refusing values outside [lo, hi] with a message
-/// naming the key and range, as the scenario reader does.
-struct Table(Vec<(&'static str, Value)>);
-#[derive(Clone, Copy)]
-enum Value {
-    Int(i64),
-    Bool(bool),
-}
-
-#[derive(Debug)]
-struct Msg(String);
-impl std::fmt::Display for Msg {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for Msg {}
-
-impl ParamSource for Table {
-    fn is_set(&self, key: &str) -> bool {
-        self.0.iter().any(|(k, _)| *k == key)
-    }
-    fn number(&self, key: &str, _lo: f64, _hi: f64) -> Result<Option<f64>, ParamError> {
-        Err(self.error(key, "numbers are not used by cubic".into()))
-    }
-    fn integer(&self, key: &str, lo: i64, hi: i64) -> Result<Option<i64>, ParamError> {
-        match self.0.iter().find(|(k, _)| *k == key) {
-            None => Ok(None),
-            Some((_, Value::Int(v))) if (lo..=hi).contains(v) => Ok(Some(*v)),
-            Some((_, Value::Int(v))) => Err(self.error(key, format!("{v} not in [{lo}, {hi}]"))),
-            Some(_) => Err(self.error(key, "not an integer".into())),
-        }
-    }
-    fn string(&self, key: &str) -> Result<Option<String>, ParamError> {
-        Err(self.error(key, "strings are not used by cubic".into()))
-    }
-    fn boolean(&self, key: &str) -> Result<Option<bool>, ParamError> {
-        match self.0.iter().find(|(k, _)| *k == key) {
-            None => Ok(None),
-            Some((_, Value::Bool(b))) => Ok(Some(*b)),
-            Some(_) => Err(self.error(key, "not a boolean".into())),
-        }
-    }
-    fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ParamError> {
-        match self.0.iter().find(|(k, _)| !allowed.contains(k)) {
-            Some((k, _)) => Err(self.error(k, format!("unknown key (allowed: {allowed:?})"))),
-            None => Ok(()),
-        }
-    }
-    fn error(&self, key: &str, message: String) -> ParamError {
-        ParamError(Box::new(Msg(format!("params.{key}: {message}"))))
-    }
-}
 
 fn read_err(table: Vec<(&'static str, Value)>) -> String {
     read(&Table(table)).unwrap_err().0.to_string()

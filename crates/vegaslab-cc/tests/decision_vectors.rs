@@ -26,45 +26,12 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use vegaslab_cc::controller::{Ack, CaState, CongestionControl, Loss, LossKind, QueueingTimes, RttSample, Window};
-use vegaslab_cc::params::{AlgorithmParams, ParamError, ParamSource};
+use vegaslab_cc::params::AlgorithmParams;
 use vegaslab_cc::registry::{AlgorithmSpec, LinuxForm};
 use vegaslab_cc::{TcpConfig, ALGORITHMS};
 
-/// A `params` table holding only `flavour = "linux"` (or nothing).
-struct LinuxFlavour(bool);
-
-#[derive(Debug)]
-struct Refused(String);
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-impl std::error::Error for Refused {}
-
-impl ParamSource for LinuxFlavour {
-    fn is_set(&self, key: &str) -> bool {
-        self.0 && key == "flavour"
-    }
-    fn number(&self, _: &str, _: f64, _: f64) -> Result<Option<f64>, ParamError> {
-        Ok(None)
-    }
-    fn integer(&self, _: &str, _: i64, _: i64) -> Result<Option<i64>, ParamError> {
-        Ok(None)
-    }
-    fn string(&self, key: &str) -> Result<Option<String>, ParamError> {
-        Ok(self.is_set(key).then(|| "linux".to_string()))
-    }
-    fn boolean(&self, _: &str) -> Result<Option<bool>, ParamError> {
-        Ok(None)
-    }
-    fn deny_unknown(&self, _: &[&str]) -> Result<(), ParamError> {
-        Ok(())
-    }
-    fn error(&self, key: &str, message: String) -> ParamError {
-        ParamError(Box::new(Refused(format!("{key}: {message}"))))
-    }
-}
+mod common;
+use common::params::{Table, Value};
 
 /// Every registered algorithm whose Linux form is vegaslab's model of Linux code (the
 /// registry's `LinuxForm::Flavour` in its linux flavour, and `LinuxForm::Native`, e.g. CUBIC),
@@ -74,7 +41,8 @@ fn algorithms() -> Vec<(&'static str, AlgorithmSpec)> {
         .iter()
         .filter(|e| e.models_linux())
         .map(|e| {
-            let source = LinuxFlavour(e.linux == LinuxForm::Flavour);
+            let linux = if e.linux == LinuxForm::Flavour { vec![("flavour", Value::Str("linux"))] } else { vec![] };
+            let source = Table(linux);
             let spec = AlgorithmSpec::read(e.name, &source).expect("registered").unwrap_or_else(|err| panic!("{}: {err:?}", e.name));
             (e.name, spec)
         })

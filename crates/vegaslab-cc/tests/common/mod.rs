@@ -2,6 +2,7 @@
 //! look at what it sent.
 #![allow(dead_code)]
 
+pub mod params;
 pub mod path;
 
 use vegaslab_cc::{AckInfo, Segment, Sender};
