@@ -166,6 +166,9 @@ class Row:
     #: Invalid values whose error message states what is allowed (instead of the absurd
     #: numbers tried for numeric units), e.g. a name with a space.
     bad: list | None = None
+    #: What it sets and where that comes from, for keys the core's registry declares.
+    doc: str = ""
+    cite: str = ""
 
 
 @dataclass
@@ -180,6 +183,8 @@ class Table:
     elsewhere: dict[str, str] = field(default_factory=dict)
     #: The displayed path prefix (``links[0]`` shows as ``[[links]]``).
     shown_as: str | None = None
+    #: What the table is, shown after its title.
+    about: str = ""
 
 
 def _q(kind: str, **extra: Any) -> dict:
@@ -218,6 +223,56 @@ def _link_between(doc: dict, a: str, b: str) -> dict:
 
 
 _ACCESS = {"bandwidth": "10Mbps", "delay": "1ms"}
+
+
+#: A declared key's unit as a row's unit kind (a time is a ``ParamKind`` of its own).
+_DECLARED_UNITS = {"packets": "packets", "bytes": "bytes", "probability": "probability"}
+
+
+def _declared_unit(key: Any) -> str:
+    if key.kind["type"] == "time":
+        return "time"
+    if key.kind["type"] == "boolean":
+        return "bool"
+    return _DECLARED_UNITS.get(key.unit, "")
+
+
+def _declared_probe(key: Any) -> Any:
+    """A value of a declared key other than its default, inside its range (a time 1.4 times
+    its default, a number 1.25 times; the unit's own probe otherwise)."""
+    default = key.default["fixed"] if isinstance(key.default, dict) and set(key.default) == {"fixed"} else key.default
+    if key.kind["type"] == "time" and isinstance(default, int):
+        return f"{default * 7 // 5}ns"
+    if key.kind["type"] == "number" and isinstance(default, float):
+        return default * 1.25
+    return None
+
+
+def queue_tables() -> list[Table]:
+    """One table per queue kind of the core's registry (:func:`vegaslab.registry.queues`), its
+    rows the kind's declared keys; the first kind's table (the default kind's) also shows
+    ``kind``."""
+    import tomllib
+
+    from vegaslab import registry
+
+    kinds = registry.queues()
+    out = []
+    for i, kind in enumerate(kinds):
+        minimal = tomllib.loads(f"q = {kind.minimal}")["q"]
+        if i == 0:  # the default kind: its table leaves `kind` out, and shows its default
+            minimal.pop("kind")
+        rows = [Row("kind", f"{_LINK0}.queue.kind", "enum", checked=False)] if i == 0 else []
+        for key in kind.keys:
+            unit = _declared_unit(key)
+            numeric = key.kind["type"] in ("number", "integer")
+            rows.append(Row(key.name, f"{_LINK0}.queue.{key.field}", unit, required=key.required,
+                            probe=_declared_probe(key), bad=[-10**18, 10**18] if numeric and not unit else None,
+                            doc=key.doc, cite=key.cite))
+        elsewhere = {} if i == 0 else {"kind": f"the {kinds[0].name} table"}
+        out.append(Table(f'queue = {{ kind = "{kind.name}" }}', "links[0].queue", _with("links[0].queue", minimal), rows,
+                         elsewhere=elsewhere, shown_as="queue", about=f"{kind.about} ({kind.cite})"))
+    return out
 
 
 def tables() -> dict[str, list[Table]]:
@@ -261,36 +316,7 @@ def tables() -> dict[str, list[Table]]:
                 Row("burst", f"{_LINK0}.loss.burst", "packets", bad=[0, 11]),
             ], elsewhere={"packets": "the list table"}, shown_as="loss"),
         ],
-        "queue": [
-            Table('queue = { kind = "droptail" }', "links[0].queue", _with("links[0].queue", {}), [
-                Row("kind", f"{_LINK0}.queue.kind", "enum", checked=False),
-                Row("limit", f"{_LINK0}.queue.limit", "packets"),
-            ], shown_as="queue"),
-            Table('queue = { kind = "red" }', "links[0].queue",
-                  _with("links[0].queue", _q("red", min=3, max=10)), [
-                Row("limit", f"{_LINK0}.queue.limit", "packets"),
-                Row("min", f"{_LINK0}.queue.min_th", "packets", required=True),
-                Row("max", f"{_LINK0}.queue.max_th", "packets", required=True),
-                Row("max_p", f"{_LINK0}.queue.max_p", "probability", probe=0.5),
-                Row("weight", f"{_LINK0}.queue.weight", "", probe=0.25, bad=[-1, 5]),
-                Row("gentle", f"{_LINK0}.queue.gentle", "bool"),
-                Row("wait", f"{_LINK0}.queue.wait", "bool"),
-                Row("mean_pktsize", f"{_LINK0}.queue.mean_pktsize", "bytes"),
-            ], elsewhere={"kind": "the droptail table"}, shown_as="queue"),
-            Table('queue = { kind = "red-linear" }', "links[0].queue",
-                  _with("links[0].queue", _q("red-linear", min=3, max=10)), [
-                Row("limit", f"{_LINK0}.queue.limit", "packets"),
-                Row("min", f"{_LINK0}.queue.min_th", "packets", required=True),
-                Row("max", f"{_LINK0}.queue.max_th", "packets", required=True),
-                Row("weight", f"{_LINK0}.queue.weight", "", probe=0.25, bad=[-1, 5]),
-                Row("mean_pktsize", f"{_LINK0}.queue.mean_pktsize", "bytes"),
-            ], elsewhere={"kind": "the droptail table"}, shown_as="queue"),
-            Table('queue = { kind = "codel" }', "links[0].queue", _with("links[0].queue", _q("codel")), [
-                Row("limit", f"{_LINK0}.queue.limit", "packets"),
-                Row("target", f"{_LINK0}.queue.target_ns", "time", probe="7ms"),
-                Row("interval", f"{_LINK0}.queue.interval_ns", "time", bad=[0, "20000000s", "1ms"]),
-            ], elsewhere={"kind": "the droptail table"}, shown_as="queue"),
-        ],
+        "queue": queue_tables(),
         "flow": [Table("[[flows]]", _FLOW0, _base(), [
             Row("name", f"{_FLOW0}.name", "", probe="x", template="flow{i}", bad=["a b"]),
             Row("from", None, "", required=True),
@@ -597,6 +623,8 @@ class Generated:
     default: str
     unit: str
     allowed: str
+    doc: str = ""
+    cite: str = ""
 
 
 def check_and_describe(table: Table) -> list[Generated]:
@@ -651,7 +679,7 @@ def check_and_describe(table: Table) -> list[Generated]:
             changed = normalize(_with(path, probe, table.scenario))
             if _read(row, changed) == value:
                 raise SchemaMapError(f"{path}: setting it to {probe!r} does not change {row.read!r}; the map is wrong")
-        out.append(Generated(row.key, default, _UNITS.get(row.unit, ""), _range_of(table, row)))
+        out.append(Generated(row.key, default, _UNITS.get(row.unit, ""), _range_of(table, row), row.doc, row.cite))
     return out
 
 
@@ -663,11 +691,14 @@ def render_block(block: list[Table]) -> str:
     lines: list[str] = []
     for table in block:
         rows = check_and_describe(table)
-        lines += [f"*{table.title}*", ""]
+        lines += [f"*{table.title}*" + (f": {_cell(table.about)}" if table.about else ""), ""]
         prefix = (table.shown_as or table.path).replace("[0]", "[]")
-        lines += ["| field | default | unit | allowed (the core's message) |", "|---|---|---|---|"]
+        declared = any(r.doc for r in rows)
+        header = "| field | default | unit | allowed (the core's message) |" + (" meaning | source |" if declared else "")
+        lines += [header, "|---|---|---|---|" + ("---|---|" if declared else "")]
         for r in rows:
-            lines.append(f"| `{prefix}.{r.key}` | {_cell(r.default)} | {r.unit} | {_cell(r.allowed)} |")
+            extra = f" {_cell(r.doc)} | {_cell(r.cite)} |" if declared else ""
+            lines.append(f"| `{prefix}.{r.key}` | {_cell(r.default)} | {r.unit} | {_cell(r.allowed)} |{extra}")
         lines.append("")
     return "\n".join(lines).rstrip("\n")
 

@@ -86,3 +86,32 @@ def test_the_scenario_docs_have_a_parameter_table_for_every_algorithm():
     for a in registry.algorithms():
         for p in a.params:
             assert f"`flows[].params.{p.name}`" in block
+
+
+def test_the_registry_lists_the_queue_kinds_a_scenario_accepts_in_the_same_order():
+    with pytest.raises(ScenarioError) as e:
+        vegaslab.validate(ONE_FLOW, overrides=['links[0].queue.kind="no-such-kind"'])
+    accepted = [n.strip() for n in re.search(r"allowed: ([^)]*)\)", str(e.value)).group(1).split(",")]
+    assert [q.name for q in registry.queues()] == accepted
+
+
+def test_a_queue_key_default_is_what_the_normalised_scenario_holds_when_the_key_is_left_out():
+    for kind in registry.queues():
+        table = kind.minimal.strip("{} ")
+        doc = vegaslab.normalize(ONE_FLOW, overrides=[f"links[0].queue={{ {table} }}"])
+        queue = doc["links"][0]["forward"]["queue"]
+        for key in kind.keys:
+            if key.required:
+                assert key.default is None
+            else:
+                assert queue[key.field] == key.default, f"{kind.name}.{key.name}"
+
+
+def test_the_scenario_docs_have_a_table_with_every_key_of_every_queue_kind():
+    text = (ROOT / "docs" / "scenario-format.md").read_text()
+    for kind in registry.queues():
+        section = text.split(f'*queue = {{ kind = "{kind.name}" }}*', 1)[1].split("\n\n*", 1)[0]
+        for key in kind.keys:
+            assert f"`queue.{key.name}`" in section, f"{kind.name}: {key.name}"
+    with pytest.raises(KeyError, match="registered: droptail"):
+        registry.queue("no-such-kind")

@@ -87,25 +87,38 @@ def test_every_algorithm_and_queue_kind_normalises_to_a_document_the_schema_acce
         for flavour in a.flavours or (None,):
             overrides = [f"flows[0].cc={a.name}"] + ([f'flows[0].params.flavour="{flavour}"'] if flavour else [])
             validator.validate(vegaslab.normalize(FEATURES, overrides=overrides))
-    validator.validate(vegaslab.normalize(FEATURES, overrides=['links[1].queue.kind="red-linear"']))
+    for kind in registry.queues():
+        validator.validate(vegaslab.normalize(FEATURES, overrides=[f"links[1].queue={kind.minimal}"]))
 
 
 @pytest.mark.parametrize("where", [
     lambda d: d,
     lambda d: d["links"][0],
     lambda d: d["links"][0]["forward"],
-    lambda d: d["links"][1]["forward"]["queue"],
-    lambda d: d["links"][2]["forward"]["queue"],
     lambda d: d["flows"][0]["tcp"],
     lambda d: d["flows"][0]["algorithm"]["Vegas"],
     lambda d: d["flows"][0]["app"],
     lambda d: d["udp"][0],
-], ids=["top", "link", "direction", "red", "codel", "tcp", "params", "app", "udp"])
+], ids=["top", "link", "direction", "tcp", "params", "app", "udp"])
 def test_a_key_the_layout_does_not_have_fails_validation(validator, where):
     doc = copy.deepcopy(vegaslab.normalize(FEATURES))
     validator.validate(doc)
     where(doc)["no_such_key"] = 1
     assert not validator.is_valid(doc)
+
+
+@pytest.mark.parametrize("kind", [q.name for q in registry.queues()])
+def test_a_key_a_queue_kind_does_not_have_fails_validation(validator, kind):
+    doc = copy.deepcopy(vegaslab.normalize(FEATURES, overrides=[f"links[1].queue={registry.queue(kind).minimal}"]))
+    validator.validate(doc)
+    doc["links"][1]["forward"]["queue"]["no_such_key"] = 1
+    assert not validator.is_valid(doc)
+
+
+def test_every_declared_queue_key_is_a_key_of_its_kinds_schema():
+    for kind in registry.queues():
+        tag = vegaslab.normalize(FEATURES, overrides=[f"links[1].queue={kind.minimal}"])["links"][1]["forward"]["queue"]["kind"]
+        assert {"kind"} | {k.field for k in kind.keys} <= schema.keys("QueueSpec", tag), kind.name
 
 
 def test_another_layout_version_fails_validation(validator):

@@ -1,17 +1,21 @@
-"""The congestion-control algorithms a scenario may name, with their parameters.
+"""The congestion-control algorithms and the queue disciplines a scenario may name, with their
+parameters.
 
 Everything here is read from the compiled core's registry (``vegaslab._core.registry``, built
-from ``vegaslab_cc::ALGORITHMS``): the algorithms' names, what each is, their flavours, and
-each parameter's kind, range or choices, unit, meaning, citation and default. The defaults are
-the ones a scenario gets when it leaves the parameter out. Nothing in the package restates the
-list, so a newly registered algorithm appears in the docs, the tests and the kernel build by
-being registered.
+from ``vegaslab_cc::ALGORITHMS`` and the core's queue registry): the algorithms' names, what
+each is, their flavours, and each parameter's kind, range or choices, unit, meaning, citation
+and default; likewise each queue ``kind`` and its keys. The defaults are the ones a scenario
+gets when it leaves the parameter out. Nothing in the package restates either list, so a newly
+registered algorithm or queue discipline appears in the docs, the tests and the kernel build
+by being registered.
 
 >>> from vegaslab import registry
 >>> "cubic" in registry.names()
 True
 >>> registry.algorithm("vegas").param("alpha").default_in("linux")
 2.0
+>>> registry.queue("codel").key("target").default
+5000000
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from typing import Any
 
 from .core import call_core, load_core
 
-__all__ = ["Algorithm", "Param", "algorithms", "algorithm", "names", "document"]
+__all__ = ["Algorithm", "Param", "QueueKind", "QueueKey", "algorithms", "algorithm", "names", "queues", "queue",
+           "document"]
 
 
 @dataclass(frozen=True)
@@ -31,8 +36,8 @@ class Param:
     """One key of an algorithm's ``params`` table."""
 
     name: str
-    #: ``{"type": "number" | "integer", "lo", "hi"}``, ``{"type": "choice", "values"}`` or
-    #: ``{"type": "boolean"}``.
+    #: ``{"type": "number" | "integer", "lo", "hi"}``, ``{"type": "time", "lo_ns", "hi_ns"}``,
+    #: ``{"type": "choice", "values"}`` or ``{"type": "boolean"}``.
     kind: dict[str, Any]
     unit: str
     doc: str
@@ -107,3 +112,58 @@ def algorithm(name: str) -> Algorithm:
         if a.name == name:
             return a
     raise KeyError(f"no algorithm {name!r} (registered: {', '.join(names())})")
+
+
+@dataclass(frozen=True)
+class QueueKey:
+    """One key of a queue table (besides ``kind``)."""
+
+    name: str
+    #: Where the normalised scenario holds its value (the table's ``min`` is ``min_th``).
+    field: str
+    required: bool
+    #: As :attr:`Param.kind`.
+    kind: dict[str, Any]
+    unit: str
+    doc: str
+    cite: str
+    #: The value the normalised scenario holds when the key is left out (a time in ns; RED's
+    #: weight as ``{"fixed": w}``); ``None`` for a required key.
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class QueueKind:
+    """A ``kind`` a link's queue table may name: what it is, where its rules come from, the
+    smallest valid table (TOML) and its keys."""
+
+    name: str
+    about: str
+    cite: str
+    minimal: str
+    keys: tuple[QueueKey, ...]
+
+    def key(self, name: str) -> QueueKey:
+        for k in self.keys:
+            if k.name == name:
+                return k
+        raise KeyError(f"queue kind {self.name!r} has no key {name!r} (it has: {', '.join(k.name for k in self.keys)})")
+
+
+@functools.cache
+def queues() -> tuple[QueueKind, ...]:
+    """Every queue kind, in the registry's order."""
+    return tuple(
+        QueueKind(name=q["name"], about=q["about"], cite=q["cite"], minimal=q["minimal"],
+                  keys=tuple(QueueKey(name=k["name"], field=k["field"], required=k["required"], kind=k["kind"],
+                                      unit=k["unit"], doc=k["doc"], cite=k["cite"], default=k["default"])
+                             for k in q["keys"]))
+        for q in document()["queues"])
+
+
+def queue(name: str) -> QueueKind:
+    """The queue kind ``name``; ``KeyError`` naming the registered ones otherwise."""
+    for q in queues():
+        if q.name == name:
+            return q
+    raise KeyError(f"no queue kind {name!r} (registered: {', '.join(q.name for q in queues())})")

@@ -20,6 +20,8 @@ pub trait ParamSource {
     fn string(&self, key: &str) -> Result<Option<String>, ParamError>;
     /// A boolean, if given.
     fn boolean(&self, key: &str) -> Result<Option<bool>, ParamError>;
+    /// A time (`"20ms"` or seconds) in [lo_ns, hi_ns] nanoseconds, if given.
+    fn time(&self, key: &str, lo_ns: u64, hi_ns: u64) -> Result<Option<u64>, ParamError>;
     /// Refuse any key not in `allowed`.
     fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ParamError>;
     /// An error about `key` with this message.
@@ -78,6 +80,8 @@ pub enum ParamKind {
     Choice { values: &'static [&'static str] },
     /// `true` or `false`.
     Boolean,
+    /// A time in [lo_ns, hi_ns] nanoseconds, written `"20ms"` or as seconds.
+    Time { lo_ns: u64, hi_ns: u64 },
 }
 
 /// One key of an algorithm's `params` table, declared once in the algorithm's file and listed
@@ -120,6 +124,14 @@ impl Param {
         match self.kind {
             ParamKind::Boolean => p.boolean(self.name),
             other => Err(self.misdeclared(p, "a boolean", other)),
+        }
+    }
+
+    /// The nanoseconds of a [`ParamKind::Time`] parameter, if given, checked against its range.
+    pub fn time(&self, p: &dyn ParamSource) -> Result<Option<u64>, ParamError> {
+        match self.kind {
+            ParamKind::Time { lo_ns, hi_ns } => p.time(self.name, lo_ns, hi_ns),
+            other => Err(self.misdeclared(p, "a time", other)),
         }
     }
 

@@ -1,7 +1,8 @@
 //! What a scenario may name, as one document: every algorithm of the congestion-control
-//! registry (`vegaslab_cc::ALGORITHMS`) with its parameters, their kinds, ranges, units,
-//! meanings, citations and defaults. The Python package (`vegaslab.registry`), the docs
-//! generator, the kernel build and the tests read the algorithms from here; none lists them.
+//! registry (`vegaslab_cc::ALGORITHMS`) and every queue discipline of the queue registry
+//! (`crate::queue::registry`), with their parameters, kinds, ranges, units, meanings,
+//! citations and defaults. The Python package (`vegaslab.registry`), the docs generator, the
+//! kernel build and the tests read them from here; none lists them.
 //!
 //! The defaults are not declared anywhere but in each algorithm's parameter struct: this
 //! module reads them back from the normalised scenario of a flow that leaves the parameter
@@ -15,7 +16,8 @@ use vegaslab_cc::params::{Param, ParamKind};
 use vegaslab_cc::registry::{Entry, LinuxForm};
 use vegaslab_cc::ALGORITHMS;
 
-use crate::scenario::{from_value, normalize::to_value, ScenarioError};
+use crate::queue::{self, KindDoc};
+use crate::scenario::{from_value, normalize::to_value, ErrorKind, ScenarioError};
 
 /// Layout version of [`document`]; it changes when the layout does.
 pub const FORMAT: u32 = 1;
@@ -31,8 +33,9 @@ pub fn flavours(entry: &Entry) -> Vec<Option<&'static str>> {
     }
 }
 
-/// A one-flow scenario of algorithm `cc` with these `params` (a TOML table).
-fn one_flow(cc: &str, params: toml::Table) -> toml::Value {
+/// A one-flow scenario of algorithm `cc` with these `params` (a TOML table), on a link with
+/// this queue table (the default queue when `None`).
+fn one_flow(cc: &str, params: toml::Table, queue: Option<toml::Value>) -> toml::Value {
     let mut flow = toml::Table::new();
     for (k, v) in [("name", "f"), ("from", "S"), ("to", "D"), ("cc", cc)] {
         flow.insert(k.into(), v.into());
@@ -44,6 +47,9 @@ fn one_flow(cc: &str, params: toml::Table) -> toml::Value {
     link.insert("endpoints".into(), toml::Value::Array(vec!["S".into(), "D".into()]));
     link.insert("bandwidth".into(), "1Mbps".into());
     link.insert("delay".into(), "10ms".into());
+    if let Some(q) = queue {
+        link.insert("queue".into(), q);
+    }
     let mut run = toml::Table::new();
     run.insert("duration".into(), "1s".into());
     let mut root = toml::Table::new();
@@ -56,7 +62,7 @@ fn one_flow(cc: &str, params: toml::Table) -> toml::Value {
 /// The normalised algorithm (`{"<tag>": params}` or `"<tag>"`) of a flow of `cc` with
 /// `params`, read as a scenario's would be (errors name `flows[0].params.<key>`).
 pub fn normalised_params(cc: &str, params: toml::Table) -> Result<Value, ScenarioError> {
-    let scenario = from_value(&one_flow(cc, params), "registry")?;
+    let scenario = from_value(&one_flow(cc, params, None), "registry")?;
     Ok(to_value(&scenario)["flows"][0]["algorithm"].clone())
 }
 
@@ -136,10 +142,49 @@ fn param_json(entry: &Entry, param: &Param) -> Result<Value, ScenarioError> {
     Ok(out)
 }
 
+/// The normalised queue (`{"kind", ...}`, the forward direction's) of a one-link scenario
+/// whose queue table is `table` (TOML), read as a scenario's would be (errors name
+/// `links[0].queue.<key>`).
+pub fn normalised_queue(table: &str) -> Result<Value, ScenarioError> {
+    let queue: toml::Value = toml::from_str::<toml::Table>(&format!("queue = {table}"))
+        .map_err(|e| ScenarioError::new("registry", "links[0].queue", ErrorKind::Syntax, e.to_string()))?["queue"].clone();
+    let scenario = from_value(&one_flow("reno", toml::Table::new(), Some(queue)), "registry")?;
+    Ok(to_value(&scenario)["links"][0]["forward"]["queue"].clone())
+}
+
+/// One queue kind: its declaration, and each key's default read from the normalised queue
+/// of its minimal table (`null` for a required key).
+fn queue_json(kind: &KindDoc) -> Result<Value, ScenarioError> {
+    let minimal = normalised_queue(kind.minimal)?;
+    let keys: Vec<Value> = kind.keys.iter().map(|k| {
+        let default = if k.required { Value::Null } else { minimal.get(k.field).cloned().unwrap_or(Value::Null) };
+        json!({
+            "name": k.param.name,
+            "field": k.field,
+            "required": k.required,
+            "kind": kind_json(k.param.kind),
+            "unit": k.param.unit,
+            "doc": k.param.doc,
+            "cite": k.param.cite,
+            "default": default,
+        })
+    }).collect();
+    Ok(json!({
+        "name": kind.name,
+        "about": kind.about,
+        "cite": kind.cite,
+        "minimal": kind.minimal,
+        "keys": keys,
+        "aliases": kind.aliases.iter().map(|(name, key, note)| json!({"name": name, "key": key, "note": note})).collect::<Vec<_>>(),
+    }))
+}
+
 /// The registry as a JSON document: `{"format", "algorithms": [{"name", "tag", "about",
 /// "flavours", "linux": {"form": "flavour" | "native" | "kernel" | "none", "kernel_name"}, "params":
-/// [{"name", "kind", "unit", "doc", "cite", "default" | "default_by_flavour"}]}]}`, algorithms
-/// in registry order (`LinuxForm` says what the forms mean).
+/// [{"name", "kind", "unit", "doc", "cite", "default" | "default_by_flavour"}]}], "queues":
+/// [{"name", "about", "cite", "minimal", "keys": [{"name", "field", "required", "kind", "unit",
+/// "doc", "cite", "default"}], "aliases": [{"name", "key", "note"}]}]}`, algorithms and queue
+/// kinds in registry order (`LinuxForm` says what the forms mean).
 pub fn document() -> Result<Value, ScenarioError> {
     let mut algorithms = Vec::new();
     for entry in ALGORITHMS {
@@ -160,5 +205,6 @@ pub fn document() -> Result<Value, ScenarioError> {
             "params": params,
         }));
     }
-    Ok(json!({ "format": FORMAT, "algorithms": algorithms }))
+    let queues = queue::kinds().map(queue_json).collect::<Result<Vec<_>, _>>()?;
+    Ok(json!({ "format": FORMAT, "algorithms": algorithms, "queues": queues }))
 }

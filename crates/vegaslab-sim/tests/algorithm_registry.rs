@@ -100,6 +100,7 @@ fn values_outside_a_declared_range_are_refused_on_their_key() {
                 ParamKind::Integer { lo, hi } => [lo.checked_sub(1), hi.checked_add(1)].into_iter().flatten().map(Into::into).collect(),
                 ParamKind::Choice { .. } => vec!["no-such-choice".into(), 1.into()],
                 ParamKind::Boolean => vec!["yes".into(), 1.into()],
+                ParamKind::Time { lo_ns, hi_ns } => [lo_ns.checked_sub(1), hi_ns.checked_add(1)].into_iter().flatten().map(|ns| format!("{ns}ns").into()).collect(),
             };
             for value in outside {
                 let what = format!("{}: {} = {value}", entry.name, param.name);

@@ -111,7 +111,7 @@ cc = "vegas"
     assert_eq!(sc.links.len(), 1);
     let f = &sc.links[0].forward;
     assert_eq!(f.bandwidth_bps, 1.5e6);
-    assert_eq!(f.queue, scenario::QueueSpec::DropTail { limit: 50 });
+    assert_eq!(f.queue, scenario::QueueSpec::DropTail(vegaslab_sim::queue::DropTailSpec { limit: 50 }));
     let s = berkeley_boston();
     assert_eq!(f.delay, (s[0].delay_s.unwrap() * 1e9).round() as u64);
     assert_eq!(f.delay_schedule.len(), 600);

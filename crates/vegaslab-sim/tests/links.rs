@@ -179,7 +179,7 @@ fn geo_builder_makes_the_vegas_a_bent_pipe() {
     assert_eq!(sc.nodes, vec!["NY", "SF"]);
     let l = &sc.links[0];
     assert_eq!((l.forward.bandwidth_bps, l.reverse.bandwidth_bps), (1.5e6, 1.5e6));
-    assert_eq!(l.forward.queue, scenario::QueueSpec::DropTail { limit: 50 });
+    assert_eq!(l.forward.queue, scenario::QueueSpec::DropTail(vegaslab_sim::queue::DropTailSpec { limit: 50 }));
     // NY (40.9 N 73.9 W) and SF (37.8 N 122.4 W) to a GEO satellite at 95 W: about 37,940 km
     // and 37,960 km of slant range, so ~253 ms one way (RTT ~506 ms + transmission).
     let d = l.forward.delay as f64 * 1e-9;

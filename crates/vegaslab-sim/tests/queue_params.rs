@@ -87,8 +87,13 @@ fn thresholds_are_required() {
 }
 
 #[test]
-fn unknown_queue_kind_lists_the_kinds() {
-    assert_eq!(error_of(&["links[0].queue.kind=fifo"]), "case.toml: links[0].queue.kind: unknown queue kind \"fifo\" (allowed: droptail, red, red-linear, codel)");
+fn unknown_queue_kind_lists_the_registered_kinds() {
+    let kinds: Vec<&str> = vegaslab_sim::queue::kinds().map(|k| k.name).collect();
+    assert_eq!(kinds[..4], ["droptail", "red", "red-linear", "codel"]);
+    assert_eq!(
+        error_of(&["links[0].queue.kind=fifo"]),
+        format!("case.toml: links[0].queue.kind: unknown queue kind \"fifo\" (allowed: {})", kinds.join(", "))
+    );
 }
 
 #[test]

@@ -60,6 +60,12 @@ impl ParamSource for Table {
             Some(_) => Err(self.error(key, "not a boolean".into())),
         }
     }
+    fn time(&self, key: &str, _lo: u64, _hi: u64) -> Result<Option<u64>, ParamError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(_) => Err(self.error(key, "times are not used here".into())),
+        }
+    }
     fn deny_unknown(&self, allowed: &[&str]) -> Result<(), ParamError> {
         match self.0.iter().find(|(k, _)| !allowed.contains(k)) {
             Some((k, _)) => Err(self.error(k, format!("unknown key (allowed: {allowed:?})"))),

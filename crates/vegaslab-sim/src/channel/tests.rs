@@ -38,7 +38,7 @@ fn chan(limit: u32) -> Channel {
             bandwidth_bps: 1e6,
             delay: 10_000_000,
             delay_schedule: vec![(1_000_000_000, 100_000_000)],
-            queue: QueueSpec::DropTail { limit },
+            queue: QueueSpec::DropTail(crate::queue::DropTailSpec { limit }),
             error_rate: 0.0,
             loss: None,
         },
@@ -148,7 +148,7 @@ fn times(a: Admission) -> Option<(Nanos, Nanos)> {
 }
 
 fn chan_with(bandwidth_bps: f64, delay: Nanos) -> Channel {
-    let spec = DirectionSpec { bandwidth_bps, delay, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0, loss: None };
+    let spec = DirectionSpec { bandwidth_bps, delay, delay_schedule: vec![], queue: QueueSpec::DropTail(crate::queue::DropTailSpec { limit: 50 }), error_rate: 0.0, loss: None };
     Channel::new(0, 1, &spec, 1, 0)
 }
 
@@ -206,7 +206,7 @@ fn samples_taken_ahead_of_where_the_run_stopped_are_cut() {
 /// Three 1000-byte packets at 0 on an idle 1 Mbit/s link: each takes 8 ms, so they
 /// transmit 0-8, 8-16 and 16-24 ms.
 fn three_at_once(error_rate: f64) -> Channel {
-    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate, loss: None };
+    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail(crate::queue::DropTailSpec { limit: 50 }), error_rate, loss: None };
     let mut c = Channel::new(0, 1, &spec, 1, 0);
     for _ in 0..3 {
         c.admit(0, pkt_at(1000, 0));
@@ -252,7 +252,7 @@ fn a_run_ending_after_every_transmission_keeps_all_counts() {
 /// 1000-, 500- and 1500-byte packets at 0 on a 1 Mbit/s link whose delay changes: they
 /// transmit 0-8, 8-12 and 12-24 ms.
 fn three_sizes(delay_schedule: Vec<(Nanos, Nanos)>) -> Channel {
-    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 100_000_000, delay_schedule, queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.0, loss: None };
+    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 100_000_000, delay_schedule, queue: QueueSpec::DropTail(crate::queue::DropTailSpec { limit: 50 }), error_rate: 0.0, loss: None };
     let mut c = Channel::new(0, 1, &spec, 1, 0);
     for size in [1000, 500, 1500] {
         c.admit(0, pkt_at(size, 0));
@@ -295,7 +295,7 @@ fn finishing_counts_exactly_the_packets_whose_transmission_started() {
             bandwidth_bps: 1e6,
             delay: 30_000_000,
             delay_schedule: vec![(50_000_000, 90_000_000), (120_000_000, 2_000_000), (200_000_000, 40_000_000)],
-            queue: QueueSpec::DropTail { limit: 20 },
+            queue: QueueSpec::DropTail(crate::queue::DropTailSpec { limit: 20 }),
             error_rate: 0.5,
             loss: None,
         };
@@ -354,7 +354,7 @@ fn a_loss_pattern_counts_the_transmitted_packets_only_and_loses_the_listed_ones(
     // drops two, which the pattern never sees; the next packet, at 1 s, is transmitted
     // packet 3. The list [1, 3] loses the second packet sent and the one at 1 s.
     let loss = crate::queue::LossPattern::List { packets: vec![1, 3].into() };
-    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 3 }, error_rate: 0.0, loss: Some(loss) };
+    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail(crate::queue::DropTailSpec { limit: 3 }), error_rate: 0.0, loss: Some(loss) };
     let mut c = Channel::new(0, 1, &spec, 1, 0);
     let mut admissions: Vec<Admission> = (0..5).map(|_| c.admit(0, pkt_at(1000, 0))).collect();
     admissions.push(c.admit(1_000_000_000, pkt_at(1000, 1_000_000_000)));
@@ -376,7 +376,7 @@ fn a_pattern_and_an_error_rate_both_apply_and_a_packet_is_lost_once() {
     // every = 2 from 0 loses the even-numbered packets; an error rate just below 1 loses the
     // rest (its draws are made for the odd ones only): every packet is lost, once each.
     let loss = crate::queue::LossPattern::Periodic { every: 2, first: 0, burst: 1 };
-    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 50 }, error_rate: 0.999_999_999, loss: Some(loss) };
+    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail(crate::queue::DropTailSpec { limit: 50 }), error_rate: 0.999_999_999, loss: Some(loss) };
     let mut c = Channel::new(0, 1, &spec, 1, 0);
     for i in 0..10u64 {
         assert_eq!(c.admit(i * 10_000_000, pkt_at(1000, i * 10_000_000)), Admission::Corrupted);

@@ -36,7 +36,10 @@
 //! (which it says should be the interface MTU; Linux uses the device MTU), as the simulator's
 //! links have no MTU of their own. No ECN marking: every CoDel decision here is a drop.
 
+use super::registry::{Kind, KindDoc, Placement, QueueKey, DEFAULT_LIMIT};
 use super::{Arrival, Departure, QueueDiscipline, Verdict};
+use crate::scenario::limits::MAX_TIME_NS;
+use vegaslab_cc::params::{Param, ParamError, ParamKind, ParamSource};
 use vegaslab_cc::Nanos;
 
 /// Linux's default target sojourn time (`codel` qdisc, `target 5ms`; the RFC's recommended setting).
@@ -209,6 +212,72 @@ impl QueueDiscipline for CoDel {
 
     fn drops_at_dequeue(&self) -> bool {
         true
+    }
+}
+
+const LIMIT: QueueKey = QueueKey {
+    param: Param {
+        name: "limit",
+        kind: ParamKind::Integer { lo: 1, hi: 100_000_000 },
+        unit: "packets",
+        doc: "the packets that may wait, not counting the one being transmitted",
+        cite: "Linux sch_codel.c, limit (the qdisc's packets; the one on the wire has left it)",
+    },
+    field: "limit",
+    required: false,
+};
+const TARGET: QueueKey = QueueKey {
+    param: Param {
+        name: "target",
+        kind: ParamKind::Time { lo_ns: 1, hi_ns: MAX_TIME_NS as u64 },
+        unit: "s",
+        doc: "the acceptable standing sojourn time",
+        cite: "RFC 8289 section 4.3 (5 ms, Linux's default)",
+    },
+    field: "target_ns",
+    required: false,
+};
+const INTERVAL: QueueKey = QueueKey {
+    param: Param {
+        name: "interval",
+        kind: ParamKind::Time { lo_ns: 1, hi_ns: MAX_TIME_NS as u64 },
+        unit: "s",
+        doc: "how long the sojourn time must stay above target before dropping starts, and the control law's base spacing; longer than target",
+        cite: "RFC 8289 section 4.4 (100 ms, Linux's default)",
+    },
+    field: "interval_ns",
+    required: false,
+};
+
+impl Kind for CoDel {
+    type Spec = CoDelSpec;
+    const KINDS: &'static [KindDoc] = &[KindDoc {
+        name: "codel",
+        about: "Controlled Delay: drop at dequeue when the sojourn time stays above target for an interval",
+        cite: "RFC 8289; Linux sch_codel.c",
+        keys: &[LIMIT, TARGET, INTERVAL],
+        minimal: "{ kind = \"codel\" }",
+        aliases: &[],
+    }];
+
+    fn read(_kind: &str, table: &dyn ParamSource) -> Result<CoDelSpec, ParamError> {
+        let limit = LIMIT.param.integer(table)?.map_or(DEFAULT_LIMIT, |l| l as u32);
+        let target = TARGET.param.time(table)?.unwrap_or(DEFAULT_TARGET_NS);
+        let interval = INTERVAL.param.time(table)?.unwrap_or(DEFAULT_INTERVAL_NS);
+        if interval <= target {
+            let s = |ns: u64| format!("{} s", ns as f64 / 1e9);
+            return Err(table.error(INTERVAL.param.name, format!("must be > target ({}), got {}", s(target), s(interval))));
+        }
+        Ok(CoDelSpec { limit, target, interval })
+    }
+    fn kind_of(_spec: &CoDelSpec) -> &'static str {
+        "codel"
+    }
+    fn limit(spec: &CoDelSpec) -> u32 {
+        spec.limit
+    }
+    fn build(spec: &CoDelSpec, _on: &Placement) -> CoDel {
+        CoDel::new(spec)
     }
 }
 

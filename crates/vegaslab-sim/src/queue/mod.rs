@@ -1,8 +1,10 @@
 //! Queue disciplines: what a link direction's queue does with a packet when it arrives
 //! (enqueue) and when it leaves the queue for the link (dequeue).
 //!
-//! Each discipline is one file implementing [`QueueDiscipline`], and `registry` lists them in
-//! the [`Discipline`] enum a channel holds, dispatched by `match` (static dispatch, no `dyn`):
+//! Each discipline is one file implementing [`QueueDiscipline`] and the registry's
+//! [`registry::Kind`] (its `kind` names and declared keys, how it reads a queue table, how it
+//! is built), registered by one line in the list below, from which the registry generates the
+//! scenario's [`QueueSpec`] and the running [`Discipline`] a channel holds:
 //! - `droptail`: ns-2's DropTail (`kind = "droptail"`);
 //! - `red`: RED as ns-2's `Queue/RED` (`"red"`) and the grids paper's linear RED
 //!   (`"red-linear"`);
@@ -29,17 +31,23 @@
 //! decide each at its dequeue time, in order (`crate::channel::deferred`).
 
 pub mod aqt;
-mod codel;
-mod droptail;
-mod red;
-mod registry;
+pub mod registry;
 
 pub use crate::loss::{LossPattern, PacketErrors, PatternLosses};
-pub use codel::{CoDel, CoDelSpec, DEFAULT_INTERVAL_NS, DEFAULT_TARGET_NS};
-pub use droptail::{droptail_admits, DropTail};
-pub use red::{powu, Red, RedSpec, RedVariant, RedWeight};
-pub use registry::{Discipline, QueueSpec};
+pub use registry::{kind_doc, Kind, KindDoc, Placement, QueueKey, DEFAULT_LIMIT};
 use vegaslab_cc::Nanos;
+
+/// The kind of a queue table that does not name one: ns-2's default queue, DropTail.
+pub const DEFAULT_KIND: &str = "droptail";
+
+registry::disciplines! {
+    /// ns-2's DropTail; see [`DropTail`].
+    DropTail in droptail,
+    /// RED (`kind = "red"`) or the grids paper's linear RED (`kind = "red-linear"`); see [`Red`].
+    Red in red,
+    /// CoDel, RFC 8289 (`kind = "codel"`); see [`CoDel`].
+    CoDel in codel,
+}
 
 /// A discipline's decision on a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -49,8 +49,10 @@
 //! spacing and no `q > 1` guard (the paper's "effective formula"). Drops above `max` and over
 //! the limit are forced, those between the thresholds early.
 
+use super::registry::{Kind, KindDoc, Placement, QueueKey, DEFAULT_LIMIT};
 use super::{Arrival, QueueDiscipline, Verdict};
 use crate::rng::{stream, STREAM_RED_BASE};
+use vegaslab_cc::params::{Param, ParamError, ParamKind, ParamSource};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use vegaslab_cc::Nanos;
@@ -305,6 +307,179 @@ impl QueueDiscipline for Red {
     /// ns-2's `REDQueue::enque`: the idle time is since the link's last transmission ended.
     fn enqueue(&mut self, a: &Arrival) -> Verdict {
         self.arrive(a.now, a.waiting as usize, a.idle_since)
+    }
+}
+
+/// Any finite number: the thresholds, `max_p` and the weight are checked together by
+/// [`RedSpec::validate`], whose messages name the rule (`max > min >= 0`).
+const ANY_NUMBER: ParamKind = ParamKind::Number { lo: f64::MIN, hi: f64::MAX };
+
+const LIMIT: QueueKey = QueueKey {
+    param: Param {
+        name: "limit",
+        kind: ParamKind::Integer { lo: 1, hi: 100_000_000 },
+        unit: "packets",
+        doc: "the packets that may wait, not counting the one being transmitted; more than max",
+        cite: "ns-2 queue/red.cc, limit_ compared with the queue before the arrival",
+    },
+    field: "limit",
+    required: false,
+};
+const MIN: QueueKey = QueueKey {
+    param: Param {
+        name: "min",
+        kind: ANY_NUMBER,
+        unit: "packets",
+        doc: "the lower threshold on the average queue",
+        cite: "Floyd and Jacobson 1993, min_th; ns-2 thresh_",
+    },
+    field: "min_th",
+    required: true,
+};
+const MAX: QueueKey = QueueKey {
+    param: Param {
+        name: "max",
+        kind: ANY_NUMBER,
+        unit: "packets",
+        doc: "the upper threshold on the average queue",
+        cite: "Floyd and Jacobson 1993, max_th; ns-2 maxthresh_",
+    },
+    field: "max_th",
+    required: true,
+};
+const MAX_P: QueueKey = QueueKey {
+    param: Param {
+        name: "max_p",
+        kind: ANY_NUMBER,
+        unit: "probability",
+        doc: "the drop probability as the average reaches max, in (0, 1]",
+        cite: "Floyd and Jacobson 1993, max_p; ns-2 1 / linterm_",
+    },
+    field: "max_p",
+    required: false,
+};
+const WEIGHT: QueueKey = QueueKey {
+    param: Param {
+        name: "weight",
+        kind: ANY_NUMBER,
+        unit: "",
+        doc: "the weight of the average queue's EWMA, in (0, 1], or \"auto\" for ns-2's rule from the link's bandwidth and delay",
+        cite: "Floyd and Jacobson 1993, w_q; ns-2 q_weight_ (-1: auto)",
+    },
+    field: "weight",
+    required: false,
+};
+const GENTLE: QueueKey = QueueKey {
+    param: Param {
+        name: "gentle",
+        kind: ParamKind::Boolean,
+        unit: "",
+        doc: "raise the drop probability from max_p to 1 between max and 2 max instead of dropping every packet above max",
+        cite: "ns-2 gentle_ (Floyd 2000, gentle RED)",
+    },
+    field: "gentle",
+    required: false,
+};
+const WAIT: QueueKey = QueueKey {
+    param: Param {
+        name: "wait",
+        kind: ParamKind::Boolean,
+        unit: "",
+        doc: "space early drops uniformly, waiting after each",
+        cite: "ns-2 wait_",
+    },
+    field: "wait",
+    required: false,
+};
+const MEAN_PKTSIZE: QueueKey = QueueKey {
+    param: Param {
+        name: "mean_pktsize",
+        kind: ParamKind::Integer { lo: 1, hi: 1_000_000_000 },
+        unit: "bytes",
+        doc: "bytes per packet in the idle-time decay of the average (and the auto weight)",
+        cite: "ns-2 mean_pktsize_",
+    },
+    field: "mean_pktsize",
+    required: false,
+};
+
+/// Names of the RED keys in ns-2's `Queue/RED` and in Floyd and Jacobson's paper, for
+/// suggestions only.
+const ALIASES: &[(&str, &str, &str)] = &[
+    ("thresh", "min", "ns-2's thresh_ is min here"),
+    ("min_th", "min", "RED's min_th is min here"),
+    ("minth", "min", "RED's min_th is min here"),
+    ("min_thresh", "min", "RED's min_th is min here"),
+    ("maxthresh", "max", "ns-2's maxthresh_ is max here"),
+    ("max_th", "max", "RED's max_th is max here"),
+    ("maxth", "max", "RED's max_th is max here"),
+    ("max_thresh", "max", "RED's max_th is max here"),
+    ("q_weight", "weight", "ns-2's q_weight_ is weight here"),
+    ("w_q", "weight", "RED's w_q is weight here"),
+    ("wq", "weight", "RED's w_q is weight here"),
+    ("linterm", "max_p", "ns-2's linterm_ is 1 / max_p"),
+    ("max_prob", "max_p", "the drop probability at max"),
+    ("queue_limit", "limit", "the queue's limit in packets"),
+];
+
+impl Kind for Red {
+    type Spec = RedSpec;
+    const KINDS: &'static [KindDoc] = &[
+        KindDoc {
+            name: "red",
+            about: "Random Early Detection in packet mode, as ns-2's Queue/RED",
+            cite: "Floyd and Jacobson 1993; ns-2 queue/red.cc",
+            keys: &[LIMIT, MIN, MAX, MAX_P, WEIGHT, GENTLE, WAIT, MEAN_PKTSIZE],
+            minimal: "{ kind = \"red\", min = 5, max = 15 }",
+            aliases: ALIASES,
+        },
+        KindDoc {
+            name: "red-linear",
+            about: "the grids paper's RED: drop probability (avg - min) / (max - min) between the thresholds",
+            cite: "the grids paper, section 2.2",
+            keys: &[LIMIT, MIN, MAX, WEIGHT, MEAN_PKTSIZE],
+            minimal: "{ kind = \"red-linear\", min = 5, max = 15 }",
+            aliases: ALIASES,
+        },
+    ];
+
+    fn read(kind: &str, table: &dyn ParamSource) -> Result<RedSpec, ParamError> {
+        let variant = if kind == "red-linear" { RedVariant::Linear } else { RedVariant::Classic };
+        let min = MIN.required_number(table)?;
+        let max = MAX.required_number(table)?;
+        let limit = LIMIT.param.integer(table)?.map_or(DEFAULT_LIMIT, |l| l as u32);
+        let mut spec = RedSpec::new(variant, limit, min, max);
+        if variant == RedVariant::Linear {
+            spec.max_p = 1.0;
+        } else if let Some(p) = MAX_P.param.number(table)? {
+            spec.max_p = p;
+        }
+        // A string is "auto" or an error; anything else is read (and refused) as a number.
+        spec.weight = match table.string(WEIGHT.param.name) {
+            Ok(Some(s)) if s == "auto" => RedWeight::Auto,
+            Ok(Some(s)) => return Err(table.error(WEIGHT.param.name, format!("must be a number in (0, 1] or \"auto\", got \"{s}\""))),
+            Ok(None) => spec.weight,
+            Err(_) => WEIGHT.param.number(table)?.map_or(spec.weight, RedWeight::Fixed),
+        };
+        spec.gentle = GENTLE.param.boolean(table)?.unwrap_or(false);
+        spec.wait = WAIT.param.boolean(table)?.unwrap_or(true);
+        if let Some(s) = MEAN_PKTSIZE.param.integer(table)? {
+            spec.mean_pktsize = s as u32;
+        }
+        spec.validate().map_err(|(field, message)| table.error(field, message))?;
+        Ok(spec)
+    }
+    fn kind_of(spec: &RedSpec) -> &'static str {
+        match spec.variant {
+            RedVariant::Classic => "red",
+            RedVariant::Linear => "red-linear",
+        }
+    }
+    fn limit(spec: &RedSpec) -> u32 {
+        spec.limit
+    }
+    fn build(spec: &RedSpec, on: &Placement) -> Red {
+        Red::new(spec, on.bandwidth_bps, on.delay, on.seed, on.channel)
     }
 }
 

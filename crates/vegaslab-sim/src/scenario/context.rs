@@ -9,8 +9,8 @@ use std::collections::HashMap;
 
 /// The largest time a field may take unless it says otherwise (see `limits`).
 pub const FOREVER: i128 = super::limits::MAX_TIME_NS;
-/// ns-2's default queue limit (`Queue set limit_ 50`).
-pub const DEFAULT_QUEUE_LIMIT: u32 = 50;
+/// ns-2's default queue limit (`Queue set limit_ 50`), the queue registry's.
+pub use crate::queue::DEFAULT_LIMIT as DEFAULT_QUEUE_LIMIT;
 
 /// The network as read so far: the topology tables and `[[links]]` add to it, flows, monitors
 /// and UDP sources look node names up in it.

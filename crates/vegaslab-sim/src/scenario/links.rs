@@ -6,7 +6,8 @@ use super::context::{NetBuilder, DEFAULT_QUEUE_LIMIT};
 use super::limits::{self, MAX_DELAY_POINTS, MAX_LOSS_INDEX, MAX_LOSS_PACKETS, MAX_TIME_NS, MAX_TRACE_BYTES};
 use super::reader::{check_name, describe, Obj};
 use super::{DirectionSpec, ErrorKind, LinkSpec, QueueSpec, ScenarioError};
-use crate::queue::{CoDelSpec, LossPattern, RedSpec, RedVariant, RedWeight, DEFAULT_INTERVAL_NS, DEFAULT_TARGET_NS};
+use super::param_source::unboxed;
+use crate::queue::{self, DropTailSpec, LossPattern};
 use toml::Value;
 
 /// The properties of one link read from a table; `defaults` fills what it omits.
@@ -96,7 +97,7 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
     };
     let queue = match t.table("queue")? {
         Some(q) => read_queue(&q)?,
-        None => defaults.map(|d| d.queue.clone()).unwrap_or(QueueSpec::DropTail { limit: DEFAULT_QUEUE_LIMIT }),
+        None => defaults.map(|d| d.queue.clone()).unwrap_or(QueueSpec::DropTail(DropTailSpec { limit: DEFAULT_QUEUE_LIMIT })),
     };
     let rate = |key: &str| -> Result<Option<f64>, ScenarioError> {
         match t.number(key, f64::MIN, f64::MAX)? {
@@ -253,82 +254,20 @@ pub fn resolve_relative(source: &str, name: &str) -> std::path::PathBuf {
     }
 }
 
-const QUEUE_KINDS: &str = "droptail, red, red-linear, codel";
-
-/// Other names of the RED fields (ns-2's `Queue/RED` variables, the names of Floyd and
-/// Jacobson's paper), for suggestions only: `(name, our field, note)`, the name compared
-/// without case and trailing underscores. Never accepted in place of the field.
-const RED_ALIASES: &[(&str, &str, &str)] = &[
-    ("thresh", "min", "ns-2's thresh_ is min here"),
-    ("min_th", "min", "RED's min_th is min here"),
-    ("minth", "min", "RED's min_th is min here"),
-    ("min_thresh", "min", "RED's min_th is min here"),
-    ("maxthresh", "max", "ns-2's maxthresh_ is max here"),
-    ("max_th", "max", "RED's max_th is max here"),
-    ("maxth", "max", "RED's max_th is max here"),
-    ("max_thresh", "max", "RED's max_th is max here"),
-    ("q_weight", "weight", "ns-2's q_weight_ is weight here"),
-    ("w_q", "weight", "RED's w_q is weight here"),
-    ("wq", "weight", "RED's w_q is weight here"),
-    ("linterm", "max_p", "ns-2's linterm_ is 1 / max_p"),
-    ("max_prob", "max_p", "the drop probability at max"),
-    ("queue_limit", "limit", "the queue's limit in packets"),
-];
-
+/// A queue table, read through the queue registry (`crate::queue::registry`): its `kind`
+/// (default [`queue::DEFAULT_KIND`]) names the discipline, whose declared keys are the only ones allowed.
 pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
-    let kind = q.string("kind")?.unwrap_or("droptail");
-    match kind {
-        "droptail" => {
-            q.deny_unknown(&["kind", "limit"])?;
-            // As in ns-2, the limit counts the packet being sent and a packet is queued before
-            // the link takes it, so a limit of 1 would drop every packet: the least is 2.
-            let limit = q.integer("limit", 2, 100_000_000)?.unwrap_or(DEFAULT_QUEUE_LIMIT as i64) as u32;
-            Ok(QueueSpec::DropTail { limit })
-        }
-        "red" | "red-linear" => {
-            let linear = kind == "red-linear";
-            let mut keys = vec!["kind", "limit", "min", "max", "weight", "mean_pktsize"];
-            if !linear {
-                keys.extend_from_slice(&["max_p", "gentle", "wait"]);
-            }
-            q.deny_unknown_with(&keys, RED_ALIASES, None)?;
-            let variant = if linear { RedVariant::Linear } else { RedVariant::Classic };
-            let min = q.number("min", f64::MIN, f64::MAX)?.ok_or_else(|| q.err("min", "is required (the lower threshold on the average queue, packets)"))?;
-            let max = q.number("max", f64::MIN, f64::MAX)?.ok_or_else(|| q.err("max", "is required (the upper threshold on the average queue, packets)"))?;
-            let limit = q.integer("limit", 1, 100_000_000)?.unwrap_or(DEFAULT_QUEUE_LIMIT as i64) as u32;
-            let mut spec = RedSpec::new(variant, limit, min, max);
-            if linear {
-                spec.max_p = 1.0;
-            } else if let Some(p) = q.number("max_p", f64::MIN, f64::MAX)? {
-                spec.max_p = p;
-            }
-            spec.weight = match q.get("weight") {
-                None => spec.weight,
-                Some(Value::String(s)) if s == "auto" => RedWeight::Auto,
-                Some(Value::String(s)) => return Err(q.err("weight", format!("must be a number in (0, 1] or \"auto\", got \"{s}\""))),
-                Some(_) => RedWeight::Fixed(q.number("weight", f64::MIN, f64::MAX)?.expect("present")),
-            };
-            spec.gentle = q.bool("gentle", false)?;
-            spec.wait = q.bool("wait", true)?;
-            if let Some(s) = q.integer("mean_pktsize", 1, 1_000_000_000)? {
-                spec.mean_pktsize = s as u32;
-            }
-            spec.validate().map_err(|(field, msg)| q.err(field, msg))?;
-            Ok(QueueSpec::Red(spec))
-        }
-        "codel" => {
-            q.deny_unknown(&["kind", "limit", "target", "interval"])?;
-            // As Linux's `limit`, the packets in the queue, not counting the one being sent.
-            let limit = q.integer("limit", 1, 100_000_000)?.unwrap_or(DEFAULT_QUEUE_LIMIT as i64) as u32;
-            let target = q.time("target", 1, MAX_TIME_NS)?.unwrap_or(DEFAULT_TARGET_NS);
-            let interval = q.time("interval", 1, MAX_TIME_NS)?.unwrap_or(DEFAULT_INTERVAL_NS);
-            if interval <= target {
-                let s = |ns: u64| format!("{} s", ns as f64 / 1e9);
-                return Err(q.err("interval", format!("must be > target ({}), got {}", s(target), s(interval))));
-            }
-            Ok(QueueSpec::CoDel(CoDelSpec { limit, target, interval }))
-        }
-        other => Err(q.err("kind", format!("unknown queue kind \"{other}\" (allowed: {QUEUE_KINDS})"))),
+    let kind = q.string("kind")?.unwrap_or(queue::DEFAULT_KIND);
+    let Some(doc) = queue::kind_doc(kind) else {
+        let kinds: Vec<&str> = queue::kinds().map(|k| k.name).collect();
+        return Err(q.err("kind", format!("unknown queue kind \"{kind}\" (allowed: {})", kinds.join(", "))));
+    };
+    let mut allowed = vec!["kind"];
+    allowed.extend(doc.keys.iter().map(|k| k.param.name));
+    q.deny_unknown_with(&allowed, doc.aliases, None)?;
+    match QueueSpec::read(kind, q) {
+        Some(spec) => spec.map_err(|e| unboxed(e, q, "kind")),
+        None => Err(q.err("kind", format!("internal error: queue kind \"{kind}\" is declared but not read"))),
     }
 }
 

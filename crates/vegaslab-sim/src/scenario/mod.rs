@@ -14,6 +14,7 @@ mod flows;
 mod links;
 pub mod normalize;
 mod overrides;
+mod param_source;
 pub mod precheck;
 pub mod schema;
 mod reader;

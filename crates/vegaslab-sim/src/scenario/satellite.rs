@@ -79,7 +79,7 @@ fn read_props(o: &Obj, terms: &[Terminal; 2], delay: u64, schedule: Vec<(u64, u6
     let bw = o.bandwidth("bandwidth")?.unwrap_or(1.5e6);
     let queue = match o.table("queue")? {
         Some(q) => read_queue(&q)?,
-        None => QueueSpec::DropTail { limit: 50 },
+        None => QueueSpec::DropTail(crate::queue::DropTailSpec { limit: 50 }),
     };
     let rate = match o.number("error_rate", f64::MIN, f64::MAX)? {
         Some(r) if !(0.0..1.0).contains(&r) => {

@@ -44,7 +44,7 @@ fn dense_routes(nodes: usize, channels: &[Channel], dests: &[u32]) -> (Vec<u32>,
 }
 
 fn channels_of(links: &[(u32, u32)]) -> Vec<Channel> {
-    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail { limit: 10 }, error_rate: 0.0, loss: None };
+    let spec = DirectionSpec { bandwidth_bps: 1e6, delay: 0, delay_schedule: vec![], queue: QueueSpec::DropTail(crate::queue::DropTailSpec { limit: 10 }), error_rate: 0.0, loss: None };
     links.iter().flat_map(|&(a, b)| [Channel::new(a, b, &spec, 1, 0), Channel::new(b, a, &spec, 1, 0)]).collect()
 }
 
