@@ -40,6 +40,11 @@ pub(super) fn is_prefix(a: &[PathStep], b: &[PathStep]) -> bool {
     a.len() <= b.len() && a == &b[..a.len()]
 }
 
+/// Whether `a` and `b` are one field, or one is inside the other.
+pub(super) fn overlap(a: &[PathStep], b: &[PathStep]) -> bool {
+    is_prefix(a, b) || is_prefix(b, a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 //! point is validated.
 
 use super::names::read_name;
-use super::path::{is_prefix, parse_steps, PathStep};
+use super::path::{overlap, parse_steps, PathStep};
 use super::plan::Origin;
 use super::range::read_range;
 use super::seeds::{read_seeds, SeedSpec};
@@ -31,7 +31,7 @@ pub(super) fn read_sweep(sweep: &Obj) -> Result<(Option<SeedSpec>, Vec<AxisSpec>
         for m in &spec.members {
             // Two axes (or two members of a zip) on one field, or one inside the other.
             if let Some(steps) = &m.steps {
-                if let Some((_, other)) = taken.iter().find(|(s, _)| is_prefix(s, steps) || is_prefix(steps, s)) {
+                if let Some((_, other)) = taken.iter().find(|(s, _)| overlap(s, steps)) {
                     let message = format!("overlaps {other}: each field may be swept by one axis only");
                     return Err(sweep.ctx.err_kind(&format!("{}.path", m.origin.at), ErrorKind::Conflict, message));
                 }

@@ -5,7 +5,7 @@
 //! axis's `path`, and a point whose values are each fine alone but not together on the axis
 //! whose field the core rejected, with the whole point in the message.
 
-use super::path::{is_prefix, parse_steps, PathStep};
+use super::path::{is_prefix, overlap, parse_steps, PathStep};
 use super::plan::{Axis, Point};
 use crate::scenario::limits::quote_short;
 use crate::scenario::overrides::apply_overrides;
@@ -15,7 +15,7 @@ use toml::Value;
 /// Whether `error` is about the field at `steps` or one inside/around it.
 fn related(error_path: &str, steps: &[PathStep]) -> bool {
     match parse_steps(error_path) {
-        Some(e) => is_prefix(&e, steps) || is_prefix(steps, &e),
+        Some(e) => overlap(&e, steps),
         None => false,
     }
 }
