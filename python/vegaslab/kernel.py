@@ -133,15 +133,20 @@ def program_parameters(cc: str, **params) -> dict[str, int]:
             if p.get(key, fixed) != fixed:
                 raise KernelError(f"flows[0].params.{key}: the kernel version of rovegas stamps every segment "
                                   f"with the 12-byte AQT option, so {key} must be {fixed}, got {p[key]!r}")
-    out = {
+    # A key the algorithm's normalised parameters lack takes the value its C rule is written
+    # for (kernel/vegaslab_cc.h): AdaVegas' alpha and beta come from its own table (0 unused),
+    # classic Vegas grows by one packet (inc 1), and only Vegas-A reads its two tie rules. The
+    # C replay (kernel/replay.c, built with these values through scripts/kernel_algorithms.py)
+    # checks every algorithm's decisions against the Rust controller's, so a wrong fill-in
+    # fails `make -C kernel check-vectors`.
+    return {
         "vl_alpha": math.ceil(p.get("alpha", 0)),
         "vl_beta": math.floor(p.get("beta", 0)),
-        "vl_gamma": math.floor(p.get("gamma", 1)),
+        "vl_gamma": math.floor(p["gamma"]),
         "vl_inc": int(p.get("inc", 1)),
         "vl_equal_throughput": 1 if p.get("equal_throughput") == "hold" else 0,
         "vl_at_beta": 1 if p.get("at_beta") == "hold" else 0,
     }
-    return out
 
 
 def registered() -> list[str]:
