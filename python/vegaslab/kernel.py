@@ -138,7 +138,7 @@ def program_parameters(cc: str, **params) -> dict[str, int]:
     # classic Vegas grows by one packet (inc 1), and only Vegas-A reads its two tie rules. The
     # C replay (kernel/replay.c, built with these values through scripts/kernel_algorithms.py)
     # checks every algorithm's decisions against the Rust controller's, so a wrong fill-in
-    # fails `make -C kernel check-vectors`.
+    # fails tests/test_kernel.py's replay of every algorithm's vectors.
     return {
         "vl_alpha": math.ceil(p.get("alpha", 0)),
         "vl_beta": math.floor(p.get("beta", 0)),
