@@ -86,7 +86,8 @@ def _json_store_table(rows, columns):
 ])
 def test_a_sweep_workers_store_tables_equal_those_it_made_from_the_json_document(name, overrides):
     from vegaslab.results import TABLES as RESULT_TABLES
-    from vegaslab.sweeps.store import _aggregates, _with_keys, keyed_tables, stored_tables
+    from vegaslab.sweeps.store import keyed_tables, stored_tables
+    from vegaslab.sweeps.store.tables import _aggregates, _with_keys
 
     text = (builtin_dir() / name).read_text()
     core_run = run_core(text, name, 1, overrides)

@@ -352,3 +352,22 @@ def test_load_results_leaves_out_runs_whose_parameter_replaced_a_core_column(tmp
                          {name: value})]
     store = fill(tmp_path / "s", shadowing)
     assert len(store) == 1 and store.load_results([p.key for p in prepare(shadowing)]) == {}
+
+
+#: The store's public names, which code outside the package imports from ``vegaslab.sweeps.store``
+#: whichever of its modules defines them.
+PUBLIC_NAMES = (
+    "STORE_FORMAT", "READABLE_STORE_FORMATS", "RENAMED_AGGREGATES", "TABLES", "NONDETERMINISTIC_COLUMNS", "PARAM_TYPES",
+    "COMPACT_MIN_COMMITS", "COMPACT_TARGET_BYTES", "STORE_FILE_SCHEMA", "COMMIT_SCHEMA", "StoreError",
+    "StoreLockedError", "StoreWriteError", "RunSpec", "run_key", "PreparedRun", "prepare", "prepared_runs",
+    "param_types", "stored_tables", "keyed_tables", "run_row", "runs_table", "Commit", "Broken", "Store", "StoredRun",
+    "StoreWriter",
+)
+
+
+def test_every_public_name_of_the_store_imports_from_the_store_package():
+    import vegaslab.sweeps.store as store
+
+    missing = [name for name in PUBLIC_NAMES if not hasattr(store, name)]
+    assert not missing, f"not importable from vegaslab.sweeps.store: {missing}"
+    assert set(store.__all__) <= set(PUBLIC_NAMES)

@@ -17,10 +17,11 @@ pytest.importorskip("vegaslab._core")
 from pandas.testing import assert_frame_equal  # noqa: E402
 from scenario_text import TWO_HOP  # noqa: E402
 
-import vegaslab.sweeps.store as store_mod
+import vegaslab.sweeps.store.commits as commits_mod  # noqa: E402
+import vegaslab.sweeps.store.read as read_mod  # noqa: E402
 from vegaslab.sweeps.engine import SYNCHRONOUS, execute  # noqa: E402
-from vegaslab.sweeps.store import (COMPACT_MIN_COMMITS, NONDETERMINISTIC_COLUMNS, TABLES, RunSpec, Store,  # noqa: E402
-                                   StoreLockedError, StoreWriter, prepare)
+from vegaslab.sweeps.store import (COMPACT_MIN_COMMITS, NONDETERMINISTIC_COLUMNS, STORE_FORMAT, TABLES, RunSpec,  # noqa: E402
+                                   Store, StoreLockedError, StoreWriter, prepare)
 
 TEXT = TWO_HOP + '\n[run]\nduration = "1s"\n\n[monitor]\ncwnd = true\n'
 N = COMPACT_MIN_COMMITS  # one commit per run: exactly enough small commits to compact
@@ -129,10 +130,10 @@ def test_a_compaction_stopped_before_the_merged_commit_lands_changes_nothing(tmp
             raise KeyboardInterrupt  # as if killed: the merged commit is complete in _tmp/
         return real_rename(src, dst)
 
-    monkeypatch.setattr(store_mod.os, "rename", killed_at_the_commit_point)
+    monkeypatch.setattr(os, "rename", killed_at_the_commit_point)
     with pytest.raises(KeyboardInterrupt):
         Store(path).compact()
-    monkeypatch.setattr(store_mod.os, "rename", real_rename)
+    monkeypatch.setattr(os, "rename", real_rename)
     assert list((path / "_tmp").iterdir()), "the unfinished merged commit is left in _tmp/"
     store = Store(path)
     assert len(store.commits()) == N and store.superseded() == []
@@ -181,24 +182,24 @@ def test_a_reader_racing_a_compaction_sees_every_run_once(tmp_path, reference, k
     reader = Store(path)
 
     # 1. The compaction lands after the reader listed data/ and before it checked the commits.
-    real_checked = Store._checked
+    real_checked = commits_mod._checked
     state = {"done": False}
 
-    def compaction_mid_scan(self, d, fresh):
-        if self is reader and not state["done"]:
+    def compaction_mid_scan(d, fresh):
+        if not state["done"]:  # the reader's first check; the compaction's own scans pass
             state["done"] = True
             assert Store(path).compact() == N
-        return real_checked(self, d, fresh)
+        return real_checked(d, fresh)
 
-    monkeypatch.setattr(Store, "_checked", compaction_mid_scan)
+    monkeypatch.setattr(commits_mod, "_checked", compaction_mid_scan)
     assert reader.keys() == keys and len(reader.commits()) == 1
-    monkeypatch.setattr(Store, "_checked", real_checked)
+    monkeypatch.setattr(commits_mod, "_checked", real_checked)
 
     # 2. The compaction lands after the reader's scan and before it read the files.
     fill(path, specs(range(N + 1, 2 * N + 1)), compact=False)
     reader = Store(path)
     expected = reader.read("flows")
-    real_read = store_mod._read_parquet
+    real_read = read_mod.read_parquet
     state["done"] = False
 
     def compaction_mid_read(p):
@@ -207,11 +208,11 @@ def test_a_reader_racing_a_compaction_sees_every_run_once(tmp_path, reference, k
             assert Store(path).compact() == N + 1
         return real_read(p)
 
-    monkeypatch.setattr(store_mod, "_read_parquet", compaction_mid_read)
+    monkeypatch.setattr(read_mod, "read_parquet", compaction_mid_read)
     got = reader.read("flows")
     assert got["run_key"].is_unique and len(got) == 2 * N
     assert_frame_equal(got, expected, check_exact=True)
-    monkeypatch.setattr(store_mod, "_read_parquet", real_read)
+    monkeypatch.setattr(read_mod, "read_parquet", real_read)
 
     # 3. The compaction lands while the reader lists data/: the listing names commits that
     # are gone and misses the merged one.
@@ -227,7 +228,7 @@ def test_a_reader_racing_a_compaction_sees_every_run_once(tmp_path, reference, k
         listings.append(d)
         return stale if len(listings) == 1 else real_listdir(d)
 
-    monkeypatch.setattr(store_mod.os, "listdir", listing_taken_before_the_compaction)
+    monkeypatch.setattr(os, "listdir", listing_taken_before_the_compaction)
     reader = Store(path)
     assert len(reader.keys()) == 3 * N and len(listings) == 2
 
@@ -274,8 +275,8 @@ def test_a_commit_is_hashed_once_per_process_unless_a_file_changed_and_always_by
     path = tmp_path / "s"
     fill(path, specs(range(1, 3)), compact=False)
     hashed: list[Path] = []
-    real = store_mod._sha256_file
-    monkeypatch.setattr(store_mod, "_sha256_file", lambda p: hashed.append(p) or real(p))
+    real = commits_mod.sha256_file
+    monkeypatch.setattr(commits_mod, "sha256_file", lambda p: hashed.append(p) or real(p))
 
     Store(path).commits()
     first = len(hashed)
@@ -296,4 +297,4 @@ def test_a_commit_is_hashed_once_per_process_unless_a_file_changed_and_always_by
         pass
     good, = Store(path).commits()
     assert len(hashed) - before == len(good.files)
-    assert json.loads((path / "store.json").read_text())["format"] == store_mod.STORE_FORMAT
+    assert json.loads((path / "store.json").read_text())["format"] == STORE_FORMAT
