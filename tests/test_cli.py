@@ -599,13 +599,13 @@ def test_largest_seed_is_accepted_by_the_parser():
 
 
 def test_core_a_failed_run_out_leaves_the_previous_output_whole(core, tiny, tmp_path, monkeypatch):
-    import vegaslab.results
+    import vegaslab.results.directory
 
     out = tmp_path / "out"
     assert cli.main(["run", str(tiny), "--out", str(out), "--no-plots", "--seed", "1"]) == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     calls = {"n": 0}
-    real = vegaslab.results.write_parquet
+    real = vegaslab.results.directory.write_parquet
 
     def interrupted(*a, **k):  # Ctrl-C after the first tables of the new run are written
         calls["n"] += 1
@@ -613,7 +613,7 @@ def test_core_a_failed_run_out_leaves_the_previous_output_whole(core, tiny, tmp_
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(vegaslab.results, "write_parquet", interrupted)
+    monkeypatch.setattr(vegaslab.results.directory, "write_parquet", interrupted)
     assert cli.main(["run", str(tiny), "--out", str(out), "--no-plots", "--seed", "2",
                      "--set", "run.duration=2s"]) == 130
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -227,6 +227,26 @@ def test_to_dir_never_replaces_a_directory_with_other_files(res, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
+def test_runs_sets_and_their_error_pickle_under_the_path_users_import(res):
+    """Dask workers send runs back pickled; the pickle names each class by the path users
+    import (``vegaslab.results``), whichever module of the package defines it."""
+    import pickle
+    import pickletools
+
+    from vegaslab.results import InconsistentResultsError, concat
+
+    runs = concat([res, res], keys=["a", "b"])
+    for obj in (res, runs, InconsistentResultsError("a run directory that does not belong together")):
+        data = pickle.dumps(obj)
+        texts = [arg for op, arg, _ in pickletools.genops(data) if isinstance(arg, str)]
+        assert "vegaslab.results" in texts and type(obj).__qualname__ in texts
+        assert type(pickle.loads(data)) is type(obj)
+    back = pickle.loads(pickle.dumps(res))
+    assert back.format_table() == res.format_table()
+    pd.testing.assert_frame_equal(back.flows, res.flows)
+    pd.testing.assert_frame_equal(pickle.loads(pickle.dumps(runs)).flows, runs.flows)
+
+
 # ---------------------------------------------------------------------- plots
 
 

@@ -247,7 +247,7 @@ def typed_column(name: str, col: Column, documented: bool) -> Column:
     a count as int64 when every value is present and whole, else float64; a documented number
     as float64 (a value that is not a number NaN); an undocumented column as it is, unless it
     holds nothing but missing values (then float64 NaN). The one statement of these rules:
-    :func:`vegaslab.results._typed` applies them to pandas frames too."""
+    :mod:`vegaslab.results.frames` applies them to pandas frames too."""
     if isinstance(col, NameColumn) or name in TEXT_COLUMNS:
         return col
     if name in COUNT_COLUMNS:
