@@ -271,7 +271,7 @@ def lossy(cc: str, loss: dict, *, direction: str = "forward", file_size: str | N
     of 20 does not overflow it either, so every loss is the pattern's), 20 s.  The pattern
     counts every packet the bottleneck direction transmits: data packets one way (Reno's SYN
     is packet 0), ACKs the other (ns-2 ``link-lossmodel``, see
-    ``vegaslab.ns2.translate._loss_lines``).  With ``file_size`` the flow sends a file instead
+    ``vegaslab.ns2.script``, ``_loss_lines``).  With ``file_size`` the flow sends a file instead
     of running FTP for the whole run."""
     key = "loss" if direction == "both" else f"loss_{direction}"
     app = {} if file_size is None else {"app": "file", "file_size": file_size}

@@ -26,6 +26,7 @@ if (not (ROOT / "python" / "vegaslab" / "__init__.py").exists()
 pytest.importorskip("vegaslab._core", reason="the compiled core normalises scenarios for the bridge")
 
 from vegaslab.ns2 import build_model, build_script, normalize, run_normalized, run_scenario, translate  # noqa: E402
+from vegaslab.ns2.rng import mrg_first_draw  # noqa: E402
 
 needs_ns = pytest.mark.skipif(shutil.which("ns") is None and os.environ.get("VEGASLAB_REQUIRE_NS2") != "1", reason="ns-2 ('ns') not on PATH")
 
@@ -202,9 +203,10 @@ def test_every_key_of_the_layout_the_bridge_reads_is_translated_or_listed_as_ign
     """The layout is the core's schema; a key the core adds must get a decision in the bridge
     (translated, or in its ignored list), never be carried past it unread."""
     from vegaslab import schema
-    from vegaslab.ns2 import translate
+    from vegaslab.ns2 import flows, links, translate
 
-    source = pathlib.Path(translate.__file__).read_text(encoding="utf-8")
+    # the modules that read the document: the whole (translate), its links and its flows
+    source = "".join(pathlib.Path(m.__file__).read_text(encoding="utf-8") for m in (translate, links, flows))
     undecided = sorted(f"{name}{f'({variant})' if variant else ''}.{key}"
                        for name, variant in _TRANSLATED for key in schema.keys(name, variant)
                        if key not in translate._IGNORED.get(name, ()) and f'"{key}"' not in source)
@@ -431,7 +433,7 @@ def test_phase_reset_gives_a_tick_whose_product_with_ns2s_draw_is_exactly_the_ph
     for p in phases:
         seed, tick = translate.phase_reset(p)
         assert 1 <= seed <= 2**31 - 2 and tick > 0 and math.isfinite(tick)
-        assert tick * translate._mrg_first_draw(seed) == p, p
+        assert tick * mrg_first_draw(seed) == p, p
 
 
 @needs_ns
@@ -441,7 +443,7 @@ def test_the_bridges_copy_of_ns2s_first_draw_agrees_with_ns2(tmp_path):
     seeds = sorted({translate.phase_reset(p)[0] for p in _PHASES} | {1, 2, 3, 29, 12345, 2**31 - 2})
     body = "\n".join(f"set r [new RNG]; $r seed {s}; puts [$r next-random]" for s in seeds)
     printed = [int(x) for x in _ns_lines(tmp_path, body)]
-    assert printed == [int(2**31 * translate._mrg_first_draw(s)) for s in seeds]
+    assert printed == [int(2**31 * mrg_first_draw(s)) for s in seeds]
 
 
 @needs_ns

@@ -2,9 +2,9 @@
 
 See :func:`run_scenario` (a scenario dict or TOML path, normalised by the core first) and
 :func:`run_normalized` (an already normalised scenario).  The OTcl script comes from
-:mod:`vegaslab.ns2.translate`; this module runs ``ns`` in a temporary directory, reads the
-``VLAB`` lines it prints and (with ``trace=True``) the drop/receive trace, and computes the
-metrics of docs/results-format.md.
+:mod:`vegaslab.ns2.translate` (written by :mod:`vegaslab.ns2.script`); this module runs ``ns``
+in a temporary directory, reads the ``VLAB`` lines it prints and (with ``trace=True``) the
+drop/receive trace, and computes the metrics of docs/results-format.md.
 """
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def run_scenario(scenario, *, overrides=(), seed=None, workdir=None, keep_files=
 
     ``overrides``: ``"dotted.path[0].x=value"`` strings (docs/scenario-format.md).
     ``seed``: replaces ``run.seed``; it seeds ns-2's default RNG (used by RED) through
-    :func:`vegaslab.ns2.translate.ns2_seed`, and the core's draws of the senders' tick phases
+    :func:`vegaslab.ns2.rng.ns2_seed`, and the core's draws of the senders' tick phases
     that ns-2 is given (``tcp.tick_phase = "seeded"``, the default).
     """
     doc = normalize(scenario, overrides=overrides, seed=seed)
