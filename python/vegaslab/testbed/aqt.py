@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..kernel import BUILD_DIR, KERNEL_DIR, KernelError, check, ensure_bpffs, run_command
-from .network import b36
+from .tags import b36
 
 __all__ = ["AqtPath", "Stamp", "read_stamp", "map_id", "remove_stale", "cgroup2_root", "PIN_DIR", "MAP_PIN"]
 

@@ -29,7 +29,7 @@ from ..errors import VegaslabError
 from ..kernel import ALGORITHMS as KERNEL_ALGORITHMS
 from ..kernel import KernelError, program_parameters
 from .flows import FlowSpec
-from .network import ROUTE_MTU, Route
+from .spec import ROUTE_MTU, Route
 
 #: Scenario ``cc`` name -> the kernel's own congestion control the testbed runs for it (the
 #: registry's Linux-native algorithms and ns-2's agents: Linux's ``reno`` is NewReno with SACK,

@@ -25,10 +25,14 @@ import os
 import sys
 
 from .. import kernel
-from . import network
-# The allowed list's helpers and `undo` live with the state files they read (network), so that
-# a testbed start can undo a dead session's state without importing this module.
-from .network import ALLOWED_SYSCTL, STATE_DIR, TestbedError, allowed, undo, write_allowed
+from .cleanup import remove_stale
+from .errors import TestbedError
+# The allowed list's helpers and `undo` live in their own module, so that a testbed start can
+# undo a dead session's state without importing this module.
+from .kernelstate import ALLOWED_SYSCTL, adopt, allowed, release, undo, write_allowed
+from .processes import process_start
+from .state import STATE_DIR, live_states, save_state
+from .tags import new_tag
 
 __all__ = ["KernelSession", "ALLOWED_SYSCTL", "allowed", "undo"]
 
@@ -41,16 +45,16 @@ class KernelSession:
     def __init__(self, algorithms: dict[str, tuple[str, dict]], names: list[str]):
         self.algorithms = {cc: params for cc, params in algorithms.values()}
         self.names = sorted(set(names))
-        self.tag = f"vl{network.b36(os.getpid())}-k{network.b36(next(network.counter))}"
+        self.tag = new_tag("k")
         self._state_path = STATE_DIR / f"{self.tag}.json"
         self._state: dict | None = None
 
     def __enter__(self) -> "KernelSession":
         kernel.check()
-        network.remove_stale()
-        self._state = {"tag": self.tag, "pid": os.getpid(), "start": network.process_start(os.getpid()),
+        remove_stale()
+        self._state = {"tag": self.tag, "pid": os.getpid(), "start": process_start(os.getpid()),
                        "registrations": [], "allowed_added": []}
-        network.adopt(self, self._state_path, self._state)
+        adopt(self, self._state_path, self._state)
         try:
             for cc, params in self.algorithms.items():
                 name, values = kernel.kernel_name(cc), kernel.program_parameters(cc, **params)
@@ -59,13 +63,13 @@ class KernelSession:
                     kernel.register(cc, **params)
                 self._state["registrations"].append(name)
                 self._state.setdefault("parameters", {})[name] = values
-                network.save_state(self._state_path, self._state)
+                save_state(self._state_path, self._state)
             before = allowed()
             added = [n for n in self.names if n not in before]
             if added:
                 # Recorded first: a SIGKILL between the two steps still leaves the recipe.
                 self._state["allowed_added"] = added
-                network.save_state(self._state_path, self._state)
+                save_state(self._state_path, self._state)
                 write_allowed(before + added)
         except BaseException:
             self._teardown()
@@ -76,7 +80,7 @@ class KernelSession:
         """True when another live run registered ``name`` with the same parameters (this run
         then uses it as it is); an error when it did with others (re-registering would change
         that run's algorithm under it, and the kernel refuses while its sockets use it)."""
-        for state in network.live_states():
+        for state in live_states():
             if state.get("tag") == self.tag or name not in state.get("registrations", []):
                 continue
             theirs = state.get("parameters", {}).get(name)
@@ -97,6 +101,6 @@ class KernelSession:
             return []
         failed = undo(self._state)
         if not failed:
-            network.release(self, self._state_path)
+            release(self, self._state_path)
             self._state = None
         return failed

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from .network import TestbedError
+from .errors import TestbedError
 
 __all__ = ["Stack"]
 
