@@ -104,10 +104,10 @@ def calibrate(target_s: float) -> float:
 def cluster_start_s(workers: int) -> float:
     """Wall time to start and stop the embedded local cluster with no run: the fixed cost of
     a sweep, reported apart so the per-run overhead can be given with and without it."""
-    from vegaslab.sweeps.engine import _client
+    from vegaslab.sweeps.engine.cluster import connect
 
     t0 = time.perf_counter()
-    with _client(None, workers, None):
+    with connect(None, workers, None):
         pass
     return time.perf_counter() - t0
 

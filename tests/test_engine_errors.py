@@ -23,6 +23,8 @@ pytest.importorskip("distributed")
 from vegaslab import cli  # noqa: E402
 from vegaslab.sweeps import engine  # noqa: E402
 from vegaslab.sweeps.engine import EngineError, execute  # noqa: E402
+from vegaslab.sweeps.engine.cluster import connect  # noqa: E402
+from vegaslab.sweeps.engine.noise import drop_interrupt_noise  # noqa: E402
 from vegaslab.sweeps.store import RunSpec, Store, StoreLockedError  # noqa: E402
 from reproduce_process import start_reproduce  # noqa: E402
 from scenario_text import TWO_HOP, two_hop_file  # noqa: E402
@@ -108,7 +110,7 @@ def test_the_embedded_clusters_workers_block_sigint_from_their_start_and_the_cli
     # A worker that got SIGINT while still importing Dask (before its preload ignores it)
     # printed a KeyboardInterrupt traceback; blocked from its process's start, it never gets
     # it. Read in the workers' main threads, where Python would run a handler.
-    with engine._client(None, 2, None) as (client, _):
+    with connect(None, 2, None) as (client, _):
         masks = client.run(lambda: open("/proc/self/status").read())
     assert len(masks) == 2
     assert all(_blocked_signals(status) & (1 << (signal.SIGINT - 1)) for status in masks.values())
@@ -230,7 +232,7 @@ def _sigint_disposition() -> str:
 
 
 def test_embedded_workers_ignore_sigint_also_after_the_nanny_restarts_them(no_env_scheduler):
-    with engine._client(None, 1, None) as (client, _):
+    with connect(None, 1, None) as (client, _):
         first = client.run(_sigint_disposition)
         assert list(first.values()) == ["ignored"]
         client.restart(timeout=30)  # the nanny starts a fresh worker process
@@ -246,9 +248,9 @@ def test_nanny_errors_about_an_interrupted_worker_are_dropped_and_others_kept():
         return logging.LogRecord("distributed.nanny", logging.ERROR, __file__, 1, msg, None,
                                  (type(exc), exc, None) if exc else None)
 
-    assert not engine._drop_interrupt_noise(record("Failed while trying to start worker", asyncio.CancelledError()))
-    assert not engine._drop_interrupt_noise(record("Traceback ...\nKeyboardInterrupt"))
-    assert engine._drop_interrupt_noise(record("Failed to start worker", OSError("no space left")))
+    assert not drop_interrupt_noise(record("Failed while trying to start worker", asyncio.CancelledError()))
+    assert not drop_interrupt_noise(record("Traceback ...\nKeyboardInterrupt"))
+    assert drop_interrupt_noise(record("Failed to start worker", OSError("no space left")))
 
 
 def _log_in_worker(message: str) -> None:
@@ -260,7 +262,7 @@ def _log_in_worker(message: str) -> None:
 def test_an_embedded_workers_heartbeat_error_is_dropped_and_its_other_errors_are_printed(no_env_scheduler, capfd):
     # Dask's shutdown race: a heartbeat in flight as the cluster closes logs this error, with
     # its CommClosedError traceback, after a Ctrl-C. The workers write to this process's stderr.
-    with engine._client(None, 1, None) as (client, _):
+    with connect(None, 1, None) as (client, _):
         client.run(_log_in_worker, "Failed to communicate with scheduler during heartbeat.")
         client.run(_log_in_worker, "some other worker error")
     err = capfd.readouterr().err

@@ -37,6 +37,7 @@ from vegaslab import cli  # noqa: E402
 from vegaslab.cli import run as run_cli  # noqa: E402
 from vegaslab.sweeps import engine  # noqa: E402
 from vegaslab.sweeps.engine import execute  # noqa: E402
+from vegaslab.sweeps.engine.cluster import connect  # noqa: E402
 from vegaslab.sweeps.store import RunSpec, Store, StoreWriter, prepare  # noqa: E402
 from reproduce_process import PKG_ROOT  # noqa: E402
 from scenario_text import TWO_HOP, two_hop_file  # noqa: E402
@@ -136,7 +137,7 @@ def test_a_worker_busy_in_a_long_run_ends_it_when_the_cluster_closes_rather_than
     bench = Path(vegaslab.__file__).parent / "catalog_data" / "bench" / "grids-net2.toml"
     prepared = prepare([RunSpec.from_scenario(bench, seed=1, overrides=["run.duration=100000s"])])[0]
     caplog.set_level(logging.INFO, logger="distributed.nanny")
-    with engine._client(None, 1, None) as (client, _):
+    with connect(None, 1, None) as (client, _):
         run = client.submit(engine.run_payload, prepared.light(), prepared.spec.text, {}, pure=False)
         deadline = time.monotonic() + 60
         while not any(client.processing().values()):

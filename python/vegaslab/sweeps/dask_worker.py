@@ -1,4 +1,5 @@
-"""A Dask worker preload for the engine's embedded cluster (:func:`vegaslab.sweeps.engine._client`).
+"""A Dask worker preload for the engine's embedded cluster
+(:func:`vegaslab.sweeps.engine.cluster.connect`).
 
 A terminal's Ctrl-C sends SIGINT to the whole foreground process group, which includes the
 embedded cluster's worker processes. Left alone, each one dies with a ``KeyboardInterrupt``
@@ -14,8 +15,8 @@ SIGINT through a preload"). The preload runs in the worker's
 event loop, which is its main thread (the only one where a handler may be set); a worker
 that does not run it there (an unknown Dask layout) keeps the default rather than failing.
 The engine also starts every worker process with SIGINT blocked
-(:func:`vegaslab.sweeps.engine._sigint_blocked_in_new_threads`), which covers the second or so
-before this preload runs, while the worker still imports Dask.
+(:func:`vegaslab.sweeps.engine.sigint.sigint_blocked_in_new_threads`), which covers the second
+or so before this preload runs, while the worker still imports Dask.
 
 A worker's "Failed to communicate with scheduler during heartbeat" error (with the
 ``CommClosedError`` traceback of a heartbeat cut off as the cluster closes) is dropped too: it
