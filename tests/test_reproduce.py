@@ -225,6 +225,31 @@ def test_core_multi_seed_entry_with_a_failing_variant_and_a_failing_claim(core, 
     pd.testing.assert_frame_equal(table, again)
 
 
+def test_core_the_report_holds_one_entrys_results_at_a_time(core, cat, tmp_path, monkeypatch):
+    import gc
+    import weakref
+
+    (cat / "t-other.toml").write_text(TINY.replace('id = "t-seeds"', 'id = "t-other"')
+                                      .replace('duration = "2s"', 'duration = "1500ms"'))
+    entries = catalog.resolve(["t-seeds", "t-other"], cat)
+    keys_of = {e.id: {j.key for j in runner.plan([e], quick=True)} for e in entries}
+    real_load, loads = runner.load, []
+
+    def load(store_dir, keys):
+        gc.collect()
+        alive = sum(1 for refs, _ in loads for ref in refs if ref() is not None)
+        got = real_load(store_dir, keys)
+        loads.append(([weakref.ref(r) for r in got.values()], alive))
+        assert any(set(keys) <= ks for ks in keys_of.values())  # one entry's runs
+        return got
+
+    monkeypatch.setattr(runner, "load", load)
+    table = reproduce(["t-seeds", "t-other"], tmp_path / "rep", directory=cat, echo=None, quick=True, jobs=2)
+    assert [len(refs) for refs, _ in loads] == [2, 2]  # each entry's vegas and newreno; broken failed
+    assert [alive for _, alive in loads] == [0, 0]  # the first entry's Results were gone before the second's
+    assert set(table["entry"]) == {"t-seeds", "t-other"}
+
+
 def test_core_an_interrupted_reproduce_keeps_its_finished_runs(core, cat, tmp_path):
     out = tmp_path / "rep"
     entry = catalog.load_entry("t-seeds", cat)

@@ -344,6 +344,30 @@ def test_a_run_rebuilt_from_a_commit_shared_with_other_algorithms_has_only_its_o
     assert "trend" in store.read("series_flows").columns  # the union is what the tidy table shows
 
 
+def test_runs_loaded_one_at_a_time_equal_runs_loaded_together_across_row_groups(tmp_path, monkeypatch):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    # Row groups of 7 rows, so that runs start and end inside groups and straddle them: a
+    # reader of some runs reads only the groups holding them.
+    write_table = pq.write_table
+    monkeypatch.setattr(pq, "write_table", lambda table, where, **kw: write_table(table, where, row_group_size=7, **kw))
+    source = tmp_path / "two-hop.toml"
+    source.write_text(TEXT)
+    mixed = [RunSpec(TEXT, str(source), (f"flows[0].cc={cc}", "monitor.cwnd=true"), s, {"algo": cc})
+             for cc in ("newreno", "vegas-a") for s in (1, 2)]
+    store = fill(tmp_path / "s", mixed)
+    (commit,) = store.commits()
+    assert pq.ParquetFile(commit.path / "series_flows.parquet").metadata.num_row_groups > 4
+    keys = [p.key for p in prepare(mixed)]
+    together = store.load_results(keys)
+    for key in reversed(keys):
+        (alone,) = store.load_results([key]).values()
+        for table in ("flows", "queues", "links", "udp", "series_flows", "series_queues"):
+            pd.testing.assert_frame_equal(getattr(alone, table), getattr(together[key], table))
+        assert alone.meta == together[key].meta
+
+
 @pytest.mark.parametrize("name, path, value", [("limit_pkts", "links[1].queue.limit", 8),
                                                ("alpha", "flows[0].params.alpha", 2)])
 def test_load_results_leaves_out_runs_whose_parameter_replaced_a_core_column(tmp_path, name, path, value):

@@ -266,6 +266,7 @@ def test_a_compaction_never_copies_a_file_damaged_after_it_was_verified(tmp_path
     monkeypatch.setattr(StoreWriter, "_merge", damaged_after_the_check)
     assert Store(path).compact() == 0  # the merge hashes what it copies: nothing merged
     assert len(list((path / "data").iterdir())) == N
+    assert not (path / "_tmp").exists() or not any((path / "_tmp").iterdir())  # no half-merged commit left
     store = Store(path)
     assert [b.id for b in store.broken()] == [victim.id]
     assert store.keys() == keys - set(victim.runs)

@@ -24,7 +24,10 @@ from .study.catalog import DEFAULT_IDS, Variant, resolve
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
+    from .report.model import EntryPart
     from .results import Results
+    from .study.catalog import Entry
+    from .study.runner import Execution, Job
 
 __all__ = ["reproduce", "run_variant"]
 
@@ -32,6 +35,22 @@ __all__ = ["reproduce", "run_variant"]
 def run_variant(spec: Variant, *, seed: int | None = None) -> "Results":
     """Run one :class:`~vegaslab.study.catalog.Variant` and return its Results."""
     return run(spec.scenario_path, seed=seed, overrides=list(spec.overrides))
+
+
+def _entry_part(entry: "Entry", jobs: list["Job"], execution: "Execution", out: Path, *, quick: bool) -> "EntryPart":
+    """Read one entry's finished runs back from ``<out>/store/``, export them to
+    ``<out>/results/`` and compute its part of the report (rows, verdicts, figures:
+    :func:`vegaslab.report.write.entry_part`). Its Results are dropped on return, so the
+    report's peak memory is the largest entry's runs, not every run's (5 GB for the 765 runs
+    of ``reproduce --all``)."""
+    from .report import write as report_mod
+
+    keys = list(dict.fromkeys(j.key for j in jobs if j.entry_id == entry.id and j.key in execution.outcomes
+                              and execution.outcomes[j.key].status != "failed"))
+    results = runner.load(out / "store", keys)
+    runner.unreadable_fail(execution, results, out / "store", keys)
+    runner.export(results, [o for o in execution.per_job if o.job.entry_id == entry.id], out / "results")
+    return report_mod.entry_part(entry, jobs, execution, results, quick=quick)
 
 
 def reproduce(
@@ -96,10 +115,8 @@ def reproduce(
         # ~40 ms a run, more than the few seconds a Ctrl-C may take. The run of the same
         # command that finishes them writes the report.
         raise KeyboardInterrupt
-    finished = runner.load(out / "store", [o.job.key for o in execution.outcomes.values() if o.status != "failed"])
-    runner.unreadable_fail(execution, finished, out / "store")
-    runner.export(finished, execution.per_job, out / "results")
-    built = report_mod.build(entries, jobs_list, execution, finished, quick=quick, seed=seed)
+    parts = [_entry_part(entry, jobs_list, execution, out, quick=quick) for entry in entries]
+    built = report_mod.assemble(entries, jobs_list, execution, parts, quick=quick, seed=seed)
     table = built.table
     if echo:
         for entry in entries:

@@ -36,9 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover - type names only
 
 WORST = 5
 
-__all__ = ["Built", "build", "builds", "provenance_line", "ratio_stats", "worst", "zero_mismatches",
-           "disagreement", "summary_counts", "setup_facts", "load_papers", "citation", "papers_markdown",
-           "page_model", "CLOSE", "FAR"]
+__all__ = ["Built", "EntryPart", "build", "build_entry", "assemble", "builds", "provenance_line", "ratio_stats",
+           "worst", "zero_mismatches", "disagreement", "summary_counts", "setup_facts", "load_papers", "citation",
+           "papers_markdown", "page_model", "CLOSE", "FAR"]
 
 
 # ---------------------------------------------------------------------- the comparison
@@ -51,6 +51,7 @@ class Built:
     entries: list["Entry"]
     table: pd.DataFrame
     verdicts: dict[str, list[Verdict]]
+    #: The runs of each entry whose figures are still to be drawn.
     runsets: dict[str, RunSet]
     jobs: list["Job"]
     execution: "Execution"
@@ -61,6 +62,12 @@ class Built:
     entry_stats: dict[str, dict] = field(default_factory=dict)
     #: Each finished run's ``meta["provenance"]``, by job key.
     provenance: dict[str, dict] = field(default_factory=dict)
+    #: Per entry, each variant's status (:attr:`EntryPart.variant_status`).
+    variant_status: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: The figures already drawn (:func:`vegaslab.report.figures.render_figures`), by entry,
+    #: and the seconds each entry's took.
+    figures: dict[str, list[dict]] = field(default_factory=dict)
+    render_s: dict[str, float] = field(default_factory=dict)
 
 
 def ratio_stats(table: pd.DataFrame) -> dict[str, int]:
@@ -129,60 +136,105 @@ def variant_rows(entry_id: str, variant: str, published: Mapping[str, float], re
     return rows
 
 
+@dataclass
+class EntryPart:
+    """One entry's share of the report, computed from its finished runs alone: its comparison
+    rows, claim verdicts, counts, each finished run's provenance and each variant's status.
+    ``runset`` holds the runs' Results until the figures are drawn (:attr:`figures`); a part
+    whose figures are drawn holds no Results, so that the report's memory is one entry's
+    runs at a time, not every run's."""
+
+    entry_id: str
+    rows: list[dict]
+    verdicts: list[Verdict]
+    stats: dict[str, Any]
+    provenance: dict[str, dict]
+    #: Variant -> ``ok``, ``partly failed`` (some seeds failed) or ``failed`` (every seed).
+    variant_status: dict[str, str]
+    runset: RunSet | None
+    figures: list[dict] | None = None
+    #: Seconds spent drawing :attr:`figures`.
+    render_s: float = 0.0
+
+
+def build_entry(entry: "Entry", jobs: Sequence["Job"], execution: "Execution", results: Mapping[str, Any], *,
+                quick: bool = False) -> EntryPart:
+    """Compare one entry's finished runs (``results``: :class:`vegaslab.Results` by job key,
+    from :func:`vegaslab.study.runner.load`; other entries' keys may be there too) with the
+    published numbers and check its claims. ``jobs`` may hold other entries' jobs: only this
+    entry's are used."""
+    rows: list[dict] = []
+    prov: dict[str, dict] = {}
+    by_variant: dict[str, list["Job"]] = {}
+    for job in jobs:
+        if job.entry_id == entry.id:
+            by_variant.setdefault(job.variant, []).append(job)
+    runs: dict[str, list] = {}
+    failed: dict[str, str] = {}
+    order = []
+    st = {"runs": 0, "ran": 0, "cached": 0, "failed": 0, "sim_wall_s": 0.0, "seeds": set()}
+    for spec in entry.runs(quick=quick):
+        order.append(spec.name)
+        got, errors = [], []
+        for job in by_variant.get(spec.name, []):
+            o = execution.outcomes.get(job.key)
+            st["runs"] += 1
+            st["seeds"].add(job.seed)
+            if o is None:
+                errors.append(f"seed {job.seed}: not run")
+                st["failed"] += 1
+                continue
+            st[o.status] += 1
+            st["sim_wall_s"] += o.wall_s
+            if o.status == "failed":
+                errors.append(f"seed {job.seed}: {o.error}")
+                continue
+            res = results.get(job.key)
+            if res is None:
+                errors.append(f"seed {job.seed}: the run is not readable from the store "
+                              "(removed, or stored with a parameter that replaced a results column)")
+                continue
+            got.append(res)
+            if isinstance(res.meta.get("provenance"), dict):
+                prov[job.key] = res.meta["provenance"]
+        if got:
+            runs[spec.name] = got
+        if errors:
+            failed[spec.name] = "; ".join(errors)
+        rows += variant_rows(entry.id, spec.name, spec.published, got, failed.get(spec.name, ""))
+    st["seeds"] = sorted(st["seeds"])
+    rs = RunSet(runs=runs, failed=failed, order=order)
+    status = {n: "failed" if n in failed and n not in runs else ("partly failed" if n in failed else "ok")
+              for n in order}
+    return EntryPart(entry.id, rows, evaluate_all(entry.claims, rs), st, prov, status, rs)
+
+
+def assemble(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Execution",
+             parts: Sequence[EntryPart], *, quick: bool = False, seed: int | None = None) -> Built:
+    """The report of these entries from their parts (:func:`build_entry`, one per entry, in
+    any order). A part whose figures are drawn gives them to :attr:`Built.figures`; the
+    others keep their runs in :attr:`Built.runsets` for :func:`vegaslab.report.write.write_report`
+    to draw."""
+    by_id = {p.entry_id: p for p in parts}
+    ordered = [by_id[e.id] for e in entries]
+    table = pd.DataFrame([r for p in ordered for r in p.rows], columns=REPRODUCE_COLUMNS)
+    return Built(entries=list(entries), table=table, verdicts={p.entry_id: p.verdicts for p in ordered},
+                 runsets={p.entry_id: p.runset for p in ordered if p.figures is None and p.runset is not None},
+                 jobs=list(jobs), execution=execution, quick=quick, seed=seed,
+                 entry_stats={p.entry_id: p.stats for p in ordered},
+                 provenance={k: v for p in ordered for k, v in p.provenance.items()},
+                 variant_status={p.entry_id: p.variant_status for p in ordered},
+                 figures={p.entry_id: p.figures for p in ordered if p.figures is not None},
+                 render_s={p.entry_id: p.render_s for p in ordered if p.figures is not None})
+
+
 def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Execution",
           results: Mapping[str, Any], *, quick: bool = False, seed: int | None = None) -> Built:
     """Compare the finished runs (``results``: :class:`vegaslab.Results` by job key, from
-    :func:`vegaslab.study.runner.load`) with the published numbers and check the claims."""
-    rows: list[dict] = []
-    verdicts: dict[str, list[Verdict]] = {}
-    runsets: dict[str, RunSet] = {}
-    stats: dict[str, dict] = {}
-    prov: dict[str, dict] = {}
-    by_variant: dict[tuple[str, str], list["Job"]] = {}
-    for job in jobs:
-        by_variant.setdefault((job.entry_id, job.variant), []).append(job)
-    for entry in entries:
-        runs: dict[str, list] = {}
-        failed: dict[str, str] = {}
-        order = []
-        st = {"runs": 0, "ran": 0, "cached": 0, "failed": 0, "sim_wall_s": 0.0, "seeds": set()}
-        for spec in entry.runs(quick=quick):
-            order.append(spec.name)
-            got, errors = [], []
-            for job in by_variant.get((entry.id, spec.name), []):
-                o = execution.outcomes.get(job.key)
-                st["runs"] += 1
-                st["seeds"].add(job.seed)
-                if o is None:
-                    errors.append(f"seed {job.seed}: not run")
-                    st["failed"] += 1
-                    continue
-                st[o.status] += 1
-                st["sim_wall_s"] += o.wall_s
-                if o.status == "failed":
-                    errors.append(f"seed {job.seed}: {o.error}")
-                    continue
-                res = results.get(job.key)
-                if res is None:
-                    errors.append(f"seed {job.seed}: the run is not readable from the store "
-                                  "(removed, or stored with a parameter that replaced a results column)")
-                    continue
-                got.append(res)
-                if isinstance(res.meta.get("provenance"), dict):
-                    prov[job.key] = res.meta["provenance"]
-            if got:
-                runs[spec.name] = got
-            if errors:
-                failed[spec.name] = "; ".join(errors)
-            rows += variant_rows(entry.id, spec.name, spec.published, got, failed.get(spec.name, ""))
-        st["seeds"] = sorted(st["seeds"])
-        stats[entry.id] = st
-        rs = RunSet(runs=runs, failed=failed, order=order)
-        runsets[entry.id] = rs
-        verdicts[entry.id] = evaluate_all(entry.claims, rs)
-    table = pd.DataFrame(rows, columns=REPRODUCE_COLUMNS)
-    return Built(entries=list(entries), table=table, verdicts=verdicts, runsets=runsets, jobs=list(jobs),
-                 execution=execution, quick=quick, seed=seed, entry_stats=stats, provenance=prov)
+    :func:`vegaslab.study.runner.load`) with the published numbers and check the claims; the
+    figures are drawn by :func:`vegaslab.report.write.write_report`."""
+    parts = [build_entry(entry, jobs, execution, results, quick=quick) for entry in entries]
+    return assemble(entries, jobs, execution, parts, quick=quick, seed=seed)
 
 
 def builds(b: Built) -> list[dict]:
@@ -435,12 +487,9 @@ def section_model(b: Built, entry: "Entry", figures: list[dict], render_s: float
         shortened = bool(entry.quick.get("set")) or entry.seeds(quick=True) != entry.seeds()
         tail = " Numbers are not the full experiment's." if shortened else " Same runs as the full experiment."
         quick = f"{entry.quick_description()}.{tail}"
-    rs = b.runsets[entry.id]
-    variants = []
-    for s in entry.runs(quick=b.quick):
-        status = "failed" if s.name in rs.failed and s.name not in rs.runs else (
-            "partly failed" if s.name in rs.failed else "ok")
-        variants.append([s.name, " ".join(s.overrides) or "(the file as is)", status])
+    status = b.variant_status.get(entry.id, {})
+    variants = [[s.name, " ".join(s.overrides) or "(the file as is)", status.get(s.name, "ok")]
+                for s in entry.runs(quick=b.quick)]
     assumptions = [[text(a.get("field", "?")), text(a.get("value", "?")), text(a.get("reason", ""))]
                    for a in (entry.meta.get("assumptions") or [])]
     return {"id": entry.id, "anchor": anchor(entry.id), "title": entry.title, "sub": sub,

@@ -38,13 +38,13 @@ import os
 import time
 import warnings
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import pandas as pd
 
 from ..core import core_version, package_version
 from .figures import MAX_PANELS, default_figures, render_figures  # noqa: F401 - the report's API
-from .model import (CLOSE, FAR, WORST, Built, build, builds, variant_rows, citation_map, compared_with_papers,  # noqa: F401
+from .model import (CLOSE, FAR, WORST, Built, EntryPart, assemble, build, build_entry, builds, variant_rows, citation_map, compared_with_papers,  # noqa: F401
                     disagreement, entry_disagreements, load_papers, page_model, provenance_doc, provenance_line,
                     ratio_stats, setup_facts, summary_counts, worst, zero_mismatches, zero_text)
 from .render import Markup, render
@@ -54,6 +54,10 @@ from ..study.robustness import load_summaries
 from ..study.robustness import problems as robustness_problems
 from ..safe_io import make_dir, write_file
 
+if TYPE_CHECKING:  # pragma: no cover - type names only
+    from ..study.catalog import Entry
+    from ..study.runner import Execution, Job
+
 
 def render_html(b: Built, figures: Mapping[str, list[dict]], render_s: Mapping[str, float], total_wall: float,
                 robustness_html: str = "") -> str:
@@ -62,6 +66,19 @@ def render_html(b: Built, figures: Mapping[str, list[dict]], render_s: Mapping[s
     page = page_model(b, figures, render_s, total_wall, when=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
                       version=str(package_version()), core=str(core_version() or "not built"))
     return render("report.html.j2", page=page, robustness=Markup(robustness_html))
+
+
+def entry_part(entry: "Entry", jobs: "list[Job]", execution: "Execution", results: Mapping[str, Any], *,
+               quick: bool = False) -> EntryPart:
+    """One entry's part of the report (:func:`vegaslab.report.model.build_entry`) with its
+    figures drawn, holding no Results: the caller may drop ``results`` before the next entry
+    (:func:`vegaslab.report.model.assemble` joins the parts)."""
+    part = build_entry(entry, jobs, execution, results, quick=quick)
+    t = time.perf_counter()
+    part.figures = render_figures(entry, part.runset)
+    part.render_s = time.perf_counter() - t
+    part.runset = None
+    return part
 
 
 # ---------------------------------------------------------------------- writing
@@ -104,7 +121,8 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
 
 
 def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
-    """Draw the figures and write index.html, summary.md, summary.csv and the result tables.
+    """Draw the figures not drawn yet and write index.html, summary.md, summary.csv and the
+    result tables.
 
     Every file goes into ``out`` (or ``out/results/``) under its own name, written new and
     renamed into place (:func:`vegaslab.safe_io.write_file`): a symbolic link planted at one
@@ -113,14 +131,17 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
     (:func:`vegaslab.study.robustness.problems`) is a ``UserWarning`` naming it."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    figures, render_s = {}, {}
+    figures, render_s = dict(b.figures), dict(b.render_s)
+    drawn = 0.0  # the figures drawn here (those of the parts were drawn before reproduce_wall_s)
     for e in b.entries:
+        if e.id in figures:
+            continue
         t = time.perf_counter()
         figures[e.id] = render_figures(e, b.runsets[e.id])
         render_s[e.id] = time.perf_counter() - t
-    # The whole reproduce (simulations, comparison, claims) plus drawing the figures; when
-    # called on its own, the time since the build started.
-    drawn = sum(render_s.values())
+        drawn += render_s[e.id]
+    # The whole reproduce (simulations, comparison, claims, figures); when called on its
+    # own, the time since the build started.
     total = b.reproduce_wall_s + drawn if b.reproduce_wall_s else time.perf_counter() - b.t_start
     res_dir = make_dir(out, "results")
     write_file(res_dir, "comparison.parquet", b.table.to_parquet(None, index=False))

@@ -256,12 +256,15 @@ def load(store_dir: str | os.PathLike, keys: Iterable[str]) -> dict[str, "Result
     return Store(store_dir, create=False).load_results(keys)
 
 
-def unreadable_fail(execution: Execution, results: Mapping[str, "Results"], store_dir: str | os.PathLike) -> None:
-    """Mark failed each run that finished or was found stored but is not in ``results``
-    (:func:`load` left it out: a sweep sharing the store named a parameter like a column the
-    core wrote, which replaced it), so that it is never counted as a finished run."""
-    for key, o in execution.outcomes.items():
-        if o.status != "failed" and key not in results:
+def unreadable_fail(execution: Execution, results: Mapping[str, "Results"], store_dir: str | os.PathLike,
+                    keys: Iterable[str] | None = None) -> None:
+    """Mark failed each run (among ``keys``, default all) that finished or was found stored
+    but is not in ``results`` (:func:`load` left it out: a sweep sharing the store named a
+    parameter like a column the core wrote, which replaced it), so that it is never counted
+    as a finished run."""
+    for key in (execution.outcomes if keys is None else dict.fromkeys(keys)):
+        o = execution.outcomes.get(key)
+        if o is not None and o.status != "failed" and key not in results:
             o.status, o.error = "failed", (
                 f"{o.job.label}: the run is in {store_dir} but cannot be rebuilt from it: a sweep stored it "
                 "with a parameter named like a column of the results, which replaced that column; "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, Sequence
 
 from ...safe_io import ForeignFileError, open_regular
 from .commits import RESCANS, Commit, kept_vanishing, scan
@@ -24,6 +24,11 @@ if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
 
     from ...results import Results
+
+#: Where each run's rows are in a commit's table (:func:`run_spans`), by (commit id, table,
+#: the file's SHA-256 as verified): a commit's files never change once committed.
+_SPANS: dict[tuple[str, str, str], dict[str, list[tuple[int, int]]]] = {}
+_SPANS_MAX = 1024
 
 #: What reading a verified commit's tables back may raise when their content is not what
 #: vegaslab writes (a copied or downloaded store whose checksums were written to match).
@@ -49,6 +54,84 @@ def rows_of(t: "pa.Table", keys: Sequence[str], c: Commit) -> "pa.Table":
     if len(keys) == len(c.runs):
         return t
     return t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(keys, pa.string())))
+
+
+def run_spans(c: Commit, table: str) -> dict[str, list[tuple[int, int]]]:
+    """Where each run's rows are in a commit's ``table``: run key -> [(start, end)] row
+    ranges (a run's rows are contiguous, so one range each as vegaslab writes them). Read
+    from the ``run_key`` column alone, dictionary-encoded (4 bytes a row, not the 64-character
+    key), and kept for the process (:data:`_SPANS`): reading a store one entry at a time
+    would otherwise read the column once per entry."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    cache_key = (c.id, table, str(c.files[f"{table}.parquet"]["sha256"]))
+    spans = _SPANS.get(cache_key)
+    if spans is not None:
+        return spans
+    with open_regular(c.path / f"{table}.parquet") as fh, pq.ParquetFile(fh, read_dictionary=["run_key"]) as f:
+        column = f.read(columns=["run_key"]).column("run_key")
+    spans = {}
+    offset = 0
+    for chunk in column.chunks:
+        chunk = chunk if hasattr(chunk, "indices") else chunk.dictionary_encode()
+        codes = chunk.indices.to_numpy(zero_copy_only=False)
+        names = chunk.dictionary.to_pylist()
+        # A run's rows are contiguous: cut where the key changes.
+        starts = np.concatenate(([0], np.flatnonzero(np.diff(codes)) + 1)) if len(codes) else np.array([], int)
+        ends = np.append(starts[1:], len(codes))
+        for start, end in zip(starts.tolist(), ends.tolist()):
+            ranges = spans.setdefault(names[codes[start]], [])
+            if ranges and ranges[-1][1] == offset + start:  # continued across a row group
+                ranges[-1] = (ranges[-1][0], offset + end)
+            else:
+                ranges.append((offset + start, offset + end))
+        offset += len(codes)
+    if len(_SPANS) >= _SPANS_MAX:
+        _SPANS.clear()
+    _SPANS[cache_key] = spans
+    return spans
+
+
+def run_pieces(c: Commit, table: str, keys: set[str], layouts: Mapping[str, Any],
+               front: set[str]) -> Iterator[tuple[str, "pa.Table"]]:
+    """The rows of each run among ``keys`` in a commit's ``table``, as (key, Arrow table)
+    in the table's order. Only the row groups that hold those runs and the columns they use
+    are read (a commit's table is every run's rows with the union of their columns, several
+    times what one reader asks for), one group at a time: a piece is given as soon as its
+    last group is read, so at most the group being read and the one before it (a run's rows
+    may straddle them) are held."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spans = run_spans(c, table)
+    ranges = sorted((r, k) for k in keys for r in spans.get(k, ()))
+    if not ranges:
+        return
+    old = _old_names(c)
+    with open_regular(c.path / f"{table}.parquet") as fh, pq.ParquetFile(fh) as f:
+        physical = f.schema_arrow.names
+        if all(layouts.get(k) for k in keys):
+            wanted = {n for k in keys for n in layouts[k]["columns"].get(table, [])}
+            columns = [n for n in physical if old.get(n, n) in wanted]
+        else:
+            columns = [n for n in physical if n not in front]
+        lo = 0
+        started: list[pa.Table] = []  # the slices read so far of the run at ranges[0]
+        for g in range(f.metadata.num_row_groups):
+            hi = lo + f.metadata.row_group(g).num_rows
+            if ranges and ranges[0][0][0] < hi:
+                t = upgrade_table(f.read_row_group(g, columns=columns), c)
+                while ranges and ranges[0][0][0] < hi:
+                    (start, end), key = ranges[0]
+                    first = max(start, lo)
+                    started.append(t.slice(first - lo, min(end, hi) - first))
+                    if end > hi:
+                        break  # continues in the next group
+                    yield key, started[0] if len(started) == 1 else pa.concat_tables(started)
+                    started = []
+                    ranges.pop(0)
+            lo = hi
 
 
 def _old_names(c: Commit) -> dict[str, str]:
@@ -145,9 +228,11 @@ def load_results(root: Path, keys: Iterable[str]) -> dict[str, "Results"]:
 
 
 def _load_results(root: Path, wanted: set[str]) -> dict[str, "Results"]:
-    """One pass of :func:`load_results`: one commit at a time, its tables cut by run in Arrow."""
-    import numpy as np
+    """One pass of :func:`load_results`: one commit at a time, each run's rows read alone
+    (:func:`run_pieces`)."""
     import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
     from ...results import TABLES as RESULT_TABLES
     from ...results import Results, make_frame
@@ -157,8 +242,12 @@ def _load_results(root: Path, wanted: set[str]) -> dict[str, "Results"]:
         try:
             if not any(k in wanted and k not in out for k in c.runs):
                 continue
-            rows = {row["run_key"]: row for row in upgrade_table(read_parquet(c.path / "runs.parquet"), c).to_pylist()
-                    if row["run_key"] in wanted and row["run_key"] not in out}
+            # Only the asked runs' rows become Python objects (a reader asking one entry's
+            # runs at a time would otherwise convert every row of the commit each time).
+            runs = upgrade_table(read_parquet(c.path / "runs.parquet"), c)
+            asked = pa.array(sorted(k for k in wanted if k not in out), pa.string())
+            picked = runs.filter(pc.is_in(runs.column("run_key"), value_set=asked))
+            rows = {row["run_key"]: row for row in picked.to_pylist()}
             layouts = {k: _upgrade_layout(_json_cell(row["layout"], c), c) if isinstance(row.get("layout"), str) else None
                        for k, row in rows.items()}
             # A run whose parameter is named like a column the core wrote had that column
@@ -171,18 +260,7 @@ def _load_results(root: Path, wanted: set[str]) -> dict[str, "Results"]:
             for name in RESULT_TABLES:
                 if f"{name}.parquet" not in c.files:
                     continue
-                t = upgrade_table(read_parquet(c.path / f"{name}.parquet"), c)
-                # A run's rows are contiguous: cut where the (dictionary-encoded) key changes.
-                encoded = t.column("run_key").combine_chunks().dictionary_encode()
-                codes = encoded.indices.to_numpy(zero_copy_only=False)
-                names = encoded.dictionary.to_pylist()
-                starts = np.concatenate(([0], np.flatnonzero(np.diff(codes)) + 1)) if len(codes) else np.array([], int)
-                ends = np.append(starts[1:], len(codes))
-                for start, end in zip(starts.tolist(), ends.tolist()):
-                    key = names[codes[start]]
-                    if key not in own:
-                        continue
-                    piece = t.slice(start, end - start)
+                for key, piece in run_pieces(c, name, own, layouts, front):
                     lay = layouts[key]
                     # Exactly the run's own columns, in the core's order: a commit's table is
                     # the union of its runs' columns (another algorithm's variables are null).
@@ -205,7 +283,9 @@ def _load_results(root: Path, wanted: set[str]) -> dict[str, "Results"]:
                 }
                 tables = {}
                 for name, (_, columns) in RESULT_TABLES.items():
-                    got = parts[name].get(key)
+                    # Taken out, so that each piece is freed once its run's typed frame
+                    # (a copy) is made: the pieces and the frames are never all held at once.
+                    got = parts[name].pop(key, None)
                     df = None if not got else (got[0] if len(got) == 1 else pd.concat(got, ignore_index=True))
                     tables[name] = make_frame(df, columns)
                 out[key] = Results(meta=meta, **tables)

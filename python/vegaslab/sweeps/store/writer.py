@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from ...safe_io import make_dir, make_dirs, sha256_file, write_file
 from .commits import Broken, Commit, scan
-from .compaction import groups, merged
+from .compaction import MemberChanged, MergedTable, groups, merged
 from .errors import StoreWriteError
 from .format import COMMIT_FILE, COMPACT_MIN_COMMITS, COMPACT_TARGET_BYTES, STORE_FORMAT, TABLES
 from .lock import lock, unlock
@@ -151,10 +151,13 @@ class StoreWriter:
                     tables[table] = pa.concat_tables(parts, promote_options="permissive")
         self._write_commit([r.key for r in batch], params, tables, labels=[_run_label(r.row, params) for r in batch])
 
-    def _write_commit(self, runs: Sequence[str], params: Mapping[str, str], tables: Mapping[str, "pa.Table"],
-                      replaces: Sequence[str] = (), labels: Sequence[str] = ()) -> Commit:
+    def _write_commit(self, runs: Sequence[str], params: Mapping[str, str],
+                      tables: Mapping[str, "pa.Table | MergedTable"], replaces: Sequence[str] = (),
+                      labels: Sequence[str] = ()) -> Commit:
         """Write a commit: its tables and ``_commit.json`` into ``_tmp/<id>/``, each synced,
-        then one rename to ``data/<id>/`` (the commit point)."""
+        then one rename to ``data/<id>/`` (the commit point). A :class:`MergedTable` is written
+        part by part; when a part's file no longer has its recorded bytes
+        (:class:`MemberChanged`), nothing is left in ``_tmp/``."""
         import pyarrow.parquet as pq
 
         root = self.store.path
@@ -170,10 +173,14 @@ class StoreWriter:
                     continue
                 f = tmp / f"{table}.parquet"
                 doing = str(f)
-                pq.write_table(data, f)
+                if isinstance(data, MergedTable):
+                    rows = data.write(f)
+                else:
+                    pq.write_table(data, f)
+                    rows = data.num_rows
                 with f.open("rb") as fh:
                     os.fsync(fh.fileno())
-                files[f.name] = {"sha256": sha256_file(f), "bytes": f.stat().st_size, "rows": data.num_rows}
+                files[f.name] = {"sha256": sha256_file(f), "bytes": f.stat().st_size, "rows": rows}
             record: dict[str, Any] = {"format": STORE_FORMAT, "commit": cid, "runs": list(runs),
                                       "params": dict(params), "files": files}
             if replaces:
@@ -184,6 +191,10 @@ class StoreWriter:
             doing = str(root / "data" / cid)
             os.rename(tmp, root / "data" / cid)  # the commit point
             _fsync_dir(root / "data")
+        except MemberChanged:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+            raise
         except OSError as exc:
             # Disk full, quota, I/O error: nothing half-written stays, and the message says
             # which store, which runs and which file (the runs are computed again next time).
@@ -235,7 +246,10 @@ class StoreWriter:
         m = merged(members)
         if m is None:
             return False
-        self._write_commit(m.runs, m.params, m.tables, replaces=m.replaces)
+        try:
+            self._write_commit(m.runs, m.params, m.tables, replaces=m.replaces)
+        except MemberChanged:
+            return False
         self._retire([c.path for c in members])
         return True
 
