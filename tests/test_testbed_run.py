@@ -58,6 +58,11 @@ def test_kernel_vegas_keeps_a_small_queue_at_a_bottleneck_where_reno_builds_one(
     assert _queue_after(reno, 1).max() > BUFFER_PKTS / 5, _queue_after(reno, 1).describe()
     assert vegas.flows.cc.iloc[0] == "vegas" and reno.flows.cc.iloc[0] == "newreno"
     assert "vl_vegas" not in kernel.registered()  # unregistered after the run
+    # What each ran with, as the kernel reported it: the BPF program's globals (Linux Vegas'
+    # alpha 2, beta 4, gamma 1) and reno, which has no parameters.
+    assert vegas.meta["testbed"]["kernel_parameters"] == {"vl_vegas": kernel.program_parameters("vegas")}
+    assert vegas.meta["testbed"]["kernel_parameters"]["vl_vegas"]["vl_alpha"] == 2
+    assert reno.meta["testbed"]["kernel_parameters"] == {"reno": {}}
 
 
 def test_a_scheduled_delay_change_reaches_the_kernels_rtt():
@@ -85,6 +90,12 @@ def test_the_stack_switches_turn_off_sack_and_delayed_acks_and_the_run_shows_it(
     assert acks["linux"] < 0.75 and acks["quick"] > acks["linux"] + 0.05, acks
     assert {name: t["sack_negotiated"]["f1"] for name, t in tb.items()} == {"linux": True, "quick": True,
                                                                            "no_sack": False}
+    # The kernel's cubic runs with the parameters the simulator's CUBIC takes as defaults.
+    from vegaslab import registry
+
+    cubic = tb["linux"]["kernel_parameters"]["cubic"]
+    for p in registry.algorithm("cubic").params:
+        assert cubic[p.name] == int(p.default), (p.name, cubic)
     assert {name: t["stack"] for name, t in tb.items()} == {
         "linux": {"sack": True, "delayed_ack": True}, "quick": {"sack": True, "delayed_ack": False},
         "no_sack": {"sack": False, "delayed_ack": True}}

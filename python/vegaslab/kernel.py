@@ -44,7 +44,7 @@ from .errors import VegaslabError
 from . import _core, registry
 
 __all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregister", "registered",
-           "parameters", "program_parameters", "kernel_name", "rovegas_counters"]
+           "parameters", "module_parameters", "program_parameters", "kernel_name", "rovegas_counters"]
 
 #: Scenario ``cc`` name -> the kernel's congestion-control name (at most 15 characters, all
 #: with the ``vl_`` prefix): every registered algorithm with a Linux flavour
@@ -193,6 +193,27 @@ def parameters(name: str) -> dict[str, int]:
     """The parameters the registered congestion control ``name`` runs with, read back from the
     kernel (its programs' read-only globals)."""
     return _globals(name, ".rodata")
+
+
+#: Where the kernel shows a built-in congestion control's parameters (``tcp_cubic`` for cubic).
+MODULE_PARAMETERS = Path("/sys/module")
+
+
+def module_parameters(name: str) -> dict[str, int | str]:
+    """The parameters of the kernel's own congestion control ``name`` (``cubic``: ``beta``,
+    ``hystart``, ...) as ``/sys/module/tcp_<name>/parameters`` shows them, whole numbers as
+    ints (``Y``/``N`` as 1/0); empty for one without parameters (reno) or not built in."""
+    folder = MODULE_PARAMETERS / f"tcp_{name}" / "parameters"
+    out: dict[str, int | str] = {}
+    if not folder.is_dir():
+        return out
+    for f in sorted(folder.iterdir()):
+        try:
+            text = f.read_text().strip()
+        except OSError:  # a write-only parameter
+            continue
+        out[f.name] = {"Y": 1, "N": 0}.get(text, int(text) if text.lstrip("-").isdigit() else text)
+    return out
 
 
 def rovegas_counters() -> dict[str, int]:

@@ -3,7 +3,8 @@ tables as :func:`vegaslab.run`, so plots, metrics and reports work unchanged.
 
 What the kernel cannot tell is left empty (NaN), never invented: per-flow drops, fast
 retransmits versus timeouts, slow-start entries, packets received. ``meta["testbed"]`` says how
-the run was made (kernel, sampling interval, the congestion controls used).
+the run was made (kernel, sampling interval, the congestion controls used and the parameters
+each ran with as the kernel reports them).
 """
 from __future__ import annotations
 
@@ -55,7 +56,7 @@ def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float =
     bottleneck = Bottleneck(rate_bps=p.forward[0], buffer_pkts=p.forward[1],
                             reverse_rate_bps=p.reverse[0], reverse_buffer_pkts=p.reverse[1])
     changes = [(at + margin, x, y, d) for at, x, y, d in p.delay_changes]
-    with KernelSession(p.kernel_algorithms, [f.cc for f in p.flows]):
+    with KernelSession(p.kernel_algorithms, [f.cc for f in p.flows]) as session:
         with Network(hosts, bottleneck, p.pair_delays_ns, changes,
                      endpoint_sysctls=stack.endpoint_sysctls(), routes=p.routes) as net:
             with _aqt_path(net, p) as aqt:
@@ -64,6 +65,7 @@ def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float =
                                 preexec_fn=aqt.enter if aqt else None)
             if p.aqt is not None:  # how many of RoVegas' RTT samples carried router stamps
                 raw["rovegas_counters"] = kernel.rovegas_counters()
+            raw["kernel_parameters"] = session.parameters()
     return results_of(doc, ccs, source, p, raw, sample_interval_s, time.monotonic() - started, stack)
 
 
@@ -140,6 +142,7 @@ def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict
         "testbed": {
             "kernel": platform.release(), "sample_interval_s": interval,
             "congestion_controls": sorted({f.cc for f in p.flows}),
+            "kernel_parameters": raw.get("kernel_parameters"),
             "bottleneck": {"queue": p.bottleneck_name, "rate_bps": p.forward[0], "buffer_pkts": p.forward[1]},
             "stack": asdict(stack),
             "aqt_stamping": None if p.aqt is None else {"forward": p.aqt[0], "reverse": p.aqt[1]},

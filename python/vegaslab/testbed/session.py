@@ -14,6 +14,11 @@ Two runs at once may share an algorithm registered with the same parameters (the
 the first's registration; it stays until neither needs it); with different parameters the
 second run is refused with the reason.
 
+What the run's algorithms run with is read back from the kernel, not taken from the request
+(:meth:`KernelSession.parameters`): each registered BPF program's read-only globals, checked
+against what the run asked for, and a built-in congestion control's module parameters
+(``/sys/module/tcp_<name>/parameters``, e.g. cubic's ``beta`` and ``hystart``).
+
 Undone like the network (:mod:`.network`): on leaving the ``with`` block (also on an
 exception), on SIGINT/SIGTERM (after the run's networks, whose sockets hold the algorithms), at
 interpreter exit, and after a SIGKILL by the next testbed start, from the state file this
@@ -48,6 +53,7 @@ class KernelSession:
         self.tag = new_tag("k")
         self._state_path = STATE_DIR / f"{self.tag}.json"
         self._state: dict | None = None
+        self._in_kernel: dict[str, dict[str, int]] = {}
 
     def __enter__(self) -> "KernelSession":
         kernel.check()
@@ -64,6 +70,7 @@ class KernelSession:
                 self._state["registrations"].append(name)
                 self._state.setdefault("parameters", {})[name] = values
                 save_state(self._state_path, self._state)
+                self._in_kernel[name] = self._checked_readback(name, values)
             before = allowed()
             added = [n for n in self.names if n not in before]
             if added:
@@ -75,6 +82,28 @@ class KernelSession:
             self._teardown()
             raise
         return self
+
+    @staticmethod
+    def _checked_readback(name: str, values: dict[str, int]) -> dict[str, int]:
+        """The globals the registered ``name`` runs with, read from the kernel; an error when
+        one differs from what the run asked for (the program would not be the one measured)."""
+        got = kernel.parameters(name)
+        wrong = {k: (v, got.get(k)) for k, v in values.items() if got.get(k) != v}
+        if wrong:
+            shown = ", ".join(f"{k} = {g} (asked {v})" for k, (v, g) in sorted(wrong.items()))
+            raise TestbedError(f"{name} is registered but runs with {shown}")
+        return {k: int(got[k]) for k in values}
+
+    def parameters(self) -> dict[str, dict[str, int | str]]:
+        """Kernel name -> the parameters it runs with, as the kernel reports them: the
+        registered BPF programs' globals (``vl_alpha``, ...), and the module parameters of the
+        built-in congestion controls among ``names`` (none for one without parameters, such
+        as reno)."""
+        out: dict[str, dict[str, int | str]] = dict(self._in_kernel)
+        for name in self.names:
+            if name not in out:
+                out[name] = kernel.module_parameters(name)
+        return out
 
     def _shared_registration(self, name: str, values: dict[str, int]) -> bool:
         """True when another live run registered ``name`` with the same parameters (this run
