@@ -36,7 +36,7 @@
 //! (which it says should be the interface MTU; Linux uses the device MTU), as the simulator's
 //! links have no MTU of their own. No ECN marking: every CoDel decision here is a drop.
 
-use super::registry::{Kind, KindDoc, Placement, QueueKey, DEFAULT_LIMIT};
+use super::registry::{Kind, KindDoc, Placement, QueueKey};
 use super::{Arrival, Departure, QueueDiscipline, Verdict};
 use crate::scenario::limits::MAX_TIME_NS;
 use vegaslab_cc::params::{Param, ParamError, ParamKind, ParamSource};
@@ -261,7 +261,7 @@ impl Kind for CoDel {
     }];
 
     fn read(_kind: &str, table: &dyn ParamSource) -> Result<CoDelSpec, ParamError> {
-        let limit = LIMIT.param.integer(table)?.map_or(DEFAULT_LIMIT, |l| l as u32);
+        let limit = LIMIT.limit(table)?;
         let target = TARGET.param.time(table)?.unwrap_or(DEFAULT_TARGET_NS);
         let interval = INTERVAL.param.time(table)?.unwrap_or(DEFAULT_INTERVAL_NS);
         if interval <= target {

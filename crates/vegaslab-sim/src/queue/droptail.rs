@@ -1,7 +1,7 @@
 //! ns-2's DropTail (`queue/drop-tail.cc`; `kind = "droptail"`): a packet is dropped when the
 //! queue is full.
 
-use super::registry::{Kind, KindDoc, Placement, QueueKey, DEFAULT_LIMIT};
+use super::registry::{Kind, KindDoc, Placement, QueueKey};
 use super::{Arrival, QueueDiscipline, Verdict};
 use vegaslab_cc::params::{Param, ParamError, ParamKind, ParamSource};
 
@@ -62,7 +62,7 @@ impl Kind for DropTail {
     }];
 
     fn read(_kind: &str, table: &dyn ParamSource) -> Result<DropTailSpec, ParamError> {
-        let limit = LIMIT.param.integer(table)?.map_or(DEFAULT_LIMIT, |l| l as u32);
+        let limit = LIMIT.limit(table)?;
         Ok(DropTailSpec { limit })
     }
     fn kind_of(_spec: &DropTailSpec) -> &'static str {

@@ -49,7 +49,7 @@
 //! spacing and no `q > 1` guard (the paper's "effective formula"). Drops above `max` and over
 //! the limit are forced, those between the thresholds early.
 
-use super::registry::{Kind, KindDoc, Placement, QueueKey, DEFAULT_LIMIT};
+use super::registry::{Kind, KindDoc, Placement, QueueKey};
 use super::{Arrival, QueueDiscipline, Verdict};
 use crate::rng::{stream, STREAM_RED_BASE};
 use vegaslab_cc::params::{Param, ParamError, ParamKind, ParamSource};
@@ -447,7 +447,7 @@ impl Kind for Red {
         let variant = if kind == "red-linear" { RedVariant::Linear } else { RedVariant::Classic };
         let min = MIN.required_number(table)?;
         let max = MAX.required_number(table)?;
-        let limit = LIMIT.param.integer(table)?.map_or(DEFAULT_LIMIT, |l| l as u32);
+        let limit = LIMIT.limit(table)?;
         let mut spec = RedSpec::new(variant, limit, min, max);
         if variant == RedVariant::Linear {
             spec.max_p = 1.0;

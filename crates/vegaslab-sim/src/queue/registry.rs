@@ -36,6 +36,12 @@ pub struct QueueKey {
 }
 
 impl QueueKey {
+    /// A queue's `limit` (this key, declared as a whole number of packets), or
+    /// [`DEFAULT_LIMIT`] when absent.
+    pub fn limit(&self, table: &dyn ParamSource) -> Result<u32, ParamError> {
+        Ok(self.param.integer(table)?.map_or(DEFAULT_LIMIT, |l| l as u32))
+    }
+
     /// The key's number; an error naming it and what it sets when it is required and absent.
     pub fn required_number(&self, table: &dyn ParamSource) -> Result<f64, ParamError> {
         let unit = if self.param.unit.is_empty() { String::new() } else { format!(", {}", self.param.unit) };

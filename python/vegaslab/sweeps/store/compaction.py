@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 from ...safe_io import ForeignFileError, open_regular, read_bytes
 from .commits import Commit
 from .format import TABLES
+from .read import keyed_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     import pyarrow as pa
@@ -44,7 +45,6 @@ class MergedTable:
     def write(self, path: Path) -> int:
         """Write the table to ``path``; its number of rows. Raises :class:`MemberChanged`."""
         import pyarrow as pa
-        import pyarrow.compute as pc
         import pyarrow.parquet as pq
 
         rows = 0
@@ -54,7 +54,7 @@ class MergedTable:
                 if t is None:
                     raise MemberChanged(str(file))
                 if keep is not None:
-                    t = t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(list(keep), pa.string())))
+                    t = keyed_rows(t, keep)
                 columns = [(t.column(f.name) if t.column(f.name).type == f.type else t.column(f.name).cast(f.type))
                            if f.name in t.column_names else pa.nulls(t.num_rows, f.type) for f in self.schema]
                 writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))

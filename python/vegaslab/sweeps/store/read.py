@@ -45,15 +45,18 @@ def read_parquet(path: Path) -> "pa.Table":
         return f.read()
 
 
-def rows_of(t: "pa.Table", keys: Sequence[str], c: Commit) -> "pa.Table":
-    """The rows of ``t``, a table of commit ``c``, that belong to the runs ``keys`` (all of
-    them, without a filter, when ``keys`` are all the commit's runs)."""
+def keyed_rows(t: "pa.Table", keys: Iterable[str]) -> "pa.Table":
+    """The rows of ``t`` whose ``run_key`` is among ``keys``."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    if len(keys) == len(c.runs):
-        return t
-    return t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(keys, pa.string())))
+    return t.filter(pc.is_in(t.column("run_key"), value_set=pa.array(list(keys), pa.string())))
+
+
+def rows_of(t: "pa.Table", keys: Sequence[str], c: Commit) -> "pa.Table":
+    """The rows of ``t``, a table of commit ``c``, that belong to the runs ``keys`` (all of
+    them, without a filter, when ``keys`` are all the commit's runs)."""
+    return t if len(keys) == len(c.runs) else keyed_rows(t, keys)
 
 
 def run_spans(c: Commit, table: str) -> dict[str, list[tuple[int, int]]]:
@@ -231,8 +234,6 @@ def _load_results(root: Path, wanted: set[str]) -> dict[str, "Results"]:
     """One pass of :func:`load_results`: one commit at a time, each run's rows read alone
     (:func:`run_pieces`)."""
     import pandas as pd
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     from ...results import TABLES as RESULT_TABLES
     from ...results import Results, make_frame
@@ -245,8 +246,7 @@ def _load_results(root: Path, wanted: set[str]) -> dict[str, "Results"]:
             # Only the asked runs' rows become Python objects (a reader asking one entry's
             # runs at a time would otherwise convert every row of the commit each time).
             runs = upgrade_table(read_parquet(c.path / "runs.parquet"), c)
-            asked = pa.array(sorted(k for k in wanted if k not in out), pa.string())
-            picked = runs.filter(pc.is_in(runs.column("run_key"), value_set=asked))
+            picked = keyed_rows(runs, sorted(k for k in wanted if k not in out))
             rows = {row["run_key"]: row for row in picked.to_pylist()}
             layouts = {k: _upgrade_layout(_json_cell(row["layout"], c), c) if isinstance(row.get("layout"), str) else None
                        for k, row in rows.items()}
