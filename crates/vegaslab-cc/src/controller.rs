@@ -49,6 +49,12 @@ pub struct Window {
     pub last_ack: i64,
     /// Receiver window, packets (ns-2 `window_`, Linux `snd_cwnd_clamp`); read only.
     pub max_window: f64,
+    /// Whether the sender is limited by cwnd rather than by the application or the receiver
+    /// window (Linux `tcp_is_cwnd_limited`, `include/net/tcp.h`): a Linux-flavour controller
+    /// grows the window only when it is, as `tcp_reno_cong_avoid` and `tcp_vegas_cong_avoid`
+    /// return early otherwise. ns-2's senders grow regardless and always say `true`; the
+    /// Linux sender computes it (`crate::linux`). Read only.
+    pub cwnd_limited: bool,
 }
 
 impl Window {

@@ -205,6 +205,7 @@ impl SenderState {
             next_seq: self.t_seqno,
             last_ack: self.last_ack,
             max_window: self.cfg.window,
+            cwnd_limited: true,
         }
     }
 

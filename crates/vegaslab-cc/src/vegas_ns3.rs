@@ -140,7 +140,7 @@ mod tests {
     use super::*;
 
     fn state(cwnd: f64, ssthresh: i64) -> Window {
-        Window { cwnd, ssthresh, next_seq: 100, last_ack: -1, max_window: 1000.0 }
+        Window { cwnd, ssthresh, next_seq: 100, last_ack: -1, max_window: 1000.0, cwnd_limited: true }
     }
 
     fn ns3() -> Ns3Vegas {

@@ -53,6 +53,7 @@ impl Conn {
             next_seq: 0,
             last_ack: -1,
             max_window,
+            cwnd_limited: true,
         };
         let mut cc = Cubic::new(p);
         cc.init(&mut w);
@@ -667,6 +668,7 @@ fn params_are_read_over_the_defaults() {
         next_seq: 0,
         last_ack: -1,
         max_window: 100.0,
+        cwnd_limited: true,
     };
     p.controller(&Default::default()).init(&mut w);
     assert_eq!(w.ssthresh, 50);

@@ -194,7 +194,7 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
     let seed = name.bytes().fold(0x5eed_u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64));
     let mut rng = Lcg(seed);
     let cfg = TcpConfig { window: CLAMP as f64, ..Default::default() };
-    let fresh = Window { cwnd: 2.0, ssthresh: INFINITE_SSTHRESH, next_seq: 0, last_ack: -1, max_window: CLAMP as f64 };
+    let fresh = Window { cwnd: 2.0, ssthresh: INFINITE_SSTHRESH, next_seq: 0, last_ack: -1, max_window: CLAMP as f64, cwnd_limited: true };
     let mut g = Gen { cc: params.controller(&cfg), w: fresh, now_us: 0, csv: format!("{HEADER}\n"), cov: Coverage::default() };
 
     let mut phase = Phase::Open;

@@ -36,7 +36,7 @@ impl Drive {
     /// Vegas enabled from next_seq 100 (`set_state(Open)`, as after a recovery).
     fn new(params: &dyn AlgorithmParams) -> Self {
         let mut cc = params.controller(&TcpConfig::default());
-        let w = Window { cwnd: 20.0, ssthresh: 10, next_seq: 100, last_ack: 99, max_window: 1000.0 };
+        let w = Window { cwnd: 20.0, ssthresh: 10, next_seq: 100, last_ack: 99, max_window: 1000.0, cwnd_limited: true };
         cc.set_state(&w, CaState::Open);
         Drive { cc, w, beg: 100 }
     }
