@@ -61,6 +61,118 @@ pub struct TcpConfig {
     /// "Slow-but-Steady"). Left out of the normalised scenario at its default.
     #[serde(skip_serializing_if = "PartialAckTimer::is_first")]
     pub partial_ack_timer: PartialAckTimer,
+    /// Whose TCP machinery runs the connection: ns-2's agents (the papers' simulator) or
+    /// Linux's (SACK, RACK-TLP, PRR, Linux's RTO, delayed ACKs; [`crate::linux`]). Left out of
+    /// the normalised scenario when ns-2's.
+    #[serde(skip_serializing_if = "Stack::is_ns2")]
+    pub stack: Stack,
+    /// The Linux stack's switches (`tcp.linux`), present exactly when [`TcpConfig::stack`] is
+    /// Linux.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linux: Option<LinuxTcp>,
+}
+
+/// [`TcpConfig::stack`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Stack {
+    /// ns-2.35's `Agent/TCP` family and `TCPSink`: one cumulative ACK per packet, no SACK.
+    #[default]
+    Ns2,
+    /// Linux's TCP (6.x with its default sysctls), as [`crate::linux`] models it.
+    Linux,
+}
+
+impl Stack {
+    pub fn is_ns2(&self) -> bool {
+        *self == Stack::Ns2
+    }
+
+    /// The scenario names, in the order the docs list them.
+    pub const NAMES: [&'static str; 2] = ["ns2", "linux"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "ns2" => Some(Stack::Ns2),
+            "linux" => Some(Stack::Linux),
+            _ => None,
+        }
+    }
+}
+
+/// The mechanisms of Linux's TCP that the Linux stack models, each a switch whose default is
+/// what Linux does with its default sysctls, so that switching one off shows what it moves.
+/// The scenario's `tcp.linux` table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinuxTcp {
+    /// Selective acknowledgements (RFC 2018; `net.ipv4.tcp_sack = 1`): the receiver reports
+    /// what arrived out of order, the sender keeps a scoreboard. Off: the receiver sends only
+    /// cumulative ACKs and the sender counts duplicate ACKs (`tcp_add_reno_sack`).
+    pub sack: bool,
+    /// RACK-TLP loss detection (RFC 8985; `tcp_recovery = 1`, `tcp_early_retrans = 3`): a
+    /// segment is lost when one sent later was delivered and a reordering window has passed,
+    /// and a tail loss probe fires after two smoothed RTTs of silence. Off: a segment is lost
+    /// once `dupacks` segments above it are delivered (RFC 6675's DupThresh), no probe.
+    pub rack_tlp: bool,
+    /// Proportional rate reduction in recovery (RFC 6937 with Linux's reduction bound,
+    /// `tcp_cwnd_reduction`). Off: cwnd drops to ssthresh when recovery starts (RFC 5681).
+    pub prr: bool,
+    /// The receiver delays ACKs as Linux does (`__tcp_ack_snd_check`): an ACK for every second
+    /// full segment, at once for out-of-order data and holes filled, 16 quick ACKs at the start,
+    /// else after the delayed-ACK timer (40 ms at least, `TCP_DELACK_MIN`). Off: one ACK per
+    /// segment.
+    pub delayed_ack: bool,
+    /// TCP timestamps (RFC 7323; `tcp_timestamps = 1`): an ACK of retransmitted data still
+    /// gives an RTT sample, in whole milliseconds (`tcp_ack_update_rtt`); Karn's rule holds
+    /// without them.
+    pub timestamps: bool,
+    /// Window growth only while the sender is limited by cwnd (`tcp_is_cwnd_limited`, read by
+    /// `tcp_reno_cong_avoid`). Off: the window grows on every ACK, as in ns-2.
+    pub cwnd_limited: bool,
+    /// Restart from a smaller window after an idle period longer than the RTO (RFC 2861,
+    /// `tcp_slow_start_after_idle = 1`, `tcp_cwnd_restart`).
+    pub slow_start_after_idle: bool,
+}
+
+impl Default for LinuxTcp {
+    fn default() -> Self {
+        LinuxTcp { sack: true, rack_tlp: true, prr: true, delayed_ack: true, timestamps: true, cwnd_limited: true, slow_start_after_idle: true }
+    }
+}
+
+impl LinuxTcp {
+    /// The switches' scenario names, in the order the docs list them.
+    pub const NAMES: [&'static str; 7] = ["sack", "rack_tlp", "prr", "delayed_ack", "timestamps", "cwnd_limited", "slow_start_after_idle"];
+}
+
+/// The `tcp` values that differ between the stacks when a scenario leaves them out: Linux's
+/// are its compile-time constants and the testbed's set-up.
+pub struct StackDefaults {
+    /// Initial window (`TCP_INIT_CWND`, RFC 6928).
+    pub window_init: f64,
+    /// RTO before the first sample (`TCP_TIMEOUT_INIT`).
+    pub initial_rto: f64,
+    /// Largest RTO (`TCP_RTO_MAX`).
+    pub max_rto: f64,
+    /// Receiver window in packets: Linux's receive buffers grow (the testbed lets them reach
+    /// 64 MiB), so no window a scenario here reaches limits a flow.
+    pub window: f64,
+    /// IPv4 + TCP headers with the timestamp option (20 + 20 + 12 bytes).
+    pub header_bytes: u32,
+    /// A pure ACK with the timestamp option; SACK blocks add to it per ACK.
+    pub ack_size: u32,
+}
+
+impl Stack {
+    /// The defaults of the values that depend on the stack ([`StackDefaults`]).
+    pub fn defaults(self) -> StackDefaults {
+        let d = TcpConfig::default();
+        match self {
+            Stack::Ns2 => StackDefaults { window_init: d.window_init, initial_rto: d.initial_rto, max_rto: d.max_rto, window: d.window, header_bytes: d.header_bytes, ack_size: d.ack_size },
+            Stack::Linux => StackDefaults { window_init: 10.0, initial_rto: 1.0, max_rto: 120.0, window: 100_000.0, header_bytes: 52, ack_size: 52 },
+        }
+    }
 }
 
 /// [`TcpConfig::partial_ack_timer`].
@@ -112,6 +224,8 @@ impl Default for TcpConfig {
             boot_time: 0.0,
             tick_phase: None,
             partial_ack_timer: PartialAckTimer::First,
+            stack: Stack::Ns2,
+            linux: None,
         }
     }
 }

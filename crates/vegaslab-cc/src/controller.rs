@@ -161,11 +161,18 @@ impl Cut {
     }
 }
 
-/// Loss-recovery states the senders report (Linux `tcp_ca_state`, the three the senders have).
+/// Loss-recovery states the senders report (Linux `tcp_ca_state`; ns-2's senders have Open,
+/// Recovery and Loss).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CaState {
     /// Normal operation; entered again when recovery ends.
     Open,
+    /// Something is SACKed, lost or retransmitted but no loss is declared yet (the Linux
+    /// stack only).
+    Disorder,
+    /// A one-time reduction without recovery: a tail loss probe repaired a loss (the Linux
+    /// stack only).
+    Cwr,
     /// Fast retransmit / fast recovery (the ns-2 Vegas agent: a fine-grained retransmission cut).
     Recovery,
     /// After a retransmission timeout.
@@ -181,6 +188,9 @@ pub enum CwndEvent {
     /// Sending new data with nothing in flight (`CA_EVENT_TX_START`); `last_send` is when the
     /// sender last transmitted (Linux's `lsndtime`), so `now - last_send` is the idle time.
     TxStart { now: Nanos, last_send: Nanos },
+    /// The window restarts after an idle period longer than the RTO (`CA_EVENT_CWND_RESTART`,
+    /// RFC 2861; the Linux stack only).
+    CwndRestart,
 }
 
 /// Copying and inspecting a boxed controller; implemented for every `Clone` controller.

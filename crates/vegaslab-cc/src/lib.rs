@@ -51,6 +51,7 @@
 pub mod config;
 pub mod controller;
 pub mod heuristics;
+pub mod linux;
 pub mod params;
 pub mod registry;
 pub mod rto;

@@ -44,6 +44,9 @@ pub enum SenderKind {
     TcpAgent { newreno: bool },
     /// ns-2's Vegas agent: fine-grained retransmission on duplicate ACKs ([`crate::vegas_agent`]).
     VegasAgent,
+    /// Linux's machinery (`tcp.stack = "linux"`, [`crate::linux`]): chosen by the TCP
+    /// settings, never by an algorithm.
+    Linux,
 }
 
 /// One algorithm's parameters, read from a scenario: what builds its controller.

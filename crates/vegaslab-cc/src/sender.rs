@@ -4,11 +4,12 @@
 //! ([`crate::controller::CongestionControl`]) that the recovery machine drives. Which
 //! recovery machine an algorithm gets is its parameters' [`SenderKind`].
 
-use crate::config::TcpConfig;
+use crate::config::{Stack, TcpConfig};
 use crate::controller::CongestionControl;
 use crate::params::SenderKind;
 use crate::registry::AlgorithmSpec;
 pub use crate::state::{AckInfo, CwndAction, QueueingTimes, Segment, SenderState, SenderStats, MAX_SEQ};
+use crate::linux::LinuxAgent;
 use crate::tcp_agent::TcpAgent;
 use crate::vegas_agent::VegasAgent;
 use crate::{secs, Nanos};
@@ -18,6 +19,7 @@ use crate::{secs, Nanos};
 enum Recovery {
     TcpAgent(TcpAgent),
     VegasAgent(Box<VegasAgent>),
+    Linux(Box<LinuxAgent>),
 }
 
 /// A one-way TCP sender: shared state, its loss-recovery machine and its controller.
@@ -38,10 +40,17 @@ pub struct Sender {
 const _: () = assert!(std::mem::offset_of!(Sender, state) == 64);
 
 impl Sender {
-    /// The sender and controller of a registered algorithm.
+    /// The sender and controller of a registered algorithm: Linux's machinery on Linux's stack
+    /// (`tcp.stack`), else the algorithm's own sender, where a Linux-flavour algorithm takes the
+    /// NewReno sender (its ns-2-stack form).
     pub fn new(cfg: TcpConfig, algorithm: AlgorithmSpec) -> Self {
         let cc = algorithm.controller(&cfg);
-        let mut sender = Self::with_controller(cfg, algorithm.sender(), cc);
+        let kind = match (cfg.stack, algorithm.sender()) {
+            (Stack::Linux, _) => SenderKind::Linux,
+            (Stack::Ns2, SenderKind::Linux) => SenderKind::TcpAgent { newreno: true },
+            (Stack::Ns2, kind) => kind,
+        };
+        let mut sender = Self::with_controller(cfg, kind, cc);
         // Only a router-assist algorithm's controller tags segments (`SenderState::tag`).
         sender.state.router_assist = algorithm.router_assist().is_some();
         sender
@@ -49,6 +58,7 @@ impl Sender {
 
     /// A sender of the given kind driving any controller (tests, tools, new algorithms).
     pub fn with_controller(cfg: TcpConfig, kind: SenderKind, mut cc: Box<dyn CongestionControl>) -> Self {
+        let mut state = SenderState::new(cfg);
         let recovery = match kind {
             SenderKind::TcpAgent { newreno } => {
                 let mut agent = TcpAgent::new(newreno);
@@ -56,8 +66,12 @@ impl Sender {
                 Recovery::TcpAgent(agent)
             }
             SenderKind::VegasAgent => Recovery::VegasAgent(Box::default()),
+            SenderKind::Linux => {
+                state.ssthresh = LinuxAgent::INITIAL_SSTHRESH;
+                let opts = state.cfg.linux.unwrap_or_default();
+                Recovery::Linux(Box::new(LinuxAgent::new(opts, &state)))
+            }
         };
-        let mut state = SenderState::new(cfg);
         let mut w = state.window();
         cc.init(&mut w);
         state.apply(&w);
@@ -88,6 +102,7 @@ impl Sender {
         match &self.recovery {
             Recovery::TcpAgent(t) => SenderKind::TcpAgent { newreno: t.is_newreno() },
             Recovery::VegasAgent(_) => SenderKind::VegasAgent,
+            Recovery::Linux(_) => SenderKind::Linux,
         }
     }
 
@@ -100,7 +115,15 @@ impl Sender {
     pub fn vegas_agent(&self) -> Option<&VegasAgent> {
         match &self.recovery {
             Recovery::VegasAgent(v) => Some(v),
-            Recovery::TcpAgent(_) => None,
+            _ => None,
+        }
+    }
+
+    /// The Linux machinery, if this sender runs on Linux's stack.
+    pub fn linux_agent(&self) -> Option<&LinuxAgent> {
+        match &self.recovery {
+            Recovery::Linux(l) => Some(l),
+            _ => None,
         }
     }
 
@@ -108,7 +131,7 @@ impl Sender {
     pub fn dupwnd(&self) -> Option<i64> {
         match &self.recovery {
             Recovery::TcpAgent(t) => Some(t.dupwnd),
-            Recovery::VegasAgent(_) => None,
+            _ => None,
         }
     }
 
@@ -163,6 +186,7 @@ impl Sender {
         match &mut self.recovery {
             Recovery::TcpAgent(r) => r.recv(&mut self.state, cc, now, ack),
             Recovery::VegasAgent(v) => v.recv(&mut self.state, cc, now, ack),
+            Recovery::Linux(l) => l.recv(&mut self.state, cc, now, ack),
         }
         self.state.track_slow_start();
     }
@@ -182,6 +206,7 @@ impl Sender {
         match &mut self.recovery {
             Recovery::TcpAgent(r) => r.timeout(&mut self.state, cc, now),
             Recovery::VegasAgent(v) => v.timeout(&mut self.state, cc, now),
+            Recovery::Linux(l) => l.timeout(&mut self.state, cc, now),
         }
         self.state.track_slow_start();
     }
@@ -195,6 +220,7 @@ impl Sender {
         match &mut self.recovery {
             Recovery::TcpAgent(r) => r.release_buffers(),
             Recovery::VegasAgent(v) => v.release_buffers(),
+            Recovery::Linux(_) => {}
         }
     }
 
@@ -265,6 +291,7 @@ impl Sender {
         match &mut self.recovery {
             Recovery::TcpAgent(r) => r.send_much(&mut self.state, cc, now, burst),
             Recovery::VegasAgent(v) => v.send_much(&mut self.state, cc, now, burst),
+            Recovery::Linux(l) => l.send_much(&mut self.state, cc, now),
         }
     }
 }

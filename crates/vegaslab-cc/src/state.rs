@@ -35,6 +35,9 @@ pub struct Segment {
     pub payload_bytes: u32,
     pub syn: bool,
     pub retransmission: bool,
+    /// The timestamp option's value in milliseconds (RFC 7323; the Linux stack's segments,
+    /// 0 on ns-2's).
+    pub timestamp_ms: u32,
     /// Carries the RoVegas AQT IP option (a "probing packet" in the RoVegas paper: Chan et al.,
     /// "Design and performance evaluation of an improved TCP congestion avoidance scheme",
     /// section 3).
@@ -48,7 +51,30 @@ pub struct AckInfo {
     pub seqno: i64,
     /// Present when the ACK is a probing packet (carries the AQT option).
     pub queueing: Option<QueueingTimes>,
+    /// What a Linux receiver adds (SACK blocks, DSACK, timestamp echo); the Linux stack only.
+    pub linux: Option<LinuxAck>,
 }
+
+/// The receiver's report on one ACK beyond the cumulative point: Linux's receiver puts SACK
+/// blocks (most recent first, RFC 2018 section 4), a DSACK (RFC 2883) and the timestamp echo
+/// on its ACKs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinuxAck {
+    /// SACK blocks, half-open ranges of segments; `blocks[..count]` are used.
+    pub blocks: [(i64, i64); 4],
+    pub count: u8,
+    /// A duplicate segment the receiver reports (DSACK), if any.
+    pub dsack: Option<i64>,
+    /// The timestamp the ACK echoes (TSecr, milliseconds), if timestamps are on.
+    pub echo_ms: Option<u32>,
+}
+
+impl LinuxAck {
+    pub fn blocks(&self) -> &[(i64, i64)] {
+        &self.blocks[..self.count as usize]
+    }
+}
+
 
 /// Counters reported per flow.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -384,7 +384,7 @@ fn output(s: &mut SenderState, log: Option<&mut SendLog>, cc: &mut dyn Congestio
     }
     s.emit(
         now,
-        Segment { seqno, wire_bytes: wire, payload_bytes: payload, syn, retransmission: !fresh, probe: option.is_some() },
+        Segment { timestamp_ms: 0, seqno, wire_bytes: wire, payload_bytes: payload, syn, retransmission: !fresh, probe: option.is_some() },
         force_timer,
     );
 }

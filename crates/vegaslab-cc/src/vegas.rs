@@ -184,11 +184,13 @@ impl AlgorithmParams for VegasParams {
     }
 }
 
-/// The sender of a flavour: ns-2's Vegas agent, or the Linux-like (NewReno) sender.
+/// The sender of a flavour: ns-2's Vegas agent, Linux's machinery (a scenario's default
+/// `tcp.stack` for the flavour is Linux's), or for ns-3 the NewReno sender.
 pub fn sender_for(flavour: Flavour) -> SenderKind {
     match flavour {
         Flavour::Ns2 => SenderKind::VegasAgent,
-        Flavour::Linux | Flavour::Ns3 => SenderKind::TcpAgent { newreno: true },
+        Flavour::Linux => SenderKind::Linux,
+        Flavour::Ns3 => SenderKind::TcpAgent { newreno: true },
     }
 }
 

@@ -144,6 +144,7 @@ impl VegasAgent {
         s.emit(
             now,
             Segment {
+                timestamp_ms: 0,
                 seqno,
                 wire_bytes: wire,
                 payload_bytes: s.cfg.packet_size,

@@ -181,6 +181,8 @@ impl Gen {
             CaState::Open => "open",
             CaState::Recovery => "recovery",
             CaState::Loss => "loss",
+            CaState::Disorder => "disorder",
+            CaState::Cwr => "cwr",
         };
         self.row("set_state", None, None, None, None, arg, &before);
     }

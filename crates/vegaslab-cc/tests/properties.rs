@@ -138,6 +138,7 @@ fn kind(s: &Sender) -> Kind {
     match s.kind() {
         SenderKind::TcpAgent { .. } => Kind::RenoFamily,
         SenderKind::VegasAgent => Kind::Ns2Vegas,
+        SenderKind::Linux => unreachable!("the properties are ns-2's stack's"),
     }
 }
 

@@ -2,6 +2,7 @@
 //! application feeding the sender, and the flow's counters.
 
 use crate::rng::{stream, STREAM_FLOW_BASE};
+use crate::linux_receiver::LinuxReceiver;
 use crate::scenario::{AppSpec, FlowSpec};
 use rand::Rng;
 use std::collections::VecDeque;
@@ -40,6 +41,16 @@ pub struct Sink {
 impl Sink {
     pub fn new(syn_seq: Option<i64>) -> Self {
         Sink { syn_seq, ..Default::default() }
+    }
+
+    /// The next sequence number expected in order (`rcv_nxt`).
+    pub fn next(&self) -> i64 {
+        self.next
+    }
+
+    /// Whether `seq` is the connection's SYN.
+    pub fn is_syn(&self, seq: i64) -> bool {
+        self.syn_seq == Some(seq)
     }
 
     /// Free the reordering buffer (a finished per-flow connection).
@@ -101,6 +112,8 @@ pub struct Flow {
     /// A per-flow connection whose data is all acknowledged: its sender's buffers are freed,
     /// later ACKs are counted (`late_acks`) and ignored, its timer is ignored.
     pub finished: bool,
+    /// The connection runs Linux's stack: its receiver is [`Flow::linux`].
+    pub(crate) on_linux: bool,
     // Line 1.
     pub sink: Sink,
     // Line 2.
@@ -143,6 +156,8 @@ pub struct Flow {
     /// `tcp.window` (ns-2 `window_`), so the window, not congestion control, capped the
     /// flow: see [`Flow::integrate_cwnd`].
     pub window_limited_ns: u64,
+    /// Linux's receiver (`tcp.stack = "linux"`): when to acknowledge and what to report.
+    pub linux: Option<Box<LinuxReceiver>>,
 }
 
 // The lines `Flow` documents.
@@ -157,6 +172,15 @@ const _: () = {
 };
 
 impl Flow {
+    /// Linux's receiver beside the sink, on Linux's stack.
+    fn with_linux_receiver(mut self) -> Self {
+        if let Some(opts) = self.tcp.linux {
+            self.on_linux = true;
+            self.linux = Some(Box::new(LinuxReceiver::new(opts)));
+        }
+        self
+    }
+
     /// A flow entry's connection. `rtt_monitored`: a monitor reads its RTT samples (the
     /// `cwnd` series; `Sender::set_rtt_samples_read`).
     pub fn new(spec: &FlowSpec, boot_time: f64, rtt_monitored: bool) -> Self {
@@ -195,7 +219,10 @@ impl Flow {
             pending: 0,
             late_acks: 0,
             started: false,
+            on_linux: false,
+            linux: None,
         }
+        .with_linux_receiver()
     }
 
     /// A new connection of this flow entry (index `parent`), opened at `now`: a fresh sender
@@ -235,7 +262,10 @@ impl Flow {
             pending: 0,
             late_acks: 0,
             started: false,
+            on_linux: false,
+            linux: None,
         }
+        .with_linux_receiver()
     }
 
     /// Bring the cwnd integral, and the time spent window-limited, up to `now` (call before

@@ -14,6 +14,7 @@ pub mod event;
 pub mod express;
 pub mod flow;
 pub mod leo;
+pub mod linux_receiver;
 pub mod loss;
 pub mod packet;
 pub mod queue;

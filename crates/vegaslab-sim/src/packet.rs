@@ -24,9 +24,15 @@ pub struct Packet {
     /// at AQT-enabled routers, and the echo of the data packet's AQT on an ACK; nanoseconds,
     /// saturating at about 4.3 s. Meaningful only when `probe` is set.
     pub aqt: u32,
+    /// On an ACK, the AQT echo; on a data segment of Linux's stack, its timestamp value in
+    /// milliseconds (RFC 7323), which the receiver echoes.
     pub aqt_echo: u32,
     pub kind: Kind,
     pub probe: bool,
+    /// On an ACK of Linux's receiver: the number of its report (SACK blocks, DSACK,
+    /// timestamp echo), which the sender takes from the receiver's ring
+    /// ([`crate::linux_receiver::LinuxReceiver::take`]). 0 otherwise.
+    pub report: u16,
     /// ns-2's double-precision clock (seconds) at the packet's current event: when the
     /// sender sent it, or when it reaches the node it travels to (see `run.clock`,
     /// `scenario::SenderClock`). Carried whatever the clock setting; only senders read it.

@@ -89,7 +89,7 @@ pub fn simulate_sender(mut s: Sender, path: &Path, end: u64, mut each_ack: impl 
         while received.remove(&next_expected) {
             next_expected += 1;
         }
-        s.on_ack(now, &AckInfo { seqno: next_expected - 1, queueing: None });
+        s.on_ack(now, &AckInfo { seqno: next_expected - 1, ..Default::default() });
         run.delivered.push((now, next_expected));
         run.probes.push(s.probe());
         if each_ack(&s) {

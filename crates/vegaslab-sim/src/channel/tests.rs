@@ -5,7 +5,7 @@ use super::clock::I64_LIMIT;
 use super::*;
 
 fn pkt(size: u32) -> Packet {
-    Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data, probe: false, aqt: 0, aqt_echo: 0, clock: 0.0 }
+    Packet { seqno: 0, flow: 0, size, dst: 1, kind: crate::packet::Kind::Data, probe: false, aqt: 0, aqt_echo: 0, clock: 0.0, report: 0 }
 }
 
 #[test]

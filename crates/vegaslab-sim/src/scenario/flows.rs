@@ -7,6 +7,8 @@ use super::reader::{describe, Obj};
 use super::{ErrorKind, FlowSpec, ScenarioError};
 use crate::units;
 use toml::Value;
+use vegaslab_cc::config::{LinuxTcp, Stack};
+use vegaslab_cc::params::SenderKind;
 use vegaslab_cc::{PartialAckTimer, TcpConfig};
 
 /// The fields a member of a group may change (`members.<name>`): everything but what makes
@@ -138,10 +140,19 @@ fn read_settings(f: &Obj, duration: u64) -> Result<Settings, ScenarioError> {
     // ftp, file, and the traffic models of the papers (onoff, nps, pareto-paced): see apps.rs.
     let app = super::apps::read_app(f)?;
     let algorithm = read_algorithm(f, cc)?;
+    // A Linux-flavour algorithm runs on Linux's stack unless the scenario says otherwise.
+    let default_stack = if algorithm.sender() == SenderKind::Linux { Stack::Linux } else { Stack::Ns2 };
     let tcp = match f.table("tcp")? {
-        Some(t) => read_tcp(&t)?,
-        None => TcpConfig::default(),
+        Some(t) => read_tcp(&t, default_stack)?,
+        None => stack_config(default_stack),
     };
+    if tcp.stack == Stack::Linux && algorithm.sender() == SenderKind::VegasAgent {
+        let message = format!("\"linux\" runs Linux's TCP machinery, which {cc}'s ns-2 form (ns-2's Vegas agent) does not fit: set params.flavour = \"linux\" or tcp.stack = \"ns2\"");
+        return Err(match f.table("tcp")? {
+            Some(t) => t.err("stack", message),
+            None => f.err("tcp", message),
+        });
+    }
     Ok(Settings { start, stop, app, algorithm, tcp })
 }
 
@@ -288,13 +299,68 @@ fn too_many_flows(f: &Obj, key: &str, existing: usize, adding: usize) -> Result<
     Err(f.err_kind(key, ErrorKind::TooLarge, message))
 }
 
-fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
+/// The `tcp` settings of a flow that gives none, on `stack`.
+fn stack_config(stack: Stack) -> TcpConfig {
+    let d = stack.defaults();
+    TcpConfig {
+        window: d.window,
+        window_init: d.window_init,
+        header_bytes: d.header_bytes,
+        ack_size: d.ack_size,
+        initial_rto: d.initial_rto,
+        max_rto: d.max_rto,
+        stack,
+        linux: (stack == Stack::Linux).then(LinuxTcp::default),
+        ..TcpConfig::default()
+    }
+}
+
+/// The keys of `tcp` that only ns-2's stack reads.
+const NS2_ONLY: [&str; 5] = ["tick", "tick_phase", "limited_transmit", "vegas_headers", "partial_ack_timer"];
+
+/// `tcp.stack` (default: `default_stack`, the algorithm's) and `tcp.linux`, the Linux stack's
+/// switches.
+fn read_stack(t: &Obj, default_stack: Stack) -> Result<(Stack, Option<LinuxTcp>), ScenarioError> {
+    let stack = match t.string("stack")? {
+        None => default_stack,
+        Some(name) => Stack::from_name(name)
+            .ok_or_else(|| t.err("stack", format!("must be one of {}, got {name:?}", Stack::NAMES.join(", "))))?,
+    };
+    let table = t.table("linux")?;
+    if stack == Stack::Ns2 {
+        if table.is_some() {
+            return Err(t.err("linux", "sets the Linux stack's mechanisms and needs tcp.stack = \"linux\""));
+        }
+        return Ok((stack, None));
+    }
+    if let Some(key) = NS2_ONLY.into_iter().find(|k| t.get(k).is_some()) {
+        return Err(t.err(key, "is a setting of ns-2's stack; tcp.stack is \"linux\" here"));
+    }
+    let d = LinuxTcp::default();
+    let Some(l) = table else { return Ok((stack, Some(d))) };
+    l.deny_unknown(&LinuxTcp::NAMES)?;
+    Ok((
+        stack,
+        Some(LinuxTcp {
+            sack: l.bool("sack", d.sack)?,
+            rack_tlp: l.bool("rack_tlp", d.rack_tlp)?,
+            prr: l.bool("prr", d.prr)?,
+            delayed_ack: l.bool("delayed_ack", d.delayed_ack)?,
+            timestamps: l.bool("timestamps", d.timestamps)?,
+            cwnd_limited: l.bool("cwnd_limited", d.cwnd_limited)?,
+            slow_start_after_idle: l.bool("slow_start_after_idle", d.slow_start_after_idle)?,
+        }),
+    ))
+}
+
+fn read_tcp(t: &Obj, default_stack: Stack) -> Result<TcpConfig, ScenarioError> {
     t.deny_unknown(&[
         "window", "window_init", "packet_size", "header_bytes", "ack_size", "syn", "delay_growth", "max_burst", "dupacks",
         "tick", "tick_phase", "min_rto", "max_rto", "initial_rto", "limited_transmit", "vegas_headers",
-        "partial_ack_timer",
+        "partial_ack_timer", "stack", "linux",
     ])?;
-    let d = TcpConfig::default();
+    let (stack, linux) = read_stack(t, default_stack)?;
+    let d = stack_config(stack);
     let secs = |key: &str, lo: i128, default: f64| -> Result<f64, ScenarioError> {
         Ok(t.time(key, lo, FOREVER)?.map(|ns| ns as f64 / 1e9).unwrap_or(default))
     };
@@ -323,6 +389,8 @@ fn read_tcp(t: &Obj) -> Result<TcpConfig, ScenarioError> {
                 t.err("partial_ack_timer", format!("must be one of {}, got {name:?}", PartialAckTimer::NAMES.join(", ")))
             })?,
         },
+        stack,
+        linux,
     };
     if cfg.max_rto < cfg.min_rto {
         return Err(t.err("max_rto", format!("must be >= min_rto ({} s)", cfg.min_rto)));

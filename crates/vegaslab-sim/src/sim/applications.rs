@@ -150,7 +150,7 @@ impl Simulator {
         // A UDP source's send clock is its integer time's double, not ns-2's CBR's own sums
         // (`next_interval`): only TCP senders read clocks here.
         let clock = scripted_clock(self.now);
-        let p = Packet { kind: Kind::Udp, flow: i as u32, seqno, size: s.packet_size, dst: s.dst, probe: false, aqt: 0, aqt_echo: 0, clock };
+        let p = Packet { kind: Kind::Udp, flow: i as u32, seqno, size: s.packet_size, dst: s.dst, probe: false, aqt: 0, aqt_echo: 0, clock, report: 0 };
         let src = s.src;
         if next <= self.scenario.duration && s.sends_at(next) {
             self.events.schedule(next, self.now, Event::Source(i as u32));

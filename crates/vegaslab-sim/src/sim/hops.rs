@@ -113,7 +113,10 @@ impl Simulator {
             if p.dst == node {
                 match p.kind {
                     Kind::Data => {
-                        (p, node, t) = self.at_sink(p, t);
+                        match self.at_sink(p, t) {
+                            Some(ack) => (p, node, t) = ack,
+                            None => return, // Linux's receiver delays its ACK
+                        }
                         continue;
                     }
                     Kind::Ack => {

@@ -5,6 +5,7 @@ use super::clocks::event_clock;
 use super::Simulator;
 use crate::event::Event;
 use crate::packet::{Kind, Packet};
+use crate::linux_receiver::OutgoingAck;
 use vegaslab_cc::{secs, AckInfo, Nanos, QueueingTimes};
 
 impl Simulator {
@@ -30,9 +31,11 @@ impl Simulator {
             return;
         }
         let queueing = if p.probe { queueing_times(p) } else { None };
-        self.flows[f].integrate_cwnd(self.now);
+        let flow = &mut self.flows[f];
+        flow.integrate_cwnd(self.now);
+        let linux = if flow.on_linux { flow.linux.as_mut().and_then(|r| r.take(p.report)) } else { None };
         let clock = self.sender_clock(p.clock);
-        self.flows[f].sender.on_ack_at(self.now, clock, &AckInfo { seqno: p.seqno, queueing });
+        self.flows[f].sender.on_ack_at(self.now, clock, &AckInfo { seqno: p.seqno, queueing, linux });
         self.flush_sender(f);
         if self.flows[f].child {
             self.finish_if_done(f);
@@ -40,8 +43,9 @@ impl Simulator {
     }
 
     /// A data packet reaches its sink at time `t`: count it; returns the ACK to send from
-    /// the sink (for `arrive`). Inlined into `hops` (out of line it costs more).
-    pub(super) fn at_sink(&mut self, p: Packet, t: Nanos) -> (Packet, u32, Nanos) {
+    /// the sink (for `arrive`), if one goes now (Linux's receiver may delay it). Inlined
+    /// into `hops` (out of line it costs more).
+    pub(super) fn at_sink(&mut self, p: Packet, t: Nanos) -> Option<(Packet, u32, Nanos)> {
         let f = &mut self.flows[p.flow as usize];
         f.received_pkts += 1;
         f.received_bytes += p.size as u64;
@@ -52,22 +56,68 @@ impl Simulator {
             }
         }
         let (child, parent) = (f.child, f.parent as usize);
-        let ack = f.sink.receive(p.seqno);
+        let nxt_before = f.sink.next();
+        let mut ack = f.sink.receive(p.seqno);
+        let mut extra = 0;
+        let mut report = 0;
+        if f.on_linux {
+            let outgoing = self.linux_receive(p.flow as usize, p.seqno, p.aqt_echo, nxt_before, ack + 1, t);
+            let f = &self.flows[p.flow as usize];
+            if f.child {
+                self.count_child_bytes(parent, t, p.size);
+            }
+            let out = outgoing?;
+            (ack, extra, report) = (out.cum, out.option_bytes, out.report);
+        }
+        let f = &self.flows[p.flow as usize];
         // A probing packet is answered by a probing ACK: fresh AQT, the data's AQT echoed.
-        let size = f.ack_size + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
+        let size = f.ack_size + extra + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
         // ns-2's TCPSink answers within the data packet's arrival event: the same clock.
-        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt, clock: p.clock };
+        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt, clock: p.clock, report };
+        if f.on_linux {
+            return Some((ack_packet, p.dst, t));
+        }
         if child {
-            // A per-flow connection's bytes go to its entry's throughput bins.
-            let parent = &mut self.flows[parent];
-            if !parent.bins.is_empty() {
-                let bin = (t / self.scenario.sample_interval) as usize;
-                if let Some(b) = parent.bins.get_mut(bin) {
-                    *b += p.size as u64;
-                }
+            self.count_child_bytes(parent, t, p.size);
+        }
+        Some((ack_packet, p.dst, t))
+    }
+
+    /// A per-flow connection's bytes go to its entry's throughput bins.
+    fn count_child_bytes(&mut self, parent: usize, t: Nanos, size: u32) {
+        let parent = &mut self.flows[parent];
+        if !parent.bins.is_empty() {
+            let bin = (t / self.scenario.sample_interval) as usize;
+            if let Some(b) = parent.bins.get_mut(bin) {
+                *b += size as u64;
             }
         }
-        (ack_packet, p.dst, t)
+    }
+
+    /// Linux's receiver of flow `f` takes segment `seq` at `t` (the in-order point moved from
+    /// `nxt_before` to `nxt`): the ACK to send now, if any; a delayed one keeps the flow's
+    /// timer.
+    #[cold]
+    #[inline(never)]
+    fn linux_receive(&mut self, f: usize, seq: i64, tsval: u32, nxt_before: i64, nxt: i64, t: Nanos) -> Option<OutgoingAck> {
+        let flow = &mut self.flows[f];
+        let syn = flow.sink.is_syn(seq);
+        let out = flow.linux.as_mut()?.receive(seq, tsval, nxt_before, nxt, syn, t);
+        self.arm_timer(f);
+        out
+    }
+
+    /// Flow `f`'s receiver sends the ACK its timer was holding, from the receiving host.
+    fn linux_delayed_ack(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        let nxt = flow.sink.next();
+        let Some(out) = flow.linux.as_mut().and_then(|r| r.on_timer(nxt)) else { return };
+        let size = flow.ack_size + out.option_bytes;
+        let clock = secs(self.now);
+        let p = Packet { kind: Kind::Ack, seqno: out.cum, size, dst: flow.src, flow: f as u32, probe: false, aqt: 0, aqt_echo: 0, clock, report: out.report };
+        let from = flow.dst;
+        // An ACK leaving its host takes the link's event; it reaches no sender within this one.
+        self.hops(p, from, self.now);
     }
 
     /// Put the sender's queued segments on the wire and keep its timer scheduled.
@@ -86,7 +136,7 @@ impl Simulator {
         if !segments.is_empty() {
             let in_sender = std::mem::replace(&mut self.in_sender, true);
             for seg in &segments {
-                let p = Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst, probe: seg.probe, aqt: 0, aqt_echo: 0, clock };
+                let p = Packet { kind: Kind::Data, flow: f as u32, seqno: seg.seqno, size: seg.wire_bytes, dst, probe: seg.probe, aqt: 0, aqt_echo: seg.timestamp_ms, clock, report: 0 };
                 self.arrive(p, src, self.now);
             }
             self.in_sender = in_sender;
@@ -107,6 +157,9 @@ impl Simulator {
                 self.schedule_timer(f, d);
             }
         }
+        if self.flows[f].on_linux {
+            self.arm_receiver_timer(f);
+        }
     }
 
     /// `arm_timer`'s new event, at the deadline `d`.
@@ -116,6 +169,20 @@ impl Simulator {
         flow.timer_pending = Some(d);
         let clock = event_clock(self.scenario.clock, flow.sender.rtx_clock(), d);
         self.events.schedule_clocked(d, flow.sender.rtx_armed_at(), clock, Event::Timer(f as u32));
+    }
+
+    /// The flow's one timer event also serves its Linux receiver's delayed ACK.
+    #[cold]
+    #[inline(never)]
+    fn arm_receiver_timer(&mut self, f: usize) {
+        let flow = &mut self.flows[f];
+        let Some(r) = flow.linux.as_ref() else { return };
+        let Some(d) = r.deadline else { return };
+        if flow.timer_pending.is_none_or(|p| d < p) {
+            flow.timer_pending = Some(d);
+            let clock = event_clock(self.scenario.clock, secs(d), d);
+            self.events.schedule_clocked(d, r.armed_at, clock, Event::Timer(f as u32));
+        }
     }
 
     /// Flow `f`'s timer event: a retransmission timeout if the deadline has come, else the
@@ -129,6 +196,10 @@ impl Simulator {
         if flow.finished {
             return; // a finished per-flow connection has nothing left to send
         }
+        if flow.on_linux && flow.linux.as_ref().and_then(|r| r.deadline).is_some_and(|d| d <= self.now) {
+            self.linux_delayed_ack(f);
+        }
+        let flow = &mut self.flows[f];
         match flow.sender.rtx_deadline() {
             Some(d) if d <= self.now => {
                 flow.integrate_cwnd(self.now);
@@ -136,6 +207,7 @@ impl Simulator {
                 self.flush_sender(f);
             }
             Some(_) => self.arm_timer(f),
+            None if self.flows[f].on_linux => self.arm_timer(f),
             None => {}
         }
     }
