@@ -25,33 +25,15 @@ static __always_inline struct vl_state *hc_priv(struct sock *sk)
 	return (struct vl_state *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
 }
 
-static __always_inline void hc_win(struct sock *sk, struct vl_win *w)
-{
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-
-	w->cwnd = tp->snd_cwnd;
-	w->ssthresh = tp->snd_ssthresh;
-	w->clamp = tp->snd_cwnd_clamp;
-	w->snd_nxt = tp->snd_nxt;
-}
-
-static __always_inline void hc_back(struct sock *sk, const struct vl_win *w)
-{
-	struct tcp_sock *tp = (struct tcp_sock *)sk;
-
-	tp->snd_cwnd = w->cwnd;
-	tp->snd_ssthresh = w->ssthresh;
-}
-
 SEC("struct_ops")
 void BPF_PROG(hc_init, struct sock *sk)
 {
 	struct vl_params p = hc_params;
 	struct vl_win w;
 
-	hc_win(sk, &w);
+	vl_win_from_sock(sk, &w);
 	vl_init(hc_priv(sk), &p, &w);
-	hc_back(sk, &w);
+	vl_win_to_sock(sk, &w);
 }
 
 SEC("struct_ops")
@@ -60,9 +42,9 @@ void BPF_PROG(hc_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 	struct vl_params p = hc_params;
 	struct vl_win w;
 
-	hc_win(sk, &w);
+	vl_win_from_sock(sk, &w);
 	vl_pkts_acked(hc_priv(sk), &p, &w, sample->rtt_us);
-	hc_back(sk, &w);
+	vl_win_to_sock(sk, &w);
 }
 
 SEC("struct_ops")
@@ -71,9 +53,9 @@ void BPF_PROG(hc_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct vl_params p = hc_params;
 	struct vl_win w;
 
-	hc_win(sk, &w);
+	vl_win_from_sock(sk, &w);
 	vl_cong_avoid(hc_priv(sk), &p, &w, ack, acked);
-	hc_back(sk, &w);
+	vl_win_to_sock(sk, &w);
 }
 
 SEC("struct_ops")
@@ -82,7 +64,7 @@ __u32 BPF_PROG(hc_ssthresh, struct sock *sk)
 	struct vl_params p = hc_params;
 	struct vl_win w;
 
-	hc_win(sk, &w);
+	vl_win_from_sock(sk, &w);
 	return vl_ssthresh(hc_priv(sk), &p, &w);
 }
 
@@ -92,9 +74,9 @@ void BPF_PROG(hc_set_state, struct sock *sk, __u8 new_state)
 	struct vl_params p = hc_params;
 	struct vl_win w;
 
-	hc_win(sk, &w);
+	vl_win_from_sock(sk, &w);
 	vl_set_state(hc_priv(sk), &p, &w, new_state == TCP_CA_Open);
-	hc_back(sk, &w);
+	vl_win_to_sock(sk, &w);
 }
 
 SEC("struct_ops")
@@ -105,15 +87,18 @@ void BPF_PROG(hc_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 
 	if (ev != CA_EVENT_TX_START)
 		return;
-	hc_win(sk, &w);
+	vl_win_from_sock(sk, &w);
 	vl_tx_start(hc_priv(sk), &p, &w);
-	hc_back(sk, &w);
+	vl_win_to_sock(sk, &w);
 }
 
 SEC("struct_ops")
 __u32 BPF_PROG(hc_undo_cwnd, struct sock *sk)
 {
-	return ((struct tcp_sock *)sk)->snd_cwnd;
+	struct vl_win w;
+
+	vl_win_from_sock(sk, &w);
+	return vl_undo_cwnd(&w);
 }
 
 SEC(".struct_ops")

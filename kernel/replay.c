@@ -11,10 +11,14 @@
  * message names the file, line and column).
  *
  * File format and replay rules: crates/vegaslab-cc/tests/vectors/README.md. Each row sets the
- * window from its "before" columns (cwnd, ssthresh, clamp, next_seq as snd_nxt), calls the
- * hook, and compares with cwnd_out / ssthresh_out. The controller's own state (struct
- * vl_state) carries over between rows; an `init` row starts it afresh. Sequence numbers are
- * packets here; the header only compares and subtracts them, so they are passed as __u32.
+ * window from its "before" columns (cwnd, ssthresh, clamp, next_seq as snd_nxt, cwnd_limited as
+ * tcp_is_cwnd_limited()), calls the hook, and compares with cwnd_out / ssthresh_out. The
+ * controller's own state (struct vl_state) carries over between rows; an `init` row starts it
+ * afresh. The socket's Reno counter and prior_cwnd (struct vl_win) carry over too, and the
+ * replay does to them what the kernel does: 0 on a new connection; at a loss (an `ssthresh`
+ * row) prior_cwnd = cwnd and the counter 0 before the call (tcp_init_cwnd_reduction,
+ * tcp_enter_loss). Sequence numbers are packets here; the header only compares and subtracts
+ * them, so they are passed as __u32.
  *
  * Parameters are those tests/decision_vectors.rs `algorithms()` generates the files with: the
  * Linux defaults of each algorithm, from vegaslab's registry (build/algorithms.h). A pkts_acked row's qb_us / qf_us (RoVegas' AQT and AQT-echo, µs) are both
@@ -32,14 +36,15 @@
 
 #include "vegaslab_cc.h"
 
-#define NCOLS 15
-static const char *const header =
-	"hook,now_us,rtt_us,qb_us,qf_us,seqno,acked,arg,next_seq,last_ack,clamp,cwnd,ssthresh,cwnd_out,ssthresh_out";
+#define NCOLS 16
+static const char *const header = "hook,now_us,rtt_us,qb_us,qf_us,seqno,acked,arg,next_seq,last_ack,clamp,"
+				  "cwnd_limited,cwnd,ssthresh,cwnd_out,ssthresh_out";
 enum { C_HOOK, C_NOW, C_RTT, C_QB, C_QF, C_SEQNO, C_ACKED, C_ARG, C_NEXT_SEQ, C_LAST_ACK, C_CLAMP,
-       C_CWND, C_SSTHRESH, C_CWND_OUT, C_SSTHRESH_OUT };
-static const char *const colname[NCOLS] = { "hook",    "now_us",   "rtt_us", "qb_us",    "qf_us",
-					     "seqno",   "acked",    "arg",    "next_seq", "last_ack",
-					     "clamp",   "cwnd",     "ssthresh", "cwnd_out", "ssthresh_out" };
+       C_CWND_LIMITED, C_CWND, C_SSTHRESH, C_CWND_OUT, C_SSTHRESH_OUT };
+static const char *const colname[NCOLS] = { "hook",     "now_us",       "rtt_us",   "qb_us",
+					     "qf_us",    "seqno",        "acked",    "arg",
+					     "next_seq", "last_ack",     "clamp",    "cwnd_limited",
+					     "cwnd",     "ssthresh",     "cwnd_out", "ssthresh_out" };
 
 struct rule_def {
 	const char *name;
@@ -168,11 +173,14 @@ int main(int argc, char **argv)
 		w.ssthresh = (__u32)num(f, C_SSTHRESH, 0, 0x7fffffffLL);
 		w.clamp = (__u32)num(f, C_CLAMP, 0, 0xffffffffLL);
 		w.snd_nxt = (__u32)num(f, C_NEXT_SEQ, -0x80000000LL, 0xffffffffLL);
+		w.cwnd_limited = (__u32)num(f, C_CWND_LIMITED, 0, 1);
 		cwnd_out = num(f, C_CWND_OUT, 0, 0xffffffffLL);
 		ss_out = num(f, C_SSTHRESH_OUT, 0, 0x7fffffffLL);
 
 		if (!strcmp(hook, "init")) {
 			memset(&s, 0, sizeof(s));
+			w.cwnd_cnt = 0; /* a new socket's */
+			w.prior_cwnd = 0;
 			vl_init(&s, p, &w);
 			have_init = 1;
 		} else if (!have_init) {
@@ -193,7 +201,11 @@ int main(int argc, char **argv)
 
 			vl_cong_avoid(&s, p, &w, snd_una, (__u32)num(f, C_ACKED, 0, 0xffffffffLL));
 		} else if (!strcmp(hook, "ssthresh")) {
-			__u32 ss = vl_ssthresh(&s, p, &w);
+			__u32 ss;
+
+			w.prior_cwnd = w.cwnd;
+			w.cwnd_cnt = 0;
+			ss = vl_ssthresh(&s, p, &w);
 
 			w.ssthresh = ss;
 			if (!strcmp(f[C_ARG], "fast_retransmit"))
@@ -212,19 +224,27 @@ int main(int argc, char **argv)
 			else
 				bad(C_ARG, "\"%s\" (allowed for set_state: open, recovery, loss)", f[C_ARG]);
 			vl_set_state(&s, p, &w, open);
+		} else if (!strcmp(hook, "cwnd_event")) {
+			if (strcmp(f[C_ARG], "tx_start"))
+				bad(C_ARG, "\"%s\" (allowed for cwnd_event: tx_start)", f[C_ARG]);
+			vl_tx_start(&s, p, &w);
+		} else if (!strcmp(hook, "undo_cwnd")) {
+			w.cwnd = vl_undo_cwnd(&w);
 		} else {
-			bad(C_HOOK, "unknown hook \"%s\" (allowed: init, pkts_acked, cong_avoid, ssthresh, set_state)",
+			bad(C_HOOK,
+			    "unknown hook \"%s\" (allowed: init, pkts_acked, cong_avoid, ssthresh, set_state, cwnd_event, "
+			    "undo_cwnd)",
 			    hook);
 		}
 		rows++;
 		if (w.cwnd != cwnd_out || w.ssthresh != ss_out) {
-			printf("%s:%ld: %s (rule %s)\n  row:      %s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n"
+			printf("%s:%ld: %s (rule %s)\n  row:      %s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n"
 			       "  expected: cwnd %lld, ssthresh %lld\n  got:      cwnd %u, ssthresh %u\n",
 			       file, line,
 			       w.cwnd != cwnd_out ? (w.ssthresh != ss_out ? "cwnd and ssthresh differ" : "cwnd differs")
 						  : "ssthresh differs",
 			       argv[1], f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], f[8], f[9], f[10], f[11], f[12],
-			       f[13], f[14], cwnd_out, ss_out, w.cwnd, w.ssthresh);
+			       f[13], f[14], f[15], cwnd_out, ss_out, w.cwnd, w.ssthresh);
 			gzclose(gz);
 			return 1;
 		}

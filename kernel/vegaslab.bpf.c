@@ -69,11 +69,6 @@ __u64 vl_ro_min_candidate_us = 0;
 __u64 vl_ro_max_queueing_us = 0;
 #endif
 
-static __always_inline struct tcp_sock *vl_tcp_sk(struct sock *sk)
-{
-	return (struct tcp_sock *)sk;
-}
-
 static __always_inline struct vl_state *vl_priv(struct sock *sk)
 {
 	return (struct vl_state *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
@@ -90,29 +85,16 @@ static __always_inline void vl_params_of(struct vl_params *p)
 	p->at_beta = vl_at_beta;
 }
 
-static __always_inline void vl_win_of(struct sock *sk, struct vl_win *w)
-{
-	struct tcp_sock *tp = vl_tcp_sk(sk);
-
-	w->cwnd = tp->snd_cwnd;
-	w->ssthresh = tp->snd_ssthresh;
-	w->clamp = tp->snd_cwnd_clamp;
-	w->snd_nxt = tp->snd_nxt;
-}
-
 /* What every hook starts from: the parameters and the socket's window. */
 static __always_inline void vl_begin(struct sock *sk, struct vl_params *p, struct vl_win *w)
 {
 	vl_params_of(p);
-	vl_win_of(sk, w);
+	vl_win_from_sock(sk, w);
 }
 
 static __always_inline void vl_win_back(struct sock *sk, const struct vl_win *w)
 {
-	struct tcp_sock *tp = vl_tcp_sk(sk);
-
-	tp->snd_cwnd = w->cwnd;
-	tp->snd_ssthresh = w->ssthresh;
+	vl_win_to_sock(sk, w);
 }
 
 SEC("struct_ops")
@@ -229,9 +211,11 @@ void VL_PROG(cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 SEC("struct_ops")
 __u32 VL_PROG(undo_cwnd, struct sock *sk)
 {
-	struct tcp_sock *tp = vl_tcp_sk(sk);
+	struct vl_params p;
+	struct vl_win w;
 
-	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+	vl_begin(sk, &p, &w);
+	return vl_undo_cwnd(&w);
 }
 
 SEC(".struct_ops")

@@ -128,7 +128,6 @@ struct vl_state {
 	__u32 min_rtt_us;   /* this round's minimum RTT, µs + 1; VL_NO_RTT at a round's start */
 	__u32 cnt_rtt;      /* RTT samples in this round */
 	__u32 beg_snd_nxt;  /* snd_nxt when the round began: the round ends on an ACK after it */
-	__u32 cwnd_cnt;     /* Reno's ACK counter towards the next +1 (Linux snd_cwnd_cnt) */
 	__u8 doing_vegas_now; /* 1: Vegas decides (Open); 0: Reno does (recovery) */
 	/* VegasALinux (vegas_a.rs) */
 	__u8 va_has_prev;   /* a previous round's Th exists (else Th(t-rtt) counts as 0) */
@@ -153,12 +152,21 @@ struct vl_state {
 
 _Static_assert(sizeof(struct vl_state) <= 104, "struct vl_state must fit Linux's icsk_ca_priv (104 bytes)");
 
-/* The part of the socket the controllers read (all four) and write (cwnd, ssthresh). */
+/*
+ * The part of the socket the controllers read and write (cwnd, ssthresh, cwnd_cnt). Reno's ACK
+ * counter and prior_cwnd are the socket's own, as for tcp_vegas.c (tcp_reno_cong_avoid works on
+ * tp->snd_cwnd_cnt, tcp_reno_undo_cwnd reads tp->prior_cwnd), so the kernel's resets apply:
+ * the BPF program maps them from the socket (vl_win_from_sock below); the replay keeps them
+ * across rows and does what the kernel does at a loss (prior_cwnd = cwnd, cwnd_cnt = 0).
+ */
 struct vl_win {
 	__u32 cwnd;     /* snd_cwnd, packets */
 	__u32 ssthresh; /* snd_ssthresh, packets (0x7fffffff: infinite) */
 	__u32 clamp;    /* snd_cwnd_clamp, packets */
 	__u32 snd_nxt;  /* next sequence number to send, same unit as the ACK point */
+	__u32 cwnd_cnt; /* snd_cwnd_cnt: packets acknowledged towards Reno's next +1 */
+	__u32 prior_cwnd;   /* prior_cwnd: cwnd when the last loss was detected */
+	__u32 cwnd_limited; /* tcp_is_cwnd_limited(): 1 if cwnd, not the sender, limits sending */
 };
 
 /* A round's congestion-avoidance outcome (vegas_linux.rs `LinuxAction`). */
@@ -220,7 +228,6 @@ static __always_inline void vl_enable(struct vl_state *s, __u32 snd_nxt)
 static __always_inline void vl_init(struct vl_state *s, const struct vl_params *p, struct vl_win *w)
 {
 	s->base_rtt_us = VL_NO_RTT;
-	s->cwnd_cnt = 0;
 	vl_enable(s, w->snd_nxt);
 	/* Vegas-A: the scenario's initial alpha and beta, no previous round. */
 	s->va_has_prev = 0;
@@ -297,54 +304,61 @@ static __always_inline __u64 vl_round_rtt(const struct vl_state *s, const struct
 }
 
 /*
- * Linux's tcp_slow_start as vegas_linux.rs `slow_start` has it: grow by acked packets, not
- * beyond ssthresh nor the clamp, never shrink; what is left over is dropped.
+ * Linux's tcp_slow_start (vegas_linux.rs `slow_start`): cwnd = min(cwnd + acked, ssthresh),
+ * then at most the clamp; returns the packets left over (acked minus the growth before the
+ * clamp). Called in slow start only (cwnd < ssthresh), so the result is never negative.
  */
-static __always_inline __s64 vl_slow_start(__s64 cwnd, __s64 ssthresh, __s64 clamp, __u32 acked)
+static __always_inline __u32 vl_slow_start(struct vl_win *w, __u32 acked)
 {
-	__s64 grown = cwnd + (__s64)acked;
+	__s64 cwnd = w->cwnd;
+	__s64 grown = vl_min_s64(cwnd + (__s64)acked, (__s64)w->ssthresh);
 
-	grown = vl_min_s64(grown, ssthresh);
-	grown = vl_min_s64(grown, clamp);
-	return vl_max_s64(grown, cwnd);
+	w->cwnd = (__u32)vl_min_s64(grown, (__s64)w->clamp);
+	return (__u32)((__s64)acked - (grown - cwnd));
 }
 
 /*
- * Linux's tcp_reno_cong_avoid in whole packets (vegas_linux.rs `reno_cong_avoid`): in slow
- * start add acked up to ssthresh; what remains counts towards +1 packet per window's worth of
- * acknowledged packets (tcp_cong_avoid_ai with snd_cwnd_cnt); capped by the clamp.
+ * Linux's tcp_cong_avoid_ai with w = cwnd (vegas_linux.rs `reno_cong_avoid`): credit gathered
+ * at a larger window first gives +1; then acked counts towards +1 per win acknowledged
+ * packets (snd_cwnd_cnt); at most the clamp.
  */
-static __always_inline void vl_reno_cong_avoid(struct vl_state *s, struct vl_win *w, __u32 acked)
+static __always_inline void vl_cong_avoid_ai(struct vl_win *w, __u32 acked)
 {
-	__s64 cwnd = w->cwnd;
-	__s64 left = acked;
-	__s64 ssthresh = w->ssthresh;
+	/* Linux's snd_cwnd is never 0; the guard keeps the division defined. */
+	__u64 win = w->cwnd > 1 ? w->cwnd : 1;
+	__u64 cwnd = w->cwnd;
+	__u64 cnt = w->cwnd_cnt;
 
-	if (cwnd < ssthresh) {
-		__s64 grown = vl_min_s64(cwnd + left, ssthresh);
-
-		left -= grown - cwnd;
-		cwnd = grown;
+	if (cnt >= win) {
+		cnt = 0;
+		cwnd += 1;
 	}
-	if (left > 0) {
-		/* w >= 1, so the division below is safe. */
-		__u64 win = (__u64)vl_max_s64(cwnd, 1);
-		__u64 cnt = s->cwnd_cnt;
+	cnt += acked;
+	if (cnt >= win) {
+		__u64 more = cnt / win;
 
-		if (cnt >= win) {
-			cnt = 0;
-			cwnd += 1;
-		}
-		cnt += (__u64)left;
-		if (cnt >= win) {
-			__u64 more = cnt / win;
-
-			cnt -= more * win;
-			cwnd += (__s64)more;
-		}
-		s->cwnd_cnt = (__u32)cnt; /* < win <= 2^32 - 1 */
+		cnt -= more * win;
+		cwnd += more;
 	}
-	w->cwnd = (__u32)vl_min_s64(cwnd, (__s64)w->clamp);
+	w->cwnd_cnt = (__u32)cnt; /* < win <= 2^32 - 1 */
+	w->cwnd = (__u32)(cwnd < w->clamp ? cwnd : w->clamp);
+}
+
+/*
+ * Linux's tcp_reno_cong_avoid (vegas_linux.rs `reno_cong_avoid`): nothing unless cwnd-limited
+ * (tcp_is_cwnd_limited); in slow start tcp_slow_start, and done if nothing is left over;
+ * otherwise tcp_cong_avoid_ai with what is left (in congestion avoidance, all of acked, even 0).
+ */
+static __always_inline void vl_reno_cong_avoid(struct vl_win *w, __u32 acked)
+{
+	if (!w->cwnd_limited)
+		return;
+	if (w->cwnd < w->ssthresh) {
+		acked = vl_slow_start(w, acked);
+		if (!acked)
+			return;
+	}
+	vl_cong_avoid_ai(w, acked);
 }
 
 /* Table I of AdaVegas (adavegas.rs `table_i_whole`; the third row's printed "4 <= succ" is a
@@ -508,9 +522,11 @@ static __always_inline int vl_rule_round(struct vl_state *s, const struct vl_par
  * The end of a round with three samples or more (vegas_linux.rs `round`; Brakmo and Peterson's
  * expected - actual in tcp_vegas.c's integer form): target = cwnd * baseRTT / RTT and
  * diff = cwnd * (RTT - baseRTT) / baseRTT, both truncated. In slow start, diff > gamma ends it
- * (cwnd = min(cwnd, target + 1), ssthresh = min(ssthresh, cwnd - 1)), else slow start grows.
- * In congestion avoidance the rule decides; a decrease also lowers ssthresh to cwnd - 1. At
- * the end cwnd is kept in [2, clamp] and ssthresh raised to at least 3/4 of cwnd.
+ * (cwnd = min(cwnd, target + 1), then ssthresh = min(ssthresh, cwnd) with that new cwnd),
+ * else slow start grows. In congestion avoidance the rule decides; a decrease of n packets
+ * also lowers ssthresh to min(ssthresh, cwnd - n), the decremented cwnd (mainline
+ * tcp_vegas_ssthresh, read after each branch's change and before the clamp). At the end cwnd
+ * is kept in [2, clamp] and ssthresh raised to at least 3/4 of cwnd (tcp_current_ssthresh).
  * Signed 64-bit intermediates, as the Rust i64s: a decrease may pass below zero before the clamp.
  */
 static __always_inline void vl_round(struct vl_state *s, const struct vl_params *p, struct vl_win *w, __u32 sent,
@@ -533,9 +549,11 @@ static __always_inline void vl_round(struct vl_state *s, const struct vl_params 
 			vl_va_shift(s, sent, (__u32)rtt);
 		if (diff > p->gamma) {
 			cwnd = vl_min_s64(cwnd, (__s64)target + 1);
-			ssthresh = vl_min_s64(ssthresh, cwnd - 1);
+			ssthresh = vl_min_s64(ssthresh, cwnd);
 		} else {
-			cwnd = vl_slow_start(cwnd, ssthresh, clamp, acked);
+			/* tcp_slow_start; Vegas drops the leftover. */
+			vl_slow_start(w, acked);
+			cwnd = w->cwnd;
 		}
 	} else {
 		__u32 n = 0;
@@ -543,7 +561,7 @@ static __always_inline void vl_round(struct vl_state *s, const struct vl_params 
 
 		if (act == VL_DECREASE) {
 			cwnd -= (__s64)n;
-			ssthresh = vl_min_s64(ssthresh, cwnd - 1);
+			ssthresh = vl_min_s64(ssthresh, cwnd);
 		} else if (act == VL_INCREASE) {
 			cwnd += (__s64)n;
 		}
@@ -568,7 +586,7 @@ static __always_inline void vl_cong_avoid(struct vl_state *s, const struct vl_pa
 					  __u32 snd_una, __u32 acked)
 {
 	if (!s->doing_vegas_now) {
-		vl_reno_cong_avoid(s, w, acked);
+		vl_reno_cong_avoid(w, acked);
 		return;
 	}
 	if (vl_after(snd_una, s->beg_snd_nxt)) {
@@ -578,19 +596,21 @@ static __always_inline void vl_cong_avoid(struct vl_state *s, const struct vl_pa
 
 		s->beg_snd_nxt = w->snd_nxt;
 		if (s->cnt_rtt <= 2)
-			vl_reno_cong_avoid(s, w, acked);
+			vl_reno_cong_avoid(w, acked);
 		else
 			vl_round(s, p, w, sent, acked);
 		vl_reset_round(s);
 	} else if (w->cwnd < w->ssthresh) {
-		w->cwnd = (__u32)vl_slow_start(w->cwnd, w->ssthresh, w->clamp, acked);
+		/* tcp_vegas_cong_avoid's own slow start: no cwnd-limited check. */
+		vl_slow_start(w, acked);
 	}
 }
 
 /*
  * A loss (vegas_linux.rs `ssthresh`, Linux's tcp_reno_ssthresh): the new ssthresh,
  * max(cwnd / 2, 2). The caller (the kernel, or the replay) sets cwnd: ssthresh when fast
- * recovery ends, 1 after a timeout.
+ * recovery ends, 1 after a timeout; and, before the call, prior_cwnd = cwnd and cwnd_cnt = 0
+ * (the kernel's tcp_init_cwnd_reduction and tcp_enter_loss).
  */
 static __always_inline __u32 vl_ssthresh(struct vl_state *s, const struct vl_params *p, struct vl_win *w)
 {
@@ -621,6 +641,15 @@ static __always_inline void vl_set_state(struct vl_state *s, const struct vl_par
 }
 
 /*
+ * A reduction proved spurious (vegas_linux.rs `undo_cwnd`, Linux's tcp_reno_undo_cwnd): the
+ * window to restore, max(cwnd, prior_cwnd). The caller sets cwnd to it.
+ */
+static __always_inline __u32 vl_undo_cwnd(const struct vl_win *w)
+{
+	return w->cwnd > w->prior_cwnd ? w->cwnd : w->prior_cwnd;
+}
+
+/*
  * Sending resumes after idle (CA_EVENT_TX_START; vegas_linux.rs `cwnd_event`, Linux's
  * tcp_vegas_cwnd_event -> tcp_vegas_init): forget baseRTT, Vegas on, a fresh round. The rule's
  * own state (Vegas-A's thresholds and Th, AdaVegas' run) and Reno's counter are kept, as in
@@ -632,5 +661,41 @@ static __always_inline void vl_tx_start(struct vl_state *s, const struct vl_para
 	s->base_rtt_us = VL_NO_RTT;
 	vl_enable(s, w->snd_nxt);
 }
+
+#ifdef __VMLINUX_H__
+/*
+ * BPF only: the socket as struct vl_win and back (vegaslab.bpf.c and header_check.bpf.c).
+ * cwnd_limited is tcp_is_cwnd_limited() (include/net/tcp.h), which BPF cannot call: the
+ * sender's is_cwnd_limited flag, or in slow start cwnd < 2 x max_packets_out (so that cwnd may
+ * grow to twice what the last window carried).
+ */
+static __always_inline void vl_win_from_sock(struct sock *sk, struct vl_win *w)
+{
+	const struct tcp_sock *tp = (const struct tcp_sock *)sk;
+
+	w->cwnd = tp->snd_cwnd;
+	w->ssthresh = tp->snd_ssthresh;
+	w->clamp = tp->snd_cwnd_clamp;
+	w->snd_nxt = tp->snd_nxt;
+	w->cwnd_cnt = tp->snd_cwnd_cnt;
+	w->prior_cwnd = tp->prior_cwnd;
+	if (tp->is_cwnd_limited)
+		w->cwnd_limited = 1;
+	else if (tp->snd_cwnd < tp->snd_ssthresh)
+		w->cwnd_limited = tp->snd_cwnd < 2 * tp->max_packets_out;
+	else
+		w->cwnd_limited = 0;
+}
+
+/* What the controllers write: cwnd, ssthresh and Reno's ACK counter. */
+static __always_inline void vl_win_to_sock(struct sock *sk, const struct vl_win *w)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+
+	tp->snd_cwnd = w->cwnd;
+	tp->snd_ssthresh = w->ssthresh;
+	tp->snd_cwnd_cnt = w->cwnd_cnt;
+}
+#endif
 
 #endif /* VEGASLAB_CC_H */

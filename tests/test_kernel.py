@@ -8,6 +8,7 @@ sets VEGASLAB_REQUIRE_BPF=1 (and installs the tools), so there a missing piece i
 """
 from __future__ import annotations
 
+import gzip
 import os
 import subprocess
 import sys
@@ -101,6 +102,42 @@ def test_the_shared_c_decisions_replay_the_rust_controllers_vectors(built, cc):
     p = subprocess.run([str(built / "replay"), cc, str(path)], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
     assert "all equal" in p.stdout
+
+
+VECTOR_HEADER = ("hook,now_us,rtt_us,qb_us,qf_us,seqno,acked,arg,next_seq,last_ack,clamp,cwnd_limited,cwnd,"
+                 "ssthresh,cwnd_out,ssthresh_out")
+
+
+def _replay_rows(built, tmp_path, rows):
+    path = tmp_path / "rows.csv.gz"
+    with gzip.open(path, "wt") as f:
+        f.write("\n".join([VECTOR_HEADER, *rows]) + "\n")
+    return subprocess.run([str(built / "replay"), "vegas", str(path)], capture_output=True, text=True)
+
+
+def test_the_c_reno_fallback_grows_only_when_cwnd_limited_and_undo_restores_the_window(built, tmp_path):
+    # A fast retransmit at cwnd 20 (ssthresh 10, cwnd 10; the replay does the kernel's part:
+    # prior_cwnd 20, Reno's counter 0); in recovery Vegas is off and Reno rules: 10 packets
+    # acknowledged while not cwnd-limited grow nothing, the same 10 while cwnd-limited make
+    # +1 (tcp_cong_avoid_ai, w = 10); undo restores max(11, prior_cwnd 20) = 20.
+    rows = ["init,0,,,,,,,0,-1,40,1,20,2147483647,20,2147483647",
+            "ssthresh,1,,,,,,fast_retransmit,20,-1,40,1,20,2147483647,10,10",
+            "set_state,1,,,,,,recovery,20,-1,40,1,10,10,10,10",
+            "cong_avoid,2,,,,9,10,,20,-1,40,0,10,10,10,10",
+            "cong_avoid,3,,,,19,10,,20,9,40,1,10,10,11,10",
+            "undo_cwnd,4,,,,,,,20,19,40,1,11,10,20,10"]
+    p = _replay_rows(built, tmp_path, rows)
+    assert p.returncode == 0, p.stdout + p.stderr
+    # The same rows, but growth claimed while not cwnd-limited: the replay names the row.
+    rows[3] = "cong_avoid,2,,,,9,10,,20,-1,40,0,10,10,11,10"
+    p = _replay_rows(built, tmp_path, rows)
+    assert p.returncode == 1 and ":5: cwnd differs" in p.stdout and "got:      cwnd 10," in p.stdout, p.stdout
+
+
+def test_the_replay_refuses_a_cwnd_limited_flag_other_than_0_or_1_naming_it(built, tmp_path):
+    p = _replay_rows(built, tmp_path, ["init,0,,,,,,,0,-1,40,2,2,2147483647,2,2147483647"])
+    assert p.returncode == 2
+    assert p.stderr.strip().endswith(":2: column cwnd_limited: 2 is outside [0, 1]")
 
 
 # ---- a real TCP transfer per algorithm, between two network namespaces ----

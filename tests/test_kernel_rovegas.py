@@ -61,16 +61,16 @@ def test_the_c_rovegas_rule_replays_the_rust_rovegas_vectors_row_for_row(replay)
 
 
 def _write_rows(path: Path, rows: list[str]) -> Path:
-    header = ("hook,now_us,rtt_us,qb_us,qf_us,seqno,acked,arg,next_seq,last_ack,clamp,cwnd,ssthresh,"
-              "cwnd_out,ssthresh_out")
+    header = ("hook,now_us,rtt_us,qb_us,qf_us,seqno,acked,arg,next_seq,last_ack,clamp,cwnd_limited,cwnd,"
+              "ssthresh,cwnd_out,ssthresh_out")
     with gzip.open(path, "wt") as f:
         f.write("\n".join([header, *rows]) + "\n")
     return path
 
 
 def test_the_replay_names_a_row_with_only_one_queueing_time(replay, tmp_path):
-    f = _write_rows(tmp_path / "bad.csv.gz", ["init,0,,,,,,,0,-1,40,2,2147483647,2,2147483647",
-                                              "pkts_acked,1,50000,7,,,,,2,0,40,2,2147483647,2,2147483647"])
+    f = _write_rows(tmp_path / "bad.csv.gz", ["init,0,,,,,,,0,-1,40,1,2,2147483647,2,2147483647",
+                                              "pkts_acked,1,50000,7,,,,,2,0,40,1,2,2147483647,2,2147483647"])
     p = subprocess.run([str(replay), "rovegas", str(f)], capture_output=True, text=True)
     assert p.returncode == 2
     assert p.stderr.strip() == f"replay: {f}:3: column qf_us: empty, but this hook needs it"
@@ -82,11 +82,11 @@ def test_a_round_whose_rtt_growth_is_backward_queueing_keeps_increasing(replay, 
     # backward path (AQT 30000, AQT-echo 0). RoVegas: round RTT = 130000 - QT_b 30000 = 100000
     # = baseRTT, diff 0 < alpha 1: cwnd 20 -> 21 (ssthresh raised to 3/4 of it, 15). Classic
     # Vegas on the same rows sees diff = 20 x 30000 / 100000 = 6 > beta 4: cwnd 19.
-    rows = ["init,0,,,,,,,0,-1,40,20,10,20,10",
-            "pkts_acked,1,99999,,,,,,10,-1,40,20,10,20,10",
-            "cong_avoid,2,,,,0,1,,10,-1,40,20,10,20,10"]
-    rows += [f"pkts_acked,{3 + i},129999,30000,0,,,,20,0,40,20,10,20,10" for i in range(3)]
-    rows.append("cong_avoid,6,,,,10,1,,20,0,40,20,10,21,15")
+    rows = ["init,0,,,,,,,0,-1,40,1,20,10,20,10",
+            "pkts_acked,1,99999,,,,,,10,-1,40,1,20,10,20,10",
+            "cong_avoid,2,,,,0,1,,10,-1,40,1,20,10,20,10"]
+    rows += [f"pkts_acked,{3 + i},129999,30000,0,,,,20,0,40,1,20,10,20,10" for i in range(3)]
+    rows.append("cong_avoid,6,,,,10,1,,20,0,40,1,20,10,21,15")
     f = _write_rows(tmp_path / "backward.csv.gz", rows)
     p = subprocess.run([str(replay), "rovegas", str(f)], capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -54,8 +54,8 @@
 //! already and the same code ([`AdaVegasState::step`]) runs in both flavours; only the region
 //! of a round comes from Linux's integer diff instead of ns-2's delta, and the window moves at
 //! the round's end: increase round +inc packets ([`LinuxAction::Increase`]), congested round
-//! -lastInc packets with Linux Vegas' ssthresh = min(ssthresh, cwnd - 1)
-//! ([`LinuxAction::Decrease`]). Table I's alpha and beta are whole numbers, so
+//! -lastInc packets, then mainline Linux Vegas' ssthresh = min(ssthresh, cwnd) on the
+//! decremented cwnd ([`LinuxAction::Decrease`]; the paper says nothing of ssthresh). Table I's alpha and beta are whole numbers, so
 //! `diff < alpha` and `diff > beta` are plain integer comparisons ([`table_i_whole`]).
 //! Vegas_1 / Vegas_8 compare with [`Thresholds`] (ceil(alpha), floor(beta); their alpha and
 //! beta are whole) and add inc packets at the round's end (inc is whole in both presets; a
@@ -74,7 +74,8 @@
 //!    round for alpha 2 in Linux (diff 1) and a steady one in ns-2 (delta 2), so succ runs
 //!    and the steady count can differ at the same measurements.
 //! 3. *Minimum RTT, not mean*, for diff.
-//! 4. *A decrease also lowers ssthresh* to cwnd - 1 (`tcp_vegas.c`); ns-2 leaves ssthresh.
+//! 4. *A decrease also lowers ssthresh* to the decremented cwnd (mainline `tcp_vegas.c`); ns-2
+//!    leaves ssthresh.
 //! 5. *Loss.* The cut is the Linux sender's (half the window, whole packets; 1 after a
 //!    timeout), not ns-2's 3/4; [`AdaVegasState::on_loss`] (succ and the steady count to 0)
 //!    runs on entering recovery in both flavours.

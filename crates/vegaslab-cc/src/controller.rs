@@ -15,7 +15,7 @@
 //! | [`ssthresh`](CongestionControl::ssthresh) | `ssthresh` | a loss is detected (fast retransmit or timeout) |
 //! | [`set_state`](CongestionControl::set_state) | `set_state` | recovery is entered or left |
 //! | [`cwnd_event`](CongestionControl::cwnd_event) | `cwnd_event` | the first ACK; sending resumes after idle |
-//! | [`undo_cwnd`](CongestionControl::undo_cwnd) | `undo_cwnd` | never by the simulated senders (neither models spurious-loss undo); for the kernel ports |
+//! | [`undo_cwnd`](CongestionControl::undo_cwnd) | `undo_cwnd` | never by the ns-2 senders (neither models spurious-loss undo); the decision vectors and the kernel ports |
 //!
 //! Two hooks exist for what Linux does elsewhere: [`tag_segment`](CongestionControl::tag_segment)
 //! (RoVegas asks routers to stamp queueing times into chosen packets: the RoVegas paper, Chan
@@ -50,9 +50,10 @@ pub struct Window {
     /// Receiver window, packets (ns-2 `window_`, Linux `snd_cwnd_clamp`); read only.
     pub max_window: f64,
     /// Whether the sender is limited by cwnd rather than by the application or the receiver
-    /// window (Linux `tcp_is_cwnd_limited`, `include/net/tcp.h`): a Linux-flavour controller
-    /// grows the window only when it is, as `tcp_reno_cong_avoid` and `tcp_vegas_cong_avoid`
-    /// return early otherwise. ns-2's senders grow regardless and always say `true`; the
+    /// window (Linux `tcp_is_cwnd_limited`, `include/net/tcp.h`): Linux's Reno increase
+    /// (`tcp_reno_cong_avoid`, also Vegas' fallback) and CUBIC's `bictcp_cong_avoid` return
+    /// early otherwise; `tcp_vegas_cong_avoid`'s own rounds and slow start do not ask. ns-2's
+    /// senders grow regardless and always say `true`; the
     /// Linux sender computes it (`crate::linux`). Read only.
     pub cwnd_limited: bool,
 }

@@ -78,8 +78,9 @@
 //!   deflation; every hook reads `floor(cwnd)` (at least 1) and writes whole packets. Linux's
 //!   `snd_cwnd_cnt` (ACKed packets toward the next +1) is kept here.
 //! - `w.max_window` is `snd_cwnd_clamp`.
-//! - The sender is a bulk source, always cwnd-limited: Linux's `tcp_is_cwnd_limited` test
-//!   is not modelled.
+//! - `cong_avoid` grows nothing when the sender is not cwnd-limited
+//!   ([`Window::cwnd_limited`], Linux's `tcp_is_cwnd_limited` test at the top of
+//!   `bictcp_cong_avoid`). ns-2's senders are bulk sources and always say they are.
 //! - A HyStart exit sets ssthresh in `pkts_acked`, as Linux does, before the `cong_avoid`
 //!   of the same ACK.
 //! - HyStart's ack-train threshold is `delay_min / 2` with no TSO/GRO cushion: Linux adds
@@ -624,6 +625,9 @@ impl CongestionControl for Cubic {
     fn cong_avoid(&mut self, w: &mut Window, ack: &Ack) {
         let now = us(ack.now);
         self.last_seen_us = Some(now);
+        if !w.cwnd_limited {
+            return;
+        }
         let clamp = Self::clamp(w);
         let mut cwnd = whole(w.cwnd);
         let mut acked = ack.acked.max(0) as u64;

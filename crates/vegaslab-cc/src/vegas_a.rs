@@ -110,8 +110,9 @@
 //! kernel units: alpha and beta are whole numbers (`u64`; the reader already requires whole
 //! initial values and the lines only step them by 1), diff is Linux's integer
 //! cwnd x (minRTT - baseRTT) / baseRTT, "cwnd = cwnd + 1" is +1 packet at the round's end
-//! ([`LinuxAction::Increase`]) and "cwnd = cwnd - 1" is -1 packet with Linux Vegas'
-//! ssthresh = min(ssthresh, cwnd - 1) ([`LinuxAction::Decrease`]). The ambiguity options
+//! ([`LinuxAction::Increase`]) and "cwnd = cwnd - 1" is -1 packet followed by mainline Linux
+//! Vegas' ssthresh = min(ssthresh, cwnd) on the decremented cwnd ([`LinuxAction::Decrease`];
+//! the paper says nothing of ssthresh). The ambiguity options
 //! ([`EqualThroughput`], [`AtBeta`]) and points 1-7 above apply unchanged.
 //!
 //! **Th(t).** Linux's Vegas keeps no `actual` rate: it has the packets sent in the round
@@ -144,8 +145,8 @@
 //!    diff == beta (point 3) fall at other measurements.
 //! 4. *+1 at once.* ns-2 grows +1/cwnd per ACK over the next round, and only while
 //!    cwnd - outstanding <= 2; Linux adds the packet at the round's end, unconditionally.
-//! 5. *Decrease also lowers ssthresh* to cwnd - 1 (as `tcp_vegas.c`), so a decrease round
-//!    keeps the flow out of slow start; ns-2's -1 leaves ssthresh alone.
+//! 5. *Decrease also lowers ssthresh* to the decremented cwnd (as mainline `tcp_vegas.c`), so a
+//!    decrease round keeps the flow out of slow start; ns-2's -1 leaves ssthresh alone.
 //! 6. *Slow start and fewer than three samples* are Linux's (exit at diff > gamma to
 //!    target + 1, every round; Reno below three samples), not ns-2's every-other-round slow
 //!    start with the cwnd/8 exit.

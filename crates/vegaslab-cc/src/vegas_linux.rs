@@ -10,19 +10,31 @@
 //!   the round began. With fewer than three samples in the round, Reno's increase applies.
 //! - Otherwise diff = cwnd x (minRTT - baseRTT) / baseRTT in integer arithmetic and
 //!   target = cwnd x baseRTT / minRTT. In slow start, diff > gamma ends slow start with
-//!   cwnd = min(cwnd, target + 1) and ssthresh = min(ssthresh, cwnd - 1); in congestion
-//!   avoidance the rule decides ([`LinuxRule`]; classic Vegas: diff > beta: cwnd - 1 and
-//!   ssthresh = min(ssthresh, cwnd - 1), diff < alpha: cwnd + 1, else hold). cwnd stays in
-//!   [2, receiver window], and ssthresh is raised to at least 3/4 of cwnd.
+//!   cwnd = min(cwnd, target + 1) and then ssthresh = min(ssthresh, cwnd), the new cwnd; in
+//!   congestion avoidance the rule decides ([`LinuxRule`]; classic Vegas: diff > beta: cwnd - 1
+//!   and then ssthresh = min(ssthresh, cwnd), the decremented cwnd; diff < alpha: cwnd + 1, else
+//!   hold). That is mainline `tcp_vegas_ssthresh()`, `min(snd_ssthresh, snd_cwnd)` read after
+//!   each branch has changed `snd_cwnd` (not 2.6-era kernels' `snd_cwnd - 1`). cwnd stays
+//!   in [2, receiver window] (clamped after ssthresh was taken, as `tcp_vegas_cong_avoid`
+//!   does), and ssthresh is raised to at least 3/4 of cwnd (`tcp_current_ssthresh`).
 //! - During loss recovery Vegas is off and Reno rules (`set_state`); it restarts when
 //!   recovery ends.
+//! - Reno's increase (`tcp_reno_cong_avoid`) grows nothing when the sender is not
+//!   cwnd-limited ([`Window::cwnd_limited`], Linux `tcp_is_cwnd_limited`). Vegas' own round
+//!   and its per-ACK slow start do not ask: `tcp_vegas_cong_avoid` calls `tcp_slow_start`
+//!   directly, and only its Reno fallback makes the check.
+//! - A loss remembers the window for undo and restarts Reno's ACK counter (what the kernel
+//!   does around the `ssthresh` call: `prior_cwnd = snd_cwnd`, `snd_cwnd_cnt = 0`, in
+//!   `tcp_init_cwnd_reduction` and `tcp_enter_loss`); `undo_cwnd` is `tcp_reno_undo_cwnd`,
+//!   max(cwnd, prior_cwnd).
 //!
 //! # Whole packets throughout
 //!
 //! cwnd stays a whole number of packets, as the kernel's `snd_cwnd`: Reno's increase (the
 //! fallback below three samples, and the rule while Vegas is off) is Linux's
 //! `tcp_reno_cong_avoid` with its ACK counter (`snd_cwnd_cnt`: +1 packet once a window's worth
-//! of packets has been acknowledged; in slow start + acked, not beyond ssthresh), and the loss
+//! of packets has been acknowledged; in slow start + acked, not beyond ssthresh, the rest
+//! counted), and the loss
 //! cut ([`CongestionControl::ssthresh`]) is `tcp_reno_ssthresh`, ssthresh = max(cwnd / 2, 2)
 //! in integer division, with cwnd = ssthresh after a fast retransmit (where Linux's PRR ends)
 //! and 1 after a timeout. Not ns-2's float `opencwnd` (+1/cwnd per ACK) and halving: they
@@ -72,7 +84,8 @@ pub struct LinuxRound {
 pub enum LinuxAction {
     /// cwnd += n packets now.
     Increase(u64),
-    /// cwnd -= n packets now, and ssthresh = min(ssthresh, cwnd - 1) (`tcp_vegas.c`).
+    /// cwnd -= n packets now, then ssthresh = min(ssthresh, cwnd) with the decremented cwnd
+    /// (mainline `tcp_vegas.c`, `tcp_vegas_ssthresh`).
     Decrease(u64),
     Hold,
 }
@@ -176,6 +189,8 @@ pub struct LinuxVegas<R> {
     doing_vegas_now: bool,
     /// Packets acknowledged towards the next +1 of Reno's increase (Linux `snd_cwnd_cnt`).
     cwnd_cnt: u64,
+    /// cwnd when the last loss was detected, whole packets (Linux `prior_cwnd`; 0 before any).
+    prior_cwnd: u64,
 }
 
 impl<R: LinuxRule> LinuxVegas<R> {
@@ -190,6 +205,7 @@ impl<R: LinuxRule> LinuxVegas<R> {
             beg_snd_nxt: 0,
             doing_vegas_now: true,
             cwnd_cnt: 0,
+            prior_cwnd: 0,
         }
     }
 
@@ -235,7 +251,8 @@ impl<R: LinuxRule> LinuxVegas<R> {
         if diff > self.gamma_whole && in_slow_start {
             self.rule.observe_slow_start(&round);
             cwnd = cwnd.min(target as i64 + 1);
-            s.ssthresh = s.ssthresh.min(cwnd - 1);
+            // tcp_vegas_ssthresh after the cap: min(ssthresh, the capped cwnd).
+            s.ssthresh = s.ssthresh.min(cwnd);
         } else if in_slow_start {
             self.rule.observe_slow_start(&round);
             s.cwnd = cwnd as f64;
@@ -245,7 +262,8 @@ impl<R: LinuxRule> LinuxVegas<R> {
             match self.rule.congestion_avoidance(&round) {
                 LinuxAction::Decrease(n) => {
                     cwnd -= n as i64;
-                    s.ssthresh = s.ssthresh.min(cwnd - 1);
+                    // tcp_vegas_ssthresh after the decrement, before the clamp to 2 below.
+                    s.ssthresh = s.ssthresh.min(cwnd);
                 }
                 LinuxAction::Increase(n) => cwnd += n as i64,
                 LinuxAction::Hold => {}
@@ -256,29 +274,35 @@ impl<R: LinuxRule> LinuxVegas<R> {
         s.ssthresh = s.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
     }
 
-    /// Linux `tcp_reno_cong_avoid` for `acked` packets, whole packets: slow start adds
-    /// `acked` up to ssthresh; what is left counts towards +1 per window's worth of ACKs
-    /// (`tcp_cong_avoid_ai` with `snd_cwnd_cnt`). Capped by the receiver window.
+    /// Linux `tcp_reno_cong_avoid` for `acked` packets, whole packets: nothing unless the
+    /// sender is cwnd-limited (`tcp_is_cwnd_limited`); in slow start `tcp_slow_start` adds
+    /// `acked` up to ssthresh, and if nothing is left that is all; otherwise (and always in
+    /// congestion avoidance, even for 0 packets) `tcp_cong_avoid_ai` with w = the cwnd now:
+    /// credit from a larger window first gives +1, then `acked` counts towards +1 per w
+    /// acknowledged packets (`snd_cwnd_cnt`). Capped by the receiver window.
     fn reno_cong_avoid(&mut self, s: &mut Window, acked: i64) {
-        let mut cwnd = s.cwnd.floor() as i64;
-        let mut acked = acked.max(0);
-        if cwnd < s.ssthresh {
-            let grown = (cwnd + acked).min(s.ssthresh);
-            acked -= grown - cwnd;
-            cwnd = grown;
+        if !s.cwnd_limited {
+            return;
         }
-        if acked > 0 {
-            let w = cwnd.max(1) as u64;
-            if self.cwnd_cnt >= w {
-                self.cwnd_cnt = 0;
-                cwnd += 1;
+        let mut acked = acked.max(0);
+        if s.in_slow_start() {
+            acked = slow_start(s, acked);
+            if acked == 0 {
+                return;
             }
-            self.cwnd_cnt += acked as u64;
-            if self.cwnd_cnt >= w {
-                let more = self.cwnd_cnt / w;
-                self.cwnd_cnt -= more * w;
-                cwnd += more as i64;
-            }
+        }
+        let mut cwnd = s.cwnd.floor() as i64;
+        // Linux's snd_cwnd is never 0; the guard keeps the division defined.
+        let w = cwnd.max(1) as u64;
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            cwnd += 1;
+        }
+        self.cwnd_cnt += acked as u64;
+        if self.cwnd_cnt >= w {
+            let more = self.cwnd_cnt / w;
+            self.cwnd_cnt -= more * w;
+            cwnd += more as i64;
         }
         s.cwnd = (cwnd as f64).min(s.max_window.floor());
     }
@@ -303,8 +327,19 @@ impl<R: LinuxRule> CongestionControl for LinuxVegas<R> {
 
     /// `tcp_reno_ssthresh`: ssthresh = max(cwnd / 2, 2) in whole packets; cwnd = ssthresh
     /// after a fast retransmit (where Linux's rate-halving recovery ends), 1 after a timeout.
+    /// Also what the kernel does to the socket around this call (`tcp_init_cwnd_reduction`,
+    /// `tcp_enter_loss`): the window is remembered for undo (`prior_cwnd`) and Reno's ACK
+    /// counter restarts (`snd_cwnd_cnt = 0`).
     fn ssthresh(&mut self, w: &Window, loss: &Loss) -> Cut {
-        Cut::from_ssthresh((w.cwnd.floor() as i64 >> 1).max(2), loss)
+        let cwnd = w.cwnd.floor() as i64;
+        self.prior_cwnd = cwnd.max(0) as u64;
+        self.cwnd_cnt = 0;
+        Cut::from_ssthresh((cwnd >> 1).max(2), loss)
+    }
+
+    /// `tcp_reno_undo_cwnd`: the window before the loss, if larger than the current one.
+    fn undo_cwnd(&mut self, w: &Window) -> f64 {
+        w.cwnd.max(self.prior_cwnd as f64)
     }
 
     /// `vegas_state`: Vegas runs only in the Open state.
@@ -356,10 +391,16 @@ impl<R: LinuxRule> CongestionControl for LinuxVegas<R> {
     }
 }
 
-/// Linux `tcp_slow_start` for `acked` packets: grow by that many, not beyond ssthresh nor the
-/// receiver window (`snd_cwnd_clamp`); Vegas drops what is left over.
-fn slow_start(s: &mut Window, acked: i64) {
-    s.cwnd = (s.cwnd + acked.max(0) as f64).min(s.ssthresh as f64).min(s.max_window.floor()).max(s.cwnd);
+/// Linux `tcp_slow_start` for `acked` packets, whole packets: cwnd = min(cwnd + acked,
+/// ssthresh), then capped by the receiver window (`snd_cwnd_clamp`); returns the packets left
+/// over (acked minus the growth before the cap), which Reno's increase goes on with and Vegas
+/// drops.
+fn slow_start(s: &mut Window, acked: i64) -> i64 {
+    let cwnd = s.cwnd.floor() as i64;
+    let acked = acked.max(0);
+    let grown = (cwnd + acked).min(s.ssthresh);
+    s.cwnd = (grown as f64).min(s.max_window.floor());
+    acked - (grown - cwnd)
 }
 
 #[cfg(test)]
@@ -499,7 +540,97 @@ mod tests {
         let mut v = vegas_with_round(0.100, 0.200);
         v.cong_avoid(&mut s, &ack(50));
         assert_eq!(s.cwnd, 11.0);
-        // ssthresh = min(100, 11 - 1) = 10, then max(10, 5 + 2) = 10.
-        assert_eq!(s.ssthresh, 10);
+        // Mainline tcp_vegas_ssthresh on the capped cwnd: min(100, 11) = 11, then
+        // max(11, 5 + 2) = 11 (the 2.6-era cwnd - 1 form would give 10).
+        assert_eq!(s.ssthresh, 11);
+    }
+
+    #[test]
+    fn a_vegas_decrease_takes_ssthresh_from_the_decremented_cwnd() {
+        // Congestion avoidance (cwnd 20 = ssthresh 20), diff 5 > beta 4: cwnd 19, then
+        // ssthresh = min(20, 19) = 19 and max(19, 9 + 4) = 19 (cwnd - 1 would give 18).
+        let mut s = state(20.0, 20);
+        let mut v = vegas_with_round(0.100, 0.130);
+        v.cong_avoid(&mut s, &ack(50));
+        assert_eq!((s.cwnd, s.ssthresh), (19.0, 19));
+    }
+
+    #[test]
+    fn a_vegas_decrease_at_two_packets_takes_ssthresh_before_the_clamp_to_two() {
+        // cwnd 2 = ssthresh 2, diff = 2 x 400000 / 100001 = 7 > beta: cwnd 1, ssthresh
+        // min(2, 1) = 1; then cwnd is clamped back to 2 and ssthresh stays max(1, 1 + 0) = 1.
+        let mut s = state(2.0, 2);
+        let mut v = vegas_with_round(0.100, 0.500);
+        v.cong_avoid(&mut s, &ack(50));
+        assert_eq!((s.cwnd, s.ssthresh), (2.0, 1));
+    }
+
+    #[test]
+    fn the_reno_fallback_grows_nothing_when_the_sender_is_not_cwnd_limited() {
+        let mut v = linux_vegas();
+        let mut s = Window { cwnd_limited: false, ..state(8.0, 10) };
+        v.set_state(&s, CaState::Recovery);
+        v.cong_avoid(&mut s, &Ack { seqno: 5, acked: 5, now: 0, elapsed: 0.0 });
+        assert_eq!((s.cwnd, v.cwnd_cnt), (8.0, 0));
+        // Fewer than three samples at a round's end: the same fallback, the same check.
+        let mut v = linux_vegas();
+        let mut s = Window { cwnd_limited: false, ..state(20.0, 10) };
+        for i in 0..40 {
+            v.cong_avoid(&mut s, &ack(i));
+        }
+        assert_eq!((s.cwnd, v.cwnd_cnt), (20.0, 0));
+    }
+
+    #[test]
+    fn vegas_slow_start_within_a_round_grows_even_when_not_cwnd_limited() {
+        // tcp_vegas_cong_avoid calls tcp_slow_start itself, without tcp_is_cwnd_limited.
+        let mut v = linux_vegas();
+        v.enable(100);
+        let mut s = Window { cwnd_limited: false, ..state(4.0, 10) };
+        v.cong_avoid(&mut s, &Ack { seqno: 10, acked: 3, now: 0, elapsed: 0.0 });
+        assert_eq!(s.cwnd, 7.0);
+    }
+
+    #[test]
+    fn the_reno_fallback_spends_credit_from_a_larger_window_even_on_an_ack_of_nothing() {
+        // tcp_cong_avoid_ai: snd_cwnd_cnt >= w gives +1 before acked is counted, acked 0 too.
+        let mut v = linux_vegas();
+        let mut s = state(10.0, 5);
+        v.set_state(&s, CaState::Recovery);
+        v.cwnd_cnt = 12;
+        v.cong_avoid(&mut s, &Ack { seqno: 0, acked: 0, now: 0, elapsed: 0.0 });
+        assert_eq!((s.cwnd, v.cwnd_cnt), (11.0, 0));
+    }
+
+    #[test]
+    fn slow_start_leftover_uses_the_window_after_slow_start_for_the_increase() {
+        // cwnd 9, ssthresh 10, 12 packets: +1 to 10, 11 left; w = 10: +1 (cnt 1).
+        let mut v = linux_vegas();
+        let mut s = state(9.0, 10);
+        v.set_state(&s, CaState::Loss);
+        v.cong_avoid(&mut s, &Ack { seqno: 12, acked: 12, now: 0, elapsed: 0.0 });
+        assert_eq!((s.cwnd, v.cwnd_cnt), (11.0, 1));
+    }
+
+    #[test]
+    fn undo_restores_the_window_before_the_loss_if_larger() {
+        let mut v = linux_vegas();
+        assert_eq!(v.undo_cwnd(&state(7.0, 100)), 7.0);
+        v.ssthresh(&state(21.0, 100), &Loss { kind: LossKind::FastRetransmit, window: 21.0 });
+        assert_eq!(v.undo_cwnd(&state(10.0, 10)), 21.0);
+        assert_eq!(v.undo_cwnd(&state(30.0, 10)), 30.0);
+    }
+
+    #[test]
+    fn a_loss_restarts_renos_ack_counter() {
+        let mut v = linux_vegas();
+        let mut s = state(20.0, 10);
+        v.set_state(&s, CaState::Recovery);
+        for i in 0..5 {
+            v.cong_avoid(&mut s, &ack(i));
+        }
+        assert_eq!(v.cwnd_cnt, 5);
+        v.ssthresh(&s, &Loss { kind: LossKind::Timeout, window: 20.0 });
+        assert_eq!(v.cwnd_cnt, 0);
     }
 }

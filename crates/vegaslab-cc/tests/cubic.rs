@@ -823,3 +823,19 @@ fn hundred_thousand_random_acks_keep_cwnd_whole_and_within_limits() {
     }
     assert_eq!(total, 100_000);
 }
+
+#[test]
+fn cong_avoid_grows_nothing_when_the_sender_is_not_cwnd_limited() {
+    // bictcp_cong_avoid returns at once unless tcp_is_cwnd_limited: neither slow start
+    // (cwnd 10 < ssthresh 20) nor the curve moves, and the same ACKs grow a limited sender.
+    let p = CubicParams { hystart: false, ..CubicParams::default() };
+    let mut idle = Conn::new(p.clone(), 10.0, 100.0);
+    idle.w.cwnd_limited = false;
+    let mut busy = Conn::new(p.clone(), 10.0, 100.0);
+    for i in 0..5 {
+        idle.ack(i * MS, Some(50_000));
+        busy.ack(i * MS, Some(50_000));
+    }
+    assert_eq!(idle.w.cwnd, 10.0);
+    assert_eq!(busy.w.cwnd, 15.0);
+}

@@ -8,8 +8,12 @@
 //! stretch ACKs leave), then `cong_avoid`; now and then a loss: `ssthresh` then
 //! `set_state(Recovery)` (fast retransmit: ACKs give samples but no `cong_avoid` until
 //! `set_state(Open)` when the data outstanding at the loss is acknowledged) or
-//! `set_state(Loss)` (timeout: cwnd 1, Reno grows it through `cong_avoid` until `Open`).
-//! A file holds connections of 1,000 ACKs, as many as it takes to end 10,000 rounds; each
+//! `set_state(Loss)` (timeout: cwnd 1, Reno grows it through `cong_avoid` until `Open`);
+//! some losses prove spurious, and `undo_cwnd` restores the window when their recovery ends.
+//! Some epochs are application-limited (the sender fills only part of cwnd, and is then not
+//! cwnd-limited in Linux's `tcp_is_cwnd_limited` sense); now and then the application pauses
+//! until everything is acknowledged, and sending again after that idle time is a
+//! `cwnd_event(TxStart)`. A file holds connections of 1,000 ACKs, as many as it takes to end 10,000 rounds; each
 //! starts with `init` on a fresh controller (cwnd 2, ssthresh 0x7fffffff). Files are stored
 //! gzip-compressed. The RTT is baseRTT + forward queueing + backward queueing + jitter, the forward queueing
 //! that of a bottleneck whose bandwidth-delay product (2..36 packets) changes per epoch of a
@@ -25,7 +29,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use vegaslab_cc::controller::{Ack, CaState, CongestionControl, Loss, LossKind, QueueingTimes, RttSample, Window};
+use vegaslab_cc::controller::{Ack, CaState, CongestionControl, CwndEvent, Loss, LossKind, QueueingTimes, RttSample, Window};
 use vegaslab_cc::params::AlgorithmParams;
 use vegaslab_cc::registry::{AlgorithmSpec, LinuxForm};
 use vegaslab_cc::{TcpConfig, ALGORITHMS};
@@ -90,6 +94,12 @@ struct Coverage {
     timeouts: usize,
     opens: usize,
     probes: usize,
+    /// Reno's increase (a round with fewer than three samples, or Vegas off after a timeout)
+    /// with the sender cwnd-limited, and without.
+    reno_cwnd_limited: usize,
+    reno_not_cwnd_limited: usize,
+    idle_restarts: usize,
+    undos: usize,
 }
 
 /// The recovery state of the modelled sender.
@@ -125,7 +135,7 @@ impl Gen {
         let (cwnd_in, cwnd_out) = (whole(before.cwnd, "cwnd in", n), whole(self.w.cwnd, "cwnd out", n));
         let _ = writeln!(
             self.csv,
-            "{hook},{},{},{},{},{},{},{arg},{},{},{},{cwnd_in},{},{cwnd_out},{}",
+            "{hook},{},{},{},{},{},{},{arg},{},{},{},{},{cwnd_in},{},{cwnd_out},{}",
             self.now_us,
             opt(rtt_us),
             opt(q.map(|q| q.0)),
@@ -135,6 +145,7 @@ impl Gen {
             before.next_seq,
             before.last_ack,
             CLAMP,
+            u8::from(before.cwnd_limited),
             before.ssthresh,
             self.w.ssthresh,
         );
@@ -174,6 +185,22 @@ impl Gen {
         self.row("ssthresh", None, None, None, None, arg, &before);
     }
 
+    /// Sending resumes with nothing in flight after `idle_us` (Linux `CA_EVENT_TX_START`).
+    fn tx_start(&mut self, idle_us: u64) {
+        let before = self.w;
+        let last_send = self.now_us * 1000;
+        self.now_us += idle_us;
+        self.cc.cwnd_event(&mut self.w, CwndEvent::TxStart { now: self.now_us * 1000, last_send });
+        self.row("cwnd_event", None, None, None, None, "tx_start", &before);
+    }
+
+    /// A loss proved spurious: the sender sets cwnd to what `undo_cwnd` returns.
+    fn undo_cwnd(&mut self) {
+        let before = self.w;
+        self.w.cwnd = self.cc.undo_cwnd(&self.w);
+        self.row("undo_cwnd", None, None, None, None, "", &before);
+    }
+
     fn set_state(&mut self, state: CaState) {
         let before = self.w;
         self.cc.set_state(&self.w, state);
@@ -189,7 +216,7 @@ impl Gen {
 }
 
 pub const HEADER: &str =
-    "hook,now_us,rtt_us,qb_us,qf_us,seqno,acked,arg,next_seq,last_ack,clamp,cwnd,ssthresh,cwnd_out,ssthresh_out";
+    "hook,now_us,rtt_us,qb_us,qf_us,seqno,acked,arg,next_seq,last_ack,clamp,cwnd_limited,cwnd,ssthresh,cwnd_out,ssthresh_out";
 
 /// The vectors of one algorithm, and what they covered.
 fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
@@ -203,8 +230,15 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
     let mut recover = 0i64; // recovery ends when this is acknowledged
     let mut beg = 0i64; // the kernel's round start, mirrored to count rounds
     let mut round_samples = 0usize;
-    // Epoch: the bottleneck's bdp, jitter, sampling, probing and backward queueing.
+    // Epoch: the bottleneck's bdp, jitter, sampling, probing and backward queueing, and the
+    // share of cwnd the application fills (percent).
     let (mut epoch_left, mut bdp, mut jitter, mut sample_pct, mut probe_pct, mut backward) = (0u32, 2u64, 0u64, 100u64, 0u64, 0u64);
+    let mut app_pct = 100u64;
+    // The application pauses until everything is acknowledged (idle), then sends again.
+    let mut pausing = false;
+    // The loss in progress will prove spurious (undo when its recovery ends), and the
+    // ssthresh to restore then (Linux prior_ssthresh: tcp_current_ssthresh at the loss).
+    let (mut spurious, mut prior_ssthresh) = (false, 0i64);
 
     for i in 0.. {
         // A new connection every CONNECTION_ACKS ACKs: a fresh controller, `init`, initial
@@ -220,7 +254,7 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
             g.cc.init(&mut g.w);
             g.row("init", None, None, None, None, "", &before);
             g.w.next_seq = g.w.cwnd as i64; // the first flight
-            (phase, recover, beg, round_samples, epoch_left) = (Phase::Open, 0, 0, 0, 0);
+            (phase, recover, beg, round_samples, epoch_left, pausing, spurious) = (Phase::Open, 0, 0, 0, 0, false, false);
         }
         if epoch_left == 0 {
             epoch_left = 20 + rng.below(120) as u32; // ACKs
@@ -229,6 +263,7 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
             sample_pct = [100, 100, 90, 30][rng.below(4) as usize];
             probe_pct = [0, 50, 100][rng.below(3) as usize];
             backward = [0, 0, 2_000, 25_000][rng.below(4) as usize];
+            app_pct = [100, 100, 100, 100, 100, 100, 60, 30][rng.below(8) as usize];
         }
         epoch_left -= 1;
 
@@ -237,7 +272,15 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
         // ROUNDS rounds in little space); never beyond what was sent.
         let in_flight = g.w.next_seq - 1 - g.w.last_ack;
         if in_flight <= 0 {
+            if pausing && phase == Phase::Open {
+                // Idle with nothing in flight: the next send is a TX_START.
+                pausing = false;
+                g.tx_start(BASE_US * (1 + rng.below(40)));
+                g.cov.idle_restarts += 1;
+                (beg, round_samples) = (g.w.next_seq, 0);
+            }
             g.w.next_seq = g.w.last_ack + 1 + (g.w.cwnd as i64).max(1);
+            g.w.cwnd_limited = true;
             continue;
         }
         let cwnd = (g.w.cwnd as u64).max(1);
@@ -266,6 +309,11 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
             Phase::Recovery => {
                 if seqno >= recover {
                     phase = Phase::Open;
+                    if spurious {
+                        g.undo_cwnd();
+                        g.w.ssthresh = g.w.ssthresh.max(prior_ssthresh);
+                        g.cov.undos += 1;
+                    }
                     g.set_state(CaState::Open);
                     g.cov.opens += 1;
                     (beg, round_samples) = (g.w.next_seq, 0);
@@ -275,6 +323,13 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
                 let before = g.w;
                 let round_end = phase == Phase::Open && seqno + 1 > beg;
                 g.cong_avoid(seqno, acked);
+                if phase == Phase::Loss || (round_end && round_samples < 3) {
+                    if before.cwnd_limited {
+                        g.cov.reno_cwnd_limited += 1;
+                    } else {
+                        g.cov.reno_not_cwnd_limited += 1;
+                    }
+                }
                 if round_end {
                     g.cov.rounds += 1;
                     if round_samples < 3 {
@@ -294,6 +349,11 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
                 }
                 if phase == Phase::Loss && seqno >= recover {
                     phase = Phase::Open;
+                    if spurious {
+                        g.undo_cwnd();
+                        g.w.ssthresh = g.w.ssthresh.max(prior_ssthresh);
+                        g.cov.undos += 1;
+                    }
                     g.set_state(CaState::Open);
                     g.cov.opens += 1;
                     (beg, round_samples) = (g.w.next_seq, 0);
@@ -304,6 +364,9 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
         // A loss now and then, detected on this ACK (outside recovery).
         if phase == Phase::Open && rng.below(1000) < 6 {
             let kind = if rng.chance(50) { LossKind::FastRetransmit } else { LossKind::Timeout };
+            let cwnd = g.w.cwnd as i64;
+            prior_ssthresh = g.w.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+            spurious = rng.chance(20);
             g.ssthresh(kind);
             // Fast retransmit: recovery lasts until everything outstanding is acknowledged.
             // Timeout: the sender goes back to the first unacknowledged packet; its ACK ends
@@ -324,8 +387,21 @@ fn generate(name: &str, params: &dyn AlgorithmParams) -> (String, Coverage) {
             }
         }
 
-        // Send what the window allows.
-        g.w.next_seq = g.w.next_seq.max(g.w.last_ack + 1 + (g.w.cwnd as i64).max(1));
+        // The application pauses now and then (outside recovery), until all is acknowledged.
+        if phase == Phase::Open && !pausing && rng.below(1000) < 4 {
+            pausing = true;
+        }
+
+        // Send what the window and the application allow. cwnd-limited as Linux's
+        // tcp_is_cwnd_limited has it: the window was full when sending stopped, or, in slow
+        // start, cwnd is below twice what is in flight.
+        let cwnd = (g.w.cwnd as i64).max(1);
+        if !pausing {
+            let wanted = if app_pct == 100 { cwnd } else { (cwnd * app_pct as i64 / 100).max(1) };
+            g.w.next_seq = g.w.next_seq.max(g.w.last_ack + 1 + wanted);
+        }
+        let out = g.w.next_seq - 1 - g.w.last_ack;
+        g.w.cwnd_limited = out >= cwnd || ((cwnd as f64) < g.w.ssthresh as f64 && cwnd < 2 * out);
     }
     (g.csv, g.cov)
 }
@@ -421,6 +497,8 @@ fn the_generated_inputs_exercise_every_branch() {
         assert!(c.fast_retransmits > 0 && c.timeouts > 0 && c.opens > 0, "{name}: {c:?}");
         assert!(c.probes > 0, "{name}: no probing ACKs: {c:?}");
         assert!(c.ca_increase > 0 && c.ca_hold > 0, "{name}: {c:?}");
+        assert!(c.idle_restarts > 0 && c.undos > 0, "{name}: {c:?}");
+        assert!(c.reno_cwnd_limited > 0 && c.reno_not_cwnd_limited > 0, "{name}: {c:?}");
         if name == "cubic" {
             continue; // no rounds of its own: it never decreases in cong_avoid
         }
