@@ -3,8 +3,8 @@
 //! the sender's ([`crate::tcp_agent`]): ns-2 `Agent/TCP/Reno` and `Agent/TCP/Newreno`
 //! (RFC 2582, "careful" variant).
 
-use crate::config::TcpConfig;
-use crate::controller::{Ack, CongestionControl, Window};
+use crate::config::{Stack, TcpConfig};
+use crate::controller::{Ack, CongestionControl, Cut, Loss, Window};
 use crate::params::{AlgorithmParams, Param, ParamError, ParamSource, SenderKind};
 use serde::Serialize;
 
@@ -42,6 +42,47 @@ impl CongestionControl for Reno {
     }
 }
 
+/// Reno as Linux has it (`net/ipv4/tcp_cong.c`), for Linux's stack: `tcp_reno_cong_avoid`
+/// (whole packets, an ACK counter, growth only while cwnd-limited), `tcp_reno_ssthresh`
+/// (half of cwnd, at least 2) and `tcp_reno_undo_cwnd`. Reno and NewReno are one algorithm
+/// there: the recovery is the stack's.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LinuxReno {
+    newreno: bool,
+    /// `snd_cwnd_cnt`.
+    cwnd_cnt: u64,
+    /// cwnd at the last loss (`prior_cwnd`).
+    prior_cwnd: f64,
+}
+
+impl CongestionControl for LinuxReno {
+    fn name(&self) -> &'static str {
+        if self.newreno {
+            "newreno"
+        } else {
+            "reno"
+        }
+    }
+
+    fn cong_avoid(&mut self, w: &mut Window, ack: &Ack) {
+        crate::vegas_linux::reno_cong_avoid(&mut self.cwnd_cnt, w, ack.acked);
+    }
+
+    fn uses_rtt_samples(&self) -> bool {
+        false
+    }
+
+    fn ssthresh(&mut self, w: &Window, loss: &Loss) -> Cut {
+        self.prior_cwnd = w.cwnd;
+        self.cwnd_cnt = 0;
+        Cut::from_ssthresh((w.cwnd.floor() as i64 >> 1).max(2), loss)
+    }
+
+    fn undo_cwnd(&mut self, w: &Window) -> f64 {
+        w.cwnd.max(self.prior_cwnd)
+    }
+}
+
 /// Reno and NewReno take no parameters; `newreno` picks the recovery.
 #[derive(Clone, Copy, Debug, Default, Serialize, schemars::JsonSchema)]
 pub struct RenoParams {
@@ -55,7 +96,11 @@ impl RenoParams {
 }
 
 impl AlgorithmParams for RenoParams {
-    fn controller(&self, _cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+    /// ns-2's window rule on ns-2's stack, Linux's on Linux's ([`LinuxReno`]).
+    fn controller(&self, cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+        if cfg.stack == Stack::Linux {
+            return Box::new(LinuxReno { newreno: self.newreno, ..Default::default() });
+        }
         Box::new(Reno { newreno: self.newreno })
     }
     fn sender(&self) -> SenderKind {

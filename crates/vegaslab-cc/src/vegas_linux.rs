@@ -274,37 +274,9 @@ impl<R: LinuxRule> LinuxVegas<R> {
         s.ssthresh = s.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
     }
 
-    /// Linux `tcp_reno_cong_avoid` for `acked` packets, whole packets: nothing unless the
-    /// sender is cwnd-limited (`tcp_is_cwnd_limited`); in slow start `tcp_slow_start` adds
-    /// `acked` up to ssthresh, and if nothing is left that is all; otherwise (and always in
-    /// congestion avoidance, even for 0 packets) `tcp_cong_avoid_ai` with w = the cwnd now:
-    /// credit from a larger window first gives +1, then `acked` counts towards +1 per w
-    /// acknowledged packets (`snd_cwnd_cnt`). Capped by the receiver window.
+    /// Linux `tcp_reno_cong_avoid` ([`reno_cong_avoid`]) with this connection's ACK counter.
     fn reno_cong_avoid(&mut self, s: &mut Window, acked: i64) {
-        if !s.cwnd_limited {
-            return;
-        }
-        let mut acked = acked.max(0);
-        if s.in_slow_start() {
-            acked = slow_start(s, acked);
-            if acked == 0 {
-                return;
-            }
-        }
-        let mut cwnd = s.cwnd.floor() as i64;
-        // Linux's snd_cwnd is never 0; the guard keeps the division defined.
-        let w = cwnd.max(1) as u64;
-        if self.cwnd_cnt >= w {
-            self.cwnd_cnt = 0;
-            cwnd += 1;
-        }
-        self.cwnd_cnt += acked as u64;
-        if self.cwnd_cnt >= w {
-            let more = self.cwnd_cnt / w;
-            self.cwnd_cnt -= more * w;
-            cwnd += more as i64;
-        }
-        s.cwnd = (cwnd as f64).min(s.max_window.floor());
+        reno_cong_avoid(&mut self.cwnd_cnt, s, acked);
     }
 }
 
@@ -373,10 +345,11 @@ impl<R: LinuxRule> CongestionControl for LinuxVegas<R> {
         }
     }
 
-    /// `tcp_vegas_cwnd_event`: sending resumes after idle (`CA_EVENT_TX_START`): start over
+    /// `tcp_vegas_cwnd_event`: sending resumes after idle (`CA_EVENT_TX_START`, or
+    /// `CA_EVENT_CWND_RESTART` on the Linux stack): start over
     /// (`tcp_vegas_init`: forget baseRTT, Vegas on, a fresh round).
     fn cwnd_event(&mut self, w: &mut Window, event: CwndEvent) {
-        if let CwndEvent::TxStart { .. } = event {
+        if let CwndEvent::TxStart { .. } | CwndEvent::CwndRestart = event {
             self.base_rtt_us = u32::MAX as u64;
             self.enable(w.next_seq);
         }
@@ -401,6 +374,39 @@ fn slow_start(s: &mut Window, acked: i64) -> i64 {
     let grown = (cwnd + acked).min(s.ssthresh);
     s.cwnd = (grown as f64).min(s.max_window.floor());
     acked - (grown - cwnd)
+}
+
+/// Linux `tcp_reno_cong_avoid` for `acked` packets, whole packets: nothing unless the
+/// sender is cwnd-limited (`tcp_is_cwnd_limited`); in slow start `tcp_slow_start` adds
+/// `acked` up to ssthresh, and if nothing is left that is all; otherwise (and always in
+/// congestion avoidance, even for 0 packets) `tcp_cong_avoid_ai` with w = the cwnd now:
+/// credit from a larger window first gives +1, then `acked` counts towards +1 per w
+/// acknowledged packets (`snd_cwnd_cnt`). Capped by the receiver window.
+pub fn reno_cong_avoid(cwnd_cnt: &mut u64, s: &mut Window, acked: i64) {
+    if !s.cwnd_limited {
+        return;
+    }
+    let mut acked = acked.max(0);
+    if s.in_slow_start() {
+        acked = slow_start(s, acked);
+        if acked == 0 {
+            return;
+        }
+    }
+    let mut cwnd = s.cwnd.floor() as i64;
+    // Linux's snd_cwnd is never 0; the guard keeps the division defined.
+    let w = cwnd.max(1) as u64;
+    if *cwnd_cnt >= w {
+        *cwnd_cnt = 0;
+        cwnd += 1;
+    }
+    *cwnd_cnt += acked as u64;
+    if *cwnd_cnt >= w {
+        let more = *cwnd_cnt / w;
+        *cwnd_cnt -= more * w;
+        cwnd += more as i64;
+    }
+    s.cwnd = (cwnd as f64).min(s.max_window.floor());
 }
 
 #[cfg(test)]
