@@ -77,9 +77,9 @@ testbed-accuracy: setup bpf
 	VEGASLAB_MEASURE_ACCURACY=1 VEGASLAB_ACCURACY_REPORT=$(ACCURACY_REPORT) $(PY) -m pytest -q -s -p no:cacheprovider -m accuracy tests/test_testbed_network.py tests/test_testbed_run.py tests/test_kernel_rovegas.py
 	$(PY) tests/accuracy.py $(ACCURACY_REPORT)
 
-## compare-kernel: the four comparisons of simulator against kernel (root; ~3 min): reports in out/compare/
+## compare-kernel: the comparison suite of simulator against kernel, every case of examples/kernel/suite/cases.toml 5 times on the kernel (root; ~35 min): report and stored kernel runs in out/compare/
 compare-kernel: setup bpf
-	$(PY) scripts/compare_kernel.py --out out/compare
+	$(VENV)/bin/vegaslab compare --suite -v --out out/compare
 
 ## bench: the speed benchmark (bench/grids-net2), side by side with ns-2 when installed: seven interleaved rounds, medians (~2 min; BENCH_ARGS="--repeat 1"); $(BENCH_OUT)/bench.json, and the machine and its load in $(BENCH_OUT)/measured.json
 BENCH_OUT ?= out/bench
