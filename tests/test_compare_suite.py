@@ -129,6 +129,8 @@ def test_the_kernels_range_and_mean_are_gathered_over_its_runs(suite):
     assert ok.verdict == "pass"
     assert sorted(p.name for p in (out / "ok" / "kernel").glob("run-*")) == ["run-1", "run-2", "run-3"]
     assert (out / "ok" / "sim" / "meta.json").exists()
+    assert "cwnd.png" in (out / "ok" / "index.html").read_text()  # compare --kernel's overlays of run 1
+    assert 'href="ok/index.html"' in (out / "index.html").read_text()
 
 
 def test_a_case_the_testbed_refuses_is_an_error_and_the_others_still_run(suite):
@@ -198,6 +200,9 @@ def test_the_cli_recomputes_the_simulator_against_stored_kernel_runs(suite, caps
     assert "no case nope" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "two.toml"), "--kernel", "--runs", "3"]) == 1
     assert "--runs: only with --suite" in capsys.readouterr().err
+    assert main(["compare", "--suite", str(tmp_path / "cases.toml"), "--reuse-kernel", str(out), "--runs", "2",
+                 "--out", str(tmp_path / "z")]) == 1
+    assert "--runs: not with --reuse-kernel" in capsys.readouterr().err
 
 
 def test_the_shipped_suite_has_twelve_cases_or_more_each_a_scenario_the_simulator_reads():

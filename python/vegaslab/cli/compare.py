@@ -86,6 +86,8 @@ def _cmd_suite(args) -> int:
 
     if args.scenario is not None:
         raise SuiteError("compare --suite: the cases come from the manifest; give no scenario")
+    if args.runs is not None and args.reuse_kernel is not None:
+        raise SuiteError("--runs: not with --reuse-kernel (the stored kernel runs are used)")
     out = Path(args.out) if args.out else Path("out") / "compare"
     reuse = None if args.reuse_kernel is None else Path(args.reuse_kernel or out)
     cases = select(read_cases(args.suite or DEFAULT_MANIFEST), args.cases.split(",") if args.cases else None)

@@ -6,7 +6,8 @@ simulator, judged flow by flow against the kernel's run-to-run range
 Output directory, per case ``DIR/<case>/``: ``kernel/run-<i>/`` (each kernel run's Results
 directory), ``kernel/kernel.json`` (what the kernel side was run from: the scenario's SHA-256,
 the overrides, the stack switches, the runs, or why it was not run), ``sim/`` (the simulator's
-run). A later call with ``reuse_kernel=DIR`` reads the stored kernel runs instead of running
+run) and ``index.html`` (`vegaslab compare --kernel`'s report of the first kernel run: cwnd,
+RTT and throughput overlaid per flow). A later call with ``reuse_kernel=DIR`` reads the stored kernel runs instead of running
 the kernel, so the simulator side (with ``sim_overrides``, e.g. ``tcp.sack=false``) can be
 recomputed against the same kernel runs.
 
@@ -31,6 +32,7 @@ from ..errors import VegaslabError
 from ..results import Results
 from ..safe_io import write_file
 from ..simulation import run as simulate
+from .compare import summary_table, write_report
 from .plan import PlanError
 from .stack import Stack
 from .suite_verdict import flow_ranges, judge, worst
@@ -219,6 +221,9 @@ def run_case(case: Case, *, out: Path, runs: int = DEFAULT_RUNS, overrides=(), s
     sim.to_dir(cdir / "sim")
     outcome.sim_wall_s = time.monotonic() - started
     outcome.table = judge(flow_ranges(sim, kern))
+    # compare --kernel's report of the first kernel run: the time series overlaid per flow.
+    write_report(cdir, f"{case.name}: simulator and kernel run 1 of {len(kern)}", summary_table(sim, kern[0]),
+                 sim, kern[0], stack)
     return outcome
 
 

@@ -100,6 +100,12 @@ def _case_table(c: "CaseOutcome") -> str:
             + "".join(rows) + "</table>")
 
 
+def _overlays(out: Path, c: "CaseOutcome") -> str:
+    """A link to the case's own report (cwnd, RTT and throughput of kernel run 1), if written."""
+    page = out / c.case.name / "index.html"
+    return f'; <a href="{html.escape(c.case.name)}/index.html">time series</a>' if page.exists() else ""
+
+
 def write(result: "SuiteResult") -> Path:
     """Write summary.json, summary.csv and index.html into the suite's output directory."""
     out = result.out
@@ -114,7 +120,8 @@ def write(result: "SuiteResult") -> Path:
         for c in result.cases)
     sections = "".join(f'<h2 id="{html.escape(c.case.name)}">{html.escape(c.case.name)}: {html.escape(c.case.title)}</h2>'
                        f"<p>{html.escape(str(c.case.scenario))} {html.escape(' '.join(c.case.overrides))}; "
-                       f"kernel runs from {html.escape(c.kernel_dir)}</p>{_case_table(c)}" for c in result.cases)
+                       f"kernel runs from {html.escape(c.kernel_dir)}{_overlays(out, c)}</p>{_case_table(c)}"
+                       for c in result.cases)
     n = counts(result)
     setup = [f"{result.runs} kernel runs per case" if result.reuse_kernel is None
              else f"kernel runs reused from {result.reuse_kernel}"]
