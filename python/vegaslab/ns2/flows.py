@@ -94,6 +94,9 @@ def build_flow(i: int, f, nodes: list, duration_ns: int, seed: int) -> Flow:
 
     tcp = f.get("tcp")
     check_keys(tcp, layout.keys("TcpConfig"), f"{where}.tcp")
+    if tcp.get("stack", "ns2") != "ns2":
+        raise ValueError(f"{where}.tcp.stack: ns-2 runs its own agents; only \"ns2\" (the default) is "
+                         f"supported, got {tcp.get('stack')!r}")
     if cc == "vegas" and tcp.get("vegas_headers") is not False:
         raise ValueError(f"{where}.tcp.vegas_headers: ns-2's Vegas agent always sends "
                          "packetSize_ bytes without header; only false is supported")

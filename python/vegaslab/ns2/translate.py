@@ -83,11 +83,12 @@ def normalize(scenario, *, overrides=(), seed=None) -> dict:
 # double-precision one (``"ns2"`` emulates it), so either value runs ns-2 as it is; ``trace``
 # is the core's own packet trace ([trace]), and the bridge writes ns-2's trace itself.
 # ``tie_order`` is refused by name in :func:`build_model`. In ``tcp``, ``boot_time`` is not a
-# setting (always 0 in the document: the core fills in the phase when it creates a sender).
+# setting (always 0 in the document: the core fills in the phase when it creates a sender);
+# ``linux`` comes only with ``stack = "linux"``, which :mod:`vegaslab.ns2.flows` refuses.
 # tests/test_ns2_bridge.py checks that every key of the layout the bridge reads is translated
 # (here, in :mod:`vegaslab.ns2.links` or :mod:`vegaslab.ns2.flows`) or listed as ignored.
 _IGNORED = {"Scenario": {"sample_interval_ns", "monitor", "files", "clock", "trace"},
-            "TcpConfig": {"boot_time"}}
+            "TcpConfig": {"boot_time", "linux"}}
 
 
 def build_model(doc: dict) -> Model:

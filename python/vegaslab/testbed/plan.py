@@ -46,7 +46,7 @@ IGNORED = {
                  "trace"},
     "TcpConfig": {"ack_size", "boot_time", "delay_growth", "dupacks", "initial_rto", "limited_transmit",
                   "max_burst", "max_rto", "min_rto", "partial_ack_timer", "syn", "tick", "tick_phase",
-                  "vegas_headers"},
+                  "vegas_headers", "stack", "linux"},
 }
 
 #: Bytes of header on each of the kernel's data segments: IPv4 20 + TCP 20 + timestamps 12.
