@@ -71,9 +71,14 @@ impl Rack {
             if s.has(SACKED) || (s.has(LOST) && !s.has(RETRANS)) {
                 continue;
             }
-            // Only segments sent before the most recently sent delivered one.
+            // Only segments sent before the most recently sent delivered one. A segment sent
+            // once that is not is the first of the rest: every segment after it was first sent
+            // later, and resent later still (`tsorted_sent_queue`'s order, here by sequence).
             if (s.sent, seq) >= (self.sent, self.seq) {
-                continue;
+                if s.has(EVER_RETRANS) {
+                    continue;
+                }
+                break;
             }
             let remaining = self.rtt_us + reo_wnd_us - micros(now.saturating_sub(s.sent));
             if remaining <= 0 {
