@@ -391,11 +391,12 @@ impl LinuxAgent {
         }
         if advanced {
             self.rto_retransmits = 0;
-            if !self.established {
-                self.established = true;
-                if s.cfg.syn && s.cfg.delay_growth {
-                    s.cwnd = s.window_init;
-                }
+        }
+        if advanced && !self.established {
+            self.established = true;
+            if s.cfg.syn {
+                self.handshake_done(s, cc, now, &cleaned);
+                return;
             }
         }
         let delivered = cleaned.delivered + tagged.sacked + i64::from(!self.opts.sack && dupack);
@@ -464,6 +465,24 @@ impl LinuxAgent {
         if una >= s.curseq {
             s.check_finished(now);
         }
+    }
+
+    /// The SYN is acknowledged: its RTT sample seeds the estimator (`tcp_ack_update_rtt` on the
+    /// SYN-ACK), cwnd becomes the initial window (`tcp_init_transfer`, RFC 6928; with ns-2's
+    /// `delay_growth`, which holds it at one segment until then), and the data starts. The
+    /// controller is not told: Linux initialises it after this ACK, with nothing learnt from it.
+    fn handshake_done(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, cleaned: &scoreboard::Cleaned) {
+        if let (Some(first), false) = (cleaned.first_sent, cleaned.retrans_acked) {
+            let rtt = micros(now.saturating_sub(first));
+            self.rtt.sample(rtt, rtt, now, self.board.una, self.board.nxt());
+        }
+        if s.cfg.delay_growth {
+            s.cwnd = s.window_init;
+        }
+        self.sync(s);
+        self.write_xmit(s, cc, now, false);
+        self.set_xmit_timer(s, now);
+        self.sync(s);
     }
 
     /// An ACK below `snd_una` with news of SACKed data: losses marked, repaired.
