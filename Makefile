@@ -12,7 +12,7 @@ REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 REQUIRE_TSHARK ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy compare-kernel bench publish-numbers bench-scale bench-memory bench-sweep fuzz limits docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy testbed-envelope compare-kernel bench publish-numbers bench-scale bench-memory bench-sweep fuzz limits docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -76,6 +76,10 @@ testbed-accuracy: setup bpf
 	mkdir -p out && rm -f $(ACCURACY_REPORT)
 	VEGASLAB_MEASURE_ACCURACY=1 VEGASLAB_ACCURACY_REPORT=$(ACCURACY_REPORT) $(PY) -m pytest -q -s -p no:cacheprovider -m accuracy tests/test_testbed_network.py tests/test_testbed_run.py tests/test_kernel_rovegas.py
 	$(PY) tests/accuracy.py $(ACCURACY_REPORT)
+
+## testbed-envelope: measure the highest bottleneck rate the testbed holds on this host (root; ~3 min): a step search over 10-200 Mbit/s under a bulk load, written with the machine to out/testbed-envelope.json, which every testbed run checks its bottleneck's rate against
+testbed-envelope: setup bpf tshark
+	$(PY) -m vegaslab testbed envelope --out out/testbed-envelope.json
 
 ## compare-kernel: the comparison suite of simulator against kernel, every case of examples/kernel/suite/cases.toml 5 times on the kernel (root; ~35 min): report and stored kernel runs in out/compare/
 compare-kernel: setup bpf

@@ -4,6 +4,7 @@ scenarios it refuses, with the reason."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -71,13 +72,64 @@ def test_rovegas_gets_router_stamps_in_each_direction_whose_router_is_aqt_enable
     assert _plan("va-reroute.toml", *rovegas).kernel_algorithms["f1"][0] == "rovegas"
 
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "kernel"
+
+
+def _plan_file(path, *overrides: str):
+    overrides = list(overrides)
+    ccs = {f["name"]: f["cc"] for f in validate(path, overrides=overrides)["flows"]}
+    return plan(normalize(path, overrides=overrides), ccs)
+
+
+def test_two_way_traffic_puts_each_host_on_its_side_and_each_flow_in_its_direction():
+    p = _plan_file(EXAMPLES / "e-two-way.toml")
+    # Vegas S1 -> D1 is the first flow: its direction is forward, its upstream side the sender
+    # namespace; Reno D2 -> S2 crosses the same link the other way.
+    assert p.senders == ["S1", "S2"] and p.receivers == ["D1", "D2"]
+    assert p.directions == {"vegas": "forward", "reno": "reverse"} and p.two_way
+    assert (p.bottleneck_name, p.reverse_name) == ("R1->R2", "R2->R1")
+    assert p.forward == p.reverse == (20e6, 67)
+    # Each receiver gets its route from the other side: D1 from the sender namespace, S2 from
+    # the receiver namespace.
+    assert set(p.routes) == {"D1", "S2"}
+    assert [(f.src, f.dst) for f in p.flows] == [("S1", "D1"), ("D2", "S2")]
+    assert not _plan_file(EXAMPLES / "b-vegas-reno.toml").two_way
+
+
+def test_the_grids_papers_two_way_runs_have_hosts_that_send_and_receive():
+    p = _plan("wf-net1-queue.toml")
+    assert p.directions == {"reno1": "forward", "vegas2": "forward", "rreno1": "reverse", "rvegas2": "reverse"}
+    assert p.senders == ["S1", "S2"] and p.receivers == ["D1", "D2"]
+    assert set(p.routes) == {"S1", "S2", "D1", "D2"}
+
+
+def test_a_host_may_not_send_larger_segments_than_it_receives():
+    # The receiver advertises the MSS of its route back to the sender, so S1, receiving
+    # 1000-byte segments, would send 1000-byte ones too where the scenario says 1448.
+    with pytest.raises(PlanError, match=r"flows \(vegas\).tcp.packet_size: S1 receives 1000-byte segments and "
+                                        r"cannot send larger ones"):
+        _plan_file(EXAMPLES / "e-two-way.toml", "flows[1].from=D1", "flows[1].to=S1", "flows[1].tcp.packet_size=1000")
+    both = _plan_file(EXAMPLES / "e-two-way.toml", "flows[1].from=D1", "flows[1].to=S1")
+    assert both.directions == {"vegas": "forward", "reno": "reverse"}
+
+
+def test_the_rovegas_backward_load_example_and_its_vegas_twin_plan_alike():
+    rovegas = _plan_file(EXAMPLES / "f-rovegas-backward.toml")
+    vegas = _plan_file(EXAMPLES / "f-rovegas-backward.toml", "flows[0].cc=vegas")
+    assert rovegas.aqt == (True, True) and vegas.aqt is None  # both routers stamp, each direction
+    assert rovegas.directions == vegas.directions == {"f1": "forward", "backward": "reverse"}
+    assert rovegas.kernel_algorithms["f1"][1]["alpha"] == vegas.kernel_algorithms["f1"][1]["alpha"] == 1
+    assert rovegas.kernel_algorithms["f1"][1]["beta"] == vegas.kernel_algorithms["f1"][1]["beta"] == 3
+    assert [f.start_s for f in rovegas.flows] == [0.0, 10.0]
+
+
 def test_a_file_transfer_keeps_its_size():
     p = _plan("va-file.toml")
     assert p.flows[0].size_bytes == 5_000_000
 
 
 @pytest.mark.parametrize("name, overrides, message", [
-    ("wf-net1-red.toml", (), r"D1 both sends and receives \(two-way traffic\)"),
+    ("wf-net1-red.toml", (), r"links\[\d\]\.\w+\.queue: the testbed has DropTail bottlenecks only"),
     ("va-reroute.toml", ('links[0].queue={ kind = "red", limit = 50, min = 5, max = 15 }',),
      r"DropTail bottlenecks only"),
     ("va-reroute.toml", ('links[0].queue={ kind = "codel", limit = 100 }',),

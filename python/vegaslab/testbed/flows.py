@@ -139,21 +139,37 @@ def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
     ACKs the sink sent per data segment it received. ``delayed_ack=False``: the sink re-arms
     ``TCP_QUICKACK`` after every read, so every segment is ACKed at once (as the simulator's
     sink does). ``preexec_fn`` runs in the sink and source processes before they start (e.g.
-    :meth:`~vegaslab.testbed.aqt.AqtPath.enter`, which puts them in the AQT cgroup)."""
+    :meth:`~vegaslab.testbed.aqt.AqtPath.enter`, which puts them in the AQT cgroup).
+
+    One source process runs in each namespace that has a flow's sender and one sink in each
+    that has a flow's receiver (``net.namespace_of``): two with one-way traffic, four with
+    two-way."""
     end = t0_ns + int(duration_s * 1e9)
     step = int(sample_interval_s * 1e9)
-    ports = [(f.name, net.ip(f.dst), PORT_BASE + i) for i, f in enumerate(flows)]
-    sink = subprocess.Popen(["ip", "netns", "exec", net.receiver_ns, sys.executable, "-c", SINK,
-                             json.dumps(ports), str(end), "0" if delayed_ack else "1"],
-                            stdout=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+    sources: dict[str, list] = {}
+    sink_ports: dict[str, list] = {}
+    for i, f in enumerate(flows):
+        sink_ports.setdefault(net.namespace_of(f.dst), []).append((f.name, net.ip(f.dst), PORT_BASE + i))
+        sources.setdefault(net.namespace_of(f.src), []).append(
+            ({**asdict(f), "src_ip": net.ip(f.src), "dst_ip": net.ip(f.dst)}, PORT_BASE + i))
+    started: list[subprocess.Popen] = []
     try:
-        if sink.stdout.readline().strip() != "ready":
-            raise RuntimeError("the testbed's sink did not start")
-        spec = [({**asdict(f), "src_ip": net.ip(f.src), "dst_ip": net.ip(f.dst)}, PORT_BASE + i)
-                for i, f in enumerate(flows)]
-        source = subprocess.Popen(["ip", "netns", "exec", net.sender_ns, sys.executable, "-c", SOURCE,
-                                   json.dumps(spec), str(t0_ns), str(end), str(step)],
-                                  stdout=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+        sinks = []
+        for ns, ports in sink_ports.items():
+            sink = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", SINK,
+                                     json.dumps(ports), str(end), "0" if delayed_ack else "1"],
+                                    stdout=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+            started.append(sink)
+            sinks.append(sink)
+            if sink.stdout.readline().strip() != "ready":
+                raise RuntimeError("the testbed's sink did not start")
+        srcs = []
+        for ns, spec in sources.items():
+            source = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", SOURCE,
+                                       json.dumps(spec), str(t0_ns), str(end), str(step)],
+                                      stdout=subprocess.PIPE, text=True, preexec_fn=preexec_fn)
+            started.append(source)
+            srcs.append(source)
         queues: list[dict] = []
         stop = threading.Event()
 
@@ -169,21 +185,29 @@ def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
 
         sampler = threading.Thread(target=sample_queues, daemon=True)
         sampler.start()
-        out, _ = source.communicate(timeout=duration_s + 60)
+        outs = [source.communicate(timeout=duration_s + 60)[0] for source in srcs]
         stop.set()
         sampler.join(timeout=5)
-        sink_out, _ = sink.communicate(timeout=30)
+        sink_outs = [sink.communicate(timeout=30)[0] for sink in sinks]
     finally:
-        for p in (sink,):
+        for p in started:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    src = json.loads(out)
-    if src["errors"]:
-        raise RuntimeError("testbed flows failed: " + "; ".join(src["errors"]))
-    snk = json.loads(sink_out)
-    return {"tcp_info": src["samples"], "done": src["done"], "queues": queues,
-            "sink": {k: {"bytes": snk["bytes"].get(k, 0), "first": snk["first"].get(k), "last": snk["last"].get(k),
+    samples, errors, done = [], [], {}
+    for out in outs:
+        src = json.loads(out)
+        samples += src["samples"]
+        errors += src["errors"]
+        done.update(src["done"])
+    if errors:
+        raise RuntimeError("testbed flows failed: " + "; ".join(errors))
+    samples.sort(key=lambda r: r["t"])
+    sink = {}
+    for out in sink_outs:
+        snk = json.loads(out)
+        sink.update({k: {"bytes": snk["bytes"].get(k, 0), "first": snk["first"].get(k), "last": snk["last"].get(k),
                          "acks_per_data_segment": (snk["acks"][k][0] / snk["acks"][k][1]
                                                    if snk["acks"].get(k, [0, 0])[1] else None)}
-                     for k in snk["bytes"]}, "t0_ns": t0_ns}
+                     for k in snk["bytes"]})
+    return {"tcp_info": samples, "done": done, "queues": queues, "sink": sink, "t0_ns": t0_ns}

@@ -110,8 +110,8 @@ class Network:
                  delay_changes: list[tuple[int, str, str, int]] = (), tag: str | None = None,
                  endpoint_sysctls: dict[str, str] | None = None, routes: dict[str, Route] | None = None):
         self.hosts = list(hosts)
-        #: Receiver host -> the sender's route to it; receivers not named get the defaults
-        #: (MTU 1500, Linux's initial window of 10).
+        #: Host -> the other side's route to it; hosts not named get the defaults (MTU 1500,
+        #: Linux's initial window of 10).
         self.routes = dict(routes or {})
         #: Set in the sender and receiver namespaces after they are made (e.g. the
         #: ``net.ipv4.tcp_sack`` switch of :class:`~vegaslab.testbed.stack.Stack`).
@@ -151,6 +151,19 @@ class Network:
             return self._addresses[host]
         except KeyError:
             raise TestbedError(f"unknown host {host!r} (or the network is not built yet)") from None
+
+    def namespace_of(self, host: str) -> str:
+        """The namespace the host lives in (its side's)."""
+        for h in self.hosts:
+            if h.name == host:
+                return self.sender_ns if h.side == "sender" else self.receiver_ns
+        raise TestbedError(f"unknown host {host!r}")
+
+    def egress(self) -> dict[str, str]:
+        """The router's egress interface of each bottleneck direction (``forward``: toward the
+        receivers, ``reverse``: toward the senders), in :attr:`router_ns`; a capture there sees
+        each packet as it leaves the queue."""
+        return {"forward": self._rtr_rcv_if, "reverse": self._rtr_snd_if}
 
     def aqt_hops(self) -> list[tuple[tuple[str, str], tuple[str, str]]]:
         """The router's two egress interfaces, each with the next hop's interface: where an
@@ -278,10 +291,12 @@ class Network:
             run(["ip", "-n", ns, "link", "set", dev, "up"], f"bringing {dev} up failed")
         run(["ip", "-n", R, "link", "set", self._tun, "txqueuelen", "10000"], "sizing the TUN queue failed")
         run(["ip", "-n", S, "route", "add", "default", "via", snd_gw], "routing the sender failed")
+        side = {h.name: h.side for h in self.hosts}
         for host, r in sorted(self.routes.items()):
-            run(["ip", "-n", S, "route", "add", f"{self._addresses[host]}/32", "via", snd_gw, "mtu", "lock",
+            ns, gw = (S, snd_gw) if side[host] == "receiver" else (D, rcv_gw)
+            run(["ip", "-n", ns, "route", "add", f"{self._addresses[host]}/32", "via", gw, "mtu", "lock",
                  str(r.mtu), "initcwnd", str(r.initcwnd)],
-                f"routing the sender to {host} failed")
+                f"routing the other side to {host} failed")
         run(["ip", "-n", D, "route", "add", "default", "via", rcv_gw], "routing the receiver failed")
         self._static_neighbours(snd_gw, rcv_gw)
 

@@ -1,14 +1,19 @@
 """From a normalised scenario to what the testbed builds: hosts, one shared bottleneck, the
 propagation delay of every (source, destination) pair, and the flows.
 
-The testbed emulates scenarios whose flows all cross one shared bottleneck: a dumbbell or a
-chain (and anything else where that holds). The bottleneck's rate and packet buffer become
+The testbed emulates scenarios whose flows all cross one shared bottleneck link: a dumbbell or a
+chain (and anything else where that holds), in one direction or in both (two-way traffic: the
+"forward" direction is the first flow's, the hosts on its upstream side live in the sender
+namespace, the others in the receiver namespace, and a host may both send and receive). The
+bottleneck's rate and packet buffer, each direction's as the scenario's link says, become
 ``htb`` + ``pfifo`` in the router namespace (both directions); every other link contributes
 only its propagation delay, summed along each flow's path by the delay line (its rate must be
 at least the bottleneck's, so it never queues). A flow's ``packet_size`` and ``window_init``
-become the sender's route to its receiver (MTU = packet_size + 52, so the kernel's segments
-carry packet_size bytes of payload with IPv4, TCP and timestamp headers; ``initcwnd``), so
-flows to one receiver must agree on them. A ``window`` small enough to limit a flow is
+become the route to its receiver from the other side's namespace (MTU = packet_size + 52, so the
+kernel's segments carry packet_size bytes of payload with IPv4, TCP and timestamp headers;
+``initcwnd``), so flows to one receiver must agree on them, and a host that both sends and
+receives may not send larger segments than it receives (its peer advertises the MSS of the
+route back to it). A ``window`` small enough to limit a flow is
 refused (:func:`_check_window` says why). ``partial_ack_timer`` is not the testbed's to set:
 Linux re-arms the RTO on every partial ACK (``"every"``). RoVegas flows run with the AQT
 option (:mod:`.aqt`); the bottleneck queue stamps queueing time in each direction whose router
@@ -16,13 +21,12 @@ the scenario's ``[aqt] routers`` names (the other links have no queue).
 
 What is refused, with the reason: flows with no common bottleneck, RED or other non-DropTail
 bottleneck queues (no ``red`` or ``codel`` qdisc in these machines' kernels), packet errors, UDP sources,
-applications other than bulk and file transfers, a host that both sends and receives, and
-algorithms without a kernel version.
+applications other than bulk and file transfers, and algorithms without a kernel version.
 """
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import registry
 from ..errors import VegaslabError
@@ -59,6 +63,8 @@ class PlanError(VegaslabError, ValueError):
 
 @dataclass(frozen=True)
 class Plan:
+    #: The hosts on the forward direction's upstream side (the sender namespace) and on its
+    #: downstream side (the receiver namespace); with two-way traffic hosts of either side send.
     senders: list[str]
     receivers: list[str]
     #: (rate bit/s, buffer packets) of the bottleneck, forward (towards the receivers) and reverse.
@@ -76,6 +82,15 @@ class Plan:
     #: None unless a flow runs RoVegas; then whether the bottleneck's forward and reverse
     #: queues stamp queueing time (AQT): their routers are in the scenario's ``[aqt] routers``.
     aqt: tuple[bool, bool] | None = None
+    #: flow name -> "forward" or "reverse": which direction of the bottleneck it crosses.
+    directions: dict[str, str] = field(default_factory=dict)
+    #: The reverse queue's name, "B->A", as the simulator names it.
+    reverse_name: str = ""
+
+    @property
+    def two_way(self) -> bool:
+        """Whether flows cross the bottleneck in both directions."""
+        return "reverse" in self.directions.values()
 
 
 def _params(algorithm) -> dict:
@@ -152,25 +167,32 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
     flows = doc["flows"]
     if not flows:
         raise PlanError("flows: the testbed needs at least one TCP flow")
-    senders = sorted({nodes[f["from"]] for f in flows})
-    receivers = sorted({nodes[f["to"]] for f in flows})
-    both = set(senders) & set(receivers)
-    if both:
-        raise PlanError(f"flows: {sorted(both)[0]} both sends and receives (two-way traffic); the "
-                        f"testbed has one sending and one receiving side")
     paths = {f["name"]: _path(links, f["from"], f["to"]) for f in flows}
     rate = lambda hop: links[hop[0]][hop[1]]["bandwidth_bps"]  # noqa: E731
-    bottlenecks = {name: min(hops, key=rate) for name, hops in paths.items()}
-    common = set.intersection(*(set(h) for h in paths.values()))
-    slowest = min(bottlenecks.values(), key=rate)
-    if slowest not in common or any(rate(b) < rate(slowest) for b in bottlenecks.values()):
-        raise PlanError("links: the testbed builds scenarios whose flows all cross one bottleneck "
-                        "(a dumbbell or a chain); these flows have different bottlenecks")
+    # The shared bottleneck is the slowest link direction any flow crosses (the first such, in
+    # flow and path order); every flow must cross that link, in either direction, and nothing
+    # slower on its way.
+    i = min((h for f in flows for h in paths[f["name"]]), key=rate)[0]
+    crossing = {}
     for name, hops in paths.items():
-        slower = [h for h in hops if h != slowest and rate(h) < rate(slowest)]
-        if slower:
+        on = [h for h in hops if h[0] == i]
+        if not on:
+            raise PlanError("links: the testbed builds scenarios whose flows all cross one bottleneck "
+                            "(a dumbbell or a chain); these flows have different bottlenecks")
+        crossing[name] = on[0]
+        if any(rate(h) < rate(on[0]) for h in hops):
             raise PlanError(f"links: flow {name} crosses a link slower than the shared bottleneck")
-    i, d = slowest
+    d = crossing[flows[0]["name"]][1]  # forward: the first flow's direction
+    slowest = (i, d)
+    directions = {name: "forward" if h == slowest else "reverse" for name, h in crossing.items()}
+    side: dict[str, str] = {}
+    for f in flows:
+        up, down = (f["from"], f["to"]) if directions[f["name"]] == "forward" else (f["to"], f["from"])
+        for node, s in ((up, "sender"), (down, "receiver")):
+            if side.setdefault(nodes[node], s) != s:
+                raise PlanError(f"flows ({f['name']}): {nodes[node]} would be on both sides of the bottleneck")
+    senders = sorted(h for h, s in side.items() if s == "sender")
+    receivers = sorted(h for h, s in side.items() if s == "receiver")
     fwd, rev = links[i][d], links[i][_flip(d)]
     for where, q in ((d, fwd["queue"]), (_flip(d), rev["queue"])):
         if q.get("kind") != "droptail":
@@ -216,8 +238,9 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
         for t in change_times:
             for key, rev_ in (((src, dst), False), ((dst, src), True)):
                 changes.append((t, key[0], key[1], delay_at(hops, t, rev_)))
+        mine = fwd if directions[f["name"]] == "forward" else rev
         _check_window(f, [delay_at(hops, t, False) + delay_at(hops, t, True) for t in [0, *change_times]],
-                      fwd["bandwidth_bps"], fwd["queue"]["limit"])
+                      mine["bandwidth_bps"], mine["queue"]["limit"])
         app = f["app"]
         if app.get("kind") not in ("ftp", "file"):
             raise PlanError(f"flows ({f['name']}).app: the testbed runs bulk (ftp) and file transfers, "
@@ -240,6 +263,12 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
         specs.append(FlowSpec(name=f["name"], src=src, dst=dst, cc=kernel, start_s=f["start_ns"] / 1e9,
                               stop_s=None if stop is None else stop / 1e9,
                               size_bytes=app.get("bytes") if app.get("kind") == "file" else None))
+    for f in flows:
+        src, dst = nodes[f["from"]], nodes[f["to"]]
+        if src in routes and routes[src].mtu < routes[dst].mtu:
+            raise PlanError(f"flows ({f['name']}).tcp.packet_size: {src} receives {routes[src].mtu - KERNEL_HEADER_BYTES}"
+                            f"-byte segments and cannot send larger ones on the testbed ({dst} advertises the "
+                            f"MSS of its route back to {src}), got {routes[dst].mtu - KERNEL_HEADER_BYTES}")
     by_cc: dict[str, dict] = {}
     for name, (cc, params) in kernel_algs.items():
         if by_cc.setdefault(cc, params) != params:
@@ -261,4 +290,5 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
         kernel_algorithms=kernel_algs, duration_s=doc["duration_ns"] / 1e9, routes=routes,
         aqt=((a in doc.get("aqt_routers", []), b in doc.get("aqt_routers", []))
              if any(cc == "rovegas" for cc, _ in kernel_algs.values()) else None),
+        directions=directions, reverse_name=f"{nodes[b]}->{nodes[a]}",
     )

@@ -20,7 +20,9 @@ MAX_HOSTS_PER_SIDE = 253
 @dataclass(frozen=True)
 class Host:
     """A traffic end: a sender host lives in the sender namespace, a receiver in the receiver
-    namespace; each has its own address there."""
+    namespace; each has its own address there. The side is where the host is (upstream or
+    downstream of the forward queue), not what it does: with two-way traffic a host of either
+    side may send and receive."""
 
     name: str
     side: Literal["sender", "receiver"]
@@ -39,8 +41,9 @@ class Bottleneck:
 
 @dataclass(frozen=True)
 class Route:
-    """The sender namespace's route to one receiver host: the path MTU (bytes) and the initial
-    congestion window (packets).
+    """The route to one host from the other side's namespace (the sender namespace's route to
+    a receiver host; with two-way traffic also the receiver namespace's to a sender host): the
+    path MTU (bytes) and the initial congestion window (packets).
 
     (A locked ``cwnd`` route metric would set Linux's ``snd_cwnd_clamp``, but only for
     connections to a destination already in the kernel's TCP metrics cache, i.e. not the first
@@ -104,9 +107,8 @@ def validate(hosts: list[Host], bottleneck: Bottleneck, pair_delays_ns: dict[tup
         delay(f"delay_changes[{i}].delay_ns", d)
     limits = {"mtu": ROUTE_MTU, "initcwnd": (1, 2**31 - 1)}
     for host, r in routes.items():
-        if names.get(host) != "receiver":
-            raise TestbedError(f"routes[{host!r}]: not a receiver host (receivers: "
-                               f"{', '.join(n for n, side in names.items() if side == 'receiver')})")
+        if host not in names:
+            raise TestbedError(f"routes[{host!r}]: unknown host (hosts: {', '.join(names)})")
         for field, (lo, hi) in limits.items():
             v = getattr(r, field)
             if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
