@@ -48,6 +48,11 @@ impl Sink {
         self.next
     }
 
+    /// Whether data beyond the in-order point is held (out of order).
+    pub fn holds_out_of_order(&self) -> bool {
+        !self.received.is_empty()
+    }
+
     /// Whether `seq` is the connection's SYN.
     pub fn is_syn(&self, seq: i64) -> bool {
         self.syn_seq == Some(seq)

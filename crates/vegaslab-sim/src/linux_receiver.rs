@@ -36,8 +36,33 @@ const IMMEDIATE_OOO_ACKS: u32 = 3;
 const COMPRESSED_SACK_DELAY: Nanos = 1_000_000;
 /// SACK blocks kept (`TCP_NUM_SACKS`).
 const KEPT_BLOCKS: usize = 4;
-/// Reports kept for ACKs in flight; older ones (their ACKs lost) are dropped.
-const KEPT_REPORTS: usize = 1 << 15;
+/// Reports kept for ACKs in flight; older ones (their ACKs lost) are dropped. Well below half
+/// the 16-bit report numbers, so that [`LinuxReceiver::take`] tells older from newer.
+const KEPT_REPORTS: usize = 1 << 14;
+/// `tcp_comp_sack_nr`: ACKs compressed into one at most.
+const MAX_COMPRESSED_ACKS: u32 = 44;
+/// `TCP_SACK_BLOCKS_EXPECTED`: blocks a compressed ACK may leave out of date.
+const SACK_BLOCKS_EXPECTED: usize = 2;
+/// `TCP_RTO_MIN` and `TCP_TIMEOUT_INIT`, for the receiver's own RTO.
+const RTO_MIN: Nanos = 200_000_000;
+const INITIAL_RTO: Nanos = 1_000_000_000;
+
+/// One segment's arrival, as the receiver sees it: ns-2's sink keeps the in-order point and the
+/// data held beyond it.
+#[derive(Clone, Copy, Debug)]
+pub struct Arrival {
+    pub seq: i64,
+    /// Its timestamp value, ms.
+    pub tsval: u32,
+    /// The in-order point (`rcv_nxt`) before and after it.
+    pub nxt_before: i64,
+    pub nxt: i64,
+    /// Data was held out of order before it, and is after it.
+    pub had_out_of_order: bool,
+    pub out_of_order: bool,
+    /// It is the connection's SYN.
+    pub syn: bool,
+}
 
 /// An ACK the receiver sends now: its cumulative point, the number of its report and the
 /// bytes its SACK option adds.
@@ -71,6 +96,11 @@ pub struct LinuxReceiver {
     pub armed_at: Nanos,
     dup_acks: u32,
     dup_acks_at: i64,
+    /// ACKs compressed since the last one sent (`compressed_ack`).
+    compressed_acks: u32,
+    /// When the SYN arrived, and the receiver's RTO (`icsk_rto`).
+    syn_at: Option<Nanos>,
+    rto: Nanos,
     /// The timestamp the next ACK echoes (`ts_recent`), milliseconds.
     ts_recent: Option<u32>,
     next_report: u16,
@@ -94,70 +124,84 @@ impl LinuxReceiver {
             armed_at: 0,
             dup_acks: 0,
             dup_acks_at: -1,
+            compressed_acks: 0,
+            syn_at: None,
+            rto: INITIAL_RTO,
             ts_recent: None,
             next_report: 0,
             reports: VecDeque::new(),
         }
     }
 
-    /// Segment `seq` with timestamp value `tsval` (ms) arrived at `now`; the in-order
-    /// point moved from `nxt_before` to `nxt` (ns-2's sink keeps it). `syn`: the segment is
-    /// the connection's SYN. Returns the ACK to send at once, if any.
-    pub fn receive(&mut self, seq: i64, tsval: u32, nxt_before: i64, nxt: i64, syn: bool, now: Nanos) -> Option<OutgoingAck> {
-        if seq <= self.wup {
-            self.ts_recent = Some(tsval);
+    /// A segment arrived at `now` ([`Arrival`]): the ACK to send at once, if any.
+    pub fn receive(&mut self, a: Arrival, now: Nanos) -> Option<OutgoingAck> {
+        if a.seq <= self.wup {
+            self.ts_recent = Some(a.tsval);
         }
-        if syn {
-            self.wup = nxt;
-            return Some(self.send(nxt));
+        if a.syn {
+            self.syn_at = Some(now);
+            self.wup = a.nxt;
+            return Some(self.send(a.nxt));
         }
-        let duplicate = seq < nxt_before || self.blocks.iter().any(|&(lo, hi)| lo <= seq && seq < hi);
-        if duplicate {
-            // `tcp_dsack_set`, `tcp_enter_quickack_mode`.
+        let mut flushed = None;
+        if a.seq < a.nxt_before {
+            // Old data (`tcp_data_queue`): a DSACK, and quick ACKs again.
             if self.opts.sack {
-                self.dsack = Some(seq);
+                self.dsack = Some(a.seq);
             }
-            self.quick = self.quick.max(MAX_QUICKACKS);
-            self.ato = ATO_MIN;
-        } else if nxt > nxt_before {
+            self.enter_quickack_mode();
+        } else if a.nxt > a.nxt_before {
             self.data_recv(now);
-            let had_holes = !self.blocks.is_empty();
-            self.blocks.retain(|&(lo, _)| lo > nxt);
-            if had_holes && self.blocks.is_empty() {
+            self.blocks.retain(|&(lo, _)| lo > a.nxt);
+            if a.had_out_of_order && !a.out_of_order {
                 self.ack_now = true; // the last hole is filled (RFC 5681 section 4.2)
             }
         } else {
-            self.add_block(seq);
+            // Out of order (`tcp_data_queue_ofo`): a duplicate of held data is reported as a
+            // DSACK with its block moved first.
+            let held = self.blocks.iter().any(|&(lo, hi)| lo <= a.seq && a.seq < hi);
+            if held && self.opts.sack {
+                self.dsack = Some(a.seq);
+            }
+            flushed = self.add_block(a.seq, a.nxt);
         }
         self.owed = true;
-        if !self.opts.delayed_ack || self.ack_now || nxt - self.wup > 1 || self.quick > 0 {
-            return Some(self.send(nxt));
+        if !self.opts.delayed_ack || self.ack_now || a.nxt - self.wup > 1 || self.quick > 0 {
+            return Some(self.send(a.nxt));
         }
-        if !self.blocks.is_empty() && self.opts.sack {
-            if self.dup_acks_at != nxt {
-                self.dup_acks_at = nxt;
+        if a.out_of_order {
+            if !self.opts.sack {
+                return Some(self.send(a.nxt)); // without SACK every out-of-order segment is a dupack
+            }
+            if self.dup_acks_at != a.nxt {
+                self.dup_acks_at = a.nxt;
                 self.dup_acks = 0;
             }
-            if self.dup_acks < IMMEDIATE_OOO_ACKS {
+            if self.dup_acks < IMMEDIATE_OOO_ACKS || self.compressed_acks >= MAX_COMPRESSED_ACKS {
                 self.dup_acks += 1;
-                return Some(self.send(nxt));
+                return Some(self.send(a.nxt));
             }
+            // A compressed SACK (`tcp_comp_sack_delay_ns`).
+            self.compressed_acks += 1;
             if self.deadline.is_none() {
                 self.arm(now, now + COMPRESSED_SACK_DELAY, true);
             }
-            return None;
-        }
-        if !self.opts.sack && !self.blocks.is_empty() {
-            return Some(self.send(nxt)); // without SACK every out-of-order segment is a dupack
+            return flushed;
         }
         // The delayed ACK (`tcp_send_delayed_ack`).
         let ato = self.ato.min(DELACK_MAX);
         match self.deadline {
-            Some(d) if d <= now + ato / 4 => return Some(self.send(nxt)),
+            Some(d) if d <= now + ato / 4 => return Some(self.send(a.nxt)),
             Some(d) => self.arm(now, d.min(now + ato), false),
             None => self.arm(now, now + ato, false),
         }
-        None
+        flushed
+    }
+
+    /// `tcp_enter_quickack_mode`: quick ACKs again, the timeout at its minimum.
+    fn enter_quickack_mode(&mut self) {
+        self.quick = self.quick.max(MAX_QUICKACKS);
+        self.ato = ATO_MIN;
     }
 
     fn arm(&mut self, now: Nanos, at: Nanos, compressed: bool) {
@@ -178,9 +222,13 @@ impl LinuxReceiver {
         Some(self.send(nxt))
     }
 
-    /// `tcp_event_data_recv`: quick ACKs at the first segment, the timeout adapted to the gap.
+    /// `tcp_event_data_recv`: quick ACKs at the first segment and after a silence longer than
+    /// the RTO, the timeout adapted to the gap (never beyond the RTO).
     fn data_recv(&mut self, now: Nanos) {
         if self.ato == 0 {
+            // The receiver's RTO: its handshake's round trip (the SYN to the first data) plus
+            // `TCP_RTO_MIN`, or `TCP_TIMEOUT_INIT` without a SYN.
+            self.rto = self.syn_at.map_or(INITIAL_RTO, |syn| now.saturating_sub(syn) + RTO_MIN);
             self.quick = self.quick.max(MAX_QUICKACKS);
             self.ato = ATO_MIN;
         } else {
@@ -188,15 +236,26 @@ impl LinuxReceiver {
             if gap <= ATO_MIN / 2 {
                 self.ato = self.ato / 2 + ATO_MIN / 2;
             } else if gap < self.ato {
-                self.ato = (self.ato / 2 + gap).min(DELACK_MAX);
+                self.ato = (self.ato / 2 + gap).min(self.rto);
+            } else if gap > self.rto {
+                self.quick = self.quick.max(MAX_QUICKACKS);
             }
         }
         self.last_arrival = now;
     }
 
-    /// `tcp_sack_new_ofo_skb`: the block holding `seq` grows or is new, and goes first.
-    fn add_block(&mut self, seq: i64) {
-        if let Some(i) = self.blocks.iter().position(|&(lo, hi)| seq + 1 == lo || seq == hi) {
+    /// `tcp_sack_new_ofo_skb`: the block holding `seq` grows or is new, and goes first. A
+    /// pending compressed ACK leaves first, with the blocks as they were, when the segment
+    /// touches a block beyond the first two or adds one (`tcp_sack_compress_send_ack`): its
+    /// report would otherwise miss blocks the option has no room for. Returns that ACK.
+    fn add_block(&mut self, seq: i64, nxt: i64) -> Option<OutgoingAck> {
+        let found = self.blocks.iter().position(|&(lo, hi)| lo <= seq + 1 && seq <= hi);
+        let index = found.unwrap_or(self.blocks.len());
+        let flushed = (index >= SACK_BLOCKS_EXPECTED && self.compressed_acks > 0 && self.opts.sack).then(|| {
+            self.compressed_acks -= 1;
+            self.send(nxt)
+        });
+        if let Some(i) = found {
             let (lo, hi) = self.blocks.remove(i);
             let mut block = (lo.min(seq), hi.max(seq + 1));
             // Coalesce with any block the grown one now touches.
@@ -212,6 +271,7 @@ impl LinuxReceiver {
             self.blocks.truncate(KEPT_BLOCKS - 1);
             self.blocks.insert(0, (seq, seq + 1));
         }
+        flushed
     }
 
     /// Send an ACK now: its report is kept for the sender.
@@ -231,6 +291,7 @@ impl LinuxReceiver {
         self.owed = false;
         self.ack_now = false;
         self.deadline = None;
+        self.compressed_acks = 0;
         if self.quick > 0 {
             self.quick -= 1;
             if self.quick == 0 {
@@ -281,9 +342,15 @@ mod tests {
         LinuxReceiver::new(LinuxTcp::default())
     }
 
+    /// Segment `seq` moving the in-order point from `nxt_before` to `nxt`, with data held out
+    /// of order before and after as given.
+    fn arrival(seq: i64, nxt_before: i64, nxt: i64, held: (bool, bool)) -> Arrival {
+        Arrival { seq, tsval: 0, nxt_before, nxt, had_out_of_order: held.0, out_of_order: held.1, syn: false }
+    }
+
     /// Feed segments in order from `from` with 1 ms gaps; returns which got an ACK at once.
     fn in_order(r: &mut LinuxReceiver, from: i64, n: i64, t0: Nanos) -> Vec<bool> {
-        (from..from + n).map(|seq| r.receive(seq, 0, seq, seq + 1, false, t0 + (seq - from) as Nanos * 1_000_000).is_some()).collect()
+        (from..from + n).map(|seq| r.receive(arrival(seq, seq, seq + 1, (false, false)), t0 + (seq - from) as Nanos * 1_000_000).is_some()).collect()
     }
 
     #[test]
@@ -298,7 +365,7 @@ mod tests {
     fn a_lone_segment_waits_for_the_forty_millisecond_timer() {
         let mut r = receiver();
         in_order(&mut r, 0, 16, 0);
-        assert!(r.receive(16, 0, 16, 17, false, 100_000_000).is_none());
+        assert!(r.receive(arrival(16, 16, 17, (false, false)), 100_000_000).is_none());
         assert_eq!(r.deadline, Some(140_000_000));
         let ack = r.on_timer(17).expect("an ACK was owed");
         assert_eq!(ack.cum, 16);
@@ -311,18 +378,18 @@ mod tests {
         in_order(&mut r, 0, 20, 0);
         // 20 is lost; 21, 22 and 24 arrive.
         for seq in [21, 22, 24] {
-            let ack = r.receive(seq, 0, 20, 20, false, 50_000_000).expect("immediate");
+            let ack = r.receive(arrival(seq, 20, 20, (seq != 21, true)), 50_000_000).expect("immediate");
             assert_eq!(ack.cum, 19);
             r.take(ack.report);
         }
-        let ack = r.receive(25, 0, 20, 20, false, 51_000_000);
+        let ack = r.receive(arrival(25, 20, 20, (true, true)), 51_000_000);
         assert!(ack.is_none(), "the fourth ACK at one point is compressed");
         let ack = r.on_timer(20).unwrap();
         let report = r.take(ack.report).unwrap();
         assert_eq!(report.blocks(), &[(24, 26), (21, 23)]);
         assert_eq!(ack.option_bytes, 20);
         // The retransmission fills the hole: an immediate ACK of everything.
-        let ack = r.receive(20, 0, 20, 23, false, 60_000_000).unwrap();
+        let ack = r.receive(arrival(20, 20, 23, (true, true)), 60_000_000).unwrap();
         assert_eq!(ack.cum, 22);
         let report = r.take(ack.report).unwrap();
         assert_eq!(report.blocks(), &[(24, 26)]);
@@ -332,15 +399,42 @@ mod tests {
     fn duplicate_data_is_reported_as_a_dsack_first() {
         let mut r = receiver();
         in_order(&mut r, 0, 20, 0);
-        let ack = r.receive(5, 0, 20, 20, false, 30_000_000).expect("a duplicate is acknowledged at once");
+        let ack = r.receive(arrival(5, 20, 20, (false, false)), 30_000_000).expect("a duplicate is acknowledged at once");
         let report = r.take(ack.report).unwrap();
         assert_eq!(report.dsack, Some(5));
     }
 
     #[test]
+    fn a_pending_compressed_ack_leaves_before_a_third_block_would_push_one_out() {
+        let mut r = receiver();
+        in_order(&mut r, 0, 20, 0);
+        // Holes at 20, 23: blocks (21, 23) and (24, 25), then 25 is compressed.
+        for (seq, held) in [(21, false), (22, true), (24, true)] {
+            r.receive(arrival(seq, 20, 20, (held, true)), 50_000_000).expect("immediate");
+        }
+        assert!(r.receive(arrival(25, 20, 20, (true, true)), 50_100_000).is_none());
+        // 27 opens a third block: the compressed ACK goes first, without it.
+        let ack = r.receive(arrival(27, 20, 20, (true, true)), 50_200_000).expect("the pending ACK");
+        assert_eq!(r.take(ack.report).unwrap().blocks(), &[(24, 26), (21, 23)]);
+        assert!(r.deadline.is_some(), "27's own ACK is compressed in turn");
+    }
+
+    #[test]
+    fn a_duplicate_of_held_data_is_a_dsack_without_quick_acks() {
+        let mut r = receiver();
+        in_order(&mut r, 0, 20, 0);
+        for (seq, held) in [(21, false), (22, true), (23, true)] {
+            r.receive(arrival(seq, 20, 20, (held, true)), 50_000_000).expect("immediate");
+        }
+        assert!(r.receive(arrival(22, 20, 20, (true, true)), 50_100_000).is_none(), "compressed, not a quick ACK");
+        let ack = r.on_timer(20).unwrap();
+        assert_eq!(r.take(ack.report).unwrap().dsack, Some(22));
+    }
+
+    #[test]
     fn reports_of_lost_acks_are_dropped_and_an_overtaken_ack_finds_none() {
         let mut r = receiver();
-        let ids: Vec<u16> = (0..3).map(|seq| r.receive(seq, 0, seq, seq + 1, false, 0).unwrap().report).collect();
+        let ids: Vec<u16> = (0..3).map(|seq| r.receive(arrival(seq, seq, seq + 1, (false, false)), 0).unwrap().report).collect();
         assert!(r.take(ids[2]).is_some());
         assert!(r.take(ids[0]).is_none());
     }

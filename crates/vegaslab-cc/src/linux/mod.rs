@@ -219,11 +219,8 @@ impl LinuxAgent {
                 break;
             }
             let seq = self.board.nxt();
-            if self.in_flight() == 0 && !(seq == 0 && s.cfg.syn) {
-                // CA_EVENT_TX_START: data leaves with nothing in flight (`tcp_event_data_sent`).
-                let mut w = self.window(s);
-                cc.cwnd_event(&mut w, CwndEvent::TxStart { now, last_send: s.last_send });
-                s.apply(&w);
+            if !(seq == 0 && s.cfg.syn) {
+                self.data_sent(s, cc, now);
             }
             let first = self.board.packets_out() == 0;
             self.board.push_new(now);
@@ -237,6 +234,8 @@ impl LinuxAgent {
                 break;
             }
         }
+        // However the loop ended, a full pipe is cwnd-limited (`tcp_write_xmit`).
+        cwnd_limited |= self.in_flight() >= s.cwnd as i64;
         if sent > 0 || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }
@@ -249,6 +248,16 @@ impl LinuxAgent {
             }
         }
         sent
+    }
+
+    /// A data segment, new or resent, is about to leave: with nothing in flight the controller
+    /// hears CA_EVENT_TX_START (`tcp_event_data_sent`, for every transmission).
+    fn data_sent(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos) {
+        if self.in_flight() == 0 {
+            let mut w = self.window(s);
+            cc.cwnd_event(&mut w, CwndEvent::TxStart { now, last_send: s.last_send });
+            s.apply(&w);
+        }
     }
 
     /// `tcp_cwnd_validate`: remember, per window, whether the sender was cwnd-limited and the
@@ -379,8 +388,14 @@ impl LinuxAgent {
             dsack_probe = r.dsack.is_some_and(|d| self.tlp_high_seq == Some(d + 1));
         }
         if una < prior_una {
-            // An old ACK: its SACK information only.
-            self.after_old_ack(s, cc, now, tagged.sacked > 0);
+            // An old ACK: its SACK information only, for the state machine (`tcp_ack`'s old_ack).
+            if tagged.sacked > 0 {
+                let (_, retransmit) = self.fastretrans_alert(s, cc, now, false);
+                if retransmit {
+                    self.xmit_retransmit_queue(s, cc, now);
+                }
+                self.sync(s);
+            }
             return;
         }
         let rack = &mut self.rack;
@@ -435,7 +450,11 @@ impl LinuxAgent {
         }
         // 4. The state machine, when the ACK is not a plain in-order one.
         let dubious = dupack || tagged.sacked > 0 || report.is_some_and(|r| r.dsack.is_some()) || self.state != CaState::Open;
-        let mut rearm = advanced;
+        // The timer restarts on an ACK of data, and on a SACK of data sent before the first
+        // segment's last transmission (`tcp_clean_rtx_queue`'s FLAG_SET_XMIT_TIMER).
+        let head_sent = self.board.get(self.board.una).map(|h| h.sent);
+        let sack_rearm = !advanced && tagged.first_sent.zip(head_sent).is_some_and(|(f, h)| f < h);
+        let mut rearm = advanced || sack_rearm;
         let mut retransmit = false;
         if dubious {
             let (armed, rexmit) = self.fastretrans_alert(s, cc, now, advanced);
@@ -462,6 +481,8 @@ impl LinuxAgent {
         }
         self.write_xmit(s, cc, now, false);
         self.sync(s);
+        #[cfg(debug_assertions)]
+        self.board.check();
         if una >= s.curseq {
             s.check_finished(now);
         }
@@ -483,17 +504,6 @@ impl LinuxAgent {
         self.write_xmit(s, cc, now, false);
         self.set_xmit_timer(s, now);
         self.sync(s);
-    }
-
-    /// An ACK below `snd_una` with news of SACKed data: losses marked, repaired.
-    fn after_old_ack(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, sacked: bool) {
-        if sacked {
-            let reo = self.reo_wnd();
-            let (marked, _) = self.rack.mark_lost(&mut self.board, now, reo);
-            self.lost_total += marked;
-            self.xmit_retransmit_queue(s, cc, now);
-            self.sync(s);
-        }
     }
 
     /// Without SACK each duplicate ACK stands for a segment that arrived (`tcp_add_reno_sack`);
@@ -582,7 +592,6 @@ impl LinuxAgent {
                 CaState::Recovery => {
                     // Without SACK the state holds until something beyond it is acknowledged.
                     if !(self.opts.sack || una > self.high_seq) {
-                        self.try_keep_open(s, cc);
                         return (false, false);
                     }
                     self.set_state(s, cc, CaState::Open);
@@ -602,7 +611,13 @@ impl LinuxAgent {
                 armed = self.identify_loss(s, now, advanced);
             }
             CaState::Loss => {
+                // A retransmission found lost ends the Loss state in a recovery of its own
+                // (FLAG_LOST_RETRANS falls through to `tcp_enter_recovery`).
+                let prior_retrans = self.board.retrans_out;
                 armed = self.identify_loss(s, now, advanced);
+                if self.board.retrans_out < prior_retrans && self.board.lost_out > 0 {
+                    self.enter_recovery(s, cc);
+                }
             }
             _ => {
                 armed = self.identify_loss(s, now, advanced);
@@ -665,7 +680,7 @@ impl LinuxAgent {
         if !self.opts.prr {
             return;
         }
-        if delivered <= 0 || self.prior_cwnd <= 0.0 {
+        if delivered <= 0 || self.prior_cwnd < 1.0 {
             return;
         }
         let in_flight = self.in_flight();
@@ -717,6 +732,7 @@ impl LinuxAgent {
             if s.cwnd as i64 - self.in_flight() <= 0 || self.board.retrans_out >= self.board.lost_out {
                 break;
             }
+            self.data_sent(s, cc, now);
             self.board.retransmit(seq, now);
             self.output(s, cc, now, seq, true);
             if self.state != CaState::Loss {
@@ -737,7 +753,13 @@ impl LinuxAgent {
 
     /// The timer slot fired.
     pub fn timeout(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos) {
-        let Some(kind) = self.timer.take() else { return };
+        // The slot stays with a probe or reordering timer until its handler re-arms it, so
+        // that the RTO then counts from the first segment's send (`tcp_write_timer_handler`
+        // clears it only for the RTO).
+        let Some(kind) = self.timer else { return };
+        if kind == Timer::Rto {
+            self.timer = None;
+        }
         match kind {
             Timer::Rto => self.retransmit_timer(s, cc, now),
             Timer::Probe => self.send_loss_probe(s, cc, now),
@@ -784,6 +806,7 @@ impl LinuxAgent {
         // Resend the first segment, back the timer off.
         self.rto_retransmits += 1;
         if self.board.get(una).is_some_and(|h| !h.has(SACKED)) {
+            self.data_sent(s, cc, now);
             self.board.retransmit(una, now);
             self.output(s, cc, now, una, true);
         }
@@ -802,6 +825,7 @@ impl LinuxAgent {
                 match self.board.get(last) {
                     Some(g) if !g.has(SACKED) => {
                         // A probe's retransmission is not counted in flight (`__tcp_retransmit_skb`).
+                        self.data_sent(s, cc, now);
                         self.board.touch(last, now);
                         self.output(s, cc, now, last, true);
                         self.tlp_retrans = true;
@@ -824,7 +848,7 @@ impl LinuxAgent {
         let prior_in_flight = self.in_flight();
         let prior_lost = self.lost_total;
         let reo = self.reo_wnd();
-        let (marked, wait) = self.rack.detect(&mut self.board, now, reo);
+        let (marked, _) = self.rack.detect(&mut self.board, now, reo);
         self.lost_total += marked;
         if self.in_flight() != prior_in_flight {
             if self.state != CaState::Recovery {
@@ -834,10 +858,8 @@ impl LinuxAgent {
             }
             self.xmit_retransmit_queue(s, cc, now);
         }
-        if let Some(wait_us) = wait {
-            let delay = (jiffies_ns(wait_us) + 2_000_000).min(self.rtt.backed_off_ns());
-            self.arm(s, Timer::Reorder, delay, now);
-        } else if self.timer.is_none() {
+        // Linux re-arms the RTO here, not the reordering timer.
+        if self.timer != Some(Timer::Rto) {
             self.rearm_rto(s, now);
         }
     }

@@ -72,10 +72,9 @@ impl LinuxRtt {
         self.srtt8 >> 3
     }
 
-    /// The windowed minimum RTT in µs (`tcp_min_rtt`; 0 before a sample: Linux's `~0U` is
-    /// never read before one here).
+    /// The windowed minimum RTT in µs (`tcp_min_rtt`; before any sample Linux's `~0U`).
     pub fn min_rtt_us(&self) -> i64 {
-        self.min_rtt.map_or(0, |(m, _)| m)
+        self.min_rtt.map_or(i64::from(u32::MAX), |(m, _)| m)
     }
 
     /// A valid sample: `seq_rtt` feeds the estimator, `ca_rtt` the minimum filter

@@ -226,9 +226,9 @@ impl Scoreboard {
         c
     }
 
-    /// The counts agree with the marks (tests).
-    #[cfg(test)]
-    fn check(&self) {
+    /// The counts agree with the marks (tests, and debug builds after every ACK).
+    #[cfg(any(test, debug_assertions))]
+    pub fn check(&self) {
         let count = |f: u8| self.segs.iter().filter(|s| s.has(f)).count() as i64;
         assert_eq!(self.sacked_out, count(SACKED));
         assert_eq!(self.lost_out, count(LOST));

@@ -5,7 +5,7 @@ use super::clocks::event_clock;
 use super::Simulator;
 use crate::event::Event;
 use crate::packet::{Kind, Packet};
-use crate::linux_receiver::OutgoingAck;
+use crate::linux_receiver::{Arrival, OutgoingAck};
 use vegaslab_cc::{secs, AckInfo, Nanos, QueueingTimes};
 
 impl Simulator {
@@ -57,11 +57,15 @@ impl Simulator {
         }
         let (child, parent) = (f.child, f.parent as usize);
         let nxt_before = f.sink.next();
+        let held_before = f.sink.holds_out_of_order();
         let mut ack = f.sink.receive(p.seqno);
         let mut extra = 0;
         let mut report = 0;
         if f.on_linux {
-            let outgoing = self.linux_receive(p.flow as usize, p.seqno, p.aqt_echo, nxt_before, ack + 1, t);
+            let held = f.sink.holds_out_of_order();
+            let syn = f.sink.is_syn(p.seqno);
+            let arrival = Arrival { seq: p.seqno, tsval: p.aqt_echo, nxt_before, nxt: ack + 1, had_out_of_order: held_before, out_of_order: held, syn };
+            let outgoing = self.linux_receive(p.flow as usize, arrival, t);
             let f = &self.flows[p.flow as usize];
             if f.child {
                 self.count_child_bytes(parent, t, p.size);
@@ -94,15 +98,12 @@ impl Simulator {
         }
     }
 
-    /// Linux's receiver of flow `f` takes segment `seq` at `t` (the in-order point moved from
-    /// `nxt_before` to `nxt`): the ACK to send now, if any; a delayed one keeps the flow's
-    /// timer.
+    /// Linux's receiver of flow `f` takes a segment at `t`: the ACK to send now, if any; a
+    /// delayed one keeps the flow's timer.
     #[cold]
     #[inline(never)]
-    fn linux_receive(&mut self, f: usize, seq: i64, tsval: u32, nxt_before: i64, nxt: i64, t: Nanos) -> Option<OutgoingAck> {
-        let flow = &mut self.flows[f];
-        let syn = flow.sink.is_syn(seq);
-        let out = flow.linux.as_mut()?.receive(seq, tsval, nxt_before, nxt, syn, t);
+    fn linux_receive(&mut self, f: usize, arrival: Arrival, t: Nanos) -> Option<OutgoingAck> {
+        let out = self.flows[f].linux.as_mut()?.receive(arrival, t);
         self.arm_timer(f);
         out
     }
