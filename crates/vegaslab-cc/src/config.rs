@@ -133,17 +133,22 @@ pub struct LinuxTcp {
     /// Restart from a smaller window after an idle period longer than the RTO (RFC 2861,
     /// `tcp_slow_start_after_idle = 1`, `tcp_cwnd_restart`).
     pub slow_start_after_idle: bool,
+    /// Undo a reduction that proves spurious: an ACK echoing a timestamp older than the first
+    /// retransmission (Eifel detection, RFC 3522; `tcp_packet_delayed`), or F-RTO's verdict
+    /// after a timeout (RFC 5682, `tcp_frto = 2`), which also sends new data rather than
+    /// retransmissions on the first ACK after a timeout.
+    pub undo: bool,
 }
 
 impl Default for LinuxTcp {
     fn default() -> Self {
-        LinuxTcp { sack: true, rack_tlp: true, prr: true, delayed_ack: true, timestamps: true, cwnd_limited: true, slow_start_after_idle: true }
+        LinuxTcp { sack: true, rack_tlp: true, prr: true, delayed_ack: true, timestamps: true, cwnd_limited: true, slow_start_after_idle: true, undo: true }
     }
 }
 
 impl LinuxTcp {
     /// The switches' scenario names, in the order the docs list them.
-    pub const NAMES: [&'static str; 7] = ["sack", "rack_tlp", "prr", "delayed_ack", "timestamps", "cwnd_limited", "slow_start_after_idle"];
+    pub const NAMES: [&'static str; 8] = ["sack", "rack_tlp", "prr", "delayed_ack", "timestamps", "cwnd_limited", "slow_start_after_idle", "undo"];
 }
 
 /// The `tcp` values that differ between the stacks when a scenario leaves them out: Linux's

@@ -169,3 +169,40 @@ fn runs_on_linux_stack_are_deterministic() {
     assert_eq!(a["flows"], b["flows"]);
     assert!(flow(&a, "retransmitted_pkts") > 10.0);
 }
+
+#[test]
+fn a_spurious_timeout_after_a_delay_jump_is_undone_not_repaired_by_going_back() {
+    // The path's delay jumps from 40 ms to 840 ms round trip at 10 s: the RTO fires before the
+    // delayed ACKs arrive. The first of them echoes a timestamp older than the retransmission
+    // (and acknowledges data never resent): the timeout was spurious and is undone.
+    let jump = r#"
+[run]
+duration = "15s"
+[[links]]
+endpoints = ["S", "R"]
+bandwidth = "1Gbps"
+delay = "1ms"
+delay_schedule = [{ at = "10s", delay = "400ms" }]
+[[links]]
+endpoints = ["R", "D"]
+bandwidth = "20Mbps"
+delay = "19ms"
+queue = { limit = 67 }
+[[flows]]
+from = "S"
+to = "D"
+cc = "vegas"
+params = { flavour = "linux" }
+tcp = { packet_size = 1448 }
+"#;
+    let undone = run(jump, &[]);
+    let kept = run(jump, &["flows[0].tcp.linux.undo=false"]);
+    assert_eq!((flow(&undone, "timeouts"), flow(&kept, "timeouts")), (1.0, 1.0));
+    let extra = flow(&kept, "retransmitted_pkts") - flow(&undone, "retransmitted_pkts");
+    assert!(extra > 20.0, "without undo the sender resent {extra} more segments");
+    // Timestamps alone (Eifel) or F-RTO alone find it.
+    let eifel = run(jump, &["flows[0].tcp.linux.timestamps=true"]);
+    let frto = run(jump, &["flows[0].tcp.linux.timestamps=false"]);
+    assert_eq!(flow(&eifel, "retransmitted_pkts"), flow(&undone, "retransmitted_pkts"));
+    assert!(flow(&frto, "retransmitted_pkts") < flow(&kept, "retransmitted_pkts") - 20.0);
+}

@@ -32,9 +32,12 @@
 //! backs the timer off and resends the first segment; recovery from it slow-starts through
 //! the controller's `cong_avoid`.
 //!
-//! Not modelled, each named in docs/decisions.md: undo of spurious reductions (DSACK, Eifel,
-//! F-RTO; the paths here neither reorder nor duplicate), the adaptation of RACK's
-//! reordering window to DSACKs, pacing, TSO, ECN, and `tcp_cwnd_application_limited`.
+//! A reduction that proves spurious is undone (`tcp_try_undo_loss`, `tcp_try_undo_recovery`):
+//! an ACK echoing a timestamp from before the first retransmission (Eifel, RFC 3522), or
+//! F-RTO's verdict after a timeout (RFC 5682). Not modelled, each named in docs/decisions.md:
+//! undo by DSACKs and partial undo (the paths here neither reorder nor duplicate), the
+//! adaptation of RACK's reordering window to DSACKs, pacing, TSO, ECN, and
+//! `tcp_cwnd_application_limited`.
 
 pub mod rack;
 pub mod rtt;
@@ -100,6 +103,41 @@ pub struct LinuxAgent {
     cwnd_usage_seq: i64,
     /// The first ACK (of the SYN, or of the first segment) has arrived.
     established: bool,
+    /// Undo of a reduction found spurious: `snd_una` when the episode began (`undo_marker`),
+    /// while undo is possible, and ssthresh before the cut (`prior_ssthresh`).
+    undo_marker: Option<i64>,
+    prior_ssthresh: i64,
+    /// The timestamp of the episode's first retransmission (`retrans_stamp`), ms.
+    retrans_stamp: Option<u32>,
+    /// F-RTO (RFC 5682, SACK-enhanced, `tcp_frto = 2`) is judging the last RTO.
+    frto: bool,
+    /// What the ACK being processed says, for the state machine.
+    flags: AckFlags,
+}
+
+/// What one ACK did, as `tcp_fastretrans_alert` and F-RTO read it (Linux's `FLAG_*`).
+#[derive(Clone, Copy, Debug, Default)]
+struct AckFlags {
+    /// `FLAG_SND_UNA_ADVANCED`.
+    advanced: bool,
+    /// `FLAG_DATA_SACKED`.
+    sacked: bool,
+    /// A duplicate ACK: nothing acknowledged or SACKed.
+    dupack: bool,
+    /// `FLAG_ORIG_SACK_ACKED`: data sent once and sent before the episode was delivered.
+    original_delivered: bool,
+    /// The timestamp echoed (TSecr), ms.
+    echo: Option<u32>,
+}
+
+/// What the Loss state resends on an ACK (`REXMIT_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rexmit {
+    None,
+    /// The segments marked lost.
+    Lost,
+    /// New data instead (F-RTO's step 2b).
+    New,
 }
 
 impl LinuxAgent {
@@ -126,6 +164,11 @@ impl LinuxAgent {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             established: false,
+            undo_marker: None,
+            prior_ssthresh: 0,
+            retrans_stamp: None,
+            frto: false,
+            flags: AckFlags::default(),
         }
     }
 
@@ -390,6 +433,7 @@ impl LinuxAgent {
         if una < prior_una {
             // An old ACK: its SACK information only, for the state machine (`tcp_ack`'s old_ack).
             if tagged.sacked > 0 {
+                self.flags = AckFlags { sacked: true, echo: ack.linux.and_then(|r| r.echo_ms), ..AckFlags::default() };
                 let (_, retransmit) = self.fastretrans_alert(s, cc, now, false);
                 if retransmit {
                     self.xmit_retransmit_queue(s, cc, now);
@@ -415,6 +459,14 @@ impl LinuxAgent {
             }
         }
         let delivered = cleaned.delivered + tagged.sacked + i64::from(!self.opts.sack && dupack);
+        let original = cleaned.lowest_original.into_iter().chain(tagged.lowest_original).min();
+        self.flags = AckFlags {
+            advanced,
+            sacked: tagged.sacked > 0,
+            dupack,
+            original_delivered: original.is_some_and(|q| q < self.high_seq),
+            echo: ack.linux.and_then(|r| r.echo_ms).filter(|_| self.opts.timestamps),
+        };
         // 2. RTT samples (`tcp_clean_rtx_queue`, `tcp_ack_update_rtt`).
         let age = |t: Option<Nanos>| t.map(|t| micros(now.saturating_sub(t)));
         let (mut seq_rtt, mut ca_rtt) = if cleaned.retrans_acked { (None, None) } else { (age(cleaned.first_sent), age(cleaned.last_sent)) };
@@ -582,8 +634,10 @@ impl LinuxAgent {
     /// armed, lost segments are to be retransmitted).
     fn fastretrans_alert(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, advanced: bool) -> (bool, bool) {
         let una = self.board.una;
-        // D. Leaving a state once everything sent before it is acknowledged.
-        if self.state != CaState::Open && una >= self.high_seq {
+        // D. Leaving a state once everything sent before it is acknowledged (Loss: below).
+        if self.state == CaState::Open {
+            self.retrans_stamp = None;
+        } else if una >= self.high_seq {
             match self.state {
                 CaState::Cwr if una != self.high_seq => {
                     self.end_cwnd_reduction(s);
@@ -594,50 +648,146 @@ impl LinuxAgent {
                     if !(self.opts.sack || una > self.high_seq) {
                         return (false, false);
                     }
-                    self.set_state(s, cc, CaState::Open);
+                    self.try_undo_recovery(s, cc);
                     self.end_cwnd_reduction(s);
                     self.reno_sacked = 0;
-                }
-                CaState::Loss => {
-                    self.set_state(s, cc, CaState::Open);
                 }
                 _ => {}
             }
         }
         // E. The state's own processing.
-        let armed;
         match self.state {
-            CaState::Recovery => {
-                armed = self.identify_loss(s, now, advanced);
-            }
+            CaState::Recovery => (self.identify_loss(s, now, advanced), true),
             CaState::Loss => {
-                // A retransmission found lost ends the Loss state in a recovery of its own
-                // (FLAG_LOST_RETRANS falls through to `tcp_enter_recovery`).
+                let rexmit = self.process_loss(s, cc);
                 let prior_retrans = self.board.retrans_out;
-                armed = self.identify_loss(s, now, advanced);
-                if self.board.retrans_out < prior_retrans && self.board.lost_out > 0 {
-                    self.enter_recovery(s, cc);
+                let armed = self.identify_loss(s, now, advanced);
+                // A retransmission found lost ends the Loss state in a recovery of its own
+                // (FLAG_LOST_RETRANS), as an undo does in Open.
+                let lost_retrans = self.board.retrans_out < prior_retrans;
+                if self.state == CaState::Open || lost_retrans {
+                    return self.open_branch(s, cc, now, advanced, armed);
                 }
+                (armed, rexmit == Rexmit::Lost)
             }
-            _ => {
-                armed = self.identify_loss(s, now, advanced);
-                if self.board.lost_out == 0 {
-                    // `tcp_try_to_open`: a CWR in progress runs its course.
-                    if self.state != CaState::Cwr {
-                        self.try_keep_open(s, cc);
-                    }
-                    return (armed, false);
+            _ => self.open_branch(s, cc, now, advanced, false),
+        }
+    }
+
+    /// The Open, Disorder and CWR states' processing: a loss found starts a recovery.
+    fn open_branch(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos, advanced: bool, armed: bool) -> (bool, bool) {
+        let armed = armed || self.identify_loss(s, now, advanced);
+        if self.board.lost_out == 0 {
+            // `tcp_try_to_open`: a CWR in progress runs its course.
+            if !self.any_retrans_done() {
+                self.retrans_stamp = None;
+            }
+            if self.state != CaState::Cwr {
+                self.try_keep_open(s, cc);
+            }
+            return (armed, false);
+        }
+        self.enter_recovery(s, cc);
+        (armed, true)
+    }
+
+    /// `tcp_process_loss`: the Loss state on an ACK, F-RTO included (RFC 5682 section 3.1).
+    fn process_loss(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl) -> Rexmit {
+        let f = self.flags;
+        let recovered = self.board.una >= self.high_seq;
+        if f.advanced && self.try_undo_loss(s, cc, false) {
+            return Rexmit::None;
+        }
+        if self.frto {
+            // Step 3b: data never resent and sent before the timeout arrived: it was spurious.
+            if f.original_delivered && self.try_undo_loss(s, cc, true) {
+                return Rexmit::None;
+            }
+            if self.board.nxt() > self.high_seq {
+                if f.sacked || f.dupack {
+                    self.frto = false; // step 3a: the loss was real
                 }
-                self.enter_recovery(s, cc);
+            } else if f.advanced && !recovered {
+                // Step 2b: new data, not retransmissions, while the window allows.
+                self.high_seq = self.board.nxt();
+                if self.board.nxt() < s.curseq && self.board.nxt() < self.board.una + s.cfg.window as i64 {
+                    return Rexmit::New;
+                }
+                self.frto = false;
             }
         }
-        (armed, true)
+        if recovered {
+            self.try_undo_recovery(s, cc);
+            return Rexmit::None;
+        }
+        Rexmit::Lost
+    }
+
+    /// `tcp_packet_delayed`: the ACK echoes a timestamp older than the first retransmission,
+    /// so an original transmission arrived (Eifel detection, RFC 3522).
+    fn packet_delayed(&self) -> bool {
+        match (self.retrans_stamp, self.flags.echo) {
+            (Some(stamp), Some(echo)) => (echo.wrapping_sub(stamp) as i32) < 0,
+            _ => false,
+        }
+    }
+
+    /// `tcp_may_undo`: undo is armed and the reduction proved spurious. (Linux also undoes once
+    /// DSACKs have reported every retransmission as needless; the paths here never duplicate.)
+    fn may_undo(&self) -> bool {
+        self.opts.undo && self.undo_marker.is_some() && self.packet_delayed()
+    }
+
+    /// `tcp_undo_cwnd_reduction`: the window and threshold from before the reduction.
+    fn undo_cwnd_reduction(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, unmark_loss: bool) {
+        if unmark_loss {
+            self.board.unmark_lost();
+        }
+        if self.prior_ssthresh > 0 {
+            s.cwnd = cc.undo_cwnd(&self.window(s));
+            s.ssthresh = s.ssthresh.max(self.prior_ssthresh);
+        }
+        self.undo_marker = None;
+        self.rack.force_detection();
+    }
+
+    /// `tcp_try_undo_loss`: a spurious RTO is undone, the state Open again.
+    fn try_undo_loss(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, frto_undo: bool) -> bool {
+        if !(frto_undo || self.may_undo()) {
+            return false;
+        }
+        self.undo_cwnd_reduction(s, cc, true);
+        self.rto_retransmits = 0;
+        self.set_state(s, cc, CaState::Open);
+        true
+    }
+
+    /// `tcp_try_undo_recovery`: the episode ends (Open), undone if it proved spurious.
+    fn try_undo_recovery(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl) {
+        if self.may_undo() {
+            self.undo_cwnd_reduction(s, cc, false);
+        }
+        self.set_state(s, cc, CaState::Open);
+    }
+
+    /// `tcp_init_undo`: a reduction begins that may be undone.
+    fn init_undo(&mut self) {
+        self.undo_marker = Some(self.board.una);
+    }
+
+    /// `tcp_any_retrans_done`: a retransmission is in flight or the first segment was resent.
+    fn any_retrans_done(&self) -> bool {
+        self.board.retrans_out > 0 || self.board.get(self.board.una).is_some_and(|h| h.has(EVER_RETRANS))
+    }
+
+    /// A retransmission leaves: the episode's first one stamps it (`retrans_stamp`).
+    fn note_retransmission(&mut self, now: Nanos) {
+        self.retrans_stamp.get_or_insert(timestamp_ms(now));
     }
 
     /// `tcp_try_keep_open`: Disorder while anything is SACKed, lost or retransmitted, else Open.
     fn try_keep_open(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl) {
-        let any_retrans = self.board.retrans_out > 0 || self.board.get(self.board.una).is_some_and(|h| h.has(EVER_RETRANS));
-        let state = if self.sacked_out() + self.board.lost_out > 0 || any_retrans { CaState::Disorder } else { CaState::Open };
+        let state = if self.sacked_out() + self.board.lost_out > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
         if self.state != state {
             self.set_state(s, cc, state);
             self.high_seq = self.board.nxt();
@@ -658,7 +808,10 @@ impl LinuxAgent {
 
     /// `tcp_enter_recovery`.
     fn enter_recovery(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl) {
+        self.prior_ssthresh = 0;
+        self.init_undo();
         if !in_reduction(self.state) {
+            self.prior_ssthresh = current_ssthresh(s);
             self.init_cwnd_reduction(s, cc, LossKind::FastRetransmit);
         }
         self.set_state(s, cc, CaState::Recovery);
@@ -669,7 +822,7 @@ impl LinuxAgent {
 
     /// `tcp_end_cwnd_reduction`: cwnd = ssthresh when the reduction ends.
     fn end_cwnd_reduction(&mut self, s: &mut SenderState) {
-        if s.ssthresh < INFINITE_SSTHRESH {
+        if s.ssthresh < INFINITE_SSTHRESH && (self.state == CaState::Cwr || self.undo_marker.is_some()) {
             s.cwnd = s.ssthresh as f64;
         }
     }
@@ -733,6 +886,7 @@ impl LinuxAgent {
                 break;
             }
             self.data_sent(s, cc, now);
+            self.note_retransmission(now);
             self.board.retransmit(seq, now);
             self.output(s, cc, now, seq, true);
             if self.state != CaState::Loss {
@@ -774,6 +928,8 @@ impl LinuxAgent {
             return;
         }
         s.stats.timeouts += 1;
+        // F-RTO judges a new episode, or a timeout that recurs (`tcp_enter_loss`).
+        self.frto = self.opts.undo && (!matches!(self.state, CaState::Recovery | CaState::Loss) || self.rto_retransmits > 0);
         let reduce = matches!(self.state, CaState::Open | CaState::Disorder)
             || self.high_seq <= self.board.una
             || (self.state == CaState::Loss && self.rto_retransmits == 0);
@@ -794,7 +950,9 @@ impl LinuxAgent {
         }
         self.reno_sacked = 0;
         if reduce {
+            self.prior_ssthresh = current_ssthresh(s);
             self.prior_cwnd = s.cwnd;
+            self.init_undo();
             let w = self.window(s);
             s.ssthresh = cc.ssthresh(&w, &Loss { kind: LossKind::Timeout, window: s.cwnd }).ssthresh;
             s.first_decrease = false;
@@ -807,6 +965,7 @@ impl LinuxAgent {
         self.rto_retransmits += 1;
         if self.board.get(una).is_some_and(|h| !h.has(SACKED)) {
             self.data_sent(s, cc, now);
+            self.note_retransmission(now);
             self.board.retransmit(una, now);
             self.output(s, cc, now, una, true);
         }
@@ -826,6 +985,7 @@ impl LinuxAgent {
                     Some(g) if !g.has(SACKED) => {
                         // A probe's retransmission is not counted in flight (`__tcp_retransmit_skb`).
                         self.data_sent(s, cc, now);
+                        self.note_retransmission(now);
                         self.board.touch(last, now);
                         self.output(s, cc, now, last, true);
                         self.tlp_retrans = true;

@@ -42,6 +42,12 @@ impl Rack {
         }
     }
 
+    /// Run the detection at the next ACK whatever it delivers (after an undo: Linux's
+    /// `rack.advanced = 1`).
+    pub fn force_detection(&mut self) {
+        self.advanced = true;
+    }
+
     /// The reordering window, µs (`tcp_rack_reo_wnd`).
     pub fn reo_wnd_us(&self, in_recovery: bool, sacked_out: i64, reordering: i64, min_rtt_us: i64, srtt_us: i64) -> i64 {
         if self.reord_seen == 0 && (in_recovery || sacked_out >= reordering) {

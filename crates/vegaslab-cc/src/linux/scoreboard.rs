@@ -44,6 +44,8 @@ pub struct Cleaned {
     /// A retransmitted segment was among those acknowledged (`FLAG_RETRANS_DATA_ACKED`):
     /// Karn's rule voids this ACK's RTT samples.
     pub retrans_acked: bool,
+    /// The lowest newly delivered segment never retransmitted (F-RTO's evidence).
+    pub lowest_original: Option<i64>,
 }
 
 /// What SACK blocks newly marked (`tcp_sacktag_write_queue`).
@@ -55,6 +57,8 @@ pub struct Tagged {
     /// (`first_sackt`, `last_sackt`).
     pub first_sent: Option<Nanos>,
     pub last_sent: Option<Nanos>,
+    /// The lowest newly SACKed segment never retransmitted (F-RTO's evidence).
+    pub lowest_original: Option<i64>,
 }
 
 /// The segments in flight from `una` on, and Linux's counts over them.
@@ -123,6 +127,15 @@ impl Scoreboard {
         }
     }
 
+    /// Forget every loss mark (`tcp_undo_cwnd_reduction` with `unmark_loss`): the losses were
+    /// spurious. Retransmissions in flight stay counted.
+    pub fn unmark_lost(&mut self) {
+        for s in self.segs.iter_mut() {
+            s.flags &= !LOST;
+        }
+        self.lost_out = 0;
+    }
+
     /// Segment `seq` is sent again as a tail loss probe (`__tcp_retransmit_skb` without
     /// `tcp_retransmit_skb`'s accounting): ever retransmitted, not counted in flight.
     pub fn touch(&mut self, seq: i64, now: Nanos) {
@@ -175,6 +188,7 @@ impl Scoreboard {
                 }
             } else {
                 if flags & EVER_RETRANS == 0 {
+                    t.lowest_original.get_or_insert(seq);
                     t.first_sent.get_or_insert(s.sent);
                     t.last_sent = Some(t.last_sent.map_or(s.sent, |l: Nanos| l.max(s.sent)));
                 }
@@ -209,6 +223,7 @@ impl Scoreboard {
             if s.has(RETRANS) || s.has(EVER_RETRANS) {
                 c.retrans_acked = true;
             } else if !s.has(SACKED) {
+                c.lowest_original.get_or_insert(seq);
                 c.first_sent.get_or_insert(s.sent);
                 c.last_sent = Some(s.sent);
             }

@@ -349,6 +349,7 @@ fn read_stack(t: &Obj, default_stack: Stack) -> Result<(Stack, Option<LinuxTcp>)
             timestamps: l.bool("timestamps", d.timestamps)?,
             cwnd_limited: l.bool("cwnd_limited", d.cwnd_limited)?,
             slow_start_after_idle: l.bool("slow_start_after_idle", d.slow_start_after_idle)?,
+            undo: l.bool("undo", d.undo)?,
         }),
     ))
 }
