@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import vegaslab
+from vegaslab.scenario import load_scenario
 from vegaslab import bench, cli
 from vegaslab.cli.options import resolve_scenario
 from vegaslab.cli.reproduce import DefaultIds
@@ -245,6 +246,19 @@ def test_core_bench_works_from_any_directory_with_the_builtin_scenario(core, tmp
     report = json.loads((tmp_path / "b" / "bench.json").read_text())
     assert Path(report["scenario"]) == builtin_dir() / bench.BENCH_SCENARIO
     assert report["flows"] == 50 and report["vegaslab"]["events"] > 0
+
+
+def test_the_linux_stack_benchmark_puts_every_flow_on_linux_stack(core):
+    from vegaslab.simulation import normalize
+    from vegaslab.study.catalog import builtin_dir
+
+    path = builtin_dir() / bench.BENCH_SCENARIO
+    sets = bench.linux_stack_overrides(load_scenario(path))
+    flows = normalize(path, overrides=sets)["flows"]
+    assert len(flows) == 50
+    assert all(f["tcp"]["stack"] == "linux" for f in flows)
+    assert {f["algorithm"]["name"] for f in flows} == {"reno", "vegas"}
+    assert "stack" not in normalize(path)["flows"][0]["tcp"], "the ns-2 stack stays the default"
 
 
 def test_core_bench_scenario_accepts_a_catalog_id(core, tmp_path, capsys, monkeypatch):

@@ -286,8 +286,24 @@ def _rounds_line(ratios: list[float]) -> str:
             f"(median {_median(ratios):.1f}x, {min(ratios):.1f}x-{max(ratios):.1f}x)")
 
 
+def linux_stack_overrides(doc: dict) -> list[str]:
+    """The overrides that run every flow of the scenario ``doc`` on Linux's stack: a Vegas-family
+    flow takes its Linux flavour (whose default stack is Linux's), any other flow
+    ``tcp.stack = "linux"``. The algorithms with a Linux flavour are the core registry's."""
+    from . import registry
+
+    flavoured = {a.name for a in registry.algorithms() if "linux" in (a.flavours or ())}
+    out = []
+    for i, f in enumerate(doc.get("flows", [])):
+        if str(f.get("cc", "reno")) in flavoured:
+            out.append(f"flows[{i}].params.flavour=linux")
+        else:
+            out.append(f"flows[{i}].tcp.stack=linux")
+    return out
+
+
 def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end: bool = True,
-          repeat: int = 1, echo=print) -> dict[str, Any]:
+          linux_stack: bool = True, repeat: int = 1, echo=print) -> dict[str, Any]:
     """Run the benchmark (the core, then with ``end_to_end`` the ``vegaslab run`` commands of
     :data:`END_TO_END` and the results' conversion to pandas (``_RESULTS_CHILD``), then ns-2 if
     asked and available); return the numbers.
@@ -304,8 +320,13 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
     interpreter around the run, the ``ns`` process, and each whole ``vegaslab run`` command with
     whatever it waited for (its import thread and plot process included, so its CPU time may
     exceed its wall time). ``cpu_s`` is the median of the rounds' CPU times (``cpus_s``), taken on
-    its own; the ratios are given for both."""
+    its own; the ratios are given for both.
+
+    With ``linux_stack`` the core also runs the scenario with every flow on Linux's TCP stack
+    (:func:`linux_stack_overrides`), in the same rounds: ``linux_stack`` in the report, with its
+    cost per packet-hop over the ns-2 stack's (``linux_over_ns2_stack_per_packet_hop``)."""
     doc = load_scenario(scenario)
+    linux_overrides = [*overrides, *linux_stack_overrides(doc)] if linux_stack else []
     cc_of = {str(f.get("name", f"flow{i}")): str(f.get("cc", "reno")) for i, f in enumerate(doc.get("flows", []))}
     report: dict[str, Any] = {"scenario": str(scenario), "overrides": overrides, "flows": len(cc_of), "repeat": repeat}
     echo(f"benchmark {scenario} ({len(cc_of)} flows{', ' + ' '.join(overrides) if overrides else ''}"
@@ -315,13 +336,18 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
         report["ns2_skipped"] = "--no-ns2"
     elif not _which("ns"):
         report["ns2_skipped"] = "`ns` is not on PATH"
-    rounds: dict[str, list[Any]] = {"vegaslab": [], "ns2": [], "results_to_pandas": [],
+    rounds: dict[str, list[Any]] = {"vegaslab": [], "ns2": [], "results_to_pandas": [], "linux_stack": [],
                                     **{key: [] for key, _, _ in END_TO_END}}
     for _ in range(repeat):
         child = _child(_VEGASLAB_CHILD, scenario, overrides)
         if "error" in child:
             raise VegaslabError(f"vegaslab benchmark run failed: {child['error']}")
         rounds["vegaslab"].append(child)
+        if linux_stack:
+            linux = _child(_VEGASLAB_CHILD, scenario, linux_overrides)
+            if "error" in linux:
+                raise VegaslabError(f"vegaslab benchmark run on Linux's stack failed: {linux['error']}")
+            rounds["linux_stack"].append(linux)
         if end_to_end:
             for key, _, options in END_TO_END:
                 rounds[key].append(_time_command(key, scenario, overrides, options))
@@ -344,6 +370,18 @@ def bench(scenario: Path, overrides: list[str], *, ns2: bool = True, end_to_end:
     report["vegaslab"] = ours
     for line in _bench_lines("vegaslab", ours):
         echo(line)
+    if linux_stack:
+        linux, walls = _median_of(rounds["linux_stack"], lambda c: float(c["wall_s"]))
+        on_linux = _with_times(_bench_numbers(linux, cc_of, wall_from_meta=False), walls, cpus(rounds["linux_stack"]))
+        _per_packet_hop(on_linux, on_linux.get("packet_hops"))
+        report["linux_stack"] = on_linux
+        echo("every flow on Linux's TCP stack (tcp.stack = \"linux\"):")
+        for line in _bench_lines("linux", on_linux):
+            echo(line)
+        if "ns_per_packet_hop" in on_linux and "ns_per_packet_hop" in ours:
+            ratio = on_linux["ns_per_packet_hop"] / ours["ns_per_packet_hop"]
+            report["linux_over_ns2_stack_per_packet_hop"] = ratio
+            echo(f"{'':9s} Linux's stack costs {ratio:.1f}x the ns-2 stack's time per packet-hop")
     if end_to_end:
         report["end_to_end"] = {}
         for key, label, _ in END_TO_END:

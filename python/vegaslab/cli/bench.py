@@ -38,7 +38,8 @@ def add_parser(sub) -> None:
                     "the Reno/Vegas throughput split; then the whole `vegaslab run` command on it, "
                     "tables only and with the default plots (wall time from start to exit); then, "
                     "with --ns2 and `ns` on PATH, the same scenario in ns-2 and the ratios of the "
-                    "wall times."),
+                    "wall times; with --linux-stack, the core again with every flow on Linux's TCP "
+                    "stack."),
         epilog="""examples:
   vegaslab bench                           # full 200 s, with ns-2 if available
   vegaslab bench --duration 20 --no-ns2    # a quick look
@@ -49,6 +50,10 @@ def add_parser(sub) -> None:
     p.add_argument("--end-to-end", action=argparse.BooleanOptionalAction, default=True,
                    help="also time `vegaslab run --no-plots` and `vegaslab run` (default plots) on the "
                         "scenario, each a fresh process, and give their ratios to ns-2 (default: on)")
+    p.add_argument("--linux-stack", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run the core with every flow on Linux's TCP stack (Vegas-family flows in "
+                        "their Linux flavour, the others with tcp.stack = \"linux\") and give its cost "
+                        "per packet-hop beside the ns-2 stack's (default: on)")
     p.add_argument("--repeat", metavar="N", type=repeat_arg, default=3,
                    help="rounds of measurements, each command once per round; each command's "
                         f"median is reported and the ratios are of medians (default: 3; 1-{MAX_BENCH_REPEAT})")
@@ -76,7 +81,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     overrides = list(args.overrides)
     if args.duration:
         overrides.append(f"run.duration={args.duration}")
-    report = bench(scenario, overrides, ns2=args.ns2, end_to_end=args.end_to_end, repeat=args.repeat, echo=console.result)
+    report = bench(scenario, overrides, ns2=args.ns2, end_to_end=args.end_to_end, linux_stack=args.linux_stack,
+                   repeat=args.repeat, echo=console.result)
     if args.out:
         from ..safe_io import write_file
 
