@@ -245,7 +245,8 @@ pub enum Flavour {
     #[default]
     Ns2,
     /// Linux `tcp_vegas.c`: minimum RTT per round, integer diff, Reno below 3 samples; the
-    /// variants' rules in integer kernel units (µs, whole packets). On the Linux-like sender.
+    /// variants' rules in integer kernel units (µs, whole packets). On Linux's stack by default
+    /// ([`Stack`]), else on the NewReno sender.
     Linux,
     /// ns-3 `TcpVegas`: minimum RTT, diff = cwnd - floor(cwnd x base / rtt), NewReno below
     /// 3 samples.

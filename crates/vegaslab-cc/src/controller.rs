@@ -26,7 +26,7 @@
 //! agent's (a sender), which tells the controller through `set_state`.
 //!
 //! Call order on a new ACK differs between the two senders, as it does between ns-2 and
-//! Linux: the ns-2 Reno/NewReno agent and the Linux-like sender call `pkts_acked` before
+//! Linux: the ns-2 Reno/NewReno agent and Linux's stack ([`crate::linux`]) call `pkts_acked` before
 //! `cong_avoid`; ns-2's Vegas agent ends the round in `cong_avoid` first and adds the ACK's
 //! sample after (`VegasTcpAgent::recv`).
 

@@ -1,6 +1,6 @@
 //! CUBIC with HyStart, as Linux's `net/ipv4/tcp_cubic.c` (v2.3, upstream as of 2025,
 //! including the HyStart round-start fix of commit 25c1a9ca53db) decides, in integer kernel
-//! units, for the Linux-like sender (`SenderKind::TcpAgent { newreno: true }`).
+//! units, for the NewReno sender (`SenderKind::TcpAgent { newreno: true }`) or Linux's stack.
 //!
 //! The reference for what the curve *should* be is RFC 9438; the tests in `tests/cubic.rs`
 //! check this integer form against values computed by hand from the RFC's real-number

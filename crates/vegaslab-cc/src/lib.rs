@@ -37,8 +37,9 @@
 //! - [`state`]: the shared sender state (ns-2 `TcpAgent` variables); [`rto`]: ns-2's
 //!   coarse-grained retransmission-timeout estimator.
 //! - Senders (loss recovery, driving any controller): [`tcp_agent`] (ns-2 Reno/NewReno
-//!   recovery; in NewReno mode also the Linux-like sender), [`vegas_agent`] (ns-2's Vegas
-//!   agent, fine-grained retransmission); [`sender`]: the [`Sender`] that joins them.
+//!   recovery; in NewReno mode also the ns-3 flavour's), [`vegas_agent`] (ns-2's Vegas agent,
+//!   fine-grained retransmission), [`linux`] (Linux's TCP stack: SACK, RACK-TLP, PRR, Linux's
+//!   RTO); [`sender`]: the [`Sender`] that joins them.
 //! - Algorithms, one file each: [`reno`] (Reno, NewReno), [`vegas`] (Vegas in the ns2, linux
 //!   and ns3 flavours), [`vegas_a`] (Vegas-A), [`adavegas`] (AdaVegas, Vegas_1, Vegas_8),
 //!   [`rovegas`] (RoVegas), [`cubic`] (CUBIC with HyStart); the Vegas machinery they share

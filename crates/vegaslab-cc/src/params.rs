@@ -39,8 +39,8 @@ pub struct ParamError(pub Box<dyn std::error::Error + Send + Sync>);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SenderKind {
     /// ns-2's `TcpAgent` with Reno (`newreno` false) or NewReno loss recovery
-    /// ([`crate::tcp_agent`]). With NewReno recovery this is also the Linux-like sender of
-    /// the `linux` and `ns3` flavours.
+    /// ([`crate::tcp_agent`]). With NewReno recovery this is also the sender of the `ns3`
+    /// flavour, and of the `linux` flavour on ns-2's stack.
     TcpAgent { newreno: bool },
     /// ns-2's Vegas agent: fine-grained retransmission on duplicate ACKs ([`crate::vegas_agent`]).
     VegasAgent,

@@ -22,13 +22,11 @@
 //! (Open: fast recovery ends, or everything outstanding at the timeout is acknowledged),
 //! `cwnd_event(TxStart)` when new data leaves with nothing in flight.
 //!
-//! **The Linux-like sender.** The `linux` and `ns3` flavours run on this machine in NewReno
-//! mode: NewReno recovery stands in for Linux's SACK/PRR recovery and ns-3's, and RTT samples
-//! come from a per-packet send-time log (Karn's rule), as `tcp_ack` takes them. What Linux has
-//! and this sender does not: SACK, PRR, undo (DSACK/Eifel), pacing, TSO; and Linux re-arms
-//! the RTO on every partial ACK, which this sender does only with
-//! `tcp.partial_ack_timer = "every"` (its default is ns-2's). A named
-//! simplification kept from the first Linux flavour, so that its results did not move.
+//! **The NewReno sender of the other flavours.** The `ns3` flavour, and the `linux` flavour on
+//! ns-2's stack (`tcp.stack = "ns2"`; Linux's stack is [`crate::linux`]), run on this machine in
+//! NewReno mode, with RTT samples from a per-packet send-time log (Karn's rule), as `tcp_ack`
+//! takes them; `tcp.partial_ack_timer = "every"` re-arms the RTO on every partial ACK, as Linux
+//! does (the default is ns-2's).
 
 use crate::config::PartialAckTimer;
 use crate::controller::{Ack, CaState, CongestionControl, CwndEvent, Loss, LossKind, RttSample};

@@ -1,6 +1,6 @@
 //! The Linux `tcp_vegas.c` flavour (docs/vegas-implementations.md, "Linux and ns-3 Vegas"): the
-//! Vegas machinery every variant shares in the `linux` flavour, on the Linux-like sender
-//! (NewReno recovery, [`crate::tcp_agent`]), in the integer units a kernel (or BPF) program
+//! Vegas machinery every variant shares in the `linux` flavour, on Linux's TCP stack
+//! ([`crate::linux`]; with `tcp.stack = "ns2"` the NewReno sender), in the integer units a kernel (or BPF) program
 //! has: RTTs in microseconds (`u64`), cwnd in whole packets, an integer diff, and no floating
 //! point in any decision. Behaviour, paraphrased:
 //!
