@@ -13,7 +13,7 @@ import pytest
 import vegaslab
 from vegaslab.cli import main
 from vegaslab.testbed.plan import PlanError
-from vegaslab.testbed.suite import DEFAULT_RUNS, MONITORS, SuiteError, read_cases, run_suite
+from vegaslab.testbed.suite import DEFAULT_RUNS, MONITORS, SuiteError, each_flow, read_cases, run_suite
 from vegaslab.testbed.suite_verdict import flow_verdict, judge, worst
 
 SCENARIO = """
@@ -166,6 +166,13 @@ def test_reused_kernel_runs_give_the_same_ranges_and_a_sim_override_moves_only_t
     assert list(after.kernel_mbps_mean) == list(before.kernel_mbps_mean)
     assert list(after.sim_mbps) != list(before.sim_mbps)
     assert json.loads((tmp_path / "moved" / "summary.json").read_text())["sim_overrides"] == ["run.duration=1s"]
+
+
+def test_a_setting_for_every_flow_is_written_once_per_flow_entry_of_the_case(tmp_path):
+    scenario = tmp_path / "three.toml"
+    scenario.write_text("[[flows]]\ncc = 'reno'\n[[flows]]\ncc = 'reno'\n[[flows]]\ncc = 'vegas'\n")
+    sets = each_flow(["run.duration=1s", "flows[*].tcp.linux.prr=false"], scenario)
+    assert sets == ["run.duration=1s", *(f"flows[{i}].tcp.linux.prr=false" for i in range(3))]
 
 
 def test_reusing_kernel_runs_made_from_other_overrides_is_an_error(suite):

@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
         epilog="""examples:
   sudo vegaslab compare examples/kernel/b-vegas-reno.toml --kernel --out out/compare-b
   sudo vegaslab compare --suite --out out/compare
-  vegaslab compare --suite --reuse-kernel out/compare --sim-set 'flows[0].tcp.partial_ack_timer=first' --out out/compare-first""",
+  vegaslab compare --suite --reuse-kernel out/compare --sim-set 'flows[*].tcp.linux.prr=false' --out out/compare-no-prr""",
     )
     p.add_argument("scenario", metavar="FILE.toml|ID", nargs="?", help="the scenario (not with --suite)")
     p.add_argument("--kernel", action="store_true",
@@ -51,7 +51,9 @@ def add_parser(sub) -> None:
                    help="--suite: read the kernel runs a previous suite stored in DIR (default: --out) "
                         "instead of running the kernel; needs no root")
     p.add_argument("--sim-set", dest="sim_overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="--suite: override a scenario field in the simulator only (repeatable)")
+                   help="--suite: override a scenario field in the simulator only (repeatable); "
+                        "'flows[*].KEY=VALUE' sets it on every flow of every case, e.g. "
+                        "--sim-set 'flows[*].tcp.linux.sack=false'")
     add_set(p)
     p.add_argument("--out", metavar="DIR", help="report directory (default: out/compare-<scenario stem>, "
                                                 "with --suite out/compare)")

@@ -31,6 +31,7 @@ import pandas as pd
 from ..errors import VegaslabError
 from ..results import Results
 from ..safe_io import write_file
+from ..scenario import load_scenario
 from ..simulation import run as simulate
 from .compare import summary_table, write_report
 from .plan import PlanError
@@ -190,6 +191,21 @@ def _stored_kernel_side(case: Case, *, source: Path, overrides: list[str],
     return [Results.from_dir(d) for d in dirs], "ran", ""
 
 
+def each_flow(overrides, scenario: str | os.PathLike) -> list[str]:
+    """``overrides`` with every ``flows[*].KEY=VALUE`` written once per flow entry of
+    ``scenario`` (``flows[0].KEY=VALUE``, ...): one setting for every flow of every case, such
+    as switching one of Linux's TCP mechanisms off in the simulator (``--sim-set
+    'flows[*].tcp.linux.sack=false'``)."""
+    out = []
+    for o in overrides:
+        if o.startswith("flows[*]."):
+            n = len(load_scenario(Path(scenario)).get("flows", []))
+            out.extend(f"flows[{i}].{o[len('flows[*].'):]}" for i in range(n))
+        else:
+            out.append(o)
+    return out
+
+
 def run_case(case: Case, *, out: Path, runs: int = DEFAULT_RUNS, overrides=(), sim_overrides=(),
              stack: Stack = Stack(), reuse_kernel: Path | None = None,
              kernel_run: Callable | None = None) -> CaseOutcome:
@@ -198,7 +214,7 @@ def run_case(case: Case, *, out: Path, runs: int = DEFAULT_RUNS, overrides=(), s
     the other cases still run."""
     if kernel_run is None:
         from .run import run as kernel_run
-    overrides, sim_overrides = list(overrides), list(sim_overrides)
+    overrides, sim_overrides = each_flow(overrides, case.scenario), each_flow(sim_overrides, case.scenario)
     cdir = out / case.name
     started = time.monotonic()
     if reuse_kernel is None:
