@@ -7,6 +7,10 @@
 //! the same packets in the same order at the same simulated times whenever it is processed.
 //! Then the packet is handed on at its arrival time straight away, with no event.
 //!
+//! A receiver with a clock of its own (Linux's delayed ACKs) sends its ACKs as a sender sends
+//! data: they are local packets, and its node is an end node whose timers are checked per
+//! packet like a sender's.
+//!
 //! Static routing makes this decidable up front: each flow's data and ACK paths are fixed.
 //! For each channel we collect its *feeders*: the channel each of its packets came from, or
 //! "local" for packets a sender injects. A sink's ACKs count as coming from the channel that
@@ -56,6 +60,9 @@ enum Feeders {
 pub struct Route {
     pub data: Vec<u32>,
     pub ack: Vec<u32>,
+    /// The receiver acts on a clock of its own (Linux's delayed ACKs), so its ACKs are local
+    /// packets, not the delivering channel's: that channel does not hand data on to it.
+    pub receiver_clock: bool,
 }
 
 /// Per channel `c` (`Channel::hands_on`): packets leaving `c` may be processed at their
@@ -84,7 +91,8 @@ pub fn express_channels(channels: &[Channel], routes: &[Route]) -> Vec<bool> {
             continue;
         }
         for (i, &c) in r.ack.iter().enumerate() {
-            add(c, if i == 0 { Feeder::Channel(last_data) } else { Feeder::Channel(r.ack[i - 1]) });
+            let first = if r.receiver_clock { Feeder::Local } else { Feeder::Channel(last_data) };
+            add(c, if i == 0 { first } else { Feeder::Channel(r.ack[i - 1]) });
         }
     }
     let expressable_from = |next: u32, from: u32| -> bool {

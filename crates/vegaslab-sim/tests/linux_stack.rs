@@ -206,3 +206,29 @@ tcp = { packet_size = 1448 }
     assert_eq!(flow(&eifel, "retransmitted_pkts"), flow(&undone, "retransmitted_pkts"));
     assert!(flow(&frto, "retransmitted_pkts") < flow(&kept, "retransmitted_pkts") - 20.0);
 }
+
+#[test]
+fn express_hops_change_nothing_with_linux_receivers_and_their_timers() {
+    // Losses (recoveries, probes, compressed SACKs) and delayed ACKs in one run, two flows
+    // sharing a bottleneck, one of them on ns-2's stack.
+    let dumbbell = r#"
+[run]
+duration = "8s"
+[dumbbell]
+pairs = 2
+access = { bandwidth = "100Mbps", delay = "1ms" }
+bottleneck = { bandwidth = "10Mbps", delay = "20ms", queue = { kind = "droptail", limit = 30 } }
+[[flows]]
+pairs = "1-1"
+cc = "vegas"
+params = { flavour = "linux" }
+[[flows]]
+pairs = "2-2"
+cc = "newreno"
+tcp = { stack = "linux" }
+app = { kind = "file", packets = 3000 }
+"#;
+    let (with, without) = common::assert_express_hops_change_nothing(dumbbell);
+    assert!(with < without, "the Linux receivers' nodes still run ahead ({with} vs {without} events)");
+    common::assert_express_hops_change_nothing(&FILE.replace("queue = { limit = 1000 }", "error_rate = 0.02"));
+}

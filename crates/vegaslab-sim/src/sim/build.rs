@@ -173,10 +173,7 @@ impl Simulator {
         if sim.unroutable_udp().is_empty() {
             sim.build_udp_sources();
         }
-        // Linux's receiver acts on timers of its own, which the express path does not know:
-        // a run with Linux-stack connections takes an event for every arrival.
-        let linux_stack = sim.flows.iter().any(|f| f.on_linux);
-        if sim.unroutable_flows().is_empty() && sim.unroutable_udp().is_empty() && !linux_stack {
+        if sim.unroutable_flows().is_empty() && sim.unroutable_udp().is_empty() {
             let mut routes: Vec<Route> = (0..sim.flows.len()).map(|f| sim.flow_route(f)).collect();
             routes.extend((0..sim.scenario.udp.len()).map(|i| sim.udp_route(i)));
             for (c, hands_on) in express_channels(&sim.channels, &routes).into_iter().enumerate() {
@@ -187,6 +184,11 @@ impl Simulator {
             for f in 0..sim.flows.len() {
                 let src = sim.flows[f].src as usize;
                 node_senders[src].push(f as u32);
+                // Linux's receiver has timers too (the flow's timer event holds them): its node
+                // runs ahead only as far as they allow.
+                if sim.flows[f].on_linux {
+                    node_senders[sim.flows[f].dst as usize].push(f as u32);
+                }
                 // A sender with its own clock sends at times no arrival decides.
                 if sim.apps[f].is_some() {
                     express_node[src] = false;

@@ -72,7 +72,7 @@ impl Simulator {
             }
             out
         };
-        Route { data: path(src, dst), ack: path(dst, src) }
+        Route { data: path(src, dst), ack: path(dst, src), receiver_clock: self.flows[f].on_linux }
     }
 
     /// Channels of a UDP source's path (one-way).
@@ -85,6 +85,6 @@ impl Simulator {
             data.push(c);
             node = self.channels[c as usize].to;
         }
-        Route { data, ack: Vec::new() }
+        Route { data, ack: Vec::new(), receiver_clock: false }
     }
 }
