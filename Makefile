@@ -77,7 +77,7 @@ testbed-accuracy: setup bpf
 	VEGASLAB_MEASURE_ACCURACY=1 VEGASLAB_ACCURACY_REPORT=$(ACCURACY_REPORT) $(PY) -m pytest -q -s -p no:cacheprovider -m accuracy tests/test_testbed_network.py tests/test_testbed_run.py tests/test_kernel_rovegas.py
 	$(PY) tests/accuracy.py $(ACCURACY_REPORT)
 
-## testbed-envelope: measure the highest bottleneck rate the testbed holds on this host (root; ~3 min): a step search over 10-200 Mbit/s under a bulk load, written with the machine to out/testbed-envelope.json, which every testbed run checks its bottleneck's rate against
+## testbed-envelope: measure the highest bottleneck rate the testbed holds on this host (root; ~4 min): a step search over 10-500 Mbit/s under a bulk load, written with the machine to out/testbed-envelope.json, which every testbed run checks its bottleneck's rate against
 testbed-envelope: setup bpf tshark
 	$(PY) -m vegaslab testbed envelope --out out/testbed-envelope.json
 

@@ -48,7 +48,8 @@ def add_parser(sub) -> None:
                          "samples. Writes the highest rate held, every step and the machine to a JSON "
                          "file that every testbed run checks its bottleneck against."))
     e.add_argument("--rates", metavar="MBPS,...", type=_rates,
-                   help="rates to try, Mbit/s, comma-separated (default: 10,20,30,40,50,60,70,80,100,120,150,200)")
+                   help="rates to try, Mbit/s, comma-separated (default: 10,20,30,40,50,60,70,80,100,120,150,200,"
+                        "250,300,400,500)")
     e.add_argument("--seconds", type=float, default=8.0, help="length of each step's load (default 8)")
     e.add_argument("--out", metavar="FILE", help="where to write the envelope (default: out/testbed-envelope.json "
                                                  "of the repository, or $VEGASLAB_TESTBED_ENVELOPE)")
@@ -94,6 +95,7 @@ def cmd_testbed_envelope(args) -> int:
     doc = envelope.measure(args.rates or envelope.RATES_MBPS, seconds=args.seconds, capture=args.capture,
                            progress=progress)
     path = envelope.write(doc, Path(args.out) if args.out else envelope.DEFAULT_PATH)
-    console.result(f"\nheld up to {doc['held_rate_bps'] / 1e6:g} Mbit/s on {doc['machine']['hostname']}; "
+    top = " (the highest rate tried)" if doc["held_rate_bps"] == doc["highest_rate_tried_bps"] else ""
+    console.result(f"\nheld up to {doc['held_rate_bps'] / 1e6:g} Mbit/s{top} on {doc['machine']['hostname']}; "
                    f"wrote {path}")
     return 0

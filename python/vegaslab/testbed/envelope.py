@@ -41,8 +41,9 @@ DEFAULT_PATH = Path(os.environ.get("VEGASLAB_TESTBED_ENVELOPE",
 #: What "held" means: the carried IP rate at least this share of the shaped rate, and the
 #: queue empty in at most this share of the samples after the warm-up.
 CRITERIA = {"min_carried_ratio": 0.98, "max_empty_fraction": 0.01}
-#: The rates tried, in Mbit/s, upward.
-RATES_MBPS = (10, 20, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200)
+#: The rates tried, in Mbit/s, upward, to the delay line's ceiling (about 500 Mbit/s on two
+#: cores, docs/testbed.md).
+RATES_MBPS = (10, 20, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200, 250, 300, 400, 500)
 #: The bulk load of a step.
 LOAD = {"flows": 4, "cc": "cubic", "one_way_delay_ms": 10, "buffer_bdp": 2, "min_buffer_pkts": 50}
 _PAYLOAD, _IP_PACKET = 1448, 1500  # the kernel's segments on a 1500-byte MTU with timestamps
@@ -177,7 +178,8 @@ def measure(rates_mbps=RATES_MBPS, *, seconds: float = 8.0, warmup_s: float = 3.
     """Step upward through ``rates_mbps`` (:mod:`this module <.envelope>`), each rate a
     ``seconds`` bulk load measured after ``warmup_s``; returns the envelope document:
     ``held_rate_bps`` (the highest rate held below the first rate that failed twice; 0 if the
-    first failed), the steps, the criteria, the load and the machine. Needs root."""
+    first failed), ``highest_rate_tried_bps`` (when the two are equal the envelope is at least
+    that), the steps, the criteria, the load and the machine. Needs root."""
     from .network import check as network_check
 
     if not rates_mbps or any(not 1 <= r <= 500 for r in rates_mbps):
@@ -199,7 +201,8 @@ def measure(rates_mbps=RATES_MBPS, *, seconds: float = 8.0, warmup_s: float = 3.
         if not tries[-1]["held"]:
             break
         best = rate * 1e6
-    return {"held_rate_bps": best, "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    return {"held_rate_bps": best, "highest_rate_tried_bps": max(rates_mbps) * 1e6,
+            "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "machine": machine(), "criteria": CRITERIA, "load": {**LOAD, "seconds": seconds, "warmup_s": warmup_s},
             "capture": capture, "steps": steps}
 
