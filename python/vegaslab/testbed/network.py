@@ -290,6 +290,15 @@ class Network:
                         (R, self._tun), (D, "lo"), (D, self._rcv_if)):
             run(["ip", "-n", ns, "link", "set", dev, "up"], f"bringing {dev} up failed")
         run(["ip", "-n", R, "link", "set", self._tun, "txqueuelen", "10000"], "sizing the TUN queue failed")
+        # A route MTU above the devices' 1500 bytes (packet_size + 52 > 1500, e.g. the grids
+        # paper's 1500-byte payloads) needs devices that carry it: a locked route MTU is used
+        # as it is (Linux's ipv4_mtu), and a veth drops a packet longer than its own MTU. Only
+        # then, so that the default path keeps 1500 bytes.
+        mtu = max([1500] + [r.mtu for r in self.routes.values()])
+        if mtu > 1500:
+            for ns, dev in ((S, self._snd_if), (R, self._rtr_snd_if), (R, self._rtr_rcv_if), (R, self._tun),
+                            (D, self._rcv_if)):
+                run(["ip", "-n", ns, "link", "set", dev, "mtu", str(mtu)], f"setting the MTU of {dev} failed")
         run(["ip", "-n", S, "route", "add", "default", "via", snd_gw], "routing the sender failed")
         side = {h.name: h.side for h in self.hosts}
         for host, r in sorted(self.routes.items()):
