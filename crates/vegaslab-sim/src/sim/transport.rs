@@ -55,35 +55,48 @@ impl Simulator {
                 *b += p.size as u64;
             }
         }
+        if f.on_linux {
+            return self.at_linux_sink(p, t);
+        }
         let (child, parent) = (f.child, f.parent as usize);
-        let nxt_before = f.sink.next();
-        let held_before = f.sink.holds_out_of_order();
-        let mut ack = f.sink.receive(p.seqno);
-        let mut extra = 0;
-        let mut report = 0;
-        if f.on_linux {
-            let held = f.sink.holds_out_of_order();
-            let syn = f.sink.is_syn(p.seqno);
-            let arrival = Arrival { seq: p.seqno, tsval: p.aqt_echo, nxt_before, nxt: ack + 1, had_out_of_order: held_before, out_of_order: held, syn };
-            let outgoing = self.linux_receive(p.flow as usize, arrival, t);
-            let f = &self.flows[p.flow as usize];
-            if f.child {
-                self.count_child_bytes(parent, t, p.size);
-            }
-            let out = outgoing?;
-            (ack, extra, report) = (out.cum, out.option_bytes, out.report);
-        }
-        let f = &self.flows[p.flow as usize];
+        let ack = f.sink.receive(p.seqno);
         // A probing packet is answered by a probing ACK: fresh AQT, the data's AQT echoed.
-        let size = f.ack_size + extra + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
+        let size = f.ack_size + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
         // ns-2's TCPSink answers within the data packet's arrival event: the same clock.
-        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt, clock: p.clock, report };
-        if f.on_linux {
-            return Some((ack_packet, p.dst, t));
-        }
+        let ack_packet = Packet { kind: Kind::Ack, seqno: ack, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt, clock: p.clock, report: 0 };
         if child {
             self.count_child_bytes(parent, t, p.size);
         }
+        Some((ack_packet, p.dst, t))
+    }
+
+    /// `at_sink` for a connection on Linux's stack (its packet counted): ns-2's sink keeps the
+    /// in-order point, Linux's receiver decides whether an ACK goes now and what it reports.
+    /// Out of line: ns-2's sink is the hot path.
+    #[cold]
+    #[inline(never)]
+    fn at_linux_sink(&mut self, p: Packet, t: Nanos) -> Option<(Packet, u32, Nanos)> {
+        let f = &mut self.flows[p.flow as usize];
+        let (child, parent) = (f.child, f.parent as usize);
+        let (nxt_before, held_before) = (f.sink.next(), f.sink.holds_out_of_order());
+        let nxt = f.sink.receive(p.seqno) + 1;
+        let arrival = Arrival {
+            seq: p.seqno,
+            tsval: p.aqt_echo,
+            nxt_before,
+            nxt,
+            had_out_of_order: held_before,
+            out_of_order: f.sink.holds_out_of_order(),
+            syn: f.sink.is_syn(p.seqno),
+        };
+        let outgoing = self.linux_receive(p.flow as usize, arrival, t);
+        if child {
+            self.count_child_bytes(parent, t, p.size);
+        }
+        let out = outgoing?;
+        let f = &self.flows[p.flow as usize];
+        let size = f.ack_size + out.option_bytes + if p.probe { f.aqt_option_bytes.unwrap_or(0) } else { 0 };
+        let ack_packet = Packet { kind: Kind::Ack, seqno: out.cum, size, dst: f.src, flow: p.flow, probe: p.probe, aqt: 0, aqt_echo: p.aqt, clock: p.clock, report: out.report };
         Some((ack_packet, p.dst, t))
     }
 
