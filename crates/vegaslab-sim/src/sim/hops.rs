@@ -113,9 +113,13 @@ impl Simulator {
             if p.dst == node {
                 match p.kind {
                     Kind::Data => {
-                        match self.at_sink(p, t) {
-                            Some(ack) => (p, node, t) = ack,
-                            None => return, // Linux's receiver delays its ACK
+                        if self.flows[p.flow as usize].on_linux {
+                            match self.at_linux_sink(p, t) {
+                                Some(ack) => (p, node, t) = ack,
+                                None => return, // Linux's receiver delays its ACK
+                            }
+                        } else {
+                            (p, node, t) = self.at_sink(p, t);
                         }
                         continue;
                     }

@@ -42,22 +42,11 @@ impl Simulator {
         }
     }
 
-    /// A data packet reaches its sink at time `t`: count it; returns the ACK to send from
-    /// the sink (for `arrive`), if one goes now (Linux's receiver may delay it). Inlined
-    /// into `hops` (out of line it costs more).
-    pub(super) fn at_sink(&mut self, p: Packet, t: Nanos) -> Option<(Packet, u32, Nanos)> {
+    /// A data packet reaches ns-2's sink at time `t`: count it; returns the ACK to send from
+    /// the sink (for `arrive`). Inlined into `hops` (out of line it costs more).
+    pub(super) fn at_sink(&mut self, p: Packet, t: Nanos) -> (Packet, u32, Nanos) {
+        self.count_arrival(&p, t);
         let f = &mut self.flows[p.flow as usize];
-        f.received_pkts += 1;
-        f.received_bytes += p.size as u64;
-        if !f.bins.is_empty() {
-            let bin = (t / self.scenario.sample_interval) as usize;
-            if let Some(b) = f.bins.get_mut(bin) {
-                *b += p.size as u64;
-            }
-        }
-        if f.on_linux {
-            return self.at_linux_sink(p, t);
-        }
         let (child, parent) = (f.child, f.parent as usize);
         let ack = f.sink.receive(p.seqno);
         // A probing packet is answered by a probing ACK: fresh AQT, the data's AQT echoed.
@@ -67,15 +56,30 @@ impl Simulator {
         if child {
             self.count_child_bytes(parent, t, p.size);
         }
-        Some((ack_packet, p.dst, t))
+        (ack_packet, p.dst, t)
     }
 
-    /// `at_sink` for a connection on Linux's stack (its packet counted): ns-2's sink keeps the
-    /// in-order point, Linux's receiver decides whether an ACK goes now and what it reports.
-    /// Out of line: ns-2's sink is the hot path.
+    /// A data packet's arrival counted at its flow: packets, bytes and the throughput bin.
+    #[inline(always)]
+    fn count_arrival(&mut self, p: &Packet, t: Nanos) {
+        let f = &mut self.flows[p.flow as usize];
+        f.received_pkts += 1;
+        f.received_bytes += p.size as u64;
+        if !f.bins.is_empty() {
+            let bin = (t / self.scenario.sample_interval) as usize;
+            if let Some(b) = f.bins.get_mut(bin) {
+                *b += p.size as u64;
+            }
+        }
+    }
+
+    /// `at_sink` for a connection on Linux's stack: ns-2's sink keeps the in-order point,
+    /// Linux's receiver decides whether an ACK goes now (`None`: it waits for its timer) and
+    /// what it reports. Out of line: ns-2's sink is the hot path.
     #[cold]
     #[inline(never)]
-    fn at_linux_sink(&mut self, p: Packet, t: Nanos) -> Option<(Packet, u32, Nanos)> {
+    pub(super) fn at_linux_sink(&mut self, p: Packet, t: Nanos) -> Option<(Packet, u32, Nanos)> {
+        self.count_arrival(&p, t);
         let f = &mut self.flows[p.flow as usize];
         let (child, parent) = (f.child, f.parent as usize);
         let (nxt_before, held_before) = (f.sink.next(), f.sink.holds_out_of_order());
