@@ -1,5 +1,7 @@
 //! Reno and NewReno's window rule as ns-2's `TcpAgent` codes it (`opencwnd` with
-//! `windowOption_ 1`, `slowdown()` halving). The two differ only in loss recovery, which is
+//! `windowOption_ 1`, `slowdown()` halving), and as Linux codes it (`tcp_slow_start`,
+//! `tcp_reno_cong_avoid`: [`LinuxReno`] on Linux's stack, and the Linux Vegas family's
+//! fallback). The two differ only in loss recovery, which is
 //! the sender's ([`crate::tcp_agent`]): ns-2 `Agent/TCP/Reno` and `Agent/TCP/Newreno`
 //! (RFC 2582, "careful" variant).
 
@@ -42,6 +44,51 @@ impl CongestionControl for Reno {
     }
 }
 
+/// Linux `tcp_slow_start` for `acked` packets, whole packets: cwnd = min(cwnd + acked,
+/// ssthresh), then capped by the receiver window (`snd_cwnd_clamp`); returns the packets left
+/// over (acked minus the growth before the cap), which Reno's increase goes on with and Vegas
+/// drops.
+pub fn slow_start(s: &mut Window, acked: i64) -> i64 {
+    let cwnd = s.cwnd.floor() as i64;
+    let acked = acked.max(0);
+    let grown = (cwnd + acked).min(s.ssthresh);
+    s.cwnd = (grown as f64).min(s.max_window.floor());
+    acked - (grown - cwnd)
+}
+
+/// Linux `tcp_reno_cong_avoid` for `acked` packets, whole packets: nothing unless the
+/// sender is cwnd-limited (`tcp_is_cwnd_limited`); in slow start `tcp_slow_start` adds
+/// `acked` up to ssthresh, and if nothing is left that is all; otherwise (and always in
+/// congestion avoidance, even for 0 packets) `tcp_cong_avoid_ai` with w = the cwnd now:
+/// credit from a larger window first gives +1, then `acked` counts towards +1 per w
+/// acknowledged packets (`snd_cwnd_cnt`). Capped by the receiver window.
+pub fn reno_cong_avoid(cwnd_cnt: &mut u64, s: &mut Window, acked: i64) {
+    if !s.cwnd_limited {
+        return;
+    }
+    let mut acked = acked.max(0);
+    if s.in_slow_start() {
+        acked = slow_start(s, acked);
+        if acked == 0 {
+            return;
+        }
+    }
+    let mut cwnd = s.cwnd.floor() as i64;
+    // Linux's snd_cwnd is never 0; the guard keeps the division defined.
+    let w = cwnd.max(1) as u64;
+    if *cwnd_cnt >= w {
+        *cwnd_cnt = 0;
+        cwnd += 1;
+    }
+    *cwnd_cnt += acked as u64;
+    if *cwnd_cnt >= w {
+        let more = *cwnd_cnt / w;
+        *cwnd_cnt -= more * w;
+        cwnd += more as i64;
+    }
+    s.cwnd = (cwnd as f64).min(s.max_window.floor());
+}
+
 /// Reno as Linux has it (`net/ipv4/tcp_cong.c`), for Linux's stack: `tcp_reno_cong_avoid`
 /// (whole packets, an ACK counter, growth only while cwnd-limited), `tcp_reno_ssthresh`
 /// (half of cwnd, at least 2) and `tcp_reno_undo_cwnd`. Reno and NewReno are one algorithm
@@ -65,7 +112,7 @@ impl CongestionControl for LinuxReno {
     }
 
     fn cong_avoid(&mut self, w: &mut Window, ack: &Ack) {
-        crate::vegas_linux::reno_cong_avoid(&mut self.cwnd_cnt, w, ack.acked);
+        reno_cong_avoid(&mut self.cwnd_cnt, w, ack.acked);
     }
 
     fn uses_rtt_samples(&self) -> bool {

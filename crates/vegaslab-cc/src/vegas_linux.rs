@@ -57,6 +57,7 @@
 //! (a round ended or Vegas restarted). Plain Vegas leaves all three at their defaults.
 
 use crate::controller::{Ack, CaState, CongestionControl, Cut, CwndEvent, Loss, RttSample, Window};
+use crate::reno::{reno_cong_avoid, slow_start};
 
 /// What one Linux-flavour round measured, in kernel units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -362,51 +363,6 @@ impl<R: LinuxRule> CongestionControl for LinuxVegas<R> {
     fn variables(&self, out: &mut Vec<(&'static str, f64)>) {
         self.rule.variables(out);
     }
-}
-
-/// Linux `tcp_slow_start` for `acked` packets, whole packets: cwnd = min(cwnd + acked,
-/// ssthresh), then capped by the receiver window (`snd_cwnd_clamp`); returns the packets left
-/// over (acked minus the growth before the cap), which Reno's increase goes on with and Vegas
-/// drops.
-fn slow_start(s: &mut Window, acked: i64) -> i64 {
-    let cwnd = s.cwnd.floor() as i64;
-    let acked = acked.max(0);
-    let grown = (cwnd + acked).min(s.ssthresh);
-    s.cwnd = (grown as f64).min(s.max_window.floor());
-    acked - (grown - cwnd)
-}
-
-/// Linux `tcp_reno_cong_avoid` for `acked` packets, whole packets: nothing unless the
-/// sender is cwnd-limited (`tcp_is_cwnd_limited`); in slow start `tcp_slow_start` adds
-/// `acked` up to ssthresh, and if nothing is left that is all; otherwise (and always in
-/// congestion avoidance, even for 0 packets) `tcp_cong_avoid_ai` with w = the cwnd now:
-/// credit from a larger window first gives +1, then `acked` counts towards +1 per w
-/// acknowledged packets (`snd_cwnd_cnt`). Capped by the receiver window.
-pub fn reno_cong_avoid(cwnd_cnt: &mut u64, s: &mut Window, acked: i64) {
-    if !s.cwnd_limited {
-        return;
-    }
-    let mut acked = acked.max(0);
-    if s.in_slow_start() {
-        acked = slow_start(s, acked);
-        if acked == 0 {
-            return;
-        }
-    }
-    let mut cwnd = s.cwnd.floor() as i64;
-    // Linux's snd_cwnd is never 0; the guard keeps the division defined.
-    let w = cwnd.max(1) as u64;
-    if *cwnd_cnt >= w {
-        *cwnd_cnt = 0;
-        cwnd += 1;
-    }
-    *cwnd_cnt += acked as u64;
-    if *cwnd_cnt >= w {
-        let more = *cwnd_cnt / w;
-        *cwnd_cnt -= more * w;
-        cwnd += more as i64;
-    }
-    s.cwnd = (cwnd as f64).min(s.max_window.floor());
 }
 
 #[cfg(test)]

@@ -880,10 +880,12 @@ impl LinuxAgent {
     /// below cwnd; the timer restarts when the first one goes.
     fn xmit_retransmit_queue(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos) {
         let mut rearm = false;
-        let candidates: Vec<i64> = self.board.iter().filter(|(_, g)| g.has(LOST) && !g.has(SACKED) && !g.has(RETRANS)).map(|(q, _)| q).collect();
-        for seq in candidates {
+        for seq in self.board.una..self.board.nxt() {
             if s.cwnd as i64 - self.in_flight() <= 0 || self.board.retrans_out >= self.board.lost_out {
                 break;
+            }
+            if !self.board.get(seq).is_some_and(|g| g.has(LOST) && !g.has(SACKED) && !g.has(RETRANS)) {
+                continue;
             }
             self.data_sent(s, cc, now);
             self.note_retransmission(now);
