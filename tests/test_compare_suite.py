@@ -125,6 +125,8 @@ def test_the_kernels_range_and_mean_are_gathered_over_its_runs(suite):
         assert row.kernel_mbps_mean == pytest.approx(row.sim_mbps)
         assert row.kernel_rtt_ms_mean == pytest.approx(row.sim_rtt_ms * 1.02)
         assert row.kernel_retx_min == row.kernel_retx_max == row.sim_retx
+        assert row.kernel_mbps_runs == pytest.approx([row.sim_mbps * s for s in GOODPUT_SCALE])
+        assert row.kernel_rtt_ms_runs == pytest.approx([row.sim_rtt_ms * s for s in RTT_SCALE])
         assert row.verdict == "pass"
     assert ok.verdict == "pass"
     assert sorted(p.name for p in (out / "ok" / "kernel").glob("run-*")) == ["run-1", "run-2", "run-3"]
@@ -146,6 +148,10 @@ def test_a_case_the_testbed_refuses_is_an_error_and_the_others_still_run(suite):
     csv = pd.read_csv(out / "summary.csv")
     assert list(csv[csv.case == "refused"].status) == ["not run: flows: refused for the test"]
     assert "not run: flows: refused for the test" in (out / "index.html").read_text()
+    ok_flow = doc["cases"][0]["flows"][0]
+    assert ok_flow["kernel_mbps_runs"] == pytest.approx([ok_flow["sim_mbps"] * s for s in GOODPUT_SCALE])
+    per_run = csv[csv.case == "ok"].kernel_mbps_runs.iloc[0].split()
+    assert [float(v) for v in per_run] == pytest.approx(ok_flow["kernel_mbps_runs"], rel=1e-3)
     assert doc["wall_time_s"] >= 0 and "wall time" in (out / "index.html").read_text().lower()
 
 

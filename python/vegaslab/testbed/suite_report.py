@@ -1,6 +1,6 @@
 """The comparison suite's report: ``index.html`` (a summary across cases, then each case's
-flows: the kernel's min-max and mean over its runs beside the simulator's value, and the
-verdicts), ``summary.json`` (everything, machine-readable) and ``summary.csv`` (one row per flow,
+flows: the kernel's min-max and mean over its runs and each run's goodput beside the
+simulator's value, and the verdicts), ``summary.json`` (everything, machine-readable) and ``summary.csv`` (one row per flow,
 and one per case that did not run)."""
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ if TYPE_CHECKING:
 FLOW_COLUMNS = ["flow", "cc", "kernel_runs", "sim_mbps", "kernel_mbps_min", "kernel_mbps_max", "kernel_mbps_mean",
                 "sim_rtt_ms", "kernel_rtt_ms_min", "kernel_rtt_ms_max", "kernel_rtt_ms_mean",
                 "sim_retx", "kernel_retx_min", "kernel_retx_max", "kernel_retx_mean", "kernel_acks_per_seg_mean",
-                "goodput_ok", "rtt_ok", "retx_ok", "verdict"]
+                "goodput_ok", "rtt_ok", "retx_ok", "verdict", "kernel_mbps_runs", "kernel_rtt_ms_runs"]
+#: The per-run columns (lists): summary.csv writes each as its values separated by spaces.
+RUN_LISTS = ("kernel_mbps_runs", "kernel_rtt_ms_runs")
 
 
 def status_text(c: "CaseOutcome") -> str:
@@ -37,7 +39,8 @@ def flows_frame(result: "SuiteResult") -> pd.DataFrame:
     for c in result.cases:
         head = {"case": c.case.name, "status": status_text(c)}
         if c.status == "ran":
-            parts.append(c.table[FLOW_COLUMNS].assign(**head))
+            lists = {k: c.table[k].map(lambda vs: " ".join(f"{v:.4g}" for v in vs)) for k in RUN_LISTS}
+            parts.append(c.table[FLOW_COLUMNS].assign(**head, **lists))
         else:
             parts.append(pd.DataFrame([{**head, "verdict": "error"}]))
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -51,6 +54,8 @@ def counts(result: "SuiteResult") -> dict[str, int]:
 
 
 def _number(x):
+    if isinstance(x, list):
+        return [_number(v) for v in x]
     if isinstance(x, float) and math.isnan(x):
         return None
     return x.item() if hasattr(x, "item") else x
@@ -80,6 +85,12 @@ def _range(row, column: str, fmt: str) -> str:
     return f"{fmt.format(lo)}–{fmt.format(hi)} (mean {fmt.format(mean)})"
 
 
+def _runs(row, column: str, fmt: str) -> str:
+    """Each kernel run's value, smallest first: where in the range the runs fall."""
+    values = row.get(f"{column}_runs")
+    return " ".join(fmt.format(v) for v in sorted(values)) if isinstance(values, list) else "—"
+
+
 def _cell(ok: bool, text: str) -> str:
     return f'<td class="{"ok" if ok else "no"}">{html.escape(text)}</td>'
 
@@ -92,10 +103,12 @@ def _case_table(c: "CaseOutcome") -> str:
         rows.append(
             f"<tr><td>{html.escape(str(r.flow))}</td><td>{html.escape(str(r.cc))}</td>"
             + _cell(r.goodput_ok, f"{r.sim_mbps:.2f}") + f"<td>{_range(r, 'kernel_mbps', '{:.2f}')}</td>"
+            + f"<td>{html.escape(_runs(r, 'kernel_mbps', '{:.2f}'))}</td>"
             + _cell(r.rtt_ok, f"{r.sim_rtt_ms:.1f}") + f"<td>{_range(r, 'kernel_rtt_ms', '{:.1f}')}</td>"
             + _cell(r.retx_ok, f"{r.sim_retx:.0f}") + f"<td>{_range(r, 'kernel_retx', '{:.0f}')}</td>"
             + f'<td class="{r.verdict}">{r.verdict}</td></tr>')
-    return ("<table><tr><th>flow</th><th>cc</th><th>sim Mbit/s</th><th>kernel Mbit/s</th><th>sim RTT ms</th>"
+    return ("<table><tr><th>flow</th><th>cc</th><th>sim Mbit/s</th><th>kernel Mbit/s</th>"
+            "<th>kernel runs Mbit/s</th><th>sim RTT ms</th>"
             "<th>kernel RTT ms</th><th>sim retx</th><th>kernel retx</th><th>verdict</th></tr>"
             + "".join(rows) + "</table>")
 
@@ -139,7 +152,7 @@ def write(result: "SuiteResult") -> Path:
         f"<p>{html.escape('; '.join(setup))}. Wall time {result.wall_s:.0f} s. "
         f"Cases: {', '.join(f'{v} {k}' for k, v in n.items())}.</p>"
         f"<p>Criteria per flow: {html.escape(criteria_text())}. Goodput is application bytes; the kernel "
-        "columns give min–max (mean) over its runs. A case takes its worst flow's verdict; a case the "
+        "columns give min–max (mean) over its runs, then each run's goodput, smallest first. A case takes its worst flow's verdict; a case the "
         "kernel did not run is an error.</p>"
         "<table><tr><th>case</th><th>what</th><th>kernel runs</th><th>flows</th><th>verdict</th></tr>"
         f"{summary}</table>{sections}")

@@ -34,6 +34,8 @@ VERDICTS = ("pass", "flag", "fail", "error")
 
 #: summary_table's kernel columns, gathered over the runs as _min, _max and _mean.
 RANGED = ("kernel_mbps", "kernel_rtt_ms", "kernel_retx")
+#: summary_table's kernel columns also listed run by run (as _runs).
+PER_RUN = ("kernel_mbps", "kernel_rtt_ms")
 
 
 def _within(value: float, reference: float, tolerance: float) -> bool:
@@ -47,7 +49,10 @@ def _within(value: float, reference: float, tolerance: float) -> bool:
 def flow_ranges(sim: Results, kernel_runs: list[Results]) -> pd.DataFrame:
     """One row per simulated flow: the simulator's goodput, mean RTT and retransmissions, and the
     kernel's min, max and mean of each over ``kernel_runs`` (and its mean ACKs per data
-    segment), from :func:`summary_table` of each run."""
+    segment), from :func:`summary_table` of each run; ``kernel_mbps_runs`` and
+    ``kernel_rtt_ms_runs`` list each run's value in run order, since a range hides how the runs
+    fall in it (two flows sharing a bottleneck often split into two groups of runs by which one
+    leaves slow start first; docs/testbed.md, "Where they still differ")."""
     if not kernel_runs:
         raise ValueError("flow_ranges needs at least one kernel run")
     runs = pd.concat([summary_table(sim, k) for k in kernel_runs], ignore_index=True)
@@ -61,6 +66,8 @@ def flow_ranges(sim: Results, kernel_runs: list[Results]) -> pd.DataFrame:
             values = per[column]
             row[f"{column}_min"], row[f"{column}_max"] = values.min(), values.max()
             row[f"{column}_mean"] = values.mean()
+        for column in PER_RUN:
+            row[f"{column}_runs"] = [float(v) for v in per[column]]
         row["kernel_acks_per_seg_mean"] = per.kernel_acks_per_seg.mean()
         rows.append(row)
     return pd.DataFrame(rows)
