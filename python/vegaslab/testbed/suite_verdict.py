@@ -52,7 +52,8 @@ def flow_ranges(sim: Results, kernel_runs: list[Results]) -> pd.DataFrame:
     segment), from :func:`summary_table` of each run; ``kernel_mbps_runs`` and
     ``kernel_rtt_ms_runs`` list each run's value in run order, since a range hides how the runs
     fall in it (two flows sharing a bottleneck often split into two groups of runs by which one
-    leaves slow start first; docs/testbed.md, "Where they still differ")."""
+    leaves slow start first; docs/testbed.md, "Simulator and kernel side by side: what was
+    measured")."""
     if not kernel_runs:
         raise ValueError("flow_ranges needs at least one kernel run")
     runs = pd.concat([summary_table(sim, k) for k in kernel_runs], ignore_index=True)
