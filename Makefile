@@ -12,7 +12,7 @@ REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 REQUIRE_TSHARK ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy testbed-envelope compare-kernel bench publish-numbers bench-scale bench-memory bench-sweep fuzz limits docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy testbed-envelope compare-kernel bench robustness publish-robustness publish-numbers bench-scale bench-memory bench-sweep fuzz limits docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -89,6 +89,14 @@ compare-kernel: setup bpf
 BENCH_OUT ?= out/bench
 bench: setup ns2
 	$(PY) scripts/publish_numbers.py measure $(BENCH_OUT)/measured.json -- $(VENV)/bin/vegaslab bench --repeat 7 --out $(BENCH_OUT) $(BENCH_ARGS)
+
+## robustness: every robustness study (docs/robustness-format.md) into $(REPORT), beside the reproduction's report, its ns-2.35 checks included; the command's time, CPU time and memory go to $(REPORT)/robustness-measured.json
+robustness: setup ns2
+	$(PY) scripts/publish_numbers.py measure $(REPORT)/robustness-measured.json -- $(VENV)/bin/vegaslab robustness --out $(REPORT)
+
+## publish-robustness: the studies' verdicts from the latest `make robustness` ($(REPORT)) into docs/numbers.json, then every numbers block rendered
+publish-robustness: setup
+	$(PY) scripts/publish_numbers.py publish-robustness --report $(REPORT)
 
 ## publish-numbers: docs/numbers.json from the latest `make reproduce-all` ($(REPORT)) and `make bench` ($(BENCH_OUT)), then every numbers block of README.md and docs/ rendered from it (tests/test_numbers.py checks them)
 publish-numbers: setup

@@ -20,6 +20,14 @@ Three steps, each a subcommand:
     held and numbers within 10% and 25% with :func:`~vegaslab.report_model.ratio_stats`),
     checked against the report's ``summary.md``.
 
+``publish-robustness --report DIR``
+    Read the robustness studies' summaries that ``vegaslab robustness --out DIR`` saved
+    (``DIR/robustness/*.json``, read back as :func:`vegaslab.study.robustness.load_summaries`
+    reads them: a set-aside summary is an error here) and write their verdicts, the evidence
+    behind each (points with the paper's stated set-up and their statuses, points resting on one
+    run, departures that hold) and their runs and compute into docs/numbers.json's
+    ``robustness``, then render.
+
 ``render`` / ``check``
     Rewrite (or, ``check``, compare) every block ``<!-- numbers:NAME -->`` ...
     ``<!-- /numbers:NAME -->`` in README.md and docs/*.md from docs/numbers.json. ``check``
@@ -279,6 +287,50 @@ def bench_facts(bench: Path) -> dict[str, Any]:
 def publish(report: Path, bench: Path, out: Path = NUMBERS) -> dict[str, Any]:
     facts = {"written_by": "scripts/publish_numbers.py publish (make publish-numbers)",
              "reproduce": reproduce_facts(report), "bench": bench_facts(bench)}
+    if out.exists():  # the studies' verdicts are published by their own command; keep them
+        kept = json.loads(out.read_text(encoding="utf-8")).get("robustness")
+        if kept:
+            facts["robustness"] = kept
+    tmp = out.with_name(f".{out.name}.tmp")
+    tmp.write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, out)
+    return facts
+
+
+def robustness_facts(report: Path) -> dict[str, Any]:
+    """The verdicts of the studies saved in ``report/robustness/``, with their evidence."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from vegaslab.study.robustness import load_summaries
+
+    directory = report / "robustness"
+    if not directory.is_dir():
+        raise PublishError(f"{directory}: no robustness summaries (run `vegaslab robustness --out {report}`)")
+    summaries = load_summaries(directory)
+    bad = [s for s in summaries if "set_aside" in s]
+    if bad:
+        raise PublishError("; ".join(f"{directory / s['file']}: {s['set_aside']}" for s in bad))
+    if not summaries:
+        raise PublishError(f"{directory}: no robustness summaries")
+    studies = []
+    for s in summaries:
+        if "rule" not in s:
+            raise PublishError(f"{directory / (s['entry'] + '.json')}: written before studies recorded their rule "
+                               "(run `vegaslab robustness` again)")
+        default = s["points"][0]
+        findings = [p for p in s["points"] if p.get("departures") and p["status"] in ("holds", "fails")]
+        studies.append({
+            "entry": s["entry"], "conclusion": s["conclusion"], "verdict": s["verdict"], **s["rule"],
+            "seeds": default["seeds"], "default_status": default["status"], "default_holds": default["holds"],
+            "default_single_run": default.get("single_run", False), "default_margin": default.get("margin"),
+            "departures_holding": [p["label"] for p in findings if p["status"] == "holds"],
+            "runs": s["runs"], "compute_s": s["compute_s"]})
+    return {"directory": str(report), "studies": studies, "runs": sum(x["runs"] for x in studies),
+            "compute_s": sum(x["compute_s"] for x in studies)}
+
+
+def publish_robustness(report: Path, out: Path = NUMBERS) -> dict[str, Any]:
+    facts = json.loads(out.read_text(encoding="utf-8"))
+    facts["robustness"] = robustness_facts(report)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, out)
@@ -422,6 +474,24 @@ def render_bench(n: dict[str, Any]) -> str:
             f"at the start.")
 
 
+def render_robustness(n: dict[str, Any]) -> str:
+    r = n.get("robustness")
+    if not r:
+        return "No robustness studies published yet (`make robustness`, then `make publish-robustness`)."
+    rows = ["| study | conclusion | verdict | points with the paper's set-up: hold / fail / undecided | "
+            "of them resting on one run | at our default | departures that hold |",
+            "|---|---|---|---|---|---|---|"]
+    for s in r["studies"]:
+        one = ", one run" if s["default_single_run"] else ""
+        margin = f", margin {s['default_margin']:+.1%}" if s["default_margin"] is not None else ""
+        rows.append(f"| {s['entry']} | {s['conclusion']} | {s['verdict']} | {s['stated_holds']} / {s['stated_fails']} / "
+                    f"{s['stated_mixed']} of {s['stated_points']} | {s['single_runs']} | {s['default_status']} "
+                    f"({s['default_holds']} of {s['seeds']} seeds{one}{margin}) | "
+                    f"{'; '.join(s['departures_holding']) or 'none'} |")
+    return ("\n".join(rows) + f"\n\n{len(r['studies'])} studies, {r['runs']:,} runs, {r['compute_s']:,.0f} s of "
+            f"compute (the runs' own wall times), from [docs/numbers.json](docs/numbers.json).")
+
+
 #: Every block a page may hold: its name and how it is rendered from docs/numbers.json.
 BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     "headline": render_headline,
@@ -430,6 +500,7 @@ BLOCKS: dict[str, Callable[[dict[str, Any]], str]] = {
     "bench": render_bench,
     "highlights": render_highlights,
     "worst": render_worst,
+    "robustness": render_robustness,
 }
 
 BLOCK = re.compile(r"<!-- numbers:(?P<name>[a-z0-9-]+) -->\n(?P<body>.*?)\n?<!-- /numbers:(?P<end>[a-z0-9-]+) -->",
@@ -568,6 +639,9 @@ def main(argv: list[str] | None = None) -> int:
     pub = sub.add_parser("publish", help="write docs/numbers.json from a reproduce --all and a bench directory, then render")
     pub.add_argument("--report", type=Path, required=True, help="a `vegaslab reproduce --all --out` directory")
     pub.add_argument("--bench", type=Path, required=True, help="a `vegaslab bench --out` directory")
+    rob = sub.add_parser("publish-robustness", help="write the robustness studies' verdicts into docs/numbers.json, "
+                                                    "then render")
+    rob.add_argument("--report", type=Path, required=True, help="a `vegaslab robustness --out` directory")
     sub.add_parser("render", help="rewrite every numbers block of README.md and docs/*.md from docs/numbers.json")
     sub.add_parser("check", help="name every numbers block that differs, and run-derived numbers outside blocks")
     args = p.parse_args(argv)
@@ -577,7 +651,11 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"reproduce": {k: v for k, v in facts["reproduce"].items() if k != "papers"},
                               "papers": facts["reproduce"]["papers"], "bench": facts["bench"]}, indent=2))
             print(f"wrote {NUMBERS.relative_to(ROOT)}")
-        if args.cmd in ("publish", "render"):
+        if args.cmd == "publish-robustness":
+            facts = publish_robustness(args.report)
+            print(json.dumps(facts["robustness"], indent=2))
+            print(f"wrote {NUMBERS.relative_to(ROOT)}")
+        if args.cmd in ("publish", "publish-robustness", "render"):
             for page in render():
                 print(f"rendered {page.relative_to(ROOT)}")
         if args.cmd == "check":

@@ -342,6 +342,7 @@ name = "delay"
 path = "links[1].delay"
 values = ["5ms", "20ms"]
 default = "5ms"
+reason = "not given"
 """
 
 

@@ -184,3 +184,50 @@ def test_measure_records_the_command_its_status_time_memory_and_load(tmp_path):
     m = json.loads(out.read_text())
     assert status == 3 and m["exit_status"] == 3 and m["wall_s"] > 0
     assert m["peak_rss_bytes"] >= 50_000_000 and m["load_1min_at_start"] >= 0 and m["machine"]["nproc"] >= 1
+
+
+def _study_summary(tmp_path: Path) -> dict:
+    """A study's summary as `vegaslab robustness` saves it, from a hand-made result: the default
+    point holds on one run; the departure 500kbps holds too."""
+    from vegaslab.study import robustness as rb
+
+    (tmp_path / "tiny.toml").write_text(
+        '[study]\nentry = "tiny"\nclaim = "c"\nconclusion = "the flow is fast"\ndefault_reason = "a test."\n'
+        'seeds = 10\n[study.figure]\nexpr = "tiny:f1.throughput_bps"\nlabel = "x"\nthreshold = 1\n'
+        '[[study.factor]]\nname = "bandwidth"\npath = "links[0].bandwidth"\nvalues = ["1Mbps", "500kbps"]\n'
+        'default = "1Mbps"\nstated = { level = "1Mbps", where = "s1", quote = "q" }\n')
+    study = rb.load_study(tmp_path / "tiny.toml")
+    points = [rb.PointResult(pt, holds=10, seeds=10, values=[1.5] * 10, distinct=1, threshold=1.0,
+                             departures=study.departures(pt)) for pt in rb.points(study)]
+    return rb.summary(rb.StudyResult(study, points, runs=20, computed=20, wall_s=1.0, compute_s=2.5))
+
+
+def test_publish_robustness_records_each_verdict_with_its_evidence(tmp_path):
+    from vegaslab.study import robustness as rb
+
+    rb.save_summary(_study_summary(tmp_path), tmp_path / "report" / "robustness")
+    r = pn.robustness_facts(tmp_path / "report")
+    [s] = r["studies"]
+    assert (s["verdict"], s["stated_points"], s["stated_holds"], s["single_runs"]) == ("robust", 1, 1, 1)
+    assert s["departures_holding"] == ["bandwidth = 500kbps"] and s["default_margin"] == pytest.approx(0.5)
+    assert (r["runs"], r["compute_s"]) == (20, 2.5)
+    table = pn.render_robustness({"robustness": r})
+    assert "| tiny | the flow is fast | robust | 1 / 0 / 0 of 1 | 1 | holds (10 of 10 seeds, one run, margin +50.0%) |" \
+        in table
+
+
+def test_publish_robustness_refuses_a_set_aside_or_old_summary(tmp_path):
+    from vegaslab.study import robustness as rb
+
+    d = tmp_path / "report" / "robustness"
+    d.mkdir(parents=True)
+    (d / "broken.json").write_text("{")
+    with pytest.raises(pn.PublishError, match="broken.json: not JSON"):
+        pn.robustness_facts(tmp_path / "report")
+    (d / "broken.json").unlink()
+    old = _study_summary(tmp_path)
+    for key in ("rule", "figure_threshold"):
+        del old[key]
+    rb.save_summary(old, d)
+    with pytest.raises(pn.PublishError, match="written before studies recorded their rule"):
+        pn.robustness_facts(tmp_path / "report")

@@ -26,19 +26,20 @@ from vegaslab.study import robustness as rb
 from vegaslab import safe_io
 from vegaslab.report.robustness import END, START
 
-#: A study of one factor with two levels, four seeds: eight runs.
+#: A study of one factor with two levels, ten seeds: twenty runs.
 SMALL_STUDY = """
 [study]
 entry = "tiny"
 claim = "the flow gets more than 600 kbit/s"
 conclusion = "the flow gets more than 600 kbit/s"
 default_reason = "it is a test."
-seeds = 4
+seeds = 10
 
 [[study.factor]]
 name = "delay"
 levels = { short = ["links[0].delay=5ms"], long = ["links[0].delay=50ms"] }
 default = "short"
+reason = "not given"
 """
 
 #: Bytes no report may hold: a file outside the output directory.
@@ -379,7 +380,7 @@ WINDOW = ('name = "bandwidth"\npath = "links[0].bandwidth"\nvalues = ["1Mbps", "
 
 @pytest.mark.parametrize("edit, field", [
     (lambda s: _edit(s, ('default = "short"', "default = []")), r"study\.factor\[1\]\.default: must name one of the levels"),
-    (lambda s: _edit(s, ('[[study.pair]]\nfactors = ["bandwidth", "delay"]', "")).replace("seeds = 4", "seeds = 4\npair = 5"),
+    (lambda s: _edit(s, ('[[study.pair]]\nfactors = ["bandwidth", "delay"]', "")).replace("seeds = 10", "seeds = 10\npair = 5"),
      r"study\.pair: must be an array of tables"),
     (lambda s: _edit(s, ('factors = ["bandwidth", "delay"]', 'factors = ["bandwidth", "delay"]\nweight = 2')),
      r"study\.pair\[0\]\.weight: unknown field"),
@@ -391,7 +392,7 @@ WINDOW = ('name = "bandwidth"\npath = "links[0].bandwidth"\nvalues = ["1Mbps", "
     (lambda s: _edit(s, ('path = "links[0].bandwidth"', 'path = "run.seed"'), ('["1Mbps", "500kbps", "2Mbps"]', "[1, 2, 3]"),
                      ('default = "1Mbps"', "default = 1")), r"study\.factor\[0\]\.path: .*run\.seed"),
     (lambda s: _edit(s, ('"1Mbps", "500kbps", "2Mbps"', '"1Mbps", "500kbps", nan')), r"study\.factor\[0\]\.values: .*finite"),
-    (lambda s: _edit(s, ("seeds = 4", 'seeds = 4\nvariants = ["tiny", "tiny"]')), r"study\.variants: 'tiny' is listed twice"),
+    (lambda s: _edit(s, ("seeds = 10", 'seeds = 10\nvariants = ["tiny", "tiny"]')), r"study\.variants: 'tiny' is listed twice"),
     (lambda s: _edit(s, ('entry = "tiny"', 'entry = "/etc/passwd"')), r"study\.entry: must be a catalog entry id"),
     (lambda s: _edit(s, ('entry = "tiny"', 'entry = "../catalog/tiny"')), r"study\.entry: must be a catalog entry id"),
     (lambda s: _edit(s, ('entry = "tiny"', "entry = 5")), r"study\.entry: must be a catalog entry id"),

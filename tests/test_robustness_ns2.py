@@ -56,7 +56,7 @@ entry = "tiny"
 claim = "{claim}"
 conclusion = "a test conclusion"
 default_reason = "it is a test."
-seeds = 4
+seeds = 10
 variants = {variants}
 
 [study.figure]
@@ -68,6 +68,7 @@ name = "bandwidth"
 path = "links[0].bandwidth"
 values = ["1Mbps", "2Mbps"]
 default = "1Mbps"
+reason = "not given"
 """
 
 

@@ -31,9 +31,10 @@ def add_parser(sub) -> None:
   vegaslab robustness my-study.toml --out out/mine
 
 Every study file is checked, and every run it plans resolved by the simulator, before anything
-runs: a bad one exits 2 naming its file and field. A study's verdict is "robust", "holds only
-under a narrow set-up" or "not reproducible with any plausible set-up"; "error" when a run
-failed or a claim could not be judged (exit 1).""",
+runs: a bad one exits 2 naming its file and field. A study's verdict, judged at the points with
+the paper's stated set-up, is "robust", "holds only under a narrow set-up", "not reproducible
+with any plausible set-up" or "undecided"; "error" when a run failed or a claim could not be
+judged (exit 1).""",
     )
     p.add_argument("ids", nargs="*", metavar="ID|FILE.toml",
                    help="entries whose studies to run, or study files (default: every study)")

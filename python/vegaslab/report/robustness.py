@@ -30,7 +30,8 @@ from typing import Any, Mapping, Sequence
 from .. import safe_io
 from .render import Markup, render
 from .tables import anchor
-from .robustness_text import default_cell, default_status, fmt, ns2_cell, set_aside_name, study_cell
+from .robustness_text import (default_cell, default_status, fmt, holds_cell, ns2_cell, set_aside_name, setup_cell,
+                              study_cell)
 from ..study.robustness import read_figure
 
 START = "<!-- vegaslab:robustness -->"
@@ -59,8 +60,8 @@ def _figure(directory_fd: int | None, name: str, entry: str, alt: str) -> dict:
 def _point(p: Mapping[str, Any]) -> dict:
     lo, hi = p["interval"]
     v = p.get("values") or []
-    return {"label": p["label"], "errors": list(p.get("errors", []))[:3], "holds": f"{p['holds']}/{p['seeds']}",
-            "interval": f"{lo:.2f}-{hi:.2f}", "status": p["status"],
+    return {"label": p["label"], "errors": list(p.get("errors", []))[:3], "holds": holds_cell(p),
+            "setup": setup_cell(p), "interval": f"{lo:.2f}-{hi:.2f}", "status": p["status"],
             "figure": "–" if not v else f"{fmt(sum(v) / len(v))} ({fmt(min(v))}-{fmt(max(v))})"}
 
 

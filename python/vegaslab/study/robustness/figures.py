@@ -30,7 +30,8 @@ def figure_pattern(entry: str) -> re.Pattern:
 
 def figure(result: StudyResult, out: str | os.PathLike) -> list[Path]:
     """One PNG per factor, ``out/<entry>-<n>.png``: the share of seeds for which the
-    conclusion holds at each level, with its 95% interval, the default level marked; returns
+    conclusion holds at each level, with its interval (at the study's corrected level), the
+    default level marked and the level the paper states labelled "(paper)"; returns
     the files written. ``out`` is made when absent; each file is written under the rule for
     files vegaslab writes (:func:`vegaslab.safe_io.write_file`)."""
     import matplotlib
@@ -55,7 +56,8 @@ def figure(result: StudyResult, out: str | os.PathLike) -> list[Path]:
             d = labels.index(f.default)
             ax.plot([d], [share[d]], marker="*", markersize=16, color="#c0392b", linestyle="none", label="our default")
             ax.axhline(0.5, color="#888", linewidth=0.8, linestyle="--")
-            ax.set_xticks(list(x), labels, rotation=20 if len(labels) > 4 else 0)
+            shown = [f"{lab} (paper)" if f.provenance(lab) == "stated" else lab for lab in labels]
+            ax.set_xticks(list(x), shown, rotation=20 if len(labels) > 4 else 0)
             ax.set_ylim(-0.05, 1.05)
             ax.set_xlabel(f.name)
             ax.set_ylabel("share of seeds where it holds")

@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .model import ENTRY_ID, MIN_SEEDS, Factor, Study, StudyError, cut_repr, study_error
+from .model import ENTRY_ID, MIN_SEEDS, Factor, Stated, Study, StudyError, cut_repr, min_seeds, study_error
 
 
 def studies_dir(directory: str | os.PathLike | None = None) -> Path:
@@ -115,9 +115,10 @@ def _factor(path: Path, t: Any, i: int) -> Factor:
     where = f"study.factor[{i}]"
     if not isinstance(t, dict):
         raise study_error(path, where, "must be a table")
-    unknown = set(t) - {"name", "path", "values", "levels", "default", "reason"}
+    unknown = set(t) - {"name", "path", "values", "levels", "default", "reason", "stated"}
     if unknown:
-        raise study_error(path, f"{where}.{sorted(unknown)[0]}", "unknown field (allowed: name, path, values, levels, default, reason)")
+        raise study_error(path, f"{where}.{sorted(unknown)[0]}", "unknown field (allowed: name, path, values, levels, default, "
+                          "reason, stated)")
     name = _text(path, t, "name", where)
     if ("levels" in t) == ("values" in t):
         raise study_error(path, where, "give exactly one of levels (label -> overrides) and path with values")
@@ -134,7 +135,27 @@ def _factor(path: Path, t: Any, i: int) -> Factor:
     default = default if isinstance(default, str) else str(default)
     if default not in levels:
         raise study_error(path, f"{where}.default", f"must be one of the levels ({', '.join(levels)}), got {default!r}")
-    return Factor(name, levels, default, _text(path, t, "reason", where, required=False), factor_path)
+    stated = _stated(path, t.get("stated"), levels, f"{where}.stated")
+    reason = _text(path, t, "reason", where, required=False)
+    if stated is None and not reason:
+        raise study_error(path, f"{where}.reason", "a factor the paper leaves open needs the reason for its levels (or "
+                          "stated = { level, where, quote } when the paper gives one)")
+    return Factor(name, levels, default, reason, factor_path, stated)
+
+
+def _stated(path: Path, t: Any, levels: Mapping[str, Any], where: str) -> Stated | None:
+    """``stated = { level = ..., where = "section 5.2", quote = "..." }``: the level the paper
+    states, and where it says so; every other level of the factor is then a departure."""
+    if t is None:
+        return None
+    if not isinstance(t, dict) or set(t) != {"level", "where", "quote"}:
+        raise study_error(path, where, "must be a table { level = <one of the levels>, where = \"section, table or "
+                          f"figure\", quote = \"the paper's words\" }}, got {cut_repr(t)}")
+    level = t["level"]
+    label = level if isinstance(level, str) else _value_label(path, f"{where}.level", level)
+    if label not in levels:
+        raise study_error(path, f"{where}.level", f"must be one of the levels ({', '.join(levels)}), got {label!r}")
+    return Stated(label, _text(path, t, "where", where), _text(path, t, "quote", where))
 
 
 def _entry_id(path: Path, t: Mapping[str, Any]) -> str:
@@ -211,8 +232,8 @@ def load_study(path: str | os.PathLike) -> Study:
     entry = _entry_id(path, t)
     seeds = t.get("seeds", 10)
     if isinstance(seeds, bool) or not isinstance(seeds, int) or not MIN_SEEDS <= seeds <= 1000:
-        raise study_error(path, "study.seeds", f"must be a whole number from {MIN_SEEDS} to 1000 (seeds 1..n; with fewer "
-                   f"than {MIN_SEEDS} no share of seeds is decisive at 95%), got {cut_repr(seeds)}")
+        raise study_error(path, "study.seeds", f"must be a whole number from {MIN_SEEDS} to 1000 (seeds 1..n; fewer "
+                   f"leave a point's share of seeds close to a coin flip), got {cut_repr(seeds)}")
     variants = _variants(path, t)
     raw = t.get("factor")
     if not isinstance(raw, list) or not raw:
@@ -222,23 +243,36 @@ def load_study(path: str | os.PathLike) -> Study:
     if len(set(names)) != len(names):
         raise study_error(path, "study.factor", "factor names must differ")
     pairs = _pairs(path, t.get("pair", []), names)
-    figure, figure_label = _figure(path, t.get("figure"))
-    return Study(path, entry, _text(path, t, "claim", "study"),
-                 _text(path, t, "conclusion", "study"), _text(path, t, "default_reason", "study"),
-                 tuple(range(1, seeds + 1)), variants, factors, pairs,
-                 figure, figure_label)
+    figure, figure_label, threshold = _figure(path, t.get("figure"))
+    study = Study(path, entry, _text(path, t, "claim", "study"),
+                  _text(path, t, "conclusion", "study"), _text(path, t, "default_reason", "study"),
+                  tuple(range(1, seeds + 1)), variants, factors, pairs,
+                  figure, figure_label, threshold)
+    from .planning import point_count
+
+    m = point_count(study)
+    if seeds < min_seeds(m):
+        raise study_error(path, "study.seeds", f"{seeds} seeds cannot decide any of the study's {m} points: at the level "
+                          f"corrected for {m} points even {seeds} of {seeds} is not decisive; give at least {min_seeds(m)}")
+    return study
 
 
-def _figure(path: Path, t: Any) -> tuple[str, str]:
+def _figure(path: Path, t: Any) -> tuple[str, str, float | None]:
     """The optional ``[study.figure]`` table: ``expr`` (a numeric expression of the claim
-    language, checked to parse here) and ``label``."""
+    language, checked to parse here), ``label`` and the optional ``threshold`` (a finite number,
+    the figure's value where the conclusion turns)."""
     if t is None:
-        return "", ""
+        return "", "", None
     if not isinstance(t, dict):
         raise study_error(path, "study.figure", "must be a table with expr and label")
-    unknown = set(t) - {"expr", "label"}
+    unknown = set(t) - {"expr", "label", "threshold"}
     if unknown:
-        raise study_error(path, f"study.figure.{sorted(unknown)[0]}", "unknown field (allowed: expr, label)")
+        raise study_error(path, f"study.figure.{sorted(unknown)[0]}", "unknown field (allowed: expr, label, threshold)")
+    threshold = t.get("threshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                  or not math.isfinite(threshold) or threshold == 0):
+        raise study_error(path, "study.figure.threshold", f"must be a finite non-zero number (the figure's value where "
+                          f"the conclusion turns), got {cut_repr(threshold)}")
     expr = _text(path, t, "expr", "study.figure")
     from ..claims import ClaimError, parse
 
@@ -246,7 +280,7 @@ def _figure(path: Path, t: Any) -> tuple[str, str]:
         parse(expr)
     except ClaimError as exc:
         raise study_error(path, "study.figure.expr", f"not an expression of the claim language: {exc}") from None
-    return expr, _text(path, t, "label", "study.figure")
+    return expr, _text(path, t, "label", "study.figure"), None if threshold is None else float(threshold)
 
 
 def one_study_per_entry(studies: Sequence[Study]) -> None:

@@ -1,6 +1,8 @@
-"""What a robustness study is and how it is judged: its factors and points, a point's share of
-seeds with the 95% Wilson interval, the point statuses and the study's verdict (the package
-docstring gives the rules), and the error a study file that cannot be used raises."""
+"""What a robustness study is and how it is judged: its factors (each level the paper's stated
+value, a departure from it, or an assumption where the paper is silent) and points, a point's
+share of seeds with its Wilson interval (corrected for the study's number of points), runs that
+every seed repeats exactly (one run, with its margin), the point statuses and the study's verdict
+(the package docstring gives the rules), and the error a study file that cannot be used raises."""
 
 from __future__ import annotations
 
@@ -8,15 +10,21 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from statistics import NormalDist
+from typing import Any, Mapping, Sequence
 
 from ...errors import ScenarioError
 
 #: Largest number of runs one study may plan (levels x pairs x variants x seeds).
 MAX_STUDY_RUNS = 100_000
-#: Fewest seeds a study may have: with 3, even 3 of 3 leaves the Wilson interval's lower end
-#: below one half (0.44), so no point could hold or fail.
-MIN_SEEDS = 4
+#: Fewest seeds a study may have. A study also needs enough seeds that n of n can decide at
+#: the corrected level (:func:`min_seeds`): 10 for up to 31 points, 11 for up to 54, 12 for up
+#: to 93.
+MIN_SEEDS = 10
+#: The chance, for the whole study, that any point's status is wrong (a point called holds or
+#: fails where the claim holds for half the seeds or the other way): the family-wise error rate
+#: that the Bonferroni correction of each point's interval (:func:`point_z`) keeps.
+FAMILY_ALPHA = 0.05
 #: z for the 95% Wilson interval.
 _Z95 = 1.959963984540054
 #: A study's entry: a catalog entry id, by the core's rule for names (scenario/limits.rs), the
@@ -24,7 +32,8 @@ _Z95 = 1.959963984540054
 #: ``<entry>-<n>.png``), so they are plain names by construction; a path is never an entry.
 ENTRY_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The verdicts of a study and the statuses of a point (:class:`StudyResult`, :class:`PointResult`).
-VERDICTS = ("robust", "holds only under a narrow set-up", "not reproducible with any plausible set-up", "error")
+VERDICTS = ("robust", "holds only under a narrow set-up", "not reproducible with any plausible set-up", "undecided",
+            "error")
 POINT_STATUSES = ("holds", "fails", "mixed", "error")
 
 
@@ -33,9 +42,24 @@ class StudyError(ScenarioError):
     before anything runs (the command line exits 2: bad input)."""
 
 
+#: Where a level comes from (:meth:`Factor.provenance`).
+PROVENANCES = ("stated", "departure", "assumption")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """The level of a factor that the paper states, and where: ``where`` (its section, table or
+    figure) and ``quote`` (the paper's words)."""
+
+    level: str
+    where: str
+    quote: str
+
+
 @dataclass(frozen=True)
 class Factor:
-    """One open assumption: its levels (label -> overrides, in file order) and its default."""
+    """One choice of the set-up: its levels (label -> overrides, in file order), its default and,
+    when the paper states a value, :class:`Stated`."""
 
     name: str
     levels: Mapping[str, tuple[str, ...]]
@@ -43,6 +67,14 @@ class Factor:
     reason: str = ""
     #: The override path of a factor given as ``path`` with ``values`` ("" for ``levels``).
     path: str = ""
+    stated: Stated | None = None
+
+    def provenance(self, label: str) -> str:
+        """``stated`` (the paper's value), ``departure`` (another level where the paper states
+        one) or ``assumption`` (every level of a factor the paper leaves open)."""
+        if self.stated is None:
+            return "assumption"
+        return "stated" if label == self.stated.level else "departure"
 
 
 @dataclass(frozen=True)
@@ -63,9 +95,18 @@ class Study:
     #: "" when the study file gives none.
     figure: str = ""
     figure_label: str = ""
+    #: The figure's value at which the conclusion turns (optional): a point's margin is its
+    #: figure's distance from it, relative to it.
+    figure_threshold: float | None = None
 
     def factor(self, name: str) -> Factor:
         return next(f for f in self.factors if f.name == name)
+
+    def departures(self, point: "Point") -> tuple[tuple[str, str, str], ...]:
+        """(factor name, level, the level the paper states) of each factor whose level at
+        ``point`` departs from the value the paper states."""
+        return tuple((f.name, label, f.stated.level) for f in self.factors if f.stated is not None
+                     for label in [point.levels.get(f.name, f.default)] if label != f.stated.level)
 
 
 @dataclass(frozen=True)
@@ -88,6 +129,15 @@ class PointResult:
     errors: list[str] = field(default_factory=list)
     #: The study's figure on each judged seed, in seed order (empty without a figure).
     values: list[float] = field(default_factory=list)
+    #: How many different runs the judged seeds gave (the seeds' runs compared by content):
+    #: 1 when every seed repeats the same run, a set-up without randomness.
+    distinct: int = 0
+    #: The z of the point's interval: the study's, corrected for its number of points.
+    z: float = _Z95
+    #: The departures from the paper's stated set-up at this point (factor name, level, stated level).
+    departures: tuple[tuple[str, str, str], ...] = ()
+    #: The study's figure threshold, for :attr:`margin`.
+    threshold: float | None = None
 
     @property
     def value_range(self) -> tuple[float, float, float] | None:
@@ -98,13 +148,33 @@ class PointResult:
 
     @property
     def interval(self) -> tuple[float, float]:
-        return wilson(self.holds, self.seeds)
+        """The Wilson interval of the share of seeds that hold, at the study's corrected level;
+        of a single run (:attr:`single_run`), that of one trial, (0, 1) or so: one run is no
+        share."""
+        return wilson(self.holds, self.seeds, self.z) if not self.single_run else wilson(int(self.holds > 0), 1, self.z)
+
+    @property
+    def single_run(self) -> bool:
+        """Every judged seed gave the same run: the point's evidence is one run, not a share."""
+        return self.distinct == 1
+
+    @property
+    def margin(self) -> float | None:
+        """The figure's mean distance from the study's threshold, relative to the threshold
+        (positive above it); None without a figure or threshold."""
+        r = self.value_range
+        if r is None or self.threshold is None or self.threshold == 0:
+            return None
+        return (r[0] - self.threshold) / abs(self.threshold)
 
     @property
     def status(self) -> str:
-        """``holds``, ``fails``, ``mixed`` or ``error`` (see the module docstring)."""
+        """``holds``, ``fails``, ``mixed`` or ``error`` (see the package docstring). A single run
+        holds or fails as that run does (:attr:`single_run`; the verdict says it rests on one)."""
         if self.errors or self.seeds == 0:
             return "error"
+        if self.single_run:
+            return "holds" if self.holds == self.seeds else "fails" if self.holds == 0 else "mixed"
         lo, hi = self.interval
         return "holds" if lo > 0.5 else "fails" if hi < 0.5 else "mixed"
 
@@ -135,46 +205,125 @@ class StudyResult:
         return self.at({})
 
     @property
+    def stated_points(self) -> list[PointResult]:
+        """The points with the paper's stated set-up: no factor at a level departing from a
+        value the paper states (levels of open factors vary)."""
+        return [p for p in self.points if not p.departures]
+
+    @property
+    def departure_points(self) -> list[PointResult]:
+        return [p for p in self.points if p.departures]
+
+    @property
     def verdict(self) -> str:
-        statuses = [p.status for p in self.points]
-        if "error" in statuses:
+        """:func:`judge` of the stated points' statuses; ``error`` when any point is one."""
+        if any(p.status == "error" for p in self.points):
             return "error"
-        if all(s == "holds" for s in statuses):
-            return "robust"
-        if any(s == "holds" for s in statuses):
-            return "holds only under a narrow set-up"
-        return "not reproducible with any plausible set-up"
+        return judge([p.status for p in self.stated_points])
 
     def sentence(self) -> str:
-        """"The conclusion holds when X, fails when Y, our default is Z because ...", from the
-        one-factor points."""
-        holds, fails = [], []
-        for f in self.study.factors:
-            for label in f.levels:
-                if label == f.default:
-                    continue
-                status = self.at({f.name: label}).status
-                if status == "holds":
-                    holds.append(f"{f.name} = {label}")
-                elif status == "fails":
-                    fails.append(f"{f.name} = {label}")
+        """The verdict in words: where, under the paper's stated set-up, the conclusion holds,
+        fails and is undecided (single-factor and paired points alike), what rests on a single
+        run and by what margin, what holds or fails only after departing from the paper, and
+        what the default gives and why."""
+        stated = self.stated_points
+        by_status: dict[str, list[str]] = {status: [] for status in POINT_STATUSES}
+        for p in stated:
+            by_status[p.status].append(p.point.label())
+        words = (("holds", "holds"), ("fails", "fails"), ("mixed", "is undecided"), ("error", "is an error"))
+        counts = ", ".join(f"{word} at {len(by_status[s])}" + (f" ({'; '.join(by_status[s])})" if by_status[s] else "")
+                           for s, word in words if by_status[s] or s != "error")
+        text = [f"“{self.study.conclusion}”: {self.verdict} at the {len(stated)} points with the paper's stated "
+                f"set-up (it {counts})."]
+        single = [p for p in stated if p.single_run]
+        if single:
+            margins = [abs(p.margin) for p in single if p.margin is not None]
+            margin = f"; the smallest margin from the figure's threshold is {min(margins):.1%}" if margins else ""
+            text.append(f"At {len(single)} of them ({'; '.join(p.point.label() for p in single)}) every seed gave the "
+                        f"same run, so the point rests on that one run{margin}.")
+        moved = [(p, p.status) for p in self.departure_points if p.status in ("holds", "fails")]
+        if moved:
+            found = "; ".join(f"{status} if {departure_text(p.departures)}" for p, status in moved)
+            text.append(f"Departing from the paper: {found}.")
         d = self.default
-        parts = [f"“{self.study.conclusion}”"]
-        parts.append(f"holds when {', '.join(holds)}" if holds else "holds at no other level studied")
-        parts.append(f"fails when {', '.join(fails)}" if fails else "fails at no other level studied")
+        one = ", one run" if d.single_run else ""
+        margin = f", margin {d.margin:+.1%}" if d.margin is not None else ""
         defaults = ", ".join(f"{f.name} = {f.default}" for f in self.study.factors)
-        return (f"{parts[0]} {parts[1]}; it {parts[2]}. Our default ({defaults}) gives {d.status} "
-                f"({d.holds} of {d.seeds} seeds), because {self.study.default_reason}")
+        text.append(f"Our default ({defaults}) gives {d.status} ({d.holds} of {d.seeds} seeds{one}{margin}), because "
+                    f"{self.study.default_reason}")
+        return " ".join(text)
 
 
-def wilson(k: int, n: int) -> tuple[float, float]:
-    """The 95% Wilson score interval of k successes in n trials ((0, 1) when n is 0)."""
+def departure_text(departures: Sequence[tuple[str, str, str]]) -> str:
+    """"queue = 20 instead of the stated 50, ..."."""
+    return ", ".join(f"{name} = {level} instead of the stated {stated}" for name, level, stated in departures)
+
+
+def judge(statuses: Sequence[str]) -> str:
+    """A study's verdict from the statuses of its points with the paper's stated set-up:
+    *robust* when every one holds; *holds only under a narrow set-up* when some hold and some
+    fail; *not reproducible with any plausible set-up* when every one fails; *undecided*
+    otherwise (points whose share of seeds decides neither way, with no point holding or none
+    failing; or no point with the stated set-up)."""
+    h, f, m = (sum(s == x for s in statuses) for x in ("holds", "fails", "mixed"))
+    if h and f:
+        return "holds only under a narrow set-up"
+    if h and not (f or m):
+        return "robust"
+    if f and not (h or m):
+        return "not reproducible with any plausible set-up"
+    return "undecided"
+
+
+def point_z(points: int) -> float:
+    """z of each point's interval in a study of ``points`` points: two-sided at level
+    ``FAMILY_ALPHA / points`` (Bonferroni), so that the chance that any point of the study is
+    called holds or fails wrongly stays below :data:`FAMILY_ALPHA`."""
+    return NormalDist().inv_cdf(1 - FAMILY_ALPHA / (2 * max(1, points)))
+
+
+def min_seeds(points: int) -> int:
+    """The fewest seeds (at least :data:`MIN_SEEDS`) with which n of n seeds holds at the
+    corrected level of a study of ``points`` points."""
+    z, n = point_z(points), MIN_SEEDS
+    while wilson(n, n, z)[0] <= 0.5:
+        n += 1
+    return n
+
+
+def status_chances(seeds: int, points: int, p: float) -> tuple[float, float]:
+    """(chance a point holds, chance it fails) for a claim that holds at each seed with
+    probability ``p`` independently, in a study of ``points`` points with ``seeds`` seeds
+    (exact, over the binomial distribution of the seeds that hold)."""
+    z = point_z(points)
+    ph = pf = 0.0
+    for k in range(seeds + 1):
+        chance = math.comb(seeds, k) * p ** k * (1 - p) ** (seeds - k)
+        lo, hi = wilson(k, seeds, z)
+        ph += chance if lo > 0.5 else 0.0
+        pf += chance if hi < 0.5 else 0.0
+    return ph, pf
+
+
+def false_verdict_rates(seeds: int, points: int, p: float = 0.5) -> dict[str, float]:
+    """The chance of each decided verdict for a claim that is the same coin flip (probability
+    ``p`` per seed) at every point, where any decided verdict but the one ``p`` deserves is
+    false: ``narrow`` (some point holds and some fails), ``robust`` (all hold) and ``not
+    reproducible`` (all fail). Exact, for independent points."""
+    ph, pf = status_chances(seeds, points, p)
+    return {"narrow": 1 - (1 - ph) ** points - (1 - pf) ** points + (1 - ph - pf) ** points,
+            "robust": ph ** points, "not reproducible": pf ** points}
+
+
+def wilson(k: int, n: int, z: float = _Z95) -> tuple[float, float]:
+    """The Wilson score interval of k successes in n trials, 95% unless given ``z`` ((0, 1)
+    when n is 0)."""
     if n == 0:
         return 0.0, 1.0
     p = k / n
-    z2 = _Z95 * _Z95
+    z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = _Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
     return max(0.0, centre - half), min(1.0, centre + half)
 
 

@@ -3,12 +3,24 @@ judging its claim per seed at every point; the ns-2.35 check of its default poin
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from .model import PointResult, Study, StudyResult
+import pandas as pd
+
+from .model import PointResult, Study, StudyResult, point_z
 from .planning import Plan, plan
+
+
+def run_digest(result: Any) -> str:
+    """What a run gave, as a digest of its content: its event and packet-hop counts and its
+    flows table. Two seeds whose runs have the same digests repeated one run (the set-up has no
+    randomness the seed reaches)."""
+    h = hashlib.sha256(repr((result.meta.get("events"), result.meta.get("packet_hops"))).encode())
+    h.update(pd.util.hash_pandas_object(result.flows, index=False).values.tobytes())
+    return h.hexdigest()
 
 
 def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.PathLike | None = None,
@@ -35,8 +47,11 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
             errors.setdefault((i, s), []).append(f"{name} seed {s}: {o.error if o else 'not run'}")
             continue
         per.setdefault((i, s), {})[name] = res
-    points_out = [PointResult(pt) for pt in p.points]
+    z = point_z(len(p.points))
+    points_out = [PointResult(pt, z=z, threshold=study.figure_threshold, departures=study.departures(pt))
+                  for pt in p.points]
     for i, pr in enumerate(points_out):
+        outcomes = set()
         for s in study.seeds:
             if (i, s) in errors:
                 pr.errors += errors[(i, s)]
@@ -55,6 +70,8 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
                     continue
             pr.seeds += 1
             pr.holds += v.status == "holds"
+            outcomes.add(tuple(sorted((name, run_digest(r)) for name, r in per.get((i, s), {}).items())))
+        pr.distinct = len(outcomes)
     computed = sum(1 for o in outcome.values() if o.status == "ran")
     return StudyResult(study, points_out, runs=len(set(j.key for j in p.jobs)), computed=computed,
                        wall_s=ex.wall_s, compute_s=_compute_s(store_dir, results), plan=p,

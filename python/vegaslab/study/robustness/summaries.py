@@ -13,7 +13,7 @@ from ... import safe_io
 from ...errors import VegaslabError
 from ..ns2_check import STATUSES as NS2_STATUSES
 from .figures import figure_name, figure_pattern, read_figure
-from .model import ENTRY_ID, POINT_STATUSES, VERDICTS, StudyResult, cut_repr
+from .model import ENTRY_ID, FAMILY_ALPHA, POINT_STATUSES, PROVENANCES, VERDICTS, StudyResult, cut_repr
 
 #: The largest summary file read back (``robustness/<entry>.json``). A summary keeps at most
 #: :data:`MAX_POINT_ERRORS` errors per point, so even a study of :data:`~.model.MAX_STUDY_RUNS` runs
@@ -45,7 +45,9 @@ def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> d
         lo, hi = pr.interval
         points.append({"label": pr.point.label(), "levels": dict(pr.point.levels), "holds": pr.holds,
                        "seeds": pr.seeds, "interval": [lo, hi], "status": pr.status,
-                       "values": list(pr.values), "errors": _kept_errors(pr.errors)})
+                       "values": list(pr.values), "errors": _kept_errors(pr.errors),
+                       "distinct": pr.distinct, "single_run": pr.single_run, "margin": pr.margin,
+                       "departures": [{"factor": f, "level": lv, "stated": st} for f, lv, st in pr.departures]})
     means = [p.value_range[0] for p in result.points if p.value_range]
     names = [Path(f).name for f in figures]
     for name in names:
@@ -55,9 +57,20 @@ def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> d
     return {
         "entry": st.entry, "claim": st.claim, "conclusion": st.conclusion,
         "default_reason": st.default_reason, "figure_expr": st.figure, "figure_label": st.figure_label,
-        "factors": [{"name": f.name, "levels": list(f.levels), "default": f.default, "reason": f.reason}
+        "factors": [{"name": f.name, "levels": list(f.levels), "default": f.default, "reason": f.reason,
+                     "provenance": {label: f.provenance(label) for label in f.levels},
+                     "stated": None if f.stated is None else {"level": f.stated.level, "where": f.stated.where,
+                                                              "quote": f.stated.quote}}
                     for f in st.factors],
         "verdict": result.verdict, "sentence": result.sentence(), "points": points,
+        "rule": {"family_alpha": FAMILY_ALPHA, "points": len(result.points),
+                 "z": result.points[0].z if result.points else None,
+                 "stated_points": len(result.stated_points),
+                 "stated_holds": sum(p.status == "holds" for p in result.stated_points),
+                 "stated_fails": sum(p.status == "fails" for p in result.stated_points),
+                 "stated_mixed": sum(p.status == "mixed" for p in result.stated_points),
+                 "single_runs": sum(p.single_run for p in result.stated_points)},
+        "figure_threshold": st.figure_threshold,
         "study_range": [min(means), max(means)] if means else None,
         "runs": result.runs, "computed": result.computed, "wall_s": result.wall_s, "compute_s": result.compute_s,
         "ns2": result.ns2.to_dict() if result.ns2 is not None else None,
@@ -79,6 +92,12 @@ _NS2_CHECK = {
         "flow_diff": {"type": ["number", "null"]}, "flow_diff_at": _TEXT, "flows_compared": _COUNT,
     },
 }
+_OPTIONAL_NUMBER = {"type": ["number", "null"]}
+_DEPARTURE = {"type": "object", "additionalProperties": False, "required": ["factor", "level", "stated"],
+              "properties": {"factor": _TEXT, "level": _TEXT, "stated": _TEXT}}
+# The fields vegaslab 0.4.0 did not write (a point's distinct runs, margin and departures, a
+# factor's provenance and stated value, the rule's counts, the figure's threshold) are optional,
+# so that its summaries are still read (shown without provenance or margins).
 _POINT = {
     "type": "object", "additionalProperties": False,
     "required": ["label", "levels", "holds", "seeds", "interval", "status", "values", "errors"],
@@ -86,11 +105,24 @@ _POINT = {
         "label": _TEXT, "levels": {"type": "object", "additionalProperties": _TEXT},
         "holds": _COUNT, "seeds": _COUNT, "interval": _TWO_NUMBERS, "status": {"enum": list(POINT_STATUSES)},
         "values": {"type": "array", "items": _NUMBER}, "errors": {"type": "array", "items": _TEXT},
+        "distinct": _COUNT, "single_run": {"type": "boolean"}, "margin": _OPTIONAL_NUMBER,
+        "departures": {"type": "array", "items": _DEPARTURE},
     },
 }
+_STATED = {"type": "object", "additionalProperties": False, "required": ["level", "where", "quote"],
+           "properties": {"level": _TEXT, "where": _TEXT, "quote": _TEXT}}
 _FACTOR = {
     "type": "object", "additionalProperties": False, "required": ["name", "levels", "default", "reason"],
-    "properties": {"name": _TEXT, "levels": {"type": "array", "items": _TEXT}, "default": _TEXT, "reason": _TEXT},
+    "properties": {"name": _TEXT, "levels": {"type": "array", "items": _TEXT}, "default": _TEXT, "reason": _TEXT,
+                   "provenance": {"type": "object", "additionalProperties": {"enum": list(PROVENANCES)}},
+                   "stated": {"anyOf": [{"type": "null"}, _STATED]}},
+}
+_RULE = {
+    "type": "object", "additionalProperties": False,
+    "required": ["family_alpha", "points", "z", "stated_points", "stated_holds", "stated_fails", "stated_mixed",
+                 "single_runs"],
+    "properties": {"family_alpha": _NUMBER, "points": _COUNT, "z": _OPTIONAL_NUMBER, "stated_points": _COUNT,
+                   "stated_holds": _COUNT, "stated_fails": _COUNT, "stated_mixed": _COUNT, "single_runs": _COUNT},
 }
 #: The JSON Schema of a study summary (:func:`summary`, ``robustness/<entry>.json``), the one
 #: vegaslab 0.4.0 wrote too. A file read back from a report's directory is used only when it
@@ -115,6 +147,7 @@ SUMMARY_SCHEMA: dict = {
         "wall_s": {"type": "number", "minimum": 0}, "compute_s": {"type": "number", "minimum": 0},
         "ns2": {"anyOf": [{"type": "null"}, _NS2_CHECK]},
         "figures": {"type": "array", "items": _TEXT},
+        "rule": _RULE, "figure_threshold": _OPTIONAL_NUMBER,
     },
 }
 
