@@ -11,14 +11,15 @@ Three steps, each a subcommand:
     commit and whether the sources had uncommitted changes. Exits with COMMAND's status.
     ``make reproduce-all`` and ``make bench`` run their commands through it.
 
-``publish --report DIR --bench DIR``
+``publish --report DIR [--bench DIR]``
     Read a ``vegaslab reproduce --all --out DIR`` directory (``results/claims.parquet``,
     ``comparison.parquet``, ``runs.parquet``, ``provenance.json`` and the ``measured.json``
     written by ``measure``) and a ``vegaslab bench --out DIR`` directory (``bench.json`` and
-    its ``measured.json``), write the facts to ``docs/numbers.json``, then render. The counts
-    are the report's own (:func:`vegaslab.report_model.summary_counts`, which counts claims
-    held and numbers within 10% and 25% with :func:`~vegaslab.report_model.ratio_stats`),
-    checked against the report's ``summary.md``.
+    its ``measured.json``; without ``--bench`` the benchmark's facts already in
+    ``docs/numbers.json`` are kept), write the facts to ``docs/numbers.json``, then render. The
+    counts are the report's own (:func:`vegaslab.report_model.summary_counts`, which counts the
+    paper's claims held, supplementary claims apart, and numbers within 10% and 25% with
+    :func:`~vegaslab.report_model.ratio_stats`), checked against the report's ``summary.md``.
 
 ``publish-robustness --report DIR``
     Read the robustness studies' summaries that ``vegaslab robustness --out DIR`` saved
@@ -165,13 +166,17 @@ def _counts(claims, comparison, runs) -> dict[str, Any]:
 
     status = runs["status"].tolist()
     built = SimpleNamespace(
-        verdicts={"all": [SimpleNamespace(status=s) for s in claims["status"]]},
+        verdicts={"all": [SimpleNamespace(status=s, claim=SimpleNamespace(kind=k), by_tie=bool(t))
+                          for s, k, t in zip(claims["status"],
+                                             claims["kind"] if "kind" in claims else ["paper"] * len(claims),
+                                             claims["by_tie"] if "by_tie" in claims else [False] * len(claims))]},
         table=comparison,
         execution=SimpleNamespace(outcomes=status, ran=status.count("ran"), cached=status.count("cached"),
                                   failed=status.count("failed")))
     c = summary_counts(built)
     return {"claims": c["claims"], "holds": c["holds"], "fails": c["fails"], "error": c["error"],
-            "skipped": c["skipped"], "numbers": c["total"], "within10": c["within10"], "within25": c["within25"],
+            "skipped": c["skipped"], "by_tie": c["by_tie"], "supplementary": c["supplementary"],
+            "supplementary_holds": c["supplementary_holds"], "numbers": c["total"], "within10": c["within10"], "within25": c["within25"],
             "runs": c["runs"], "computed": c["ran"], "cached": c["cached"], "failed_runs": c["failed_runs"]}
 
 
@@ -284,13 +289,17 @@ def bench_facts(bench: Path) -> dict[str, Any]:
                            "end-to-end commands and ns-2?)") from None
 
 
-def publish(report: Path, bench: Path, out: Path = NUMBERS) -> dict[str, Any]:
+def publish(report: Path, bench: Path | None, out: Path = NUMBERS) -> dict[str, Any]:
+    """docs/numbers.json from a reproduction and a benchmark; without ``bench``, the benchmark's
+    facts already there are kept (a reproduction republished alone). The studies' verdicts are
+    published by their own command (:func:`publish_robustness`) and kept."""
+    before = json.loads(out.read_text(encoding="utf-8")) if out.exists() else {}
+    if bench is None and "bench" not in before:
+        raise PublishError(f"{out}: no benchmark facts to keep; give --bench")
     facts = {"written_by": "scripts/publish_numbers.py publish (make publish-numbers)",
-             "reproduce": reproduce_facts(report), "bench": bench_facts(bench)}
-    if out.exists():  # the studies' verdicts are published by their own command; keep them
-        kept = json.loads(out.read_text(encoding="utf-8")).get("robustness")
-        if kept:
-            facts["robustness"] = kept
+             "reproduce": reproduce_facts(report), "bench": bench_facts(bench) if bench else before["bench"]}
+    if before.get("robustness"):
+        facts["robustness"] = before["robustness"]
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(json.dumps(facts, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, out)
@@ -378,7 +387,7 @@ def _circumstances(n: dict[str, Any]) -> str:
 
 def render_headline(n: dict[str, Any]) -> str:
     r, b = n["reproduce"], n["bench"]
-    rows = ["| | claims held | published numbers within 10% | within 25% |", "|---|---|---|---|"]
+    rows = ["| | the paper's claims held | published numbers within 10% | within 25% |", "|---|---|---|---|"]
     for p in r["papers"]:
         k = len(p["experiments"])
         rows.append(f"| {p['name']} (`{p['paper']}`, {k} experiment{'s' if k != 1 else ''}) | {p['holds']}/{p['claims']} "
@@ -393,7 +402,18 @@ def render_headline(n: dict[str, Any]) -> str:
                 f"(benchmark, median of {b['rounds']} rounds; rounds {min(by_round):.1f}x-{max(by_round):.1f}x) "
                 f"| `{tables['command']}`, whole command: ns-2's wall time over ours {tables['ns2_over_wall']:.1f}x "
                 f"| `reproduce --all`: **{rm['wall_s'] / 60:.1f} min** wall, peak memory {_mb(rm['peak_rss_bytes'])} |")
-    return "\n".join(rows) + "\n\n" + _circumstances(n)
+    return "\n".join(rows) + "\n\n" + _claims_note(r) + _circumstances(n)
+
+
+def _claims_note(r: dict[str, Any]) -> str:
+    """What the claims counts leave out: supplementary claims and claims held by a tie."""
+    parts = []
+    if r.get("supplementary"):
+        parts.append(f"{r['supplementary']} supplementary claims (other readings beside the paper's, such as a "
+                     f"metric that is not its definition) are not counted; {r['supplementary_holds']} of them hold.")
+    if r.get("by_tie"):
+        parts.append(f"{r['by_tie']} of the claims held hold only by an exact tie of two measured values.")
+    return " ".join(parts) + (" " if parts else "")
 
 
 def render_reproduce_time(n: dict[str, Any]) -> str:
@@ -408,7 +428,7 @@ def render_reproduce_time(n: dict[str, Any]) -> str:
 def render_reproductions(n: dict[str, Any]) -> str:
     r = n["reproduce"]
     m = r["measured"]
-    rows = ["| paper | experiments | runs | claims held (fail, error) | published numbers within 10% | within 25% |",
+    rows = ["| paper | experiments | runs | the paper's claims held (fail, error) | published numbers within 10% | within 25% |",
             "|---|---|---|---|---|---|"]
     for p in r["papers"]:
         rows.append(f"| {p['name']} (`{p['paper']}`) | {', '.join(p['experiments'])} | {p['runs']} "
@@ -418,7 +438,7 @@ def render_reproductions(n: dict[str, Any]) -> str:
                 f"| **{_frac(r['within10'], r['numbers'])}** | **{_frac(r['within25'], r['numbers'])}** |")
     builds = "; ".join(f"vegaslab {x['vegaslab_version']}, core {x['core_version']}, source revision "
                        f"`{str(x['source_revision'])[:10]}`" for x in r["builds"])
-    return ("\n".join(rows) + f"\n\nThe whole `reproduce --all` took {m['wall_s']:.0f} s of wall time and "
+    return ("\n".join(rows) + f"\n\n{_claims_note(r)}The whole `reproduce --all` took {m['wall_s']:.0f} s of wall time and "
             f"{m['cpu_s']:.0f} s of CPU time ({_cpu_share(m)} of the CPUs' time), its "
             f"largest process peaking at {_mb(m['peak_rss_bytes'])}, on {_machine(m)} with a 1-minute load "
             f"average of {m['load_1min_at_start']:.2f} at the start and {m['load_1min_at_end']:.2f} at the end "
@@ -638,7 +658,8 @@ def main(argv: list[str] | None = None) -> int:
                                    "machine and load")
     pub = sub.add_parser("publish", help="write docs/numbers.json from a reproduce --all and a bench directory, then render")
     pub.add_argument("--report", type=Path, required=True, help="a `vegaslab reproduce --all --out` directory")
-    pub.add_argument("--bench", type=Path, required=True, help="a `vegaslab bench --out` directory")
+    pub.add_argument("--bench", type=Path, help="a `vegaslab bench --out` directory (default: keep the benchmark's "
+                                                "facts docs/numbers.json has)")
     rob = sub.add_parser("publish-robustness", help="write the robustness studies' verdicts into docs/numbers.json, "
                                                     "then render")
     rob.add_argument("--report", type=Path, required=True, help="a `vegaslab robustness --out` directory")

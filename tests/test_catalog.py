@@ -253,3 +253,34 @@ def test_a_variant_name_that_could_leave_its_results_directory_is_refused(tmp_pa
     path.write_text(text, encoding="utf-8")
     with pytest.raises(vegaslab.ScenarioError, match="letters, digits"):
         catalog.load_entry(path)
+
+
+@pytest.mark.parametrize("claims, message", [
+    ('[[meta.claim]]\nid = "Bad Id"\ntext = "t"\nexpr = "x:f.a > 1"\n', r"meta\.claim\[0\]\.id: a claim id is 1 to 48"),
+    ('[[meta.claim]]\nid = "a"\ntext = "t"\nexpr = "x:f.a > 1"\n[[meta.claim]]\nid = "a"\ntext = "u"\nexpr = "x:f.a > 2"\n',
+     r"meta\.claim\[1\]\.id: 'a' is also the id of claim\[0\]"),
+    ('[[meta.claim]]\nid = "a"\nkind = "extra"\ntext = "t"\nexpr = "x:f.a > 1"\n',
+     r"meta\.claim\[0\]\.kind: must be one of paper, supplementary"),
+])
+def test_claim_ids_and_kinds_are_checked_naming_the_claim(tmp_path, claims, message):
+    (tmp_path / "bad.toml").write_text('[meta]\nid = "bad"\n' + claims + BASE)
+    with pytest.raises(vegaslab.ScenarioError, match=message):
+        catalog.load_entry("bad", tmp_path)
+
+
+def test_a_claim_without_an_id_is_named_by_its_position_and_is_the_papers(tmp_path):
+    (tmp_path / "e.toml").write_text('[meta]\nid = "e"\n[[meta.claim]]\ntext = "t"\nexpr = "x:f.a > 1"\n'
+                                     '[[meta.claim]]\nid = "named"\nkind = "supplementary"\ntext = "u"\n'
+                                     'expr = "x:f.a > 2"\n' + BASE)
+    claims = catalog.load_entry("e", tmp_path).claims
+    assert [(c["id"], c["kind"]) for c in claims] == [("1", "paper"), ("named", "supplementary")]
+
+
+def test_every_built_in_claim_has_an_id_and_every_other_reading_is_supplementary():
+    """Stable ids (notes, studies and reports refer to claims by them), and a claim whose text
+    says it is not the paper's definition is never counted as the paper's."""
+    for e in catalog.list_entries(catalog.builtin_dir()):
+        for c in e.meta.get("claim", []):
+            assert "id" in c, f"{e.id}: a claim without an id: {c['text'][:60]}"
+            supplementary = "not the paper's definition" in c["text"]
+            assert (c.get("kind", "paper") == "supplementary") == supplementary, f"{e.id}#{c['id']}"

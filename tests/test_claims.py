@@ -276,3 +276,14 @@ def test_copying_a_runset_is_not_needed_for_evaluation(runs):
     before = copy.deepcopy(runs.runs["q10"][0].flows)
     check("q10:vegas.goodput_bps > 0", runs)
     assert runs.runs["q10"][0].flows.equals(before)
+
+
+def test_a_claim_that_holds_only_because_two_measured_values_are_equal_is_flagged(runs):
+    tie = check("q10:vegas.goodput_bps >= vegas:vegas.retransmitted_pkts * 0 + q10:vegas.goodput_bps", runs)
+    assert tie.status == "holds" and tie.by_tie and tie.ties[0].startswith("400,000 >= ")
+    # Equal to a number the claim states is no tie: "at most 2" holds at 2.
+    bound = check("vegas:reno.retransmitted_pkts <= 2", runs)
+    assert bound.status == "holds" and not bound.ties
+    # A strict win is no tie, and a claim that fails is not flagged.
+    assert not check("q20:vegas.goodput_bps >= q10:vegas.goodput_bps", runs).ties
+    assert not check("q10:vegas.goodput_bps > q10:vegas.goodput_bps", runs).by_tie

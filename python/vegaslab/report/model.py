@@ -275,9 +275,16 @@ def provenance_doc(b: Built) -> dict:
 
 
 def summary_counts(b: Built) -> dict[str, Any]:
-    vs = [v for lst in b.verdicts.values() for v in lst]
+    """The report's counts. Claims are the paper's (``kind = "paper"``); supplementary claims
+    (another reading beside the paper's, docs/catalog-format.md) are counted apart and never in
+    the held totals; ``by_tie`` counts the paper's claims that hold only by an exact tie."""
+    every = [v for lst in b.verdicts.values() for v in lst]
+    vs = [v for v in every if claim_kind(v) == "paper"]
+    extra = [v for v in every if claim_kind(v) != "paper"]
     counts = {s: sum(1 for v in vs if v.status == s) for s in ("holds", "fails", "error", "skipped")}
-    return {"claims": len(vs), **counts, **ratio_stats(b.table),
+    return {"claims": len(vs), **counts, "by_tie": sum(1 for v in vs if getattr(v, "by_tie", False)),
+            "supplementary": len(extra), "supplementary_holds": sum(1 for v in extra if v.status == "holds"),
+            **ratio_stats(b.table),
             "runs": len(b.execution.outcomes), "ran": b.execution.ran, "cached": b.execution.cached,
             "failed_runs": b.execution.failed}
 
@@ -458,9 +465,16 @@ def comparison_rows(part: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def claim_kind(v: Any) -> str:
+    """A verdict's claim kind, ``paper`` unless the claim says otherwise."""
+    claim = getattr(v, "claim", None)
+    return getattr(claim, "kind", "paper") or "paper"
+
+
 def verdict_items(vs: Sequence[Verdict]) -> list[dict]:
     return [{"status": v.status, "text": v.text, "source": v.claim.source or "", "expr": v.expr,
-             "detail": v.detail} for v in vs]
+             "detail": v.detail, "id": v.claim.id, "kind": claim_kind(v), "ties": list(v.ties) if v.by_tie else []}
+            for v in vs]
 
 
 def _paper_ref(entry: "Entry", papers: Mapping[str, Mapping[str, Any]]) -> dict | None:
@@ -510,7 +524,11 @@ def summary_model(b: Built, total_wall: float) -> dict:
     c = summary_counts(b)
     none = "no published numbers"
     cards = [
-        (f"{c['holds']}/{c['claims']}", "claims hold", f"{c['fails']} fail, {c['error']} error, {c['skipped']} skipped"),
+        (f"{c['holds']}/{c['claims']}", "claims hold",
+         f"{c['fails']} fail, {c['error']} error, {c['skipped']} skipped"
+         + (f"; {c['by_tie']} only by an exact tie" if c["by_tie"] else "")
+         + (f"; supplementary (not counted): {c['supplementary_holds']}/{c['supplementary']} hold"
+            if c["supplementary"] else "")),
         (f"{c['within10']}/{c['total']}", "numbers within 10%", _pct(c["within10"], c["total"]) if c["total"] else none),
         (f"{c['within25']}/{c['total']}", "numbers within 25%", _pct(c["within25"], c["total"]) if c["total"] else none),
         (f"{c['runs']}", "runs", f"{c['ran']} computed, {c['cached']} from the store, {c['failed_runs']} failed"),
@@ -528,14 +546,16 @@ def summary_model(b: Built, total_wall: float) -> dict:
         worst_none = "No published numbers: nothing to compare with."
     z = zero_mismatches(b.table)
     fails = [{"anchor": anchor(eid), "entry": eid, "status": v.status, "text": v.text}
-             for eid, lst in b.verdicts.items() for v in lst if v.status in ("fails", "error")]
+             for eid, lst in b.verdicts.items() for v in lst
+             if v.status in ("fails", "error") and claim_kind(v) == "paper"]
     toc = []
     for e in b.entries:
         rs = ratio_stats(b.table[b.table["entry"] == e.id])
         vs = b.verdicts.get(e.id, [])
         toc.append({"anchor": anchor(e.id), "id": e.id, "title": e.title,
                     "paper": f"{e.meta.get('paper', '')} {e.meta.get('figure', '')}".strip(),
-                    "held": f"{sum(1 for v in vs if v.status == 'holds')}/{len(vs)}",
+                    "held": f"{sum(1 for v in vs if v.status == 'holds' and claim_kind(v) == 'paper')}/"
+                            f"{sum(1 for v in vs if claim_kind(v) == 'paper')}",
                     "within25": f"{rs['within25']}/{rs['total']}",
                     "sim": f"{b.entry_stats.get(e.id, {}).get('sim_wall_s', 0):.1f} s"})
     return {"cards": cards, "worst": worst_rows, "worst_none": worst_none,

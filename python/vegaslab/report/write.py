@@ -46,7 +46,7 @@ from ..core import core_version, package_version
 from .figures import MAX_PANELS, default_figures, render_figures  # noqa: F401 - the report's API
 from .model import (CLOSE, FAR, WORST, Built, EntryPart, assemble, build, build_entry, builds, variant_rows, citation_map, compared_with_papers,  # noqa: F401
                     disagreement, entry_disagreements, load_papers, page_model, provenance_doc, provenance_line,
-                    ratio_stats, setup_facts, summary_counts, worst, zero_mismatches, zero_text)
+                    ratio_stats, setup_facts, summary_counts, worst, zero_mismatches, zero_text, claim_kind)
 from .render import Markup, render
 from .robustness import section_html as robustness_section
 from .tables import anchor, md, md_cell, num_cell, ratio_txt, summary_markdown  # noqa: F401
@@ -90,7 +90,10 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
               if c["total"] else "- No published numbers to compare with")
     header = [f"Mode: {'quick' if b.quick else 'full'}. Wall time {total_wall:.1f} s. "
               f"runs: {c['ran']} computed, {c['cached']} from the store, {c['failed_runs']} failed (of {c['runs']}).", "",
-              f"- Claims held: {c['holds']}/{c['claims']} ({c['fails']} fail, {c['error']} error, {c['skipped']} skipped)",
+              f"- Claims held: {c['holds']}/{c['claims']} ({c['fails']} fail, {c['error']} error, {c['skipped']} skipped"
+              + (f"; {c['by_tie']} only by an exact tie" if c["by_tie"] else "") + ")",
+              *([f"- Supplementary claims (not counted): {c['supplementary_holds']}/{c['supplementary']} hold"]
+                if c["supplementary"] else []),
               within, "", md(provenance_line(b)), ""]
     w = worst(b.table)
     if len(w):
@@ -145,9 +148,10 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
     total = b.reproduce_wall_s + drawn if b.reproduce_wall_s else time.perf_counter() - b.t_start
     res_dir = make_dir(out, "results")
     write_file(res_dir, "comparison.parquet", b.table.to_parquet(None, index=False))
-    claims = pd.DataFrame([{"entry": eid, "text": v.text, "source": v.claim.source, "expr": v.expr,
-                            "status": v.status, "detail": v.detail} for eid, lst in b.verdicts.items() for v in lst],
-                          columns=["entry", "text", "source", "expr", "status", "detail"])
+    claims = pd.DataFrame([{"entry": eid, "id": v.claim.id, "kind": claim_kind(v), "text": v.text,
+                            "source": v.claim.source, "expr": v.expr, "status": v.status, "detail": v.detail,
+                            "by_tie": v.by_tie} for eid, lst in b.verdicts.items() for v in lst],
+                          columns=["entry", "id", "kind", "text", "source", "expr", "status", "detail", "by_tie"])
     write_file(res_dir, "claims.parquet", claims.to_parquet(None, index=False))
     prov = b.provenance
     runs = pd.DataFrame([{"entry": o.job.entry_id, "variant": o.job.variant, "seed": o.job.seed, "status": o.status,

@@ -25,8 +25,9 @@ A catalog file is a normal scenario (the core ignores ``[meta]`` and ``[[variant
     what ``--quick`` changes: ``set`` (overrides applied to every variant, e.g.
     ``{"run.duration" = "50s"}``), ``seeds`` / ``runs``, ``note`` (said in the report).
 ``[[meta.claim]]``
-    ``text`` (the paper's claim in words), ``expr`` (a checkable expression, see
-    :mod:`vegaslab.study.claims`), optional ``source`` (table/figure).
+    ``id`` (a name, :data:`CLAIM_ID`; referred to as ``entry#id``), ``text`` (the paper's
+    claim in words), ``expr`` (a checkable expression, see :mod:`vegaslab.study.claims`),
+    optional ``source`` (table/figure) and ``kind`` (:data:`CLAIM_KINDS`).
 ``[[variant]]`` (optional, any number)
     ``name``; ``set`` = override path -> value (``{"flows[0].cc" = "newreno"}``);
     ``published`` = ``"<flow|queue|link>.<metric>"`` -> number
@@ -112,8 +113,10 @@ class Entry:
 
     @property
     def claims(self) -> list[dict]:
-        """``[[meta.claim]]`` tables: text, expr, source."""
-        return [dict(c) for c in self.meta.get("claim", [])]
+        """``[[meta.claim]]`` tables: id, text, expr, source, kind. A claim without an id (an
+        entry of a catalog of one's own) is named by its position, 1-based, which moves when
+        claims are inserted: the built-in catalog names every claim."""
+        return [{"id": str(i), "kind": "paper", **c} for i, c in enumerate(self.meta.get("claim", []), 1)]
 
     @property
     def figures(self) -> list[dict]:
@@ -239,10 +242,22 @@ def _check_meta_extensions(path: Path, meta: Mapping[str, Any]) -> None:
     claims = meta.get("claim", [])
     if not isinstance(claims, list):
         raise ScenarioError(f"{where}.claim: must be an array of tables ([[meta.claim]])")
+    ids: dict[str, int] = {}
     for i, c in enumerate(claims):
         for key in ("text", "expr"):
             if not isinstance(c, Mapping) or not isinstance(c.get(key), str) or not c[key].strip():
                 raise ScenarioError(f"{where}.claim[{i}].{key}: required, a non-empty string")
+        cid = c.get("id")
+        if cid is not None:
+            if not isinstance(cid, str) or not CLAIM_ID.fullmatch(cid):
+                raise ScenarioError(f"{where}.claim[{i}].id: a claim id is 1 to 48 lower-case letters, digits and '-', "
+                                    f"starting with a letter or digit, got {cid!r}")
+            if cid in ids:
+                raise ScenarioError(f"{where}.claim[{i}].id: {cid!r} is also the id of claim[{ids[cid]}]")
+            ids[cid] = i
+        kind = c.get("kind", "paper")
+        if kind not in CLAIM_KINDS:
+            raise ScenarioError(f"{where}.claim[{i}].kind: must be one of {', '.join(CLAIM_KINDS)}, got {kind!r}")
     for name in ("figures",):
         figs = meta.get(name, [])
         if not isinstance(figs, list):
@@ -251,6 +266,14 @@ def _check_meta_extensions(path: Path, meta: Mapping[str, Any]) -> None:
             if not isinstance(f, Mapping) or f.get("kind") not in FIGURE_KINDS:
                 raise ScenarioError(f"{where}.{name}[{i}].kind: must be one of {', '.join(FIGURE_KINDS)}")
 
+
+#: A claim's id (``[[meta.claim]] id``): how notes, studies and reports refer to it, as
+#: ``entry#id``; a name, so it stays when claims are added, removed or reordered.
+CLAIM_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,47}")
+#: ``[[meta.claim]] kind``: ``paper`` (the paper's statement, counted in the held totals) or
+#: ``supplementary`` (another reading shown beside it, e.g. a metric that is not the paper's
+#: definition; shown, never counted).
+CLAIM_KINDS = ("paper", "supplementary")
 
 #: Figure kinds drawn over time: the ones a ``reference`` (a described level over an interval)
 #: applies to.

@@ -38,6 +38,9 @@ class Evaluator:
         self.steps = 0
         self.reads = 0
         self.memo: dict[tuple, Any] = {}  # reads already made: (kind, what...) -> value
+        #: Comparisons ``<=``/``>=`` of two measured values (both read from runs) that held by
+        #: equality, as they read with the numbers (Verdict.ties).
+        self.ties: list[str] = []
         self.deadline = time.monotonic() + MAX_SECONDS
 
     # -- budgets
@@ -230,6 +233,8 @@ class Evaluator:
             if not (isinstance(a, str) and isinstance(b, str)):
                 a, b = as_number(a, f"left of {sym}", finite=False), as_number(b, f"right of {sym}", finite=False)
             ok = ok and bool(fn(a, b))
+            if sym in ("<=", ">=") and a == b and left.src and right.src and len(self.ties) < 10:
+                self.ties.append(cut(f"{left.shown()} {sym} {right.shown()}"))
             parts += [sym, right.shown()]
             left = right
         return Shown(ok, join(parts, " "), leaf=False)

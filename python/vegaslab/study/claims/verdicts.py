@@ -21,6 +21,9 @@ class Claim:
     text: str
     expr: str
     source: str = ""
+    #: ``[[meta.claim]] id`` and ``kind`` (vegaslab.study.catalog: CLAIM_ID, CLAIM_KINDS).
+    id: str = ""
+    kind: str = "paper"
 
 
 @dataclass
@@ -31,6 +34,14 @@ class Verdict:
     status: str
     detail: str
     value: Any = None
+    #: The comparisons of two measured values that held only because the values were equal
+    #: (``a >= b`` with a == b): a claim that holds by such a tie is flagged, not trusted.
+    ties: tuple[str, ...] = ()
+
+    @property
+    def by_tie(self) -> bool:
+        """The claim holds, and some comparison in it held only by an exact tie."""
+        return self.status == "holds" and bool(self.ties)
 
     @property
     def text(self) -> str:
@@ -48,16 +59,18 @@ def _as_claim(claim: Any) -> Claim:
     if isinstance(claim, Claim):
         return claim
     return Claim(text=str(claim.get("text", "")), expr=str(claim.get("expr", "")),
-                 source=str(claim.get("source", "")))
+                 source=str(claim.get("source", "")), id=str(claim.get("id", "")),
+                 kind=str(claim.get("kind", "paper")))
 
 
 def _verdict(claim: Claim, runs: RunSet) -> Verdict:
     try:
         parsed = parse(claim.expr)
-        v = Evaluator(parsed, runs).eval(parsed.tree, {})
+        evaluator = Evaluator(parsed, runs)
+        v = evaluator.eval(parsed.tree, {})
         if not isinstance(v.value, bool):
             return Verdict(claim, "error", cut(f"the expression is not a comparison: {v.shown()}"), v.value)
-        return Verdict(claim, "holds" if v.value else "fails", v.text, v.value)
+        return Verdict(claim, "holds" if v.value else "fails", v.text, v.value, tuple(evaluator.ties))
     except ClaimSkipped as exc:
         return Verdict(claim, "skipped", cut(str(exc)))
     except ClaimError as exc:

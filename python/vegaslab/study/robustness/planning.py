@@ -93,10 +93,12 @@ def plan(study: Study, catalog: str | os.PathLike | None = None) -> Plan:
     from ...sweeps.store import RunSpec, prepare
 
     entry = _find_entry(study, catalog)
-    claims = [c for c in entry.claims if c.get("text") == study.claim]
+    claims = [c for c in entry.claims if c.get("id") == study.claim] or \
+        [c for c in entry.claims if c.get("text") == study.claim]
     if not claims:
-        known = "; ".join(c.get("text", "") for c in entry.claims)
-        raise study_error(study.path, "study.claim", f"no claim of {study.entry} has this text (its claims: {known})")
+        known = "; ".join(f"{c['id']}: {c.get('text', '')}" for c in entry.claims)
+        raise study_error(study.path, "study.claim", f"no claim of {study.entry} has this id or text (its claims: "
+                          f"{known})")
     specs = {s.name: s for s in expand(entry)}
     wanted = list(study.variants) or list(specs)
     missing = [v for v in wanted if v not in specs]
