@@ -238,7 +238,13 @@ def reproduce_facts(report: Path) -> dict[str, Any]:
         papers.append({"paper": key, "name": name, "experiments": ids, **c})
     if sum(len(p["experiments"]) for p in papers) != len(experiments):
         raise PublishError(f"{res / 'runs.parquet'}: some entries name no paper of papers.toml")
+    if "id" not in claims:
+        raise PublishError(f"{res / 'claims.parquet'}: written before claims had ids; run reproduce --all again")
+    verdicts: dict[str, dict[str, str]] = {}
+    for row in claims.itertuples(index=False):
+        verdicts.setdefault(row.entry, {})[row.id] = row.status
     return {"directory": str(report), "experiments": len(experiments), **every, "papers": papers,
+            "verdicts": verdicts,
             "highlights": _rows(comparison[comparison["entry"].isin(HIGHLIGHTS) & comparison["published"].notna()]),
             "worst": _rows(worst(comparison)),
             "builds": provenance.get("builds", []), "measured": measured}
@@ -412,7 +418,8 @@ def _claims_note(r: dict[str, Any]) -> str:
         parts.append(f"{r['supplementary']} supplementary claims (other readings beside the paper's, such as a "
                      f"metric that is not its definition) are not counted; {r['supplementary_holds']} of them hold.")
     if r.get("by_tie"):
-        parts.append(f"{r['by_tie']} of the claims held hold only by an exact tie of two measured values.")
+        verb = "holds" if r["by_tie"] == 1 else "hold"
+        parts.append(f"{r['by_tie']} of the claims held {verb} only by an exact tie of two measured values.")
     return " ".join(parts) + (" " if parts else "")
 
 

@@ -284,3 +284,39 @@ def test_every_built_in_claim_has_an_id_and_every_other_reading_is_supplementary
             assert "id" in c, f"{e.id}: a claim without an id: {c['text'][:60]}"
             supplementary = "not the paper's definition" in c["text"]
             assert (c.get("kind", "paper") == "supplementary") == supplementary, f"{e.id}#{c['id']}"
+
+
+NOTED = ('[meta]\nid = "noted"\nnotes = """Ours fails #fast (fails): the link is slow."""\n'
+         '[[meta.claim]]\nid = "fast"\ntext = "t"\nexpr = "x:f.a > 1"\n' + BASE)
+
+
+def test_a_note_expecting_a_verdict_of_a_claim_the_entry_lacks_is_an_error(tmp_path):
+    (tmp_path / "e.toml").write_text(NOTED.replace("#fast (fails)", "#quick (fails)"))
+    with pytest.raises(vegaslab.ScenarioError, match=r"meta\.notes: #quick \(fails\) names no claim of this entry"):
+        catalog.load_entry("e", tmp_path)
+
+
+def test_the_report_marks_a_note_that_the_verdict_contradicts(tmp_path):
+    from vegaslab.report.model import note_contradictions
+    from vegaslab.study.claims import Claim, Verdict
+
+    (tmp_path / "e.toml").write_text(NOTED)
+    entry = catalog.load_entry("e", tmp_path)
+    assert entry.note_expectations == [("fast", "fails")]
+    fails = Verdict(Claim("t", "x", id="fast"), "fails", "")
+    holds = Verdict(Claim("t", "x", id="fast"), "holds", "")
+    assert note_contradictions(entry, [fails]) == []
+    assert note_contradictions(entry, [holds]) == ["the notes expect #fast to fail; it holds"]
+    assert note_contradictions(entry, []) == ["the notes expect #fast to fail; it was not evaluated"]
+
+
+def test_every_built_in_notes_expectation_matches_the_last_full_run():
+    """The notes of the built-in entries say which claims hold and fail (``#id (holds)``); each
+    such statement agrees with the verdicts of the last full reproduction (docs/numbers.json,
+    written by `make publish-numbers` from `make reproduce-all`)."""
+    numbers = json.loads((Path(__file__).resolve().parents[1] / "docs" / "numbers.json").read_text())
+    verdicts = numbers["reproduce"]["verdicts"]
+    stale = [f"{e.id}#{cid}: the notes say it {expected}; the last full run: {verdicts.get(e.id, {}).get(cid)}"
+             for e in catalog.list_entries(catalog.builtin_dir()) for cid, expected in e.note_expectations
+             if verdicts.get(e.id, {}).get(cid) != expected]
+    assert not stale, "\n".join(stale)

@@ -143,8 +143,10 @@ def _report_dir(tmp_path: Path) -> Path:
     """A reproduce output directory of two experiments of two papers, as the report writes it."""
     d = tmp_path / "report"
     (d / "results").mkdir(parents=True)
-    pd.DataFrame({"entry": ["va-buffer", "va-buffer", "rv-load"], "text": ["a", "b", "c"], "source": "",
-                  "expr": "", "status": ["holds", "fails", "holds"], "detail": ""}).to_parquet(d / "results" / "claims.parquet")
+    pd.DataFrame({"entry": ["va-buffer", "va-buffer", "rv-load", "rv-load"], "id": ["a", "b", "c", "d"],
+                  "kind": ["paper", "paper", "paper", "supplementary"], "text": ["a", "b", "c", "d"], "source": "",
+                  "expr": "", "status": ["holds", "fails", "holds", "holds"], "detail": "",
+                  "by_tie": [False, False, True, False]}).to_parquet(d / "results" / "claims.parquet")
     pd.DataFrame({"entry": ["va-buffer", "va-buffer", "rv-load"], "run": "x", "metric": ["m1", "m2", "m3"],
                   "published": [100.0, 100.0, None], "ours": [105.0, 120.0, 1.0], "std": None, "n": 1,
                   "ratio": [1.05, 1.2, None], "note": ""}).to_parquet(d / "results" / "comparison.parquet")
@@ -161,6 +163,9 @@ def _report_dir(tmp_path: Path) -> Path:
 def test_publish_counts_per_paper_as_the_report_does(tmp_path):
     r = pn.reproduce_facts(_report_dir(tmp_path))
     assert (r["holds"], r["claims"], r["within10"], r["within25"], r["numbers"], r["runs"]) == (2, 3, 1, 2, 2, 2)
+    # The supplementary claim is counted apart, the tie flagged; every verdict is kept by id.
+    assert (r["supplementary"], r["supplementary_holds"], r["by_tie"]) == (1, 1, 1)
+    assert r["verdicts"] == {"va-buffer": {"a": "holds", "b": "fails"}, "rv-load": {"c": "holds", "d": "holds"}}
     by = {p["paper"]: p for p in r["papers"]}
     assert (by["vegas-a"]["holds"], by["vegas-a"]["claims"], by["vegas-a"]["within10"]) == (1, 2, 1)
     assert (by["rovegas"]["holds"], by["rovegas"]["numbers"]) == (1, 0)

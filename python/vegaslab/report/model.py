@@ -282,11 +282,27 @@ def summary_counts(b: Built) -> dict[str, Any]:
     vs = [v for v in every if claim_kind(v) == "paper"]
     extra = [v for v in every if claim_kind(v) != "paper"]
     counts = {s: sum(1 for v in vs if v.status == s) for s in ("holds", "fails", "error", "skipped")}
+    stale = sum(len(note_contradictions(e, b.verdicts.get(e.id, []))) for e in getattr(b, "entries", []))
     return {"claims": len(vs), **counts, "by_tie": sum(1 for v in vs if getattr(v, "by_tie", False)),
+            "stale_notes": stale,
             "supplementary": len(extra), "supplementary_holds": sum(1 for v in extra if v.status == "holds"),
             **ratio_stats(b.table),
             "runs": len(b.execution.outcomes), "ran": b.execution.ran, "cached": b.execution.cached,
             "failed_runs": b.execution.failed}
+
+
+def note_contradictions(entry: "Entry", vs: Sequence[Verdict]) -> list[str]:
+    """Each expectation of the entry's notes (``#id (holds)``, ``#id (fails)``) that its claim's
+    verdict contradicts, in words; a claim that was not judged (error, skipped) contradicts
+    too."""
+    by_id = {v.claim.id: v for v in vs}
+    out = []
+    for cid, expected in entry.note_expectations:
+        v = by_id.get(cid)
+        status = v.status if v is not None else "was not evaluated"
+        if status != expected:
+            out.append(f"the notes expect #{cid} to {'hold' if expected == 'holds' else 'fail'}; it {status}")
+    return out
 
 
 def entry_disagreements(part: pd.DataFrame, vs: Sequence[Verdict]) -> list[str]:
@@ -510,6 +526,7 @@ def section_model(b: Built, entry: "Entry", figures: list[dict], render_s: float
             "paper": _paper_ref(entry, papers), "figure": str(entry.meta.get("figure") or ""),
             "quick": quick, "notes": str(entry.meta.get("notes", "")).strip(),
             "disagreements": entry_disagreements(part, vs),
+            "stale_notes": note_contradictions(entry, vs),
             "setup": [list(f) for f in setup_facts(entry)], "variants": variants, "assumptions": assumptions,
             "comparison": comparison_rows(part), "figures": figures, "verdicts": verdict_items(vs)}
 
@@ -528,7 +545,8 @@ def summary_model(b: Built, total_wall: float) -> dict:
          f"{c['fails']} fail, {c['error']} error, {c['skipped']} skipped"
          + (f"; {c['by_tie']} only by an exact tie" if c["by_tie"] else "")
          + (f"; supplementary (not counted): {c['supplementary_holds']}/{c['supplementary']} hold"
-            if c["supplementary"] else "")),
+            if c["supplementary"] else "")
+         + (f"; {c['stale_notes']} notes contradicted" if c["stale_notes"] else "")),
         (f"{c['within10']}/{c['total']}", "numbers within 10%", _pct(c["within10"], c["total"]) if c["total"] else none),
         (f"{c['within25']}/{c['total']}", "numbers within 25%", _pct(c["within25"], c["total"]) if c["total"] else none),
         (f"{c['runs']}", "runs", f"{c['ran']} computed, {c['cached']} from the store, {c['failed_runs']} failed"),

@@ -94,6 +94,7 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
               + (f"; {c['by_tie']} only by an exact tie" if c["by_tie"] else "") + ")",
               *([f"- Supplementary claims (not counted): {c['supplementary_holds']}/{c['supplementary']} hold"]
                 if c["supplementary"] else []),
+              *([f"- Notes the verdicts contradict: {c['stale_notes']} (see the entries)"] if c["stale_notes"] else []),
               within, "", md(provenance_line(b)), ""]
     w = worst(b.table)
     if len(w):

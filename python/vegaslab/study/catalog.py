@@ -119,6 +119,11 @@ class Entry:
         return [{"id": str(i), "kind": "paper", **c} for i, c in enumerate(self.meta.get("claim", []), 1)]
 
     @property
+    def note_expectations(self) -> list[tuple[str, str]]:
+        """(claim id, ``holds`` or ``fails``) for each ``#id (holds|fails)`` in the notes."""
+        return NOTE_EXPECTATION.findall(str(self.meta.get("notes", "")))
+
+    @property
     def figures(self) -> list[dict]:
         """``meta.figures`` (an inline array or ``[[meta.figures]]`` tables)."""
         return [dict(f) for f in self.meta.get("figures", [])]
@@ -258,6 +263,11 @@ def _check_meta_extensions(path: Path, meta: Mapping[str, Any]) -> None:
         kind = c.get("kind", "paper")
         if kind not in CLAIM_KINDS:
             raise ScenarioError(f"{where}.claim[{i}].kind: must be one of {', '.join(CLAIM_KINDS)}, got {kind!r}")
+    named = set(ids) | {str(i) for i, c in enumerate(claims, 1) if isinstance(c, Mapping) and "id" not in c}
+    for cid, expected in NOTE_EXPECTATION.findall(str(meta.get("notes", ""))):
+        if cid not in named:
+            raise ScenarioError(f"{where}.notes: #{cid} ({expected}) names no claim of this entry (its claims: "
+                                f"{', '.join(sorted(named)) or 'none'})")
     for name in ("figures",):
         figs = meta.get(name, [])
         if not isinstance(figs, list):
@@ -270,6 +280,11 @@ def _check_meta_extensions(path: Path, meta: Mapping[str, Any]) -> None:
 #: A claim's id (``[[meta.claim]] id``): how notes, studies and reports refer to it, as
 #: ``entry#id``; a name, so it stays when claims are added, removed or reordered.
 CLAIM_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,47}")
+#: What a note expects of one of the entry's claims, written in the notes as ``#id (holds)`` or
+#: ``#id (fails)``: ``reproduce`` checks it against the verdict and the report marks a note that
+#: the verdict contradicts, so that notes cannot go stale unseen.
+NOTE_EXPECTATION = re.compile(r"#([a-z0-9][a-z0-9-]{0,47})\s+\((holds|fails)\)")
+
 #: ``[[meta.claim]] kind``: ``paper`` (the paper's statement, counted in the held totals) or
 #: ``supplementary`` (another reading shown beside it, e.g. a metric that is not the paper's
 #: definition; shown, never counted).
