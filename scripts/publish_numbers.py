@@ -327,6 +327,10 @@ def robustness_facts(report: Path) -> dict[str, Any]:
     if not summaries:
         raise PublishError(f"{directory}: no robustness summaries")
     studies = []
+    quick = [s["entry"] for s in summaries if s.get("quick")]
+    if quick:
+        raise PublishError(f"{directory}: quick-mode studies ({', '.join(quick)}) are checks, not verdicts: run "
+                           "`make robustness` without --quick")
     for s in summaries:
         if "rule" not in s:
             raise PublishError(f"{directory / (s['entry'] + '.json')}: written before studies recorded their rule "

@@ -230,6 +230,9 @@ def test_publish_robustness_refuses_a_set_aside_or_old_summary(tmp_path):
     with pytest.raises(pn.PublishError, match="broken.json: not JSON"):
         pn.robustness_facts(tmp_path / "report")
     (d / "broken.json").unlink()
+    rb.save_summary({**_study_summary(tmp_path), "quick": True}, d)
+    with pytest.raises(pn.PublishError, match=r"quick-mode studies \(tiny\) are checks, not verdicts"):
+        pn.robustness_facts(tmp_path / "report")
     old = _study_summary(tmp_path)
     for key in ("rule", "figure_threshold"):
         del old[key]

@@ -348,3 +348,17 @@ def test_a_study_with_too_few_seeds_for_its_points_is_refused_naming_the_minimum
     with pytest.raises(rb.StudyError, match=r"study\.seeds: 10 seeds cannot decide any of the study's 80 points.*at "
                                             r"least 12"):
         rb.load_study(studies / "tiny.toml")
+
+
+def test_a_built_in_study_runs_in_quick_mode_and_says_so(tmp_path):
+    """`vegaslab robustness --quick` end to end on the cheapest built-in study: every point and
+    seed planned and judged, the summary and its text marked quick."""
+    from vegaslab.cli import main
+
+    out = tmp_path / "out"
+    assert main(["robustness", "lte-alpha-beta", "--quick", "--out", str(out), "--scheduler", "synchronous",
+                 "--no-progress", "--no-ns2"]) == 0
+    saved = json.loads((out / "robustness" / "lte-alpha-beta.json").read_text())
+    assert saved["quick"] is True and saved["sentence"].startswith("Quick mode")
+    assert saved["runs"] == 10 * 3 * 10 and all(p["seeds"] == 10 for p in saved["points"])
+    assert "(quick)" in (out / "robustness.md").read_text()

@@ -46,6 +46,9 @@ judged (exit 1).""",
                    help="an existing Dask scheduler, e.g. tcp://host:8786; 'synchronous' runs in this process")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--no-ns2", action="store_true", help="skip the ns-2.35 runs of the default set-ups")
+    p.add_argument("--quick", action="store_true",
+                   help="every run shortened by its entry's [meta.quick] set-up, the points and seeds kept: a check "
+                        "that the studies run, its verdicts marked quick (never published)")
     p.set_defaults(func=cmd_robustness)
 
 
@@ -81,7 +84,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
     # or is written: a bad one stops the command with its file and field (exit 2).
     try:
         studies = _chosen_studies(args)
-        plans = [rb.plan(st) for st in studies]
+        plans = [rb.plan(st, quick=args.quick) for st in studies]
     except (rb.StudyError, ValueError) as exc:
         say(exc)
         return 2
@@ -111,7 +114,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         rb.save_summary(summary, directory)
         d = r.default
         ns2 = f"; ns-2.35: {ns2_cell(summary)}" if r.ns2 is not None else ""
-        console.result(f"{st.entry}: {r.verdict} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
+        console.result(f"{st.entry}: {r.verdict}{' (quick)' if r.quick else ''} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
                     f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s{ns2}")
     saved = rb.load_summaries(directory)
     for message in rb.problems(saved, directory):

@@ -76,7 +76,8 @@ def _study(s: Mapping[str, Any], directory_fd: int | None) -> dict:
     return {"set_aside": False, "entry": s["entry"], "anchor": anchor(s["entry"]),
             "conclusion": s.get("conclusion", ""), "figure_label": s.get("figure_label") or "–",
             "default": default_cell(s), "ns2": ns2_cell(s), "study": study_cell(s),
-            "default_status": default_status(s), "verdict": s["verdict"], "verdict_class": s["verdict"].split()[0],
+            "default_status": default_status(s), "verdict": s["verdict"] + (" (quick)" if s.get("quick") else ""),
+            "verdict_class": s["verdict"].split()[0],
             "sentence": s.get("sentence", ""), "runs": s.get("runs", 0), "compute": f"{s.get('compute_s', 0):,.0f}",
             "points": [_point(p) for p in s.get("points", [])], "figures": figures}
 

@@ -99,7 +99,8 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
             continue
         cells = (s["entry"], s["conclusion"], s.get("figure_label") or "–", default_cell(s), ns2_cell(s),
                  study_cell(s), default_status(s))
-        lines.append("| " + " | ".join(md_cell(c) for c in cells) + f" | **{md_cell(s['verdict'])}** |")
+        verdict = s["verdict"] + (" (quick)" if s.get("quick") else "")
+        lines.append("| " + " | ".join(md_cell(c) for c in cells) + f" | **{md_cell(verdict)}** |")
     for s in summaries:
         if "set_aside" in s:
             lines += ["", f"## {md(set_aside_name(s))}: set aside", "",

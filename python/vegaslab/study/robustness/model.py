@@ -195,6 +195,9 @@ class StudyResult:
     default_runs: dict[str, Any] = field(default_factory=dict)
     #: ns-2.35 at the default point (:mod:`vegaslab.study.ns2_check`), when checked.
     ns2: Any = None
+    #: Run with the entries' shortened quick set-up (``robustness --quick``): a check that the
+    #: study runs, not its verdict.
+    quick: bool = False
 
     def at(self, levels: Mapping[str, str]) -> PointResult:
         want = dict(levels)
@@ -235,6 +238,8 @@ class StudyResult:
                            for s, word in words if by_status[s] or s != "error")
         text = [f"“{self.study.conclusion}”: {self.verdict} at the {len(stated)} points with the paper's stated "
                 f"set-up (it {counts})."]
+        if self.quick:
+            text.insert(0, "Quick mode (every run shortened by the entry's quick set-up): not the study's verdict.")
         single = [p for p in stated if p.single_run]
         if single:
             margins = [abs(p.margin) for p in single if p.margin is not None]

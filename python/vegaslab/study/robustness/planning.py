@@ -48,6 +48,8 @@ class Plan:
     points: list[Point]
     jobs: list[Any]                   # runner.Job, per (point, variant, seed)
     index: list[tuple[int, str, int]]  # (point number, variant, seed) of each job
+    #: Every run with the entry's ``[meta.quick].set`` (shortened runs; see :func:`plan`).
+    quick: bool = False
 
 
 @dataclass(frozen=True)
@@ -81,9 +83,11 @@ def _find_entry(study: Study, catalog: str | os.PathLike | None):
     raise study_error(study.path, "study.entry", f"no catalog entry {study.entry!r} in {root} (known: {known})")
 
 
-def plan(study: Study, catalog: str | os.PathLike | None = None) -> Plan:
+def plan(study: Study, catalog: str | os.PathLike | None = None, *, quick: bool = False) -> Plan:
     """The runs of a study: the claim's variants of its entry at every point and seed, each
-    resolved by the core. Everything a run would find wrong with the study is a
+    resolved by the core. ``quick`` gives every run the entry's ``[meta.quick].set`` (shorter
+    runs, as ``reproduce --quick``) and keeps the study's points and seeds, which its rule
+    needs: a check that the study runs, whose verdict is marked quick and never published. Everything a run would find wrong with the study is a
     :class:`StudyError` here, before anything runs: an unknown entry, claim or variant, a level
     the simulator refuses (named by factor and level), and two points or variants that would
     run the same scenario."""
@@ -99,7 +103,7 @@ def plan(study: Study, catalog: str | os.PathLike | None = None) -> Plan:
         known = "; ".join(f"{c['id']}: {c.get('text', '')}" for c in entry.claims)
         raise study_error(study.path, "study.claim", f"no claim of {study.entry} has this id or text (its claims: "
                           f"{known})")
-    specs = {s.name: s for s in expand(entry)}
+    specs = {s.name: s for s in expand(entry, quick=quick)}
     wanted = list(study.variants) or list(specs)
     missing = [v for v in wanted if v not in specs]
     if missing:
@@ -123,7 +127,7 @@ def plan(study: Study, catalog: str | os.PathLike | None = None) -> Plan:
     _check_runs(study, entry.id, pts, planned, prepared)
     jobs = [Job(entry.id, r.variant, r.seed, r.spec.source, r.spec.overrides, p.key, "", p)
             for r, p in zip(planned, prepared)]
-    return Plan(study, claims[0], pts, jobs, [(r.point, r.variant, r.seed) for r in planned])
+    return Plan(study, claims[0], pts, jobs, [(r.point, r.variant, r.seed) for r in planned], quick)
 
 
 def _check_runs(study: Study, entry_id: str, pts: Sequence[Point], planned: Sequence[_Planned],

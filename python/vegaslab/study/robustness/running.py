@@ -25,14 +25,14 @@ def run_digest(result: Any) -> str:
 
 def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.PathLike | None = None,
               n_jobs: int | None = None, scheduler: Any = None, progress: bool = False,
-              run_fn: Callable | None = None, planned: Plan | None = None) -> StudyResult:
-    """Plan (unless ``planned`` is the study's :func:`plan`), run what the store lacks, and
-    judge the claim at every point and seed. Ctrl-C keeps the finished runs in the store and
+              run_fn: Callable | None = None, planned: Plan | None = None, quick: bool = False) -> StudyResult:
+    """Plan (unless ``planned`` is the study's :func:`plan`; ``quick`` as there), run what the
+    store lacks, and judge the claim at every point and seed. Ctrl-C keeps the finished runs in the store and
     raises ``KeyboardInterrupt``."""
     from ..claims import ClaimError, ClaimSkipped, RunSet, evaluate, measure
     from ..runner import execute, load
 
-    p = planned if planned is not None else plan(study, catalog)
+    p = planned if planned is not None else plan(study, catalog, quick=quick)
     ex = execute(p.jobs, store_dir, n_jobs=n_jobs, scheduler=scheduler, progress=progress, run_fn=run_fn)
     if ex.interrupted:  # the finished runs are committed; the claim is judged on the next run
         raise KeyboardInterrupt
@@ -75,7 +75,7 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
     computed = sum(1 for o in outcome.values() if o.status == "ran")
     return StudyResult(study, points_out, runs=len(set(j.key for j in p.jobs)), computed=computed,
                        wall_s=ex.wall_s, compute_s=_compute_s(store_dir, results), plan=p,
-                       default_runs=per.get((0, study.seeds[0]), {}))
+                       default_runs=per.get((0, study.seeds[0]), {}), quick=p.quick)
 
 
 def _compute_s(store_dir: str | os.PathLike, results: Mapping[str, Any]) -> float:

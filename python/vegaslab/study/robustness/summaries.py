@@ -70,7 +70,7 @@ def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> d
                  "stated_fails": sum(p.status == "fails" for p in result.stated_points),
                  "stated_mixed": sum(p.status == "mixed" for p in result.stated_points),
                  "single_runs": sum(p.single_run for p in result.stated_points)},
-        "figure_threshold": st.figure_threshold,
+        "figure_threshold": st.figure_threshold, "quick": result.quick,
         "study_range": [min(means), max(means)] if means else None,
         "runs": result.runs, "computed": result.computed, "wall_s": result.wall_s, "compute_s": result.compute_s,
         "ns2": result.ns2.to_dict() if result.ns2 is not None else None,
@@ -147,7 +147,7 @@ SUMMARY_SCHEMA: dict = {
         "wall_s": {"type": "number", "minimum": 0}, "compute_s": {"type": "number", "minimum": 0},
         "ns2": {"anyOf": [{"type": "null"}, _NS2_CHECK]},
         "figures": {"type": "array", "items": _TEXT},
-        "rule": _RULE, "figure_threshold": _OPTIONAL_NUMBER,
+        "rule": _RULE, "figure_threshold": _OPTIONAL_NUMBER, "quick": {"type": "boolean"},
     },
 }
 
