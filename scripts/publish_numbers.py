@@ -332,9 +332,12 @@ def robustness_facts(report: Path) -> dict[str, Any]:
         raise PublishError(f"{directory}: quick-mode studies ({', '.join(quick)}) are checks, not verdicts: run "
                            "`make robustness` without --quick")
     for s in summaries:
+        where = directory / (s["entry"] + ".json")
         if "rule" not in s:
-            raise PublishError(f"{directory / (s['entry'] + '.json')}: written before studies recorded their rule "
-                               "(run `vegaslab robustness` again)")
+            raise PublishError(f"{where}: written before studies recorded their rule (run `vegaslab robustness` again)")
+        if s["verdict"] == "error" or not s["points"]:
+            raise PublishError(f"{where}: the study's verdict is an error (a run failed or a claim could not be "
+                               "judged): publish a study that ran")
         default = s["points"][0]
         findings = [p for p in s["points"] if p.get("departures") and p["status"] in ("holds", "fails")]
         studies.append({
@@ -348,6 +351,8 @@ def robustness_facts(report: Path) -> dict[str, Any]:
 
 
 def publish_robustness(report: Path, out: Path = NUMBERS) -> dict[str, Any]:
+    if not out.is_file():
+        raise PublishError(f"{out}: missing; publish a reproduction first (make publish-numbers)")
     facts = json.loads(out.read_text(encoding="utf-8"))
     facts["robustness"] = robustness_facts(report)
     tmp = out.with_name(f".{out.name}.tmp")
@@ -515,7 +520,8 @@ def render_robustness(n: dict[str, Any]) -> str:
     for s in r["studies"]:
         one = ", one run" if s["default_single_run"] else ""
         margin = f", margin {s['default_margin']:+.1%}" if s["default_margin"] is not None else ""
-        rows.append(f"| {s['entry']} | {s['conclusion']} | {s['verdict']} | {s['stated_holds']} / {s['stated_fails']} / "
+        conclusion = s["conclusion"].replace("|", "\\|")
+        rows.append(f"| {s['entry']} | {conclusion} | {s['verdict']} | {s['stated_holds']} / {s['stated_fails']} / "
                     f"{s['stated_mixed']} of {s['stated_points']} | {s['single_runs']} | {s['default_status']} "
                     f"({s['default_holds']} of {s['seeds']} seeds{one}{margin}) | "
                     f"{'; '.join(s['departures_holding']) or 'none'} |")

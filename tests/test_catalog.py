@@ -257,6 +257,7 @@ def test_a_variant_name_that_could_leave_its_results_directory_is_refused(tmp_pa
 
 @pytest.mark.parametrize("claims, message", [
     ('[[meta.claim]]\nid = "Bad Id"\ntext = "t"\nexpr = "x:f.a > 1"\n', r"meta\.claim\[0\]\.id: a claim id is 1 to 48"),
+    ('[[meta.claim]]\nid = "2"\ntext = "t"\nexpr = "x:f.a > 1"\n', r"meta\.claim\[0\]\.id: .*not only digits"),
     ('[[meta.claim]]\nid = "a"\ntext = "t"\nexpr = "x:f.a > 1"\n[[meta.claim]]\nid = "a"\ntext = "u"\nexpr = "x:f.a > 2"\n',
      r"meta\.claim\[1\]\.id: 'a' is also the id of claim\[0\]"),
     ('[[meta.claim]]\nid = "a"\nkind = "extra"\ntext = "t"\nexpr = "x:f.a > 1"\n',
@@ -320,3 +321,18 @@ def test_every_built_in_notes_expectation_matches_the_last_full_run():
              for e in catalog.list_entries(catalog.builtin_dir()) for cid, expected in e.note_expectations
              if verdicts.get(e.id, {}).get(cid) != expected]
     assert not stale, "\n".join(stale)
+
+
+def test_a_note_naming_another_entrys_claim_is_no_expectation_of_this_one(tmp_path):
+    (tmp_path / "e.toml").write_text(NOTED.replace("#fast (fails)", "#fast (fails), unlike va-buffer#vegas-x (holds)"))
+    assert catalog.load_entry("e", tmp_path).note_expectations == [("fast", "fails")]
+
+
+def test_notes_are_not_held_against_a_quick_or_single_seed_reproduction():
+    from types import SimpleNamespace
+
+    from vegaslab.report.model import notes_comparable
+
+    assert notes_comparable(SimpleNamespace(quick=False, seed=None))
+    assert not notes_comparable(SimpleNamespace(quick=True, seed=None))
+    assert not notes_comparable(SimpleNamespace(quick=False, seed=3))

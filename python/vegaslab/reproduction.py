@@ -132,7 +132,8 @@ def reproduce(
     table.attrs["runs"] = {"ran": execution.ran, "cached": execution.cached, "failed": execution.failed,
                            "total": len(execution.outcomes)}
     table.attrs["verdicts"] = [
-        {"entry": eid, "text": v.text, "expr": v.expr, "status": v.status, "detail": v.detail}
+        {"entry": eid, "id": v.claim.id, "kind": v.claim.kind, "text": v.text, "expr": v.expr, "status": v.status,
+         "detail": v.detail, "by_tie": v.by_tie}
         for eid, vs in built.verdicts.items() for v in vs]
     table.attrs["wall_s"] = time.perf_counter() - t0
     return table

@@ -128,7 +128,8 @@ def _reproduce_document(entries, table, out: Path, code: int) -> dict:
             "paper": e.paper,
             "status": "run failed" if failed else "ok",
             "comparisons": comparisons,
-            "claims": [{"text": v["text"], "expr": v["expr"], "verdict": v["status"], "detail": v["detail"]}
+            "claims": [{"id": v["id"], "kind": v["kind"], "text": v["text"], "expr": v["expr"], "verdict": v["status"],
+                        "detail": v["detail"], "by_tie": v["by_tie"]}
                        for v in verdicts if v["entry"] == e.id],
         })
     report = out / "index.html"

@@ -282,7 +282,8 @@ def summary_counts(b: Built) -> dict[str, Any]:
     vs = [v for v in every if claim_kind(v) == "paper"]
     extra = [v for v in every if claim_kind(v) != "paper"]
     counts = {s: sum(1 for v in vs if v.status == s) for s in ("holds", "fails", "error", "skipped")}
-    stale = sum(len(note_contradictions(e, b.verdicts.get(e.id, []))) for e in getattr(b, "entries", []))
+    stale = sum(len(note_contradictions(e, b.verdicts.get(e.id, []))) for e in getattr(b, "entries", [])) \
+        if notes_comparable(b) else 0
     return {"claims": len(vs), **counts, "by_tie": sum(1 for v in vs if getattr(v, "by_tie", False)),
             "stale_notes": stale,
             "supplementary": len(extra), "supplementary_holds": sum(1 for v in extra if v.status == "holds"),
@@ -291,10 +292,17 @@ def summary_counts(b: Built) -> dict[str, Any]:
             "failed_runs": b.execution.failed}
 
 
+def notes_comparable(b: Any) -> bool:
+    """Whether a build's verdicts can be held against the notes: the notes describe the full
+    run with each entry's own seeds, so a ``--quick`` or ``--seed`` reproduction is not
+    checked against them."""
+    return not getattr(b, "quick", False) and getattr(b, "seed", None) is None
+
+
 def note_contradictions(entry: "Entry", vs: Sequence[Verdict]) -> list[str]:
     """Each expectation of the entry's notes (``#id (holds)``, ``#id (fails)``) that its claim's
     verdict contradicts, in words; a claim that was not judged (error, skipped) contradicts
-    too."""
+    too. Only for a full reproduction (:func:`notes_comparable`)."""
     by_id = {v.claim.id: v for v in vs}
     out = []
     for cid, expected in entry.note_expectations:
@@ -315,7 +323,7 @@ def entry_disagreements(part: pd.DataFrame, vs: Sequence[Verdict]) -> list[str]:
             out.append(f"{r.run} {r.metric}: ours {num_cell(r.ours)} vs published {num_cell(r.published)} "
                        f"(ratio {ratio_txt(r.ratio)})")
     for v in vs:
-        if v.status == "fails":
+        if v.status == "fails" and claim_kind(v) == "paper":
             out.append(f"claim fails: {v.text}")
     return out
 
@@ -487,9 +495,10 @@ def claim_kind(v: Any) -> str:
     return getattr(claim, "kind", "paper") or "paper"
 
 
-def verdict_items(vs: Sequence[Verdict]) -> list[dict]:
+def verdict_items(vs: Sequence[Verdict], entry_id: str = "") -> list[dict]:
     return [{"status": v.status, "text": v.text, "source": v.claim.source or "", "expr": v.expr,
-             "detail": v.detail, "id": v.claim.id, "kind": claim_kind(v), "ties": list(v.ties) if v.by_tie else []}
+             "detail": v.detail, "id": v.claim.id, "anchor": f"{entry_id}-{v.claim.id}", "kind": claim_kind(v),
+             "ties": list(v.ties) if v.by_tie else []}
             for v in vs]
 
 
@@ -526,9 +535,9 @@ def section_model(b: Built, entry: "Entry", figures: list[dict], render_s: float
             "paper": _paper_ref(entry, papers), "figure": str(entry.meta.get("figure") or ""),
             "quick": quick, "notes": str(entry.meta.get("notes", "")).strip(),
             "disagreements": entry_disagreements(part, vs),
-            "stale_notes": note_contradictions(entry, vs),
+            "stale_notes": note_contradictions(entry, vs) if notes_comparable(b) else [],
             "setup": [list(f) for f in setup_facts(entry)], "variants": variants, "assumptions": assumptions,
-            "comparison": comparison_rows(part), "figures": figures, "verdicts": verdict_items(vs)}
+            "comparison": comparison_rows(part), "figures": figures, "verdicts": verdict_items(vs, entry.id)}
 
 
 def _pct(a: int, n: int) -> str:

@@ -81,7 +81,7 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
     lines = ["# How robust are the papers' conclusions?", "",
              "Each study takes one conclusion and varies, one at a time and in the pairs that matter, "
              "the assumptions the paper leaves open; at every point the conclusion is judged per seed "
-             "(holds: the Wilson interval of the share of seeds, at a level corrected for the study's "
+             "(holds: the exact interval of the share of seeds, at a level corrected for the study's "
              "number of points, is above one half; a point whose seeds all gave the same run rests on "
              "that one run). The verdict is judged at the points with the paper's stated set-up; "
              "departures from it are reported apart. "

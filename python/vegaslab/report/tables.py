@@ -185,6 +185,9 @@ def summary_markdown(table: "pd.DataFrame", entries: Iterable[Any], verdicts: Ma
             out += ["", "Claims:", ""]
             for v in vs:
                 src = f" ({md(v.claim.source)})" if v.claim.source else ""
-                out.append(f"- **{md(v.status)}**: {md(v.text)}{src}. {md_code(v.expr)} → {md(v.detail)}")
+                marks = (" (by an exact tie)" if v.by_tie else "") + \
+                    (" (supplementary, not counted)" if v.claim.kind == "supplementary" else "")
+                name = f" #{md(v.claim.id)}" if v.claim.id else ""
+                out.append(f"- **{md(v.status)}**{marks}{name}: {md(v.text)}{src}. {md_code(v.expr)} → {md(v.detail)}")
         out.append("")
     return "\n".join(out)

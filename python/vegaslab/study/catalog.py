@@ -254,9 +254,10 @@ def _check_meta_extensions(path: Path, meta: Mapping[str, Any]) -> None:
                 raise ScenarioError(f"{where}.claim[{i}].{key}: required, a non-empty string")
         cid = c.get("id")
         if cid is not None:
-            if not isinstance(cid, str) or not CLAIM_ID.fullmatch(cid):
+            if not isinstance(cid, str) or not CLAIM_ID.fullmatch(cid) or cid.isdigit():
                 raise ScenarioError(f"{where}.claim[{i}].id: a claim id is 1 to 48 lower-case letters, digits and '-', "
-                                    f"starting with a letter or digit, got {cid!r}")
+                                    f"starting with a letter or digit, not only digits (those name claims without an "
+                                    f"id by position), got {cid!r}")
             if cid in ids:
                 raise ScenarioError(f"{where}.claim[{i}].id: {cid!r} is also the id of claim[{ids[cid]}]")
             ids[cid] = i
@@ -283,7 +284,7 @@ CLAIM_ID = re.compile(r"[a-z0-9][a-z0-9-]{0,47}")
 #: What a note expects of one of the entry's claims, written in the notes as ``#id (holds)`` or
 #: ``#id (fails)``: ``reproduce`` checks it against the verdict and the report marks a note that
 #: the verdict contradicts, so that notes cannot go stale unseen.
-NOTE_EXPECTATION = re.compile(r"#([a-z0-9][a-z0-9-]{0,47})\s+\((holds|fails)\)")
+NOTE_EXPECTATION = re.compile(r"(?<![\w-])#([a-z0-9][a-z0-9-]{0,47})\s+\((holds|fails)\)")
 
 #: ``[[meta.claim]] kind``: ``paper`` (the paper's statement, counted in the held totals) or
 #: ``supplementary`` (another reading shown beside it, e.g. a metric that is not the paper's

@@ -17,11 +17,14 @@ What is decided here, and why:
 - **Judged per seed, at a level corrected for the study's size.** At each point the claim is
   evaluated once per seed, on that seed's runs alone (the catalog's claims are written over
   means of seeds; a mean over one seed is that seed's value), so each point gives k of n seeds
-  for which the conclusion holds. The point *holds* when the Wilson interval of that proportion
-  lies above one half, *fails* when it lies below, and is *mixed* otherwise, with every
-  interval two-sided at ``FAMILY_ALPHA / m`` for a study of m points (Bonferroni): the chance
-  that any point of the study is called holds or fails wrongly stays below 5%. A study needs at
-  least 10 seeds, and enough that n of n can decide at its corrected level (:func:`min_seeds`).
+  for which the conclusion holds. The point *holds* when an exact binomial test rejects "half
+  the seeds" in favour of more (P(X >= k) <= alpha/2 for X ~ Binomial(n, 1/2)), *fails* when it
+  rejects it in favour of fewer, and is *mixed* otherwise (:func:`decide`; the same as the exact
+  Clopper-Pearson interval lying above or below one half), with alpha = ``FAMILY_ALPHA / m`` for
+  a study of m points (Bonferroni, over all its points, the departures' included: conservative):
+  the chance that any point of the study is called holds or fails wrongly stays below 5%,
+  exactly (an approximate interval such as Wilson's does not keep that at 10 seeds). A study needs
+  at least 10 seeds, and enough that n of n can decide at its corrected level (:func:`min_seeds`).
   A seed whose claim cannot be judged (a failed run, missing data) makes the point an error,
   never a pass.
 - **One run is one run.** Where every seed at a point gives the same run (compared by content:
@@ -32,7 +35,7 @@ What is decided here, and why:
   holds; *holds only under a narrow set-up* when some hold and some fail; *not reproducible with
   any plausible set-up* when every one fails; *undecided* otherwise (mixed points, with none
   holding or none failing). For a claim that is the same coin flip at every point, the chance
-  of "narrow" is below 0.15% for 2 to 60 points and 10 to 30 seeds (:func:`false_verdict_rates`;
+  of "narrow" is below 0.1% for 2 to 60 points and 10 to 30 seeds (:func:`false_verdict_rates`;
   the rule before this one, 95% intervals with no correction and 4 seeds, gave it about half the
   time). The study shows fragility; it never moves
   the default (a better-justified reading changes the catalog, with the reason, not this
@@ -62,8 +65,8 @@ from ...deprecation import moved_names
 from .figures import MAX_FIGURE_BYTES, PNG_SIGNATURE, figure, figure_name, read_figure
 from .files import list_studies, load_study, one_study_per_entry, studies_dir
 from .model import (ENTRY_ID, FAMILY_ALPHA, MAX_STUDY_RUNS, MIN_SEEDS, POINT_STATUSES, PROVENANCES, VERDICTS, Factor,
-                    Point, PointResult, Stated, Study, StudyError, StudyResult, false_verdict_rates, judge, min_seeds,
-                    point_z, status_chances, wilson)
+                    Point, PointResult, Stated, Study, StudyError, StudyResult, decide, exact_interval,
+                    false_verdict_rates, half_tail, judge, min_seeds, point_alpha, status_chances, wilson)
 from .planning import Plan, plan, point_count, points
 from .running import check_ns2, run_study
 from .summaries import (MAX_ERROR_CHARS, MAX_POINT_ERRORS, MAX_SUMMARY_BYTES, SUMMARY_SCHEMA, load_summaries,

@@ -1,8 +1,9 @@
 """What a robustness study is and how it is judged: its factors (each level the paper's stated
 value, a departure from it, or an assumption where the paper is silent) and points, a point's
-share of seeds with its Wilson interval (corrected for the study's number of points), runs that
-every seed repeats exactly (one run, with its margin), the point statuses and the study's verdict
-(the package docstring gives the rules), and the error a study file that cannot be used raises."""
+share of seeds judged by an exact binomial test (corrected for the study's number of points),
+runs that every seed repeats exactly (one run, with its margin), the point statuses and the
+study's verdict (the package docstring gives the rules), and the error a study file that cannot
+be used raises."""
 
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from ...errors import ScenarioError
 #: Largest number of runs one study may plan (levels x pairs x variants x seeds).
 MAX_STUDY_RUNS = 100_000
 #: Fewest seeds a study may have. A study also needs enough seeds that n of n can decide at
-#: the corrected level (:func:`min_seeds`): 10 for up to 31 points, 11 for up to 54, 12 for up
-#: to 93.
+#: the corrected level (:func:`min_seeds`): 10 for up to 25 points, 11 for up to 51, 12 for up
+#: to 102.
 MIN_SEEDS = 10
 #: The chance, for the whole study, that any point's status is wrong (a point called holds or
-#: fails where the claim holds for half the seeds or the other way): the family-wise error rate
-#: that the Bonferroni correction of each point's interval (:func:`point_z`) keeps.
+#: fails where the claim holds for exactly half the seeds): the family-wise error rate that the
+#: Bonferroni correction of each point's exact test (:func:`point_alpha`) keeps.
 FAMILY_ALPHA = 0.05
 #: z for the 95% Wilson interval.
 _Z95 = 1.959963984540054
@@ -132,8 +133,9 @@ class PointResult:
     #: How many different runs the judged seeds gave (the seeds' runs compared by content):
     #: 1 when every seed repeats the same run, a set-up without randomness.
     distinct: int = 0
-    #: The z of the point's interval: the study's, corrected for its number of points.
-    z: float = _Z95
+    #: The point's two-sided test level: the study's, corrected for its number of points
+    #: (:func:`point_alpha`).
+    alpha: float = 1 - 0.95
     #: The departures from the paper's stated set-up at this point (factor name, level, stated level).
     departures: tuple[tuple[str, str, str], ...] = ()
     #: The study's figure threshold, for :attr:`margin`.
@@ -148,10 +150,11 @@ class PointResult:
 
     @property
     def interval(self) -> tuple[float, float]:
-        """The Wilson interval of the share of seeds that hold, at the study's corrected level;
-        of a single run (:attr:`single_run`), that of one trial, (0, 1) or so: one run is no
-        share."""
-        return wilson(self.holds, self.seeds, self.z) if not self.single_run else wilson(int(self.holds > 0), 1, self.z)
+        """The exact (Clopper-Pearson) interval of the share of seeds that hold, at the point's
+        level; of a single run (:attr:`single_run`), that of one trial: one run is no share."""
+        if self.single_run:
+            return exact_interval(int(self.holds > 0), 1, self.alpha)
+        return exact_interval(self.holds, self.seeds, self.alpha)
 
     @property
     def single_run(self) -> bool:
@@ -175,8 +178,7 @@ class PointResult:
             return "error"
         if self.single_run:
             return "holds" if self.holds == self.seeds else "fails" if self.holds == 0 else "mixed"
-        lo, hi = self.interval
-        return "holds" if lo > 0.5 else "fails" if hi < 0.5 else "mixed"
+        return decide(self.holds, self.seeds, self.alpha)
 
 
 @dataclass
@@ -280,18 +282,39 @@ def judge(statuses: Sequence[str]) -> str:
     return "undecided"
 
 
-def point_z(points: int) -> float:
-    """z of each point's interval in a study of ``points`` points: two-sided at level
+def point_alpha(points: int) -> float:
+    """The two-sided level of each point's test in a study of ``points`` points:
     ``FAMILY_ALPHA / points`` (Bonferroni), so that the chance that any point of the study is
     called holds or fails wrongly stays below :data:`FAMILY_ALPHA`."""
-    return NormalDist().inv_cdf(1 - FAMILY_ALPHA / (2 * max(1, points)))
+    return FAMILY_ALPHA / max(1, points)
+
+
+def half_tail(k: int, n: int) -> float:
+    """P(X >= k) for X ~ Binomial(n, 1/2), exactly (as a float of an exact fraction)."""
+    if k <= 0:
+        return 1.0
+    return sum(math.comb(n, j) for j in range(k, n + 1)) / 2 ** n
+
+
+def decide(holds: int, seeds: int, alpha: float) -> str:
+    """A point's status by the exact binomial test of "the claim holds for half the seeds":
+    ``holds`` when P(X >= holds) <= alpha/2, ``fails`` when P(X <= holds) <= alpha/2 (X the
+    number of seeds that hold if each were a coin flip), ``mixed`` otherwise. Equivalent to the
+    exact (Clopper-Pearson) interval at level ``alpha`` lying above or below one half."""
+    if seeds == 0:
+        return "mixed"
+    if half_tail(holds, seeds) <= alpha / 2:
+        return "holds"
+    if half_tail(seeds - holds, seeds) <= alpha / 2:
+        return "fails"
+    return "mixed"
 
 
 def min_seeds(points: int) -> int:
     """The fewest seeds (at least :data:`MIN_SEEDS`) with which n of n seeds holds at the
     corrected level of a study of ``points`` points."""
-    z, n = point_z(points), MIN_SEEDS
-    while wilson(n, n, z)[0] <= 0.5:
+    n = MIN_SEEDS
+    while decide(n, n, point_alpha(points)) != "holds":
         n += 1
     return n
 
@@ -300,13 +323,13 @@ def status_chances(seeds: int, points: int, p: float) -> tuple[float, float]:
     """(chance a point holds, chance it fails) for a claim that holds at each seed with
     probability ``p`` independently, in a study of ``points`` points with ``seeds`` seeds
     (exact, over the binomial distribution of the seeds that hold)."""
-    z = point_z(points)
+    alpha = point_alpha(points)
     ph = pf = 0.0
     for k in range(seeds + 1):
         chance = math.comb(seeds, k) * p ** k * (1 - p) ** (seeds - k)
-        lo, hi = wilson(k, seeds, z)
-        ph += chance if lo > 0.5 else 0.0
-        pf += chance if hi < 0.5 else 0.0
+        status = decide(k, seeds, alpha)
+        ph += chance if status == "holds" else 0.0
+        pf += chance if status == "fails" else 0.0
     return ph, pf
 
 
@@ -314,14 +337,48 @@ def false_verdict_rates(seeds: int, points: int, p: float = 0.5) -> dict[str, fl
     """The chance of each decided verdict for a claim that is the same coin flip (probability
     ``p`` per seed) at every point, where any decided verdict but the one ``p`` deserves is
     false: ``narrow`` (some point holds and some fails), ``robust`` (all hold) and ``not
-    reproducible`` (all fail). Exact, for independent points."""
+    reproducible`` (all fail); and ``any point`` (some point holds or fails, which at p = 1/2 is
+    the family-wise error the correction bounds). Exact, for independent points."""
     ph, pf = status_chances(seeds, points, p)
     return {"narrow": 1 - (1 - ph) ** points - (1 - pf) ** points + (1 - ph - pf) ** points,
-            "robust": ph ** points, "not reproducible": pf ** points}
+            "robust": ph ** points, "not reproducible": pf ** points,
+            "any point": 1 - (1 - ph - pf) ** points}
+
+
+def _binomial_cdf(k: int, n: int, p: float) -> float:
+    """P(X <= k) for X ~ Binomial(n, p), summed in logs (n up to the 1000 seeds a study may have)."""
+    if k < 0:
+        return 0.0
+    if k >= n or p <= 0.0:
+        return 1.0
+    if p >= 1.0:
+        return 0.0
+    lp, lq = math.log(p), math.log1p(-p)
+    return min(1.0, sum(math.exp(math.lgamma(n + 1) - math.lgamma(j + 1) - math.lgamma(n - j + 1) + j * lp + (n - j) * lq)
+                        for j in range(k + 1)))
+
+
+def exact_interval(k: int, n: int, alpha: float) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) interval of k successes in n trials at two-sided level
+    ``alpha`` ((0, 1) when n is 0), by bisection on the binomial distribution."""
+    if n == 0:
+        return 0.0, 1.0
+
+    def solve(f) -> float:  # f decreasing in p, root in [0, 1]
+        lo, hi = 0.0, 1.0
+        for _ in range(60):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if f(mid) > 0 else (lo, mid)
+        return (lo + hi) / 2
+
+    lower = 0.0 if k == 0 else solve(lambda p: alpha / 2 - (1 - _binomial_cdf(k - 1, n, p)))
+    upper = 1.0 if k == n else solve(lambda p: _binomial_cdf(k, n, p) - alpha / 2)
+    return lower, upper
 
 
 def wilson(k: int, n: int, z: float = _Z95) -> tuple[float, float]:
-    """The Wilson score interval of k successes in n trials, 95% unless given ``z`` ((0, 1)
+    """The Wilson score interval of k successes in n trials, 95% unless given ``z`` (kept for
+    readers of the rule before the exact test: :func:`decide` judges points; (0, 1)
     when n is 0)."""
     if n == 0:
         return 0.0, 1.0

@@ -10,16 +10,22 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from .model import PointResult, Study, StudyResult, point_z
+from .model import PointResult, Study, StudyResult, point_alpha
 from .planning import Plan, plan
 
 
 def run_digest(result: Any) -> str:
-    """What a run gave, as a digest of its content: its event and packet-hop counts and its
-    flows table. Two seeds whose runs have the same digests repeated one run (the set-up has no
+    """What a run gave, as a digest of its content: its event and packet-hop counts and every
+    result table. Two seeds whose runs have the same digests repeated one run (the set-up has no
     randomness the seed reaches)."""
+    from ...results import TABLES
+
     h = hashlib.sha256(repr((result.meta.get("events"), result.meta.get("packet_hops"))).encode())
-    h.update(pd.util.hash_pandas_object(result.flows, index=False).values.tobytes())
+    for name in TABLES:
+        table = getattr(result, name, None)
+        if isinstance(table, pd.DataFrame):
+            h.update(name.encode())
+            h.update(pd.util.hash_pandas_object(table, index=False).values.tobytes())
     return h.hexdigest()
 
 
@@ -47,8 +53,8 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
             errors.setdefault((i, s), []).append(f"{name} seed {s}: {o.error if o else 'not run'}")
             continue
         per.setdefault((i, s), {})[name] = res
-    z = point_z(len(p.points))
-    points_out = [PointResult(pt, z=z, threshold=study.figure_threshold, departures=study.departures(pt))
+    alpha = point_alpha(len(p.points))
+    points_out = [PointResult(pt, alpha=alpha, threshold=study.figure_threshold, departures=study.departures(pt))
                   for pt in p.points]
     for i, pr in enumerate(points_out):
         outcomes = set()

@@ -64,7 +64,7 @@ def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> d
                     for f in st.factors],
         "verdict": result.verdict, "sentence": result.sentence(), "points": points,
         "rule": {"family_alpha": FAMILY_ALPHA, "points": len(result.points),
-                 "z": result.points[0].z if result.points else None,
+                 "point_alpha": result.points[0].alpha if result.points else None,
                  "stated_points": len(result.stated_points),
                  "stated_holds": sum(p.status == "holds" for p in result.stated_points),
                  "stated_fails": sum(p.status == "fails" for p in result.stated_points),
@@ -119,9 +119,9 @@ _FACTOR = {
 }
 _RULE = {
     "type": "object", "additionalProperties": False,
-    "required": ["family_alpha", "points", "z", "stated_points", "stated_holds", "stated_fails", "stated_mixed",
-                 "single_runs"],
-    "properties": {"family_alpha": _NUMBER, "points": _COUNT, "z": _OPTIONAL_NUMBER, "stated_points": _COUNT,
+    "required": ["family_alpha", "points", "point_alpha", "stated_points", "stated_holds", "stated_fails",
+                 "stated_mixed", "single_runs"],
+    "properties": {"family_alpha": _NUMBER, "points": _COUNT, "point_alpha": _OPTIONAL_NUMBER, "stated_points": _COUNT,
                    "stated_holds": _COUNT, "stated_fails": _COUNT, "stated_mixed": _COUNT, "single_runs": _COUNT},
 }
 #: The JSON Schema of a study summary (:func:`summary`, ``robustness/<entry>.json``), the one
