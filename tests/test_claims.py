@@ -287,3 +287,12 @@ def test_a_claim_that_holds_only_because_two_measured_values_are_equal_is_flagge
     # A strict win is no tie, and a claim that fails is not flagged.
     assert not check("q20:vegas.goodput_bps >= q10:vegas.goodput_bps", runs).ties
     assert not check("q10:vegas.goodput_bps > q10:vegas.goodput_bps", runs).by_tie
+
+
+def test_a_tie_that_did_not_decide_the_verdict_is_not_flagged_and_one_in_a_comprehension_is(runs):
+    # One item of an any() ties, another holds outright: the tie decided nothing.
+    either = check("any(x >= q10:vegas.goodput_bps for x in [q10:vegas.goodput_bps, q20:vegas.goodput_bps])", runs)
+    assert either.status == "holds" and not either.by_tie
+    # Over a list of measured values, the comprehension variable is measured too.
+    only = check("all(x >= q10:vegas.goodput_bps for x in [q10:vegas.goodput_bps])", runs)
+    assert only.status == "holds" and only.by_tie

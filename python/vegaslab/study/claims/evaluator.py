@@ -32,8 +32,11 @@ _CMPOPS: dict[type, tuple[str, Callable[[Any, Any], bool]]] = {
 
 
 class Evaluator:
-    def __init__(self, parsed: Parsed, runs: RunSet) -> None:
+    def __init__(self, parsed: Parsed, runs: RunSet, *, ties_fail: bool = False) -> None:
         self.parsed = parsed
+        #: Evaluate a tie of two measured values under ``<=``/``>=`` as false: the counterfactual
+        #: by which a verdict decides whether a tie decided it (verdicts.py).
+        self.ties_fail = ties_fail
         self.runs = runs
         self.steps = 0
         self.reads = 0
@@ -174,7 +177,9 @@ class Evaluator:
             v, label = self.ref_value(ref, env)
             return Shown(v, fmt(v), src=(label,))
         if node.id in env:
-            return Shown(env[node.id], fmt(env[node.id]))
+            # A comprehension variable carries the sources of the list it runs over (the key
+            # cannot clash with a name of the language, which never starts with "_").
+            return Shown(env[node.id], fmt(env[node.id]), src=env.get(f"__src__{node.id}", ()))
         if node.id in ("true", "True"):
             return Shown(True, "true")
         if node.id in ("false", "False"):
@@ -232,8 +237,9 @@ class Evaluator:
             a, b = left.value, right.value
             if not (isinstance(a, str) and isinstance(b, str)):
                 a, b = as_number(a, f"left of {sym}", finite=False), as_number(b, f"right of {sym}", finite=False)
-            ok = ok and bool(fn(a, b))
-            if sym in ("<=", ">=") and a == b and left.src and right.src and len(self.ties) < 10:
+            tie = sym in ("<=", ">=") and a == b and bool(left.src) and bool(right.src)
+            ok = ok and bool(fn(a, b)) and not (tie and self.ties_fail)
+            if tie and len(self.ties) < 10:
                 self.ties.append(cut(f"{left.shown()} {sym} {right.shown()}"))
             parts += [sym, right.shown()]
             left = right
@@ -263,12 +269,13 @@ class Evaluator:
             gen = node.generators[i]
             if not isinstance(gen.target, ast.Name):
                 raise ClaimError("a comprehension variable must be a single name")
-            seq = self.eval(gen.iter, scope).value
+            over = self.eval(gen.iter, scope)
+            seq = over.value
             if not isinstance(seq, (list, tuple)):
                 raise ClaimError(f"cannot iterate over {fmt(seq)}")
             for item in seq:
                 self.charge()
-                inner = {**scope, gen.target.id: item}
+                inner = {**scope, gen.target.id: item, f"__src__{gen.target.id}": over.src}
                 if all(self.eval(cond, inner).value for cond in gen.ifs):
                     walk(i + 1, inner)
 

@@ -70,7 +70,13 @@ def _verdict(claim: Claim, runs: RunSet) -> Verdict:
         v = evaluator.eval(parsed.tree, {})
         if not isinstance(v.value, bool):
             return Verdict(claim, "error", cut(f"the expression is not a comparison: {v.shown()}"), v.value)
-        return Verdict(claim, "holds" if v.value else "fails", v.text, v.value, tuple(evaluator.ties))
+        ties: tuple[str, ...] = ()
+        if v.value and evaluator.ties:
+            # A tie decided the verdict only if the claim fails with every tie counted against it.
+            again = Evaluator(parsed, runs, ties_fail=True)
+            if not again.eval(parsed.tree, {}).value:
+                ties = tuple(evaluator.ties)
+        return Verdict(claim, "holds" if v.value else "fails", v.text, v.value, ties)
     except ClaimSkipped as exc:
         return Verdict(claim, "skipped", cut(str(exc)))
     except ClaimError as exc:
