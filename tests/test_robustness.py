@@ -173,7 +173,7 @@ def test_the_command_writes_the_verdict_table_and_a_figure_per_factor(tiny, tmp_
 
 def test_the_built_in_studies_load_name_real_claims_by_id_and_have_a_figure():
     studies = rb.list_studies()
-    assert len(studies) == 10
+    assert len(studies) == 11
     for st in studies:
         p = rb.plan(st)
         assert p.claim["id"] == st.claim and p.jobs     # by id: a claim's text may be corrected
@@ -371,5 +371,5 @@ def test_a_built_in_study_runs_in_quick_mode_and_says_so(tmp_path):
                  "--no-progress", "--no-ns2"]) == 0
     saved = json.loads((out / "robustness" / "lte-alpha-beta.json").read_text())
     assert saved["quick"] is True and saved["sentence"].startswith("Quick mode")
-    assert saved["runs"] == 10 * 3 * 10 and all(p["seeds"] == 10 for p in saved["points"])
+    assert saved["runs"] == 13 * 3 * 10 and all(p["seeds"] == 10 for p in saved["points"])   # points x variants x seeds
     assert "(quick)" in (out / "robustness.md").read_text()
