@@ -344,7 +344,8 @@ def test_the_verdict_is_judged_at_the_papers_stated_set_up_and_departures_are_fi
     assert r.verdict == "robust"
     slow = r.at({"bandwidth": "500kbps"})
     assert slow.departures == (("bandwidth", "500kbps", "1Mbps"),) and slow.status == "fails"
-    assert "Departing from the paper: fails if bandwidth = 500kbps instead of the stated 1Mbps" in r.sentence()
+    assert ("Departing from the paper: where bandwidth = 500kbps instead of the stated 1Mbps, it fails at bandwidth = "
+            "500kbps; bandwidth = 500kbps, delay = long.") in r.sentence()
     s = rb.summary(r)
     assert s["factors"][0]["provenance"] == {"1Mbps": "stated", "500kbps": "departure", "2Mbps": "departure"}
     assert s["rule"]["stated_points"] == 2 and s["points"][1]["departures"][0]["stated"] == "1Mbps"

@@ -238,8 +238,8 @@ class StudyResult:
         words = (("holds", "holds"), ("fails", "fails"), ("mixed", "is undecided"), ("error", "is an error"))
         counts = ", ".join(f"{word} at {len(by_status[s])}" + (f" ({'; '.join(by_status[s])})" if by_status[s] else "")
                            for s, word in words if by_status[s] or s != "error")
-        text = [f"“{self.study.conclusion}”: {self.verdict} at the {len(stated)} points with the paper's stated "
-                f"set-up (it {counts})."]
+        points = "the point" if len(stated) == 1 else f"the {len(stated)} points"
+        text = [f"“{self.study.conclusion}”: {self.verdict} at {points} with the paper's stated set-up (it {counts})."]
         if self.quick:
             text.insert(0, "Quick mode (every run shortened by the entry's quick set-up): not the study's verdict.")
         single = [p for p in stated if p.single_run]
@@ -248,10 +248,15 @@ class StudyResult:
             margin = f"; the smallest margin from the figure's threshold is {min(margins):.1%}" if margins else ""
             text.append(f"At {len(single)} of them ({'; '.join(p.point.label() for p in single)}) every seed gave the "
                         f"same run, so the point rests on that one run{margin}.")
-        moved = [(p, p.status) for p in self.departure_points if p.status in ("holds", "fails")]
-        if moved:
-            found = "; ".join(f"{status} if {departure_text(p.departures)}" for p, status in moved)
-            text.append(f"Departing from the paper: {found}.")
+        # The departures' findings, grouped by what departs: "where queue = 20 instead of the
+        # stated 50, it holds at all defaults; window = 200".
+        groups: dict[str, dict[str, list[str]]] = {}
+        for p in self.departure_points:
+            if p.status in ("holds", "fails"):
+                groups.setdefault(departure_text(p.departures), {}).setdefault(p.status, []).append(p.point.label())
+        for k, (where, by) in enumerate(groups.items()):
+            found = ", and ".join(f"{status} at {'; '.join(labels)}" for status, labels in by.items())
+            text.append(f"{'Departing from the paper: w' if k == 0 else 'W'}here {where}, it {found}.")
         d = self.default
         one = ", one run" if d.single_run else ""
         margin = f", margin {d.margin:+.1%}" if d.margin is not None else ""
