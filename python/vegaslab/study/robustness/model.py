@@ -135,7 +135,7 @@ class PointResult:
     distinct: int = 0
     #: The point's two-sided test level: the study's, corrected for its number of points
     #: (:func:`point_alpha`).
-    alpha: float = 1 - 0.95
+    alpha: float = FAMILY_ALPHA
     #: The departures from the paper's stated set-up at this point (factor name, level, stated level).
     departures: tuple[tuple[str, str, str], ...] = ()
     #: The study's figure threshold, for :attr:`margin`.
