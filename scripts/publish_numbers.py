@@ -315,7 +315,7 @@ def publish(report: Path, bench: Path | None, out: Path = NUMBERS) -> dict[str, 
 def robustness_facts(report: Path) -> dict[str, Any]:
     """The verdicts of the studies saved in ``report/robustness/``, with their evidence."""
     sys.path.insert(0, str(ROOT / "python"))
-    from vegaslab.study.robustness import load_summaries
+    from vegaslab.study.robustness import load_summaries, study_name
 
     directory = report / "robustness"
     if not directory.is_dir():
@@ -327,12 +327,12 @@ def robustness_facts(report: Path) -> dict[str, Any]:
     if not summaries:
         raise PublishError(f"{directory}: no robustness summaries")
     studies = []
-    quick = [s["entry"] for s in summaries if s.get("quick")]
+    quick = [study_name(s) for s in summaries if s.get("quick")]
     if quick:
         raise PublishError(f"{directory}: quick-mode studies ({', '.join(quick)}) are checks, not verdicts: run "
                            "`make robustness` without --quick")
     for s in summaries:
-        where = directory / (s["entry"] + ".json")
+        where = directory / (study_name(s) + ".json")
         if "rule" not in s:
             raise PublishError(f"{where}: written before studies recorded their rule (run `vegaslab robustness` again)")
         if s["verdict"] == "error" or not s["points"]:
@@ -341,10 +341,12 @@ def robustness_facts(report: Path) -> dict[str, Any]:
         default = s["points"][0]
         findings = [p for p in s["points"] if p.get("departures") and p["status"] in ("holds", "fails")]
         studies.append({
-            "entry": s["entry"], "conclusion": s["conclusion"], "verdict": s["verdict"], **s["rule"],
+            "id": study_name(s), "entry": s["entry"], "claim": s["claim"], "conclusion": s["conclusion"], "verdict": s["verdict"], **s["rule"],
             "seeds": default["seeds"], "default_status": default["status"], "default_holds": default["holds"],
             "default_single_run": default.get("single_run", False), "default_margin": default.get("margin"),
             "departures_holding": [p["label"] for p in findings if p["status"] == "holds"],
+            "readings": [{k: r[k] for k in ("factor", "cc", "level", "default", "entries", "claims", "changed")}
+                         for r in s.get("readings", []) if not r["errors"]],
             "runs": s["runs"], "compute_s": s["compute_s"]})
     return {"directory": str(report), "studies": studies, "runs": sum(x["runs"] for x in studies),
             "compute_s": sum(x["compute_s"] for x in studies)}
@@ -521,10 +523,20 @@ def render_robustness(n: dict[str, Any]) -> str:
         one = ", one run" if s["default_single_run"] else ""
         margin = f", margin {s['default_margin']:+.1%}" if s["default_margin"] is not None else ""
         conclusion = s["conclusion"].replace("|", "\\|")
-        rows.append(f"| {s['entry']} | {conclusion} | {s['verdict']} | {s['stated_holds']} / {s['stated_fails']} / "
+        rows.append(f"| {s.get('id', s['entry'])} | {conclusion} | {s['verdict']} | {s['stated_holds']} / {s['stated_fails']} / "
                     f"{s['stated_mixed']} of {s['stated_points']} | {s['single_runs']} | {s['default_status']} "
                     f"({s['default_holds']} of {s['seeds']} seeds{one}{margin}) | "
                     f"{'; '.join(s['departures_holding']) or 'none'} |")
+    costs = []
+    for s in r["studies"]:
+        for c in s.get("readings", []):
+            turns = "; ".join(f"`{x['claim']}` {x['at_default']} -> {x['at_level']}" for x in c["changed"]) or "none"
+            costs.append(f"- {s.get('id', s['entry'])}: the reading {c['factor']} = {c['level']} (instead of "
+                         f"{c['default']}), on every {c['cc']} flow of {len(c['entries'])} entries, changes "
+                         f"{len(c['changed'])} of their {c['claims']} claims: {turns}.")
+    if costs:
+        rows += ["", "What each algorithm reading a study varies does to every entry that runs the algorithm:", ""]
+        rows += costs
     return ("\n".join(rows) + f"\n\n{len(r['studies'])} studies, {r['runs']:,} runs, {r['compute_s']:,.0f} s of "
             f"compute (the runs' own wall times), from [docs/numbers.json](docs/numbers.json).")
 

@@ -122,6 +122,14 @@ def test_defaults_left_out_are_the_cores_and_written_explicitly():
         assert frag in text, frag
 
 
+@pytest.mark.parametrize("cc", ["reno", "newreno", "vegas"])
+def test_slow_start_restart_off_goes_to_every_agent_and_on_is_ns2s_own_default(cc):
+    scn = chain(cc)
+    assert "slow_start_restart_" not in build_script(model_of(scn))
+    scn["flows"][0]["tcp"]["slow_start_restart"] = False
+    assert "slow_start_restart_ false" in build_script(model_of(scn))
+
+
 def test_dumbbell_model_and_access_array():
     scn = dumbbell(("reno", "newreno"))
     scn["dumbbell"]["access"] = [{"bandwidth": "10Mbps", "delay": "1ms"},

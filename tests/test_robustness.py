@@ -171,10 +171,26 @@ def test_the_command_writes_the_verdict_table_and_a_figure_per_factor(tiny, tmp_
     assert "no study for 'nosuch'" in capsys.readouterr().err
 
 
+#: The headline claims that fail at our default and that a built-in study takes up, with the
+#: causes their entries' notes name (docs/reproductions.md, "How robust are the conclusions?").
+STUDIED_HEADLINES = {
+    "va-buffer#vegasa-retransmits-most-2", "va-geo#vegasa-gets-newreno-per", "va-leo#vegasa-throughput-largest-1",
+    "va-hibw-bias#vegasa-gives-s3-512", "va-old-new#vegasa-per-flow-throughputs",
+    "va-six-flows#vegas-flow-gets-newreno", "va-six-flows#each-s1-s3-gets",
+    "av-mix#low-fair-utilisation-stable-around", "av-onoff-150#adavegas-fairness-very-similar",
+    "lte-alpha-beta#alpha-beta-20-40", "lte-alpha-beta#doubling-alpha-beta-20", "rv-load#load-1-rovegas-achieves",
+    "wf-net1-queue#one-way-larger-queues", "wf-net1-queue#one-way-q-between", "wf-net1-queue#two-way-utilisation-varies",
+    "wf-net1-red#alpha-red-min-beta", "wf-net2#100-105-cbr-traffic", "wf-net3#alpha-beta-slightly-below",
+    "wf-net3#network-2-reno-suffers", "wf-net4#link-utilisation-32-nps", "wf-net4#link-utilisation-55-pareto",
+    "wf-net4#reno-loses-3-6", "wf-net4#crossover-near-alpha-beta",
+}
+
+
 def test_the_built_in_studies_load_name_real_claims_by_id_and_have_a_figure():
     studies = rb.list_studies()
-    assert len(studies) == 11
+    assert {f"{st.entry}#{st.claim}" for st in studies} == STUDIED_HEADLINES
     for st in studies:
+        assert st.path.stem == st.name      # a built-in study's file is named after it
         p = rb.plan(st)
         assert p.claim["id"] == st.claim and p.jobs     # by id: a claim's text may be corrected
         assert st.figure and st.figure_label, st.entry
@@ -368,9 +384,9 @@ def test_a_built_in_study_runs_in_quick_mode_and_says_so(tmp_path):
     from vegaslab.cli import main
 
     out = tmp_path / "out"
-    assert main(["robustness", "lte-alpha-beta", "--quick", "--out", str(out), "--scheduler", "synchronous",
+    assert main(["robustness", "rv-load", "--quick", "--out", str(out), "--scheduler", "synchronous",
                  "--no-progress", "--no-ns2"]) == 0
-    saved = json.loads((out / "robustness" / "lte-alpha-beta.json").read_text())
+    saved = json.loads((out / "robustness" / "rv-load.json").read_text())
     assert saved["quick"] is True and saved["sentence"].startswith("Quick mode")
-    assert saved["runs"] == 13 * 3 * 10 and all(p["seeds"] == 10 for p in saved["points"])   # points x variants x seeds
+    assert saved["runs"] == 2 * 2 * 10 and all(p["seeds"] == 10 for p in saved["points"])   # points x variants x seeds
     assert "(quick)" in (out / "robustness.md").read_text()

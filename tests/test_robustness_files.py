@@ -278,9 +278,10 @@ def _valid(tmp_path: Path) -> dict:
     (lambda s: {**s, "points": [{**s["points"][0], "interval": "ab"}]}, "points[0].interval"),
     (lambda s: {**s, "ns2": {"status": 5}}, "ns2"),
     (lambda s: {**s, "figures": "bad-0.png"}, "figures"),
-    (lambda s: {**s, "entry": "other"}, "entry"),
+    (lambda s: {**s, "id": "other"}, "its study 'other' is not its file's name"),
+    (lambda s: {**{k: v for k, v in s.items() if k != "id"}, "entry": "other"}, "its study 'other' is not its file's name"),
 ], ids=["a-list", "no-verdict", "empty-verdict", "point-without-counts", "interval-a-string", "ns2-wrong",
-        "figures-a-string", "entry-not-its-name"])
+        "figures-a-string", "id-not-its-name", "entry-not-its-name-without-id"])
 def test_a_summary_of_the_wrong_shape_is_set_aside_and_named_and_reproduce_finishes(
         reproduced, tmp_path, monkeypatch, capsys, make, why):
     def plant(out: Path) -> None:
@@ -481,11 +482,36 @@ def test_a_study_whose_entry_is_a_path_writes_nothing_outside_out(tmp_path, cata
     assert code == 2 and "study.entry: must be a catalog entry id" in capsys.readouterr().err
 
 
-def test_two_studies_of_one_entry_are_refused_before_either_runs(tmp_path, catalog):
+def test_two_studies_with_one_name_are_refused_before_either_runs(tmp_path, catalog):
     _study_file(tmp_path, SMALL_STUDY, "a.toml")
     _study_file(tmp_path, SMALL_STUDY, "b.toml")
     with pytest.raises(rb.StudyError, match=r"b\.toml: study\.entry: .*tiny.*a\.toml"):
         rb.list_studies(tmp_path / "studies")
+    _study_file(tmp_path, SMALL_STUDY.replace("[study]", '[study]\nid = "same"'), "a.toml")
+    _study_file(tmp_path, SMALL_STUDY.replace("[study]", '[study]\nid = "same"'), "b.toml")
+    with pytest.raises(rb.StudyError, match=r"b\.toml: study\.id: 'same' is also the name of the study .*a\.toml"):
+        rb.list_studies(tmp_path / "studies")
+
+
+def test_two_studies_of_one_entry_with_their_own_ids_run_side_by_side(tmp_path, catalog, monkeypatch):
+    from vegaslab.cli import main
+
+    monkeypatch.setenv("VEGASLAB_CATALOG", str(catalog))
+    _study_file(tmp_path, SMALL_STUDY.replace("[study]", '[study]\nid = "tiny-fast"'), "tiny-fast.toml")
+    _study_file(tmp_path, SMALL_STUDY.replace("[study]", '[study]\nid = "tiny-slow"').replace(
+        'conclusion = "', 'conclusion = "over a slow link, '), "tiny-slow.toml")
+    assert [s.name for s in rb.list_studies(tmp_path / "studies")] == ["tiny-fast", "tiny-slow"]
+    out = tmp_path / "out"
+    assert main(["robustness", "tiny", "--studies", str(tmp_path / "studies"), "--out", str(out), "--scheduler",
+                 "synchronous", "--no-progress", "--no-ns2"]) == 0
+    saved = {s["id"]: s for s in rb.load_summaries(out / "robustness")}
+    assert set(saved) == {"tiny-fast", "tiny-slow"} and {s["entry"] for s in saved.values()} == {"tiny"}
+    assert saved["tiny-fast"]["figures"] == ["tiny-fast-0.png"]
+    text = (out / "robustness.md").read_text()
+    assert "## tiny-fast:" in text and "## tiny-slow:" in text
+    assert main(["robustness", "tiny-slow", "--studies", str(tmp_path / "studies"), "--out", str(out / "one"),
+                 "--scheduler", "synchronous", "--no-progress", "--no-ns2"]) == 0
+    assert [p.name for p in (out / "one" / "robustness").glob("*.json")] == ["tiny-slow.json"]
 
 
 def test_the_command_writes_only_plain_names_inside_out_robustness(tmp_path, catalog, monkeypatch):

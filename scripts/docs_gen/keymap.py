@@ -229,6 +229,8 @@ def tables() -> dict[str, list[Table]]:
             # "first" is the default and is left out of the document.
             Row("partial_ack_timer", lambda doc: doc["flows"][0]["tcp"].get("partial_ack_timer", "first"), "enum",
                 probe="every"),
+            # true is the default and is left out of the document.
+            Row("slow_start_restart", lambda doc: doc["flows"][0]["tcp"].get("slow_start_restart", True), "bool"),
         ], elsewhere={"stack": "Linux's TCP stack", "linux": "Linux's TCP stack"}, shown_as="flows[].tcp")],
         "app": [
             Table('app = { kind = "file" }', "flows[0].app", app_scenario({"kind": "file", "size": "1MB"}), [

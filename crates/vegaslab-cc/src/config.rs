@@ -61,6 +61,15 @@ pub struct TcpConfig {
     /// "Slow-but-Steady"). Left out of the normalised scenario at its default.
     #[serde(skip_serializing_if = "PartialAckTimer::is_first")]
     pub partial_ack_timer: PartialAckTimer,
+    /// What a retransmission timeout does when nothing is outstanding (the sender sat idle
+    /// past one RTO): ns-2's `slow_start_restart_`, default on. On, Reno and NewReno close
+    /// the window to one packet and keep ssthresh (`restart_bugfix_`) and the Vegas agent
+    /// restarts from 2 with ssthresh halved; off, the timeout leaves the window as it is (the
+    /// Reno agents still re-arm the timer; the Vegas agent returns at once, as ns-2's
+    /// `VegasTcpAgent::timeout` does), so an application that pauses keeps its window. Left
+    /// out of the normalised scenario when on.
+    #[serde(skip_serializing_if = "is_true")]
+    pub slow_start_restart: bool,
     /// Whose TCP machinery runs the connection: ns-2's agents (the papers' simulator) or
     /// Linux's (SACK, RACK-TLP, PRR, Linux's RTO, delayed ACKs; [`crate::linux`]). Left out of
     /// the normalised scenario when ns-2's.
@@ -191,6 +200,10 @@ pub enum PartialAckTimer {
     Every,
 }
 
+fn is_true(b: &bool) -> bool {
+    *b
+}
+
 impl PartialAckTimer {
     pub fn is_first(&self) -> bool {
         *self == PartialAckTimer::First
@@ -229,6 +242,7 @@ impl Default for TcpConfig {
             boot_time: 0.0,
             tick_phase: None,
             partial_ack_timer: PartialAckTimer::First,
+            slow_start_restart: true,
             stack: Stack::Ns2,
             linux: None,
         }

@@ -309,22 +309,27 @@ impl TcpAgent {
     pub fn timeout(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos) {
         self.dupwnd = 0;
         s.dupacks = 0;
-        s.recover = s.maxseq;
         if s.cwnd < 1.0 {
             s.cwnd = 1.0;
         }
         let idle = s.highest_ack == s.maxseq;
-        if s.highest_ack == -1 && s.window_init > 1.0 {
-            // First packet lost: do not use a larger initial window (bugfix_ss_).
-            s.window_init = 1.0;
-        }
-        if idle {
-            // No outstanding data (restart_bugfix_): do not cut ssthresh.
-            s.slowdown(slowdown::CWND_ONE, self.windowd(s));
+        if idle && !s.cfg.slow_start_restart {
+            // slow_start_restart_ off: with nothing outstanding the timeout leaves the window
+            // and ssthresh alone; the timer is re-armed and sending resumes below.
         } else {
-            s.stats.timeouts += 1;
-            s.last_cwnd_action = CwndAction::Timeout;
-            self.cut(s, cc, LossKind::Timeout);
+            s.recover = s.maxseq;
+            if s.highest_ack == -1 && s.window_init > 1.0 {
+                // First packet lost: do not use a larger initial window (bugfix_ss_).
+                s.window_init = 1.0;
+            }
+            if idle {
+                // No outstanding data (restart_bugfix_): do not cut ssthresh.
+                s.slowdown(slowdown::CWND_ONE, self.windowd(s));
+            } else {
+                s.stats.timeouts += 1;
+                s.last_cwnd_action = CwndAction::Timeout;
+                self.cut(s, cc, LossKind::Timeout);
+            }
         }
         s.reset_rtx_timer(now, false, !idle);
         s.last_cwnd_action = CwndAction::Timeout;

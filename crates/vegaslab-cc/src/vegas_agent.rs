@@ -328,6 +328,11 @@ impl VegasAgent {
 
     /// Coarse retransmission timeout (`VegasTcpAgent::timeout`).
     pub fn timeout(&mut self, s: &mut SenderState, cc: &mut dyn CongestionControl, now: Nanos) {
+        if s.highest_ack == s.maxseq && !s.cfg.slow_start_restart {
+            // slow_start_restart_ off: nothing outstanding, so ns-2's Vegas agent does nothing
+            // at all (the timer is not re-armed; the next send arms it).
+            return;
+        }
         s.dupacks = 0;
         s.recover = s.maxseq;
         s.last_cwnd_action = CwndAction::Timeout;

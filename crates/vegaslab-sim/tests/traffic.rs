@@ -210,6 +210,50 @@ fn an_idle_reno_user_restarts_from_one_packet_keeping_its_ssthresh() {
     assert!(checked > 0);
 }
 
+/// The same user with ns-2's `slow_start_restart_ false`.
+fn onoff_user_keeping_its_window(cc: &str) -> Value {
+    run(&format!(
+        "{DUMBBELL}\n[[flows]]\nname = \"user\"\npairs = \"1-1\"\ncc = \"{cc}\"\ntcp = {{ window = 200, slow_start_restart = false }}\napp = {{ kind = \"onoff\", mean_on = \"10s\", mean_off = \"10s\", shape = 1.5 }}\n"
+    ))
+}
+
+#[test]
+fn without_slow_start_restart_an_idle_user_keeps_its_window_through_the_off_period() {
+    for cc in ["vegas", "reno"] {
+        let (restarting, keeping) = (onoff_user(cc), onoff_user_keeping_its_window(cc));
+        let (a, b) = (rows(&restarting, "user1"), rows(&keeping, "user1"));
+        // Up to the first OFF sample the two runs are the same run (same seed, same ON/OFF
+        // draws): nothing differs until an idle timer fires.
+        let first_off = a.iter().position(|x| x.1 == 0).unwrap();
+        assert!(first_off > 1);
+        assert_eq!(a[..first_off], b[..first_off], "{cc}");
+        // Two samples into each OFF period (past the last ACK and one RTO) the restarting user
+        // is back at its idle window; the other holds the window its last ACKs left, unmoved
+        // a second later.
+        let mut checked = 0;
+        for (wa, wb) in a.windows(4).zip(b.windows(4)) {
+            if wb[0].1 == 1 && wb[1..].iter().all(|x| x.1 == 0) {
+                assert_eq!(wb[3].2, wb[2].2, "{cc}: the window moved while idle at {}", wb[3].0);
+                assert!(wb[2].2 > 2.0, "{cc}: window {} at {}", wb[2].2, wb[2].0);
+                checked += 1;
+            }
+            if wa[0].1 == 1 && wa[1].1 == 0 && wa[2].1 == 0 {
+                assert!(wa[2].2 <= 2.0, "{cc}: restarting window {} at {}", wa[2].2, wa[2].0);
+            }
+        }
+        assert!(checked > 0, "{cc}");
+    }
+}
+
+#[test]
+fn slow_start_restart_is_ns2s_setting_and_linuxs_stack_refuses_it() {
+    let text = format!(
+        "{DUMBBELL}\n[[flows]]\nname = \"user\"\npairs = \"1-1\"\ncc = \"vegas\"\nparams = {{ flavour = \"linux\" }}\ntcp = {{ slow_start_restart = false }}\n"
+    );
+    let err = run_text(&text, "t.toml", None, &[], |_, _| true).err().expect("refused").to_string();
+    assert!(err.contains("flows[0].tcp.slow_start_restart: is a setting of ns-2's stack"), "{err}");
+}
+
 #[test]
 fn nps_flows_arrive_after_an_interflow_time_and_are_sent_at_once() {
     let text = format!(

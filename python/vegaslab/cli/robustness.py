@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
                     "open, one at a time and in pairs, on the engine `reproduce` uses (the runs go into "
                     "DIR/store/, shared with `reproduce --out DIR`; a second call recomputes nothing). "
                     "Each study's default set-up also runs in ns-2.35 (first seed; cached in DIR/store/ns2/) "
-                    "where the bridge can express it. Writes DIR/robustness/<entry>.json and a figure per "
+                    "where the bridge can express it. Writes DIR/robustness/<id>.json and a figure per "
                     "factor, DIR/robustness.md (every study saved in DIR: the verdict table, a sentence and a "
                     "table per study), and updates the section \"How robust are the papers' conclusions?\" "
                     "of DIR/index.html when `reproduce` wrote one there."),
@@ -37,7 +37,7 @@ with any plausible set-up" or "undecided"; "error" when a run failed or a claim 
 judged (exit 1).""",
     )
     p.add_argument("ids", nargs="*", metavar="ID|FILE.toml",
-                   help="entries whose studies to run, or study files (default: every study)")
+                   help="studies to run by id (an entry's id that no study has runs every study of that entry), or study files (default: every study)")
     p.add_argument("--studies", metavar="DIR", help="a directory of study files (default: the built-in ones)")
     p.add_argument("--out", metavar="DIR", default="out/reproduce", help="output directory (default: %(default)s)")
     p.add_argument("--jobs", "-j", type=jobs_arg, metavar="N",
@@ -54,7 +54,8 @@ judged (exit 1).""",
 
 def _chosen_studies(args: argparse.Namespace) -> list:
     """The studies to run: each ``FILE.toml`` given, and the studies of ``--studies`` (or the
-    built-in ones) for each entry id given (all of them when none is); every study file read
+    built-in ones) named by each id given: the study of that name, else every study of the entry
+    of that id (all of them when none is given); every study file read
     and checked (:class:`vegaslab.study.robustness.StudyError`, a ``ValueError`` for an unknown id)."""
     from ..study import robustness as rb
 
@@ -63,12 +64,13 @@ def _chosen_studies(args: argparse.Namespace) -> list:
     chosen = [rb.load_study(f) for f in files]
     if ids or not files:
         studies = rb.list_studies(args.studies)
-        known = {s.entry for s in studies}
+        known = {s.name for s in studies} | {s.entry for s in studies}
         unknown = [i for i in ids if i not in known]
         if unknown:
-            raise ValueError(f"no study for {unknown[0]!r} (studies: {', '.join(sorted(known)) or 'none'})")
-        chosen += [s for s in studies if not ids or s.entry in ids]
-    rb.one_study_per_entry(chosen)
+            raise ValueError(f"no study for {unknown[0]!r} (studies: {', '.join(sorted(s.name for s in studies)) or 'none'})")
+        names = {s.name for s in studies}
+        chosen += [s for s in studies if not ids or s.name in ids or (s.entry in ids and s.entry not in names)]
+    rb.one_study_per_name(chosen)
     return chosen
 
 
@@ -114,7 +116,7 @@ def cmd_robustness(args: argparse.Namespace) -> int:
         rb.save_summary(summary, directory)
         d = r.default
         ns2 = f"; ns-2.35: {ns2_cell(summary)}" if r.ns2 is not None else ""
-        console.result(f"{st.entry}: {r.verdict}{' (quick)' if r.quick else ''} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
+        console.result(f"{st.name}: {r.verdict}{' (quick)' if r.quick else ''} (at our default: {d.status}, {d.holds}/{d.seeds} seeds); "
                     f"{r.runs} runs, {r.computed} computed in {r.wall_s:.1f} s{ns2}")
     saved = rb.load_summaries(directory)
     for message in rb.problems(saved, directory):

@@ -35,9 +35,12 @@ _TCP_FIELDS = {
 # Agent/TCP/Newreno's ``newreno_changes1_``: 1 restarts the timer on a recovery's first
 # partial ACK only, 0 on every one. Other agents have no partial ACKs.
 _PARTIAL_ACK_TIMER = {"first": "1", "every": "0"}
+# ``slow_start_restart`` (left out of the normalised scenario when true, ns-2's default) is
+# every agent's ``slow_start_restart_``.
 
 #: Every agent variable the bridge sets: what a hand-built :class:`Flow` may carry.
-AGENT_VARS = {var for var, _ in _TCP_FIELDS.values()} | set(_VEGAS_PARAMS.values()) | {"newreno_changes1_"}
+AGENT_VARS = ({var for var, _ in _TCP_FIELDS.values()} | set(_VEGAS_PARAMS.values())
+              | {"newreno_changes1_", "slow_start_restart_"})
 
 
 def _algorithm(alg, where: str) -> tuple[str, dict]:
@@ -116,6 +119,8 @@ def build_flow(i: int, f, nodes: list, duration_ns: int, seed: int) -> Flow:
         raise ValueError(f"{where}.tcp.partial_ack_timer: must be one of first, every, got {timer!r}")
     if cc == "newreno":
         agent_vars["newreno_changes1_"] = _PARTIAL_ACK_TIMER[timer]
+    if not check_bool(tcp.get("slow_start_restart", True), f"{where}.tcp.slow_start_restart"):
+        agent_vars["slow_start_restart_"] = tcl_bool(False)
     packet_size = check_int(tcp.get("packet_size"), f"{where}.tcp.packet_size", 1)
     phase, seeded = _tick_phase(tcp, seed, i, f"{where}.tcp")
 

@@ -1,7 +1,7 @@
 """The report's section "How robust are the papers' conclusions?".
 
 It renders the study summaries that ``vegaslab robustness --out DIR`` saves in
-``DIR/robustness/<entry>.json`` (:func:`vegaslab.study.robustness.summary`): the verdict table, with
+``DIR/robustness/<id>.json`` (:func:`vegaslab.study.robustness.summary`): the verdict table, with
 our figure at the default set-up, ns-2.35's at the same set-up and the figure's range across
 the study, then per study its sentence, its points and its figures (embedded, so the page
 stands alone). The markup is the template ``templates/robustness.html.j2``; this
@@ -32,7 +32,7 @@ from .render import Markup, render
 from .tables import anchor
 from .robustness_text import (default_cell, default_status, fmt, holds_cell, ns2_cell, set_aside_name, setup_cell,
                               study_cell)
-from ..study.robustness import read_figure
+from ..study.robustness import read_figure, study_name
 
 START = "<!-- vegaslab:robustness -->"
 END = "<!-- /vegaslab:robustness -->"
@@ -43,7 +43,7 @@ TITLE = "How robust are the papers' conclusions?"
 MAX_PAGE_BYTES = 256 << 20
 
 
-def _figure(directory_fd: int | None, name: str, entry: str, alt: str) -> dict:
+def _figure(directory_fd: int | None, name: str, study: str, alt: str) -> dict:
     """One figure of a study, embedded: read from ``robustness/`` as
     :func:`vegaslab.study.robustness.read_figure` allows (a PNG of this study in that directory,
     never a link or anything outside it), or the reason it is not shown."""
@@ -51,7 +51,7 @@ def _figure(directory_fd: int | None, name: str, entry: str, alt: str) -> dict:
     if directory_fd is None:
         return {"rel": shown, "alt": alt, "data": "", "error": "robustness/ cannot be read"}
     try:
-        data = read_figure(directory_fd, name, entry)
+        data = read_figure(directory_fd, name, study)
     except safe_io.ForeignFileError as exc:
         return {"rel": name, "alt": alt, "data": "", "error": exc.reason}
     return {"rel": shown, "alt": alt, "data": base64.b64encode(data).decode("ascii")}
@@ -70,10 +70,11 @@ def _study(s: Mapping[str, Any], directory_fd: int | None) -> dict:
     if "set_aside" in s:
         return {"set_aside": True, "file": set_aside_name(s), "reason": s["set_aside"],
                 "anchor": "set-aside-" + re.sub(r"[^A-Za-z0-9_-]+", "-", s["file"])}
-    alt = f"{s['entry']}: share of seeds where the conclusion holds"
-    figures = [_figure(directory_fd, f, s["entry"], alt) for f in s.get("figures", [])]
+    name = study_name(s)
+    alt = f"{name}: share of seeds where the conclusion holds"
+    figures = [_figure(directory_fd, f, name, alt) for f in s.get("figures", [])]
     figures += [{"rel": f["name"], "alt": alt, "data": "", "error": f["reason"]} for f in s.get("refused_figures", [])]
-    return {"set_aside": False, "entry": s["entry"], "anchor": anchor(s["entry"]),
+    return {"set_aside": False, "name": name, "entry": s["entry"], "anchor": anchor(name),
             "conclusion": s.get("conclusion", ""), "figure_label": s.get("figure_label") or "–",
             "default": default_cell(s), "ns2": ns2_cell(s), "study": study_cell(s),
             "default_status": default_status(s), "verdict": s["verdict"] + (" (quick)" if s.get("quick") else ""),

@@ -11,6 +11,7 @@ import math
 from typing import Any, Mapping, Sequence
 
 from .tables import md, md_cell, md_code
+from ..study.robustness.summaries import study_name
 
 
 def fmt(x: float | None) -> str:
@@ -87,7 +88,7 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
              "departures from it are reported apart. "
              "The figure is the quantity the conclusion is about; ns-2.35 runs the default set-up at "
              "the first seed. vegaslab.study.robustness documents the rules.", "",
-             "| entry | conclusion | figure | ours at default | ns-2.35 at default | across the study | at our default | verdict |",
+             "| study | conclusion | figure | ours at default | ns-2.35 at default | across the study | at our default | verdict |",
              "|---|---|---|---|---|---|---|---|"]
     total = sum(s.get("compute_s", 0) for s in studies)
     lines[4:4] = [f"{len(studies)} studies, {sum(s.get('runs', 0) for s in studies):,} runs, "
@@ -97,7 +98,7 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
             lines.append(f"| {md_cell(set_aside_name(s))} | set aside: {md_cell(s['set_aside'])} | – | – | – | – | – | "
                          "**set aside** |")
             continue
-        cells = (s["entry"], s["conclusion"], s.get("figure_label") or "–", default_cell(s), ns2_cell(s),
+        cells = (study_name(s), s["conclusion"], s.get("figure_label") or "–", default_cell(s), ns2_cell(s),
                  study_cell(s), default_status(s))
         verdict = s["verdict"] + (" (quick)" if s.get("quick") else "")
         lines.append("| " + " | ".join(md_cell(c) for c in cells) + f" | **{md_cell(verdict)}** |")
@@ -106,7 +107,8 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
             lines += ["", f"## {md(set_aside_name(s))}: set aside", "",
                       f"Not shown: {md(s['set_aside'])}."]
             continue
-        lines += ["", f"## {md(s['entry'])}: {md(s['conclusion'])}", "", md(s.get("sentence", "")), "",
+        lines += ["", f"## {md(study_name(s))}: {md(s['conclusion'])}", "",
+                  f"Claim {md_code(s['entry'] + '#' + s['claim'])}. {md(s.get('sentence', ''))}", "",
                   f"{s.get('runs', 0)} runs, {s.get('compute_s', 0):.0f} s of compute (the runs' wall times); "
                   f"{s.get('computed', 0)} computed in the last call, in {s.get('wall_s', 0):.0f} s.", "",
                   f"ns-2.35 at the default point: {md(ns2_cell(s))}.", "",
@@ -121,7 +123,7 @@ def markdown(summaries: Sequence[Mapping[str, Any]]) -> str:
             for e in p.get("errors", [])[:3]:
                 lines.append(f"|  | error: {md_cell(e)} |  |  |  |  |")
         for name in s.get("figures", []):
-            lines += ["", f"![{md(s['entry'])}](robustness/{name})"]
+            lines += ["", f"![{md(study_name(s))}](robustness/{name})"]
         for f in s.get("refused_figures", []):
             lines += ["", f"Figure {md_code(f['name'])} not shown: {md(f['reason'])}."]
     return "\n".join(lines) + "\n"

@@ -49,7 +49,7 @@ IGNORED = {
     "Scenario": {"clock", "files", "format", "id", "monitor", "sample_interval_ns", "seed", "tie_order",
                  "trace"},
     "TcpConfig": {"ack_size", "boot_time", "delay_growth", "dupacks", "initial_rto", "limited_transmit",
-                  "max_burst", "max_rto", "min_rto", "partial_ack_timer", "syn", "tick", "tick_phase",
+                  "max_burst", "max_rto", "min_rto", "partial_ack_timer", "slow_start_restart", "syn", "tick", "tick_phase",
                   "vegas_headers", "stack", "linux"},
 }
 

@@ -316,7 +316,8 @@ fn stack_config(stack: Stack) -> TcpConfig {
 }
 
 /// The keys of `tcp` that only ns-2's stack reads.
-const NS2_ONLY: [&str; 5] = ["tick", "tick_phase", "limited_transmit", "vegas_headers", "partial_ack_timer"];
+const NS2_ONLY: [&str; 6] =
+    ["tick", "tick_phase", "limited_transmit", "vegas_headers", "partial_ack_timer", "slow_start_restart"];
 
 /// `tcp.stack` (default: `default_stack`, the algorithm's) and `tcp.linux`, the Linux stack's
 /// switches.
@@ -358,7 +359,7 @@ fn read_tcp(t: &Obj, default_stack: Stack) -> Result<TcpConfig, ScenarioError> {
     t.deny_unknown(&[
         "window", "window_init", "packet_size", "header_bytes", "ack_size", "syn", "delay_growth", "max_burst", "dupacks",
         "tick", "tick_phase", "min_rto", "max_rto", "initial_rto", "limited_transmit", "vegas_headers",
-        "partial_ack_timer", "stack", "linux",
+        "partial_ack_timer", "slow_start_restart", "stack", "linux",
     ])?;
     let (stack, linux) = read_stack(t, default_stack)?;
     let d = stack_config(stack);
@@ -390,6 +391,7 @@ fn read_tcp(t: &Obj, default_stack: Stack) -> Result<TcpConfig, ScenarioError> {
                 t.err("partial_ack_timer", format!("must be one of {}, got {name:?}", PartialAckTimer::NAMES.join(", ")))
             })?,
         },
+        slow_start_restart: t.bool("slow_start_restart", d.slow_start_restart)?,
         stack,
         linux,
     };

@@ -1,6 +1,6 @@
 """Robustness studies: how much of a paper's conclusion survives the assumptions it leaves open.
 
-A *study* (``catalog_data/studies/<entry>.toml``, docs/robustness-format.md) takes one claim of
+A *study* (``catalog_data/studies/<id>.toml``, docs/robustness-format.md) takes one claim of
 a catalog entry, the assumption behind each open choice of the set-up (a *factor*: the
 default level, chosen and justified before the study, and the other plausible levels), and
 runs the claim's variants at every level of one factor at a time (the others at their
@@ -40,6 +40,11 @@ What is decided here, and why:
   time). The study shows fragility; it never moves
   the default (a better-justified reading changes the catalog, with the reason, not this
   file).
+- **A reading of an algorithm is everyone's.** A factor that reads an algorithm's text
+  (``reading = "<cc>"``: Vegas-A's rule on equal throughput) applies each level to every flow
+  of that algorithm, and :mod:`.readings` runs every catalog entry with such a flow at each
+  level: the verdict names the claims each level turns elsewhere, so a conclusion that holds
+  only under a reading is never shown without what the reading costs.
 - **Same engine, same store.** Every run is an ordinary run of the entry's scenario with
   the point's overrides after the variant's (:mod:`vegaslab.study.runner`, :mod:`vegaslab.sweeps.engine`):
   resumable, shared with ``reproduce`` and ``sweep`` in the same store, on one machine or a
@@ -48,14 +53,15 @@ What is decided here, and why:
   :func:`plan` has the core resolve every run it plans; a mistake is a :class:`StudyError`
   naming the file, the field and the level, never a failed run hours later. A study file
   names input only: its entry is a catalog id (:data:`ENTRY_ID`), never a path.
-- **Outputs under the one rule for files.** A study writes ``<entry>.json`` and
-  ``<entry>-<n>.png`` with :mod:`vegaslab.safe_io`, and reads a report directory's summaries
+- **Outputs under the one rule for files.** A study writes ``<id>.json`` and
+  ``<id>-<n>.png`` with :mod:`vegaslab.safe_io`, and reads a report directory's summaries
   and figures back as files it does not own (:func:`load_summaries`): checked against
   :data:`SUMMARY_SCHEMA`, figures only PNGs of that study in that directory; a bad one is set
   aside and named, never used.
 
 One module per job: :mod:`.model` (factors, points, statuses, verdicts), :mod:`.files` (reading
-study files), :mod:`.planning`, :mod:`.running`, :mod:`.figures` and :mod:`.summaries`; this
+study files), :mod:`.planning`, :mod:`.running`, :mod:`.readings` (algorithm readings across
+entries), :mod:`.figures` and :mod:`.summaries`; this
 package re-exports their public names. The summaries' text forms are the report's
 (:mod:`vegaslab.report.robustness_text`).
 """
@@ -63,14 +69,14 @@ from __future__ import annotations
 
 from ...deprecation import moved_names
 from .figures import MAX_FIGURE_BYTES, PNG_SIGNATURE, figure, figure_name, read_figure
-from .files import list_studies, load_study, one_study_per_entry, studies_dir
+from .files import list_studies, load_study, one_study_per_entry, one_study_per_name, studies_dir
 from .model import (ENTRY_ID, FAMILY_ALPHA, MAX_STUDY_RUNS, MIN_SEEDS, POINT_STATUSES, PROVENANCES, VERDICTS, Factor,
                     Point, PointResult, Stated, Study, StudyError, StudyResult, decide, exact_interval,
                     false_verdict_rates, half_tail, judge, min_seeds, point_alpha, status_chances, wilson)
 from .planning import Plan, plan, point_count, points
 from .running import check_ns2, run_study
 from .summaries import (MAX_ERROR_CHARS, MAX_POINT_ERRORS, MAX_SUMMARY_BYTES, SUMMARY_SCHEMA, load_summaries,
-                        problems, save_summary, summary)
+                        problems, save_summary, study_name, summary)
 
 #: The summaries' text forms (their table cells and ``robustness.md``), which the report layer
 #: owns now (:mod:`vegaslab.report.robustness_text`): readable here for one release, with a warning.

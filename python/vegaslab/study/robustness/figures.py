@@ -19,17 +19,18 @@ MAX_FIGURE_BYTES = 8 << 20
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def figure_name(entry: str, n: int) -> str:
-    """The file name of a study's ``n``-th figure (one per factor, in factor order)."""
-    return f"{entry}-{n}.png"
+def figure_name(study: str, n: int) -> str:
+    """The file name of the ``n``-th figure (one per factor, in factor order) of the study
+    named ``study`` (its ``id``)."""
+    return f"{study}-{n}.png"
 
 
-def figure_pattern(entry: str) -> re.Pattern:
-    return re.compile(re.escape(entry) + r"-(?:0|[1-9][0-9]{0,5})\.png")
+def figure_pattern(study: str) -> re.Pattern:
+    return re.compile(re.escape(study) + r"-(?:0|[1-9][0-9]{0,5})\.png")
 
 
 def figure(result: StudyResult, out: str | os.PathLike) -> list[Path]:
-    """One PNG per factor, ``out/<entry>-<n>.png``: the share of seeds for which the
+    """One PNG per factor, ``out/<id>-<n>.png``: the share of seeds for which the
     conclusion holds at each level, with its interval (at the study's corrected level), the
     default level marked and the level the paper states labelled "(paper)"; returns
     the files written. ``out`` is made when absent; each file is written under the rule for
@@ -68,22 +69,22 @@ def figure(result: StudyResult, out: str | os.PathLike) -> list[Path]:
             fig.savefig(png, format="png", dpi=100)
         finally:
             plt.close(fig)
-        files.append(safe_io.write_file(out, figure_name(result.study.entry, n), png.getvalue()))
+        files.append(safe_io.write_file(out, figure_name(result.study.name, n), png.getvalue()))
     return files
 
 
-def read_figure(directory_fd: int, name: str, entry: str) -> bytes:
-    """The bytes of the figure ``name`` of study ``entry``, from the directory open as
+def read_figure(directory_fd: int, name: str, study: str) -> bytes:
+    """The bytes of the figure ``name`` of the study named ``study``, from the directory open as
     ``directory_fd`` (:func:`vegaslab.safe_io.open_dir`). ``name`` is a figure entry of the
-    summary: ``<entry>-<n>.png``, or ``robustness/<entry>-<n>.png`` as vegaslab 0.4.0 wrote it
+    summary: ``<id>-<n>.png``, or ``robustness/<id>-<n>.png`` as vegaslab 0.4.0 wrote it
     (relative to the report's directory). Anything else (a ``/``, ``..``, an absolute path,
     another study's figure) is refused, as are a link, a FIFO, a file larger than
     :data:`MAX_FIGURE_BYTES` and one without the PNG signature: :class:`~vegaslab.safe_io.ForeignFileError`
     naming the figure as the summary gives it."""
     plain = name.removeprefix("robustness/")
-    if not figure_pattern(entry).fullmatch(plain):
+    if not figure_pattern(study).fullmatch(plain):
         raise safe_io.ForeignFileError(name, f"not a figure of this study: a summary names its figures "
-                                             f"{figure_name(entry, 0)}, ..., inside its own directory")
+                                             f"{figure_name(study, 0)}, ..., inside its own directory")
     try:
         data = safe_io.read_bytes(plain, max_bytes=MAX_FIGURE_BYTES, dir_fd=directory_fd)
     except FileNotFoundError:

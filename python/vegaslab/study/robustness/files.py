@@ -1,4 +1,4 @@
-"""Reading study files (``catalog_data/studies/<entry>.toml``, docs/robustness-format.md): every
+"""Reading study files (``catalog_data/studies/<id>.toml``, docs/robustness-format.md): every
 field checked, a mistake a :class:`~.model.StudyError` naming the file, the field and the level,
 before anything is planned."""
 
@@ -115,10 +115,10 @@ def _factor(path: Path, t: Any, i: int) -> Factor:
     where = f"study.factor[{i}]"
     if not isinstance(t, dict):
         raise study_error(path, where, "must be a table")
-    unknown = set(t) - {"name", "path", "values", "levels", "default", "reason", "stated"}
+    unknown = set(t) - {"name", "path", "values", "levels", "default", "reason", "stated", "reading"}
     if unknown:
         raise study_error(path, f"{where}.{sorted(unknown)[0]}", "unknown field (allowed: name, path, values, levels, default, "
-                          "reason, stated)")
+                          "reason, stated, reading)")
     name = _text(path, t, "name", where)
     if ("levels" in t) == ("values" in t):
         raise study_error(path, where, "give exactly one of levels (label -> overrides) and path with values")
@@ -140,7 +140,27 @@ def _factor(path: Path, t: Any, i: int) -> Factor:
     if stated is None and not reason:
         raise study_error(path, f"{where}.reason", "a factor the paper leaves open needs the reason for its levels (or "
                           "stated = { level, where, quote } when the paper gives one)")
-    return Factor(name, levels, default, reason, factor_path, stated)
+    return Factor(name, levels, default, reason, factor_path, stated, _reading(path, t, levels, where))
+
+
+def _reading(path: Path, t: Mapping[str, Any], levels: Mapping[str, tuple[str, ...]], where: str) -> str:
+    """``reading = "<cc>"``: the factor reads that algorithm's text (see :mod:`.readings`); its
+    overrides are relative to a flow, so none may name ``flows[...]`` itself."""
+    from ... import registry
+
+    if "reading" not in t:
+        return ""
+    cc = t["reading"]
+    if not isinstance(cc, str) or cc not in registry.names():
+        raise study_error(path, f"{where}.reading", f"must be an algorithm's cc name ({', '.join(registry.names())}), "
+                          f"got {cut_repr(cc)}")
+    for label, overrides in levels.items():
+        for o in overrides:
+            if o.startswith("flows["):
+                raise study_error(path, f"{where}.{'path' if 'path' in t else 'levels.' + label}", "a reading's "
+                                  f"overrides are relative to a flow (params.x=...), applied to every {cc} flow; got "
+                                  f"{cut_repr(o)}")
+    return cc
 
 
 def _stated(path: Path, t: Any, levels: Mapping[str, Any], where: str) -> Stated | None:
@@ -165,6 +185,16 @@ def _entry_id(path: Path, t: Mapping[str, Any]) -> str:
         raise study_error(path, "study.entry", "must be a catalog entry id: 1 to 64 letters, digits, '_' and '-', looked "
                    f"up in the catalog directory (never a file path), got {cut_repr(entry)}")
     return entry
+
+
+def _study_name(path: Path, t: Mapping[str, Any], entry: str) -> str:
+    """``study.id``: the study's name, the rule of :data:`ENTRY_ID` (its outputs are named after
+    it); the entry's id when absent."""
+    name = t.get("id", entry)
+    if not isinstance(name, str) or not ENTRY_ID.fullmatch(name):
+        raise study_error(path, "study.id", "must be a study name: 1 to 64 letters, digits, '_' and '-' (its outputs "
+                          f"are named after it), got {cut_repr(name)}")
+    return name
 
 
 def _variants(path: Path, t: Mapping[str, Any]) -> tuple[str, ...]:
@@ -225,7 +255,7 @@ def load_study(path: str | os.PathLike) -> Study:
     t = doc.get("study")
     if not isinstance(t, dict) or set(doc) != {"study"}:
         raise study_error(path, "study", "the file must hold one [study] table and nothing else")
-    allowed = {"entry", "claim", "conclusion", "default_reason", "seeds", "variants", "factor", "pair", "figure"}
+    allowed = {"id", "entry", "claim", "conclusion", "default_reason", "seeds", "variants", "factor", "pair", "figure"}
     unknown = set(t) - allowed
     if unknown:
         raise study_error(path, f"study.{sorted(unknown)[0]}", f"unknown field (allowed: {', '.join(sorted(allowed))})")
@@ -247,7 +277,7 @@ def load_study(path: str | os.PathLike) -> Study:
     study = Study(path, entry, _text(path, t, "claim", "study"),
                   _text(path, t, "conclusion", "study"), _text(path, t, "default_reason", "study"),
                   tuple(range(1, seeds + 1)), variants, factors, pairs,
-                  figure, figure_label, threshold)
+                  figure, figure_label, threshold, _study_name(path, t, entry))
     from .planning import point_count
 
     m = point_count(study)
@@ -283,19 +313,25 @@ def _figure(path: Path, t: Any) -> tuple[str, str, float | None]:
     return expr, _text(path, t, "label", "study.figure"), None if threshold is None else float(threshold)
 
 
-def one_study_per_entry(studies: Sequence[Study]) -> None:
-    """A :class:`StudyError` when two studies name the same entry: a study's outputs are named
-    after its entry (``robustness/<entry>.json``), so the second would replace the first."""
+def one_study_per_name(studies: Sequence[Study]) -> None:
+    """A :class:`StudyError` when two studies have the same name (``study.id``, else the entry):
+    a study's outputs are named after it (``robustness/<id>.json``), so the second would
+    replace the first."""
     seen: dict[str, Study] = {}
     for st in studies:
-        first = seen.setdefault(st.entry, st)
+        first = seen.setdefault(st.name, st)
         if first is not st:
-            raise study_error(st.path, "study.entry", f"{st.entry!r} is also the entry of {first.path}; one study per entry "
-                       "(its outputs are named after it)")
+            field = "study.id" if st.name != st.entry else "study.entry"
+            raise study_error(st.path, field, f"{st.name!r} is also the name of the study {first.path}; a study's "
+                              "outputs are named after it (give each study of the same entry its own id)")
+
+
+#: The name before studies had ids of their own (one study per entry then).
+one_study_per_entry = one_study_per_name
 
 
 def list_studies(directory: str | os.PathLike | None = None) -> list[Study]:
-    """Every ``*.toml`` in the studies directory, by entry id; one study per entry."""
+    """Every ``*.toml`` in the studies directory, by name; no two with the same name."""
     studies = [load_study(p) for p in sorted(studies_dir(directory).glob("*.toml"))]
-    one_study_per_entry(studies)
-    return sorted(studies, key=lambda s: s.entry)
+    one_study_per_name(studies)
+    return sorted(studies, key=lambda s: s.name)

@@ -28,9 +28,10 @@ MIN_SEEDS = 10
 FAMILY_ALPHA = 0.05
 #: z for the 95% Wilson interval.
 _Z95 = 1.959963984540054
-#: A study's entry: a catalog entry id, by the core's rule for names (scenario/limits.rs), the
-#: rule variant names follow. The study's outputs are named after it (``<entry>.json``,
-#: ``<entry>-<n>.png``), so they are plain names by construction; a path is never an entry.
+#: A study's entry (a catalog entry id) and its own name (``[study] id``), by the core's rule for
+#: names (scenario/limits.rs), the rule variant names follow. The study's outputs are named
+#: after its name (``<id>.json``, ``<id>-<n>.png``), so they are plain names by construction; a
+#: path is never an entry.
 ENTRY_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: The verdicts of a study and the statuses of a point (:class:`StudyResult`, :class:`PointResult`).
 VERDICTS = ("robust", "holds only under a narrow set-up", "not reproducible with any plausible set-up", "undecided",
@@ -69,6 +70,10 @@ class Factor:
     #: The override path of a factor given as ``path`` with ``values`` ("" for ``levels``).
     path: str = ""
     stated: Stated | None = None
+    #: An algorithm reading (:mod:`.readings`): the ``cc`` whose every flow takes the levels'
+    #: overrides, which are then relative to a flow (``params.equal_throughput=hold``); "" for
+    #: a factor of the set-up.
+    reading: str = ""
 
     def provenance(self, label: str) -> str:
         """``stated`` (the paper's value), ``departure`` (another level where the paper states
@@ -99,6 +104,14 @@ class Study:
     #: The figure's value at which the conclusion turns (optional): a point's margin is its
     #: figure's distance from it, relative to it.
     figure_threshold: float | None = None
+    #: The study's own name (``[study] id``; the entry's id when the file gives none): its
+    #: outputs are named after it (``robustness/<id>.json``), so that several studies, each of
+    #: one claim, may share an entry.
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", self.entry)
 
     def factor(self, name: str) -> Factor:
         return next(f for f in self.factors if f.name == name)
@@ -117,6 +130,9 @@ class Point:
 
     levels: Mapping[str, str]
     overrides: tuple[str, ...]
+    #: The reading factors' levels: (cc, override relative to a flow), applied to every flow of
+    #: that cc in each run (:func:`.readings.applied`).
+    flow_overrides: tuple[tuple[str, str], ...] = ()
 
     def label(self) -> str:
         return ", ".join(f"{k} = {v}" for k, v in self.levels.items()) or "all defaults"
@@ -200,6 +216,9 @@ class StudyResult:
     #: Run with the entries' shortened quick set-up (``robustness --quick``): a check that the
     #: study runs, not its verdict.
     quick: bool = False
+    #: What each non-default level of a reading factor changes in every entry that runs its
+    #: algorithm (:class:`.readings.ReadingCost`), when computed.
+    readings: list[Any] = field(default_factory=list)
 
     def at(self, levels: Mapping[str, str]) -> PointResult:
         want = dict(levels)
@@ -263,6 +282,7 @@ class StudyResult:
         defaults = ", ".join(f"{f.name} = {f.default}" for f in self.study.factors)
         text.append(f"Our default ({defaults}) gives {d.status} ({d.holds} of {d.seeds} seeds{one}{margin}), because "
                     f"{self.study.default_reason}")
+        text += [cost.text() for cost in self.readings]
         return " ".join(text)
 
 

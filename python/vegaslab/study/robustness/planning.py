@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from ...errors import ScenarioError
 from .model import MAX_STUDY_RUNS, Point, Study, StudyError, study_error
+from .readings import applied, flow_algorithms
 
 
 def point_count(study: Study) -> int:
@@ -26,9 +27,14 @@ def points(study: Study) -> list[Point]:
     of non-default levels: every combination once."""
     def point(levels: Mapping[str, str]) -> Point:
         over: list[str] = []
+        per_flow: list[tuple[str, str]] = []
         for f in study.factors:
-            over += f.levels[levels.get(f.name, f.default)]
-        return Point(dict(levels), tuple(over))
+            chosen = f.levels[levels.get(f.name, f.default)]
+            if f.reading:
+                per_flow += [(f.reading, o) for o in chosen]
+            else:
+                over += chosen
+        return Point(dict(levels), tuple(over), tuple(per_flow))
 
     out = [point({})]
     for f in study.factors:
@@ -120,6 +126,8 @@ def plan(study: Study, catalog: str | os.PathLike | None = None, *, quick: bool 
             path = os.fspath(spec.scenario_path)
             texts.setdefault(path, read_text_file(path))
             overrides = tuple(spec.overrides) + pt.overrides
+            if pt.flow_overrides:
+                overrides += applied(pt.flow_overrides, _algorithms(study, texts[path], path, overrides))
             for s in study.seeds:
                 planned.append(_Planned(i, name, s, tuple(spec.overrides), RunSpec(
                     texts[path], path, overrides, s, {"entry": entry.id, "variant": name})))
@@ -128,6 +136,15 @@ def plan(study: Study, catalog: str | os.PathLike | None = None, *, quick: bool 
     jobs = [Job(entry.id, r.variant, r.seed, r.spec.source, r.spec.overrides, p.key, "", p)
             for r, p in zip(planned, prepared)]
     return Plan(study, claims[0], pts, jobs, [(r.point, r.variant, r.seed) for r in planned], quick)
+
+
+def _algorithms(study: Study, text: str, path: str, overrides: Sequence[str]) -> list[str]:
+    """Each flow's ``cc`` for a run (:func:`.readings.flow_algorithms`); a scenario the core
+    refuses has none here, and is named by :func:`_check_runs`."""
+    try:
+        return flow_algorithms(text, path, overrides)
+    except ScenarioError:
+        return []
 
 
 def _check_runs(study: Study, entry_id: str, pts: Sequence[Point], planned: Sequence[_Planned],
@@ -142,8 +159,35 @@ def _check_runs(study: Study, entry_id: str, pts: Sequence[Point], planned: Sequ
         if r.seed != study.seeds[0]:
             continue
         first = seen.setdefault(p.key, r)
-        if first is not r:
+        if first is not r and not (first.variant == r.variant and _readings_apart(study, pts[first.point], pts[r.point])):
             raise _same_runs(study, pts, first, r)
+    _readings_change_runs(study, pts, planned, prepared)
+
+
+def _readings_apart(study: Study, a: Point, b: Point) -> bool:
+    """Whether two points differ only in reading factors' levels: a variant without a flow of
+    the reading's algorithm runs the same scenario at both, as it should."""
+    names = set(a.levels) | set(b.levels)
+    return all(study.factor(n).reading for n in names
+               if a.levels.get(n, study.factor(n).default) != b.levels.get(n, study.factor(n).default))
+
+
+def _readings_change_runs(study: Study, pts: Sequence[Point], planned: Sequence[_Planned],
+                          prepared: Sequence[Any]) -> None:
+    """A :class:`StudyError` for a reading factor's level that changes no run of the first seed
+    (no variant has a flow of its algorithm, or the level sets what the default sets)."""
+    keys: dict[int, set[str]] = {}
+    for r, p in zip(planned, prepared):
+        if r.seed == study.seeds[0]:
+            keys.setdefault(r.point, set()).add(p.key)
+    for i, pt in enumerate(pts):
+        if len(pt.levels) == 1 and study.factor(next(iter(pt.levels))).reading and keys.get(i) == keys.get(0):
+            (name, label), = pt.levels.items()
+            k = _factor_index(study, name)
+            f = study.factors[k]
+            raise study_error(study.path, _level_field(study, k, label), f"level {label!r} of the reading {f.name!r} "
+                              f"changes no run: no variant the study runs has a {f.reading} flow, or the level sets what "
+                              f"{f.default!r} sets")
 
 
 def _refused(study: Study, entry_id: str, pts: Sequence[Point], r: _Planned, error: str) -> StudyError:

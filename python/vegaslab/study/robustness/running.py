@@ -12,6 +12,7 @@ import pandas as pd
 
 from .model import PointResult, Study, StudyResult, point_alpha
 from .planning import Plan, plan
+from .readings import reading_costs
 
 
 def run_digest(result: Any) -> str:
@@ -33,8 +34,10 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
               n_jobs: int | None = None, scheduler: Any = None, progress: bool = False,
               run_fn: Callable | None = None, planned: Plan | None = None, quick: bool = False) -> StudyResult:
     """Plan (unless ``planned`` is the study's :func:`plan`; ``quick`` as there), run what the
-    store lacks, and judge the claim at every point and seed. Ctrl-C keeps the finished runs in the store and
-    raises ``KeyboardInterrupt``."""
+    store lacks, and judge the claim at every point and seed; for a reading factor, also what
+    each of its levels changes in every entry that runs its algorithm
+    (:func:`.readings.reading_costs`). Ctrl-C keeps the finished runs in the store and raises
+    ``KeyboardInterrupt``."""
     from ..claims import ClaimError, ClaimSkipped, RunSet, evaluate, measure
     from ..runner import execute, load
 
@@ -79,9 +82,11 @@ def run_study(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.P
             outcomes.add(tuple(sorted((name, run_digest(r)) for name, r in per.get((i, s), {}).items())))
         pr.distinct = len(outcomes)
     computed = sum(1 for o in outcome.values() if o.status == "ran")
+    readings = reading_costs(study, store_dir, catalog=catalog, n_jobs=n_jobs, scheduler=scheduler,
+                             progress=progress, quick=p.quick, run_fn=run_fn)
     return StudyResult(study, points_out, runs=len(set(j.key for j in p.jobs)), computed=computed,
                        wall_s=ex.wall_s, compute_s=_compute_s(store_dir, results), plan=p,
-                       default_runs=per.get((0, study.seeds[0]), {}), quick=p.quick)
+                       default_runs=per.get((0, study.seeds[0]), {}), quick=p.quick, readings=readings)
 
 
 def _compute_s(store_dir: str | os.PathLike, results: Mapping[str, Any]) -> float:

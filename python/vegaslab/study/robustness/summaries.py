@@ -1,4 +1,4 @@
-"""A study's summary (``robustness/<entry>.json``): everything a report shows of it as plain
+"""A study's summary (``robustness/<id>.json``): everything a report shows of it as plain
 data, its JSON Schema, writing it, and reading the summaries of a report's directory back under
 the rule for files vegaslab does not own (a bad one set aside and named)."""
 
@@ -15,7 +15,7 @@ from ..ns2_check import STATUSES as NS2_STATUSES
 from .figures import figure_name, figure_pattern, read_figure
 from .model import ENTRY_ID, FAMILY_ALPHA, POINT_STATUSES, PROVENANCES, VERDICTS, StudyResult, cut_repr
 
-#: The largest summary file read back (``robustness/<entry>.json``). A summary keeps at most
+#: The largest summary file read back (``robustness/<id>.json``). A summary keeps at most
 #: :data:`MAX_POINT_ERRORS` errors per point, so even a study of :data:`~.model.MAX_STUDY_RUNS` runs
 #: stays far below it; :func:`save_summary` refuses to write a larger one.
 MAX_SUMMARY_BYTES = 64 << 20
@@ -35,9 +35,9 @@ def _kept_errors(errors: Sequence[str]) -> list[str]:
 
 
 def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> dict:
-    """Everything a report shows of one study, as plain data (``robustness/<entry>.json``;
+    """Everything a report shows of one study, as plain data (``robustness/<id>.json``;
     :func:`vegaslab.report.robustness_text.markdown` and the HTML report both render from it). ``figures`` are the files
-    :func:`~.figures.figure` wrote; the summary keeps their names (``<entry>-<n>.png``), which a reader
+    :func:`~.figures.figure` wrote; the summary keeps their names (``<id>-<n>.png``), which a reader
     looks up in the summary's own directory. It matches :data:`SUMMARY_SCHEMA`."""
     st = result.study
     points = []
@@ -51,14 +51,14 @@ def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> d
     means = [p.value_range[0] for p in result.points if p.value_range]
     names = [Path(f).name for f in figures]
     for name in names:
-        if not figure_pattern(st.entry).fullmatch(name):
-            raise ValueError(f"{name}: not a figure of study {st.entry} ({figure_name(st.entry, 0)}, ..., as figure() "
+        if not figure_pattern(st.name).fullmatch(name):
+            raise ValueError(f"{name}: not a figure of study {st.name} ({figure_name(st.name, 0)}, ..., as figure() "
                              "writes them)")
     return {
-        "entry": st.entry, "claim": st.claim, "conclusion": st.conclusion,
+        "id": st.name, "entry": st.entry, "claim": st.claim, "conclusion": st.conclusion,
         "default_reason": st.default_reason, "figure_expr": st.figure, "figure_label": st.figure_label,
         "factors": [{"name": f.name, "levels": list(f.levels), "default": f.default, "reason": f.reason,
-                     "provenance": {label: f.provenance(label) for label in f.levels},
+                     "provenance": {label: f.provenance(label) for label in f.levels}, "reading": f.reading,
                      "stated": None if f.stated is None else {"level": f.stated.level, "where": f.stated.where,
                                                               "quote": f.stated.quote}}
                     for f in st.factors],
@@ -75,6 +75,7 @@ def summary(result: StudyResult, figures: Sequence[str | os.PathLike] = ()) -> d
         "runs": result.runs, "computed": result.computed, "wall_s": result.wall_s, "compute_s": result.compute_s,
         "ns2": result.ns2.to_dict() if result.ns2 is not None else None,
         "figures": names,
+        "readings": [cost.to_dict() for cost in result.readings],
     }
 
 
@@ -95,9 +96,10 @@ _NS2_CHECK = {
 _OPTIONAL_NUMBER = {"type": ["number", "null"]}
 _DEPARTURE = {"type": "object", "additionalProperties": False, "required": ["factor", "level", "stated"],
               "properties": {"factor": _TEXT, "level": _TEXT, "stated": _TEXT}}
-# The fields vegaslab 0.4.0 did not write (a point's distinct runs, margin and departures, a
-# factor's provenance and stated value, the rule's counts, the figure's threshold) are optional,
-# so that its summaries are still read (shown without provenance or margins).
+# The fields vegaslab 0.4.0 did not write (the study's id and its readings' costs, a point's
+# distinct runs, margin and departures, a factor's provenance, stated value and reading, the
+# rule's counts, the figure's threshold) are optional, so that its summaries are still read
+# (shown without provenance or margins).
 _POINT = {
     "type": "object", "additionalProperties": False,
     "required": ["label", "levels", "holds", "seeds", "interval", "status", "values", "errors"],
@@ -109,12 +111,22 @@ _POINT = {
         "departures": {"type": "array", "items": _DEPARTURE},
     },
 }
+_CHANGED_CLAIM = {"type": "object", "additionalProperties": False, "required": ["claim", "kind", "at_default", "at_level"],
+                  "properties": {"claim": _TEXT, "kind": _TEXT, "at_default": _TEXT, "at_level": _TEXT}}
+_READING = {
+    "type": "object", "additionalProperties": False,
+    "required": ["factor", "cc", "level", "default", "entries", "claims", "changed", "errors"],
+    "properties": {"factor": _TEXT, "cc": _TEXT, "level": _TEXT, "default": _TEXT,
+                   "entries": {"type": "array", "items": _TEXT}, "claims": _COUNT,
+                   "changed": {"type": "array", "items": _CHANGED_CLAIM}, "errors": {"type": "array", "items": _TEXT}},
+}
 _STATED = {"type": "object", "additionalProperties": False, "required": ["level", "where", "quote"],
            "properties": {"level": _TEXT, "where": _TEXT, "quote": _TEXT}}
 _FACTOR = {
     "type": "object", "additionalProperties": False, "required": ["name", "levels", "default", "reason"],
     "properties": {"name": _TEXT, "levels": {"type": "array", "items": _TEXT}, "default": _TEXT, "reason": _TEXT,
                    "provenance": {"type": "object", "additionalProperties": {"enum": list(PROVENANCES)}},
+                   "reading": _TEXT,
                    "stated": {"anyOf": [{"type": "null"}, _STATED]}},
 }
 _RULE = {
@@ -124,7 +136,7 @@ _RULE = {
     "properties": {"family_alpha": _NUMBER, "points": _COUNT, "point_alpha": _OPTIONAL_NUMBER, "stated_points": _COUNT,
                    "stated_holds": _COUNT, "stated_fails": _COUNT, "stated_mixed": _COUNT, "single_runs": _COUNT},
 }
-#: The JSON Schema of a study summary (:func:`summary`, ``robustness/<entry>.json``), the one
+#: The JSON Schema of a study summary (:func:`summary`, ``robustness/<id>.json``), the one
 #: vegaslab 0.4.0 wrote too. A file read back from a report's directory is used only when it
 #: matches (:func:`load_summaries`). ``figures`` are checked one by one there: a figure that
 #: cannot be embedded is refused alone, and the study is still shown.
@@ -136,6 +148,7 @@ SUMMARY_SCHEMA: dict = {
                  "verdict", "sentence", "points", "study_range", "runs", "computed", "wall_s", "compute_s", "ns2",
                  "figures"],
     "properties": {
+        "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
         "entry": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
         "claim": _TEXT, "conclusion": _TEXT, "default_reason": _TEXT, "figure_expr": _TEXT, "figure_label": _TEXT,
         "factors": {"type": "array", "items": _FACTOR},
@@ -148,17 +161,24 @@ SUMMARY_SCHEMA: dict = {
         "ns2": {"anyOf": [{"type": "null"}, _NS2_CHECK]},
         "figures": {"type": "array", "items": _TEXT},
         "rule": _RULE, "figure_threshold": _OPTIONAL_NUMBER, "quick": {"type": "boolean"},
+        "readings": {"type": "array", "items": _READING},
     },
 }
 
 
+def study_name(s: Mapping[str, Any]) -> str:
+    """A summary's study name: its ``id``, or its entry in a summary written before studies had
+    names of their own (one study per entry then)."""
+    return s.get("id") or s["entry"]
+
+
 def save_summary(summary_: Mapping[str, Any], directory: str | os.PathLike) -> Path:
-    """Write ``directory/<entry>.json`` (made when absent) under the rule for files vegaslab
+    """Write ``directory/<id>.json`` (made when absent) under the rule for files vegaslab
     writes (atomically, never through a link: :func:`vegaslab.safe_io.write_file`) and return
     its path."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    name = f"{summary_['entry']}.json"
+    name = f"{study_name(summary_)}.json"
     data = json.dumps(summary_, indent=1, allow_nan=False).encode("utf-8")
     if len(data) > MAX_SUMMARY_BYTES:
         raise VegaslabError(f"{directory / name}: the summary has {len(data):,} bytes, more than the "
@@ -184,13 +204,13 @@ def _load_summary(directory_fd: int, name: str) -> dict:
     except safe_io.UnsafePathError:
         return _set_aside(name, "not a plain file name")
     stem = name.removesuffix(".json")
-    if s["entry"] != stem or not ENTRY_ID.fullmatch(stem):
-        return _set_aside(name, f"its entry {cut_repr(s['entry'])} is not its file's name (a study saves <entry>.json, "
-                                "the entry a catalog id)")
+    if study_name(s) != stem or not ENTRY_ID.fullmatch(stem):
+        return _set_aside(name, f"its study {cut_repr(study_name(s))} is not its file's name (a study saves <id>.json, "
+                                "its id a name of letters, digits, '_' and '-')")
     figures, refused = [], []
     for f in s["figures"]:
         try:
-            read_figure(directory_fd, f, s["entry"])
+            read_figure(directory_fd, f, stem)
         except safe_io.ForeignFileError as exc:
             refused.append({"name": f, "reason": exc.reason})
             continue
@@ -210,7 +230,7 @@ def load_summaries(directory: str | os.PathLike) -> list[dict]:
     nothing is followed out of it (a link in its place, or in place of a file, is refused),
     every ``*.json`` is checked against :data:`SUMMARY_SCHEMA`, and each figure a summary names
     must be a PNG of that study in the same directory (:func:`read_figure`; the names are
-    given as ``<entry>-<n>.png``). A file that fails is *set aside*: ``{"file", "set_aside"}``
+    given as ``<id>-<n>.png``). A file that fails is *set aside*: ``{"file", "set_aside"}``
     in its place, saying why, so the report names it instead of a result; a refused figure is
     listed in its summary's ``refused_figures``. :func:`problems` words both as warnings."""
     directory = Path(directory)
@@ -239,5 +259,5 @@ def problems(summaries: Sequence[Mapping[str, Any]], directory: str | os.PathLik
             name = s["file"] if s["file"].isprintable() else repr(s["file"])
             out.append(f"{directory / name}: set aside, not shown in the report: {s['set_aside']}")
         for f in s.get("refused_figures", []):
-            out.append(f"{directory / (s['entry'] + '.json')}: figure {f['name']!r} not embedded: {f['reason']}")
+            out.append(f"{directory / (study_name(s) + '.json')}: figure {f['name']!r} not embedded: {f['reason']}")
     return out
