@@ -338,6 +338,10 @@ def robustness_facts(report: Path) -> dict[str, Any]:
         if s["verdict"] == "error" or not s["points"]:
             raise PublishError(f"{where}: the study's verdict is an error (a run failed or a claim could not be "
                                "judged): publish a study that ran")
+        broken = [r for r in s.get("readings", []) if r["errors"]]
+        if broken:
+            raise PublishError(f"{where}: the reading {broken[0]['factor']} = {broken[0]['level']} could not be judged "
+                               f"in every entry ({broken[0]['errors'][0]}): publish a study whose runs all ran")
         default = s["points"][0]
         findings = [p for p in s["points"] if p.get("departures") and p["status"] in ("holds", "fails")]
         studies.append({
@@ -346,7 +350,7 @@ def robustness_facts(report: Path) -> dict[str, Any]:
             "default_single_run": default.get("single_run", False), "default_margin": default.get("margin"),
             "departures_holding": [p["label"] for p in findings if p["status"] == "holds"],
             "readings": [{k: r[k] for k in ("factor", "cc", "level", "default", "entries", "claims", "changed")}
-                         for r in s.get("readings", []) if not r["errors"]],
+                         for r in s.get("readings", [])],
             "runs": s["runs"], "compute_s": s["compute_s"]})
     return {"directory": str(report), "studies": studies, "runs": sum(x["runs"] for x in studies),
             "compute_s": sum(x["compute_s"] for x in studies)}

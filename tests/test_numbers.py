@@ -221,6 +221,28 @@ def test_publish_robustness_records_each_verdict_with_its_evidence(tmp_path):
         in table
 
 
+def test_publish_robustness_lists_what_each_reading_turns_elsewhere(tmp_path):
+    from vegaslab.study import robustness as rb
+    from vegaslab.study.robustness.readings import ReadingCost
+
+    summary = _study_summary(tmp_path)
+    summary["readings"] = [
+        ReadingCost("tie rule", "vegas-a", "hold", "increase", ("a", "b"), 7,
+                    (("a#fast", "paper", "fails", "holds"), ("b#slow", "paper", "holds", "fails"))).to_dict()]
+    rb.save_summary(summary, tmp_path / "report" / "robustness")
+    r = pn.robustness_facts(tmp_path / "report")
+    [s] = r["studies"]
+    table = pn.render_robustness({"robustness": r})
+    assert ("- tiny: the reading tie rule = hold (instead of increase), on every vegas-a flow of 2 entries, changes 2 "
+            "of their 7 claims: `a#fast` fails -> holds; `b#slow` holds -> fails.") in table
+    summary["readings"].append(ReadingCost("tie rule", "vegas-a", "odd", "increase", ("a", "b"), 7, (),
+                                           ("a/x seed 1: failed",)).to_dict())
+    rb.save_summary(summary, tmp_path / "report" / "robustness")
+    with pytest.raises(pn.PublishError, match=r"tiny.json: the reading tie rule = odd could not be judged in every "
+                                              r"entry \(a/x seed 1: failed\)"):
+        pn.robustness_facts(tmp_path / "report")
+
+
 def test_publish_robustness_refuses_a_set_aside_or_old_summary(tmp_path):
     from vegaslab.study import robustness as rb
 

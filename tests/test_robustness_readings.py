@@ -33,21 +33,24 @@ start = "{start}"
 """
 
 
-def _entry(entry_id: str, claim_expr: str, flows: list[tuple[str, str, str]]) -> str:
+def _entry(entry_id: str, claim_expr: str, flows: list[tuple[str, str, str]], extra: str = "") -> str:
     return (f'[meta]\nid = "{entry_id}"\ntitle = "test"\npaper = "test"\n\n[[meta.claim]]\nid = "short-queue"\n'
             f'text = "the queue stays short"\nexpr = "{claim_expr}"\n'
-            + LINK + "".join(FLOW.format(name=n, cc=cc, start=s) for n, cc, s in flows))
+            + LINK + "".join(FLOW.format(name=n, cc=cc, start=s) for n, cc, s in flows) + extra)
 
 
 @pytest.fixture
 def catalog(tmp_path) -> Path:
-    """Three entries: Vegas then Reno, Reno then Vegas (Vegas is the second flow), and Reno alone."""
+    """Four entries: Vegas then Reno, Reno then Vegas (Vegas is the second flow), Vegas with its
+    own alpha and beta (set away from the defaults on purpose), and Reno alone."""
     d = tmp_path / "catalog"
     d.mkdir()
     (d / "vegas-first.toml").write_text(_entry("vegas-first", "vegas-first:A->B.mean_len_pkts < 8",
                                                [("f1", "vegas", "0s"), ("f2", "reno", "4s")]))
     (d / "vegas-second.toml").write_text(_entry("vegas-second", "vegas-second:f2.throughput_bps > 0",
                                                 [("f1", "reno", "4s"), ("f2", "vegas", "0s")]))
+    (d / "vegas-own.toml").write_text(_entry("vegas-own", "vegas-own:A->B.mean_len_pkts < 8",
+                                             [("f1", "vegas", "0s")], "params = { alpha = 20, beta = 20 }\n"))
     (d / "reno-only.toml").write_text(_entry("reno-only", "reno-only:f1.throughput_bps > 0", [("f1", "reno", "0s")]))
     return d
 
@@ -87,18 +90,19 @@ def test_a_reading_level_applies_to_every_flow_of_its_algorithm_and_no_other(tmp
 def test_a_reading_level_is_judged_in_every_entry_that_runs_the_algorithm(tmp_path, catalog):
     costs = reading_costs(_study(tmp_path), tmp_path / "store", catalog=catalog, scheduler="synchronous")
     (cost,) = costs
-    assert cost.entries == ("vegas-first", "vegas-second")  # reno-only runs no Vegas flow
-    assert cost.claims == 2 and cost.level == "20, 20" and cost.default == "1, 3"
+    assert cost.entries == ("vegas-first", "vegas-own", "vegas-second")  # reno-only runs no Vegas flow
+    assert cost.claims == 3 and cost.level == "20, 20" and cost.default == "1, 3"
     # alpha = beta = 20 keeps about 13 packets queued, where 1, 3 keeps about 4: the claim turns.
+    # vegas-own sets its own alpha and beta, which neither level replaces: its claim fails at both.
     assert cost.changed == (("vegas-first#short-queue", "paper", "holds", "fails"),)
-    assert "changes 1 of their 2 claims: vegas-first#short-queue holds -> fails" in cost.text()
+    assert "changes 1 of their 3 claims: vegas-first#short-queue holds -> fails" in cost.text()
 
 
 def test_a_study_with_a_reading_names_its_cost_in_the_verdict_and_the_summary(tmp_path, catalog, monkeypatch):
     monkeypatch.setenv("VEGASLAB_CATALOG", str(catalog))
     study = _study(tmp_path)
     result = rb.run_study(study, tmp_path / "store", scheduler="synchronous")
-    assert "The reading alpha and beta = 20, 20 (instead of 1, 3), applied to every vegas flow of the 2 entries" \
+    assert "The reading alpha and beta = 20, 20 (instead of 1, 3), applied to every vegas flow of the 3 entries" \
         in result.sentence()
     s = rb.summary(result)
     assert s["readings"][0]["changed"] == [{"claim": "vegas-first#short-queue", "kind": "paper",

@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from ...errors import ScenarioError
 from .model import MAX_STUDY_RUNS, Point, Study, StudyError, study_error
-from .readings import applied, flow_algorithms
+from .readings import FlowAlgorithm, applied, flow_algorithms
 
 
 def point_count(study: Study) -> int:
@@ -138,7 +138,7 @@ def plan(study: Study, catalog: str | os.PathLike | None = None, *, quick: bool 
     return Plan(study, claims[0], pts, jobs, [(r.point, r.variant, r.seed) for r in planned], quick)
 
 
-def _algorithms(study: Study, text: str, path: str, overrides: Sequence[str]) -> list[str]:
+def _algorithms(study: Study, text: str, path: str, overrides: Sequence[str]) -> list[FlowAlgorithm]:
     """Each flow's ``cc`` for a run (:func:`.readings.flow_algorithms`); a scenario the core
     refuses has none here, and is named by :func:`_check_runs`."""
     try:

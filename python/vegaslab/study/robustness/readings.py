@@ -5,7 +5,9 @@ algorithm, so a study may vary it only together with every entry that runs that 
 A *reading factor* (``reading = "<cc>"`` in the study file, docs/robustness-format.md) gives
 its levels as overrides relative to a flow (``params.equal_throughput=hold``). Each applies to
 every flow whose algorithm is ``<cc>`` (the core's normalised scenario says which flows those
-are), in the study's runs and in every catalog entry with such a flow. :func:`reading_costs`
+are), in the study's runs and in every catalog entry with such a flow, except a flow whose
+scenario sets that parameter away from its default: a variant that runs the other reading on
+purpose (va-geo's ``vegas-a-hold-per0``) keeps it. :func:`reading_costs`
 runs those entries at each level, with the entries' own variants and seeds as ``reproduce``
 runs them, and names the claims whose verdict the level changes: what the reading costs, or
 gains, elsewhere. The study's verdict sentence carries it."""
@@ -15,31 +17,58 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from .model import Study
 
 
-def flow_algorithms(text: str, source: str, overrides: Sequence[str]) -> list[str]:
-    """The ``cc`` name of each flow of a scenario after ``overrides``, as the core resolves it
-    (the registry's tag of each flow's normalised algorithm)."""
+@dataclass(frozen=True)
+class FlowAlgorithm:
+    """A flow's algorithm as the core resolved it: its ``cc`` name, and the parameters the
+    scenario sets away from the registry's default (a variant that runs the other reading on
+    purpose, such as va-geo's ``vegas-a-hold-per0``)."""
+
+    cc: str
+    set_params: frozenset[str] = frozenset()
+
+
+def flow_algorithms(text: str, source: str, overrides: Sequence[str]) -> list[FlowAlgorithm]:
+    """Each flow of a scenario after ``overrides``, as the core resolves it: the registry's
+    algorithm whose tag its normalised algorithm carries, and which of its parameters differ
+    from the registry's defaults."""
     from ... import registry
     from ...core import call_core, load_core
 
     normalised = json.loads(call_core(load_core().normalize_scenario, text, source, None, list(overrides)))
-    by_tag = {a.tag: a.name for a in registry.algorithms()}
+    by_tag = {a.tag: a for a in registry.algorithms()}
     out = []
     for flow in normalised["flows"]:
         algo = flow["algorithm"]
-        tag = algo if isinstance(algo, str) else next(iter(algo))
-        out.append(by_tag.get(tag, ""))
+        tag, params = (algo, {}) if isinstance(algo, str) else next(iter(algo.items()))
+        a = by_tag.get(tag)
+        if a is None:
+            out.append(FlowAlgorithm(""))
+            continue
+        flavour = params.get("flavour", "ns2")
+        defaults = {p.name: (p.default_by_flavour or {}).get(flavour, p.default) for p in a.params}
+        out.append(FlowAlgorithm(a.name, frozenset(k for k, v in params.items()
+                                                   if k in defaults and defaults[k] is not None and v != defaults[k])))
     return out
 
 
-def applied(flow_overrides: Iterable[tuple[str, str]], algorithms: Sequence[str]) -> tuple[str, ...]:
+def _sets(override: str) -> str:
+    """The parameter a flow-relative override sets (``params.equal_throughput=hold`` ->
+    ``equal_throughput``), or "" for any other key."""
+    key = override.partition("=")[0].strip()
+    return key.removeprefix("params.") if key.startswith("params.") else ""
+
+
+def applied(flow_overrides: Iterable[tuple[str, str]], flows: Sequence[FlowAlgorithm]) -> tuple[str, ...]:
     """Each (cc, flow-relative override) as ``flows[i].<override>`` for every flow ``i`` whose
-    algorithm is that cc."""
-    return tuple(f"flows[{i}].{o}" for cc, o in flow_overrides for i, a in enumerate(algorithms) if a == cc)
+    algorithm is that cc, except where the scenario itself sets that parameter away from its
+    default: a variant that runs the other reading on purpose keeps it."""
+    return tuple(f"flows[{i}].{o}" for cc, o in flow_overrides for i, f in enumerate(flows)
+                 if f.cc == cc and _sets(o) not in f.set_params)
 
 
 @dataclass(frozen=True)
@@ -85,7 +114,7 @@ def _entries_running(cc: str, entries: Iterable[Any], quick: bool) -> list[Any]:
     for entry in entries:
         for spec in entry.runs(quick=quick):
             path = os.fspath(spec.scenario_path)
-            if cc in flow_algorithms(read_text_file(path), path, spec.overrides):
+            if any(f.cc == cc for f in flow_algorithms(read_text_file(path), path, spec.overrides)):
                 out.append(entry)
                 break
     return out
@@ -110,8 +139,7 @@ class _AtLevel:
         out = []
         for spec in self.entry.runs(quick=quick):
             path = os.fspath(spec.scenario_path)
-            algorithms = flow_algorithms(read_text_file(path), path, spec.overrides)
-            extra = applied(self.flow_overrides, algorithms)
+            extra = applied(self.flow_overrides, flow_algorithms(read_text_file(path), path, spec.overrides))
             out.append(dataclasses.replace(spec, overrides=tuple(spec.overrides) + extra))
         return out
 
