@@ -531,13 +531,18 @@ def render_robustness(n: dict[str, Any]) -> str:
                     f"{s['stated_mixed']} of {s['stated_points']} | {s['single_runs']} | {s['default_status']} "
                     f"({s['default_holds']} of {s['seeds']} seeds{one}{margin}) | "
                     f"{'; '.join(s['departures_holding']) or 'none'} |")
-    costs = []
+    # A reading several studies vary is run once per study but said once, with the studies.
+    by_reading: dict[str, tuple[dict, list[str]]] = {}
     for s in r["studies"]:
         for c in s.get("readings", []):
-            turns = "; ".join(f"`{x['claim']}` {x['at_default']} -> {x['at_level']}" for x in c["changed"]) or "none"
-            costs.append(f"- {s.get('id', s['entry'])}: the reading {c['factor']} = {c['level']} (instead of "
-                         f"{c['default']}), on every {c['cc']} flow of {len(c['entries'])} entries, changes "
-                         f"{len(c['changed'])} of their {c['claims']} claims: {turns}.")
+            key = json.dumps(c, sort_keys=True)
+            by_reading.setdefault(key, (c, []))[1].append(s.get("id", s["entry"]))
+    costs = []
+    for c, studies in by_reading.values():
+        turns = "; ".join(f"`{x['claim']}` {x['at_default']} -> {x['at_level']}" for x in c["changed"]) or "none"
+        costs.append(f"- the {c['cc']} reading {c['factor']} = {c['level']} (instead of {c['default']}), varied by "
+                     f"{', '.join(studies)}: on every {c['cc']} flow of {len(c['entries'])} entries it changes "
+                     f"{len(c['changed'])} of their {c['claims']} claims: {turns}.")
     if costs:
         rows += ["", "What each algorithm reading a study varies does to every entry that runs the algorithm:", ""]
         rows += costs

@@ -233,8 +233,8 @@ def test_publish_robustness_lists_what_each_reading_turns_elsewhere(tmp_path):
     r = pn.robustness_facts(tmp_path / "report")
     [s] = r["studies"]
     table = pn.render_robustness({"robustness": r})
-    assert ("- tiny: the reading tie rule = hold (instead of increase), on every vegas-a flow of 2 entries, changes 2 "
-            "of their 7 claims: `a#fast` fails -> holds; `b#slow` holds -> fails.") in table
+    assert ("- the vegas-a reading tie rule = hold (instead of increase), varied by tiny: on every vegas-a flow of 2 "
+            "entries it changes 2 of their 7 claims: `a#fast` fails -> holds; `b#slow` holds -> fails.") in table
     summary["readings"].append(ReadingCost("tie rule", "vegas-a", "odd", "increase", ("a", "b"), 7, (),
                                            ("a/x seed 1: failed",)).to_dict())
     rb.save_summary(summary, tmp_path / "report" / "robustness")
