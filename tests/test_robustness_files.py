@@ -509,6 +509,11 @@ def test_two_studies_of_one_entry_with_their_own_ids_run_side_by_side(tmp_path, 
     assert saved["tiny-fast"]["figures"] == ["tiny-fast-0.png"]
     text = (out / "robustness.md").read_text()
     assert "## tiny-fast:" in text and "## tiny-slow:" in text
+    from vegaslab.report.robustness import section_html
+
+    html = section_html(rb.load_summaries(out / "robustness"), out)
+    # Each study's row is named after the study and links to its entry's experiment section.
+    assert html.count('<a href="#exp-tiny">tiny-fast</a>') == 1 and html.count('<a href="#exp-tiny">tiny-slow</a>') == 1
     assert main(["robustness", "tiny-slow", "--studies", str(tmp_path / "studies"), "--out", str(out / "one"),
                  "--scheduler", "synchronous", "--no-progress", "--no-ns2"]) == 0
     assert [p.name for p in (out / "one" / "robustness").glob("*.json")] == ["tiny-slow.json"]

@@ -74,7 +74,7 @@ def _study(s: Mapping[str, Any], directory_fd: int | None) -> dict:
     alt = f"{name}: share of seeds where the conclusion holds"
     figures = [_figure(directory_fd, f, name, alt) for f in s.get("figures", [])]
     figures += [{"rel": f["name"], "alt": alt, "data": "", "error": f["reason"]} for f in s.get("refused_figures", [])]
-    return {"set_aside": False, "name": name, "entry": s["entry"], "anchor": anchor(name),
+    return {"set_aside": False, "name": name, "entry": s["entry"], "anchor": anchor(s["entry"]),
             "conclusion": s.get("conclusion", ""), "figure_label": s.get("figure_label") or "–",
             "default": default_cell(s), "ns2": ns2_cell(s), "study": study_cell(s),
             "default_status": default_status(s), "verdict": s["verdict"] + (" (quick)" if s.get("quick") else ""),

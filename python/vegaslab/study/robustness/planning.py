@@ -127,7 +127,7 @@ def plan(study: Study, catalog: str | os.PathLike | None = None, *, quick: bool 
             texts.setdefault(path, read_text_file(path))
             overrides = tuple(spec.overrides) + pt.overrides
             if pt.flow_overrides:
-                overrides += applied(pt.flow_overrides, _algorithms(study, texts[path], path, overrides))
+                overrides += applied(pt.flow_overrides, _algorithms(texts[path], path, overrides))
             for s in study.seeds:
                 planned.append(_Planned(i, name, s, tuple(spec.overrides), RunSpec(
                     texts[path], path, overrides, s, {"entry": entry.id, "variant": name})))
@@ -138,7 +138,7 @@ def plan(study: Study, catalog: str | os.PathLike | None = None, *, quick: bool 
     return Plan(study, claims[0], pts, jobs, [(r.point, r.variant, r.seed) for r in planned], quick)
 
 
-def _algorithms(study: Study, text: str, path: str, overrides: Sequence[str]) -> list[FlowAlgorithm]:
+def _algorithms(text: str, path: str, overrides: Sequence[str]) -> list[FlowAlgorithm]:
     """Each flow's ``cc`` for a run (:func:`.readings.flow_algorithms`); a scenario the core
     refuses has none here, and is named by :func:`_check_runs`."""
     try:
