@@ -176,6 +176,7 @@ def test_the_command_writes_the_verdict_table_and_a_figure_per_factor(tiny, tmp_
 STUDIED_HEADLINES = {
     "va-buffer#vegasa-retransmits-most-2", "va-geo#vegasa-gets-newreno-per", "va-leo#vegasa-throughput-largest-1",
     "va-hibw-bias#vegasa-gives-s3-512", "va-old-new#vegasa-per-flow-throughputs",
+    "va-newreno-share#newreno-gets-vegasa-3", "va-newreno-share#vegasa-gets-bottleneck-vegas",
     "va-six-flows#vegas-flow-gets-newreno", "va-six-flows#each-s1-s3-gets",
     "av-mix#low-fair-utilisation-stable-around", "av-onoff-150#adavegas-fairness-very-similar",
     "lte-alpha-beta#alpha-beta-20-40", "lte-alpha-beta#doubling-alpha-beta-20", "rv-load#load-1-rovegas-achieves",
