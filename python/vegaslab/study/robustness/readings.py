@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .model import Study
 
@@ -106,17 +106,16 @@ class ReadingCost:
         return where + f"changes {len(self.changed)} of their {self.claims} claims: {turns}."
 
 
-def _entries_running(cc: str, entries: Iterable[Any], quick: bool) -> list[Any]:
-    """The entries with at least one flow of algorithm ``cc`` in some variant."""
+def _variant_flows(entries: Iterable[Any], quick: bool) -> dict[tuple[str, str], list[FlowAlgorithm]]:
+    """Each entry variant's flows as the core resolves them, by (entry id, variant name): read
+    once, for finding the entries that run an algorithm and for applying every level."""
     from ...scenario import read_text_file
 
-    out = []
+    out = {}
     for entry in entries:
         for spec in entry.runs(quick=quick):
             path = os.fspath(spec.scenario_path)
-            if any(f.cc == cc for f in flow_algorithms(read_text_file(path), path, spec.overrides)):
-                out.append(entry)
-                break
+            out[(entry.id, spec.name)] = flow_algorithms(read_text_file(path), path, spec.overrides)
     return out
 
 
@@ -124,8 +123,9 @@ class _AtLevel:
     """An entry whose every variant carries a reading factor's level on its ``cc`` flows: what
     :func:`vegaslab.study.runner.plan` needs of an entry (its id, runs and seeds)."""
 
-    def __init__(self, entry: Any, flow_overrides: Sequence[tuple[str, str]]):
-        self.entry, self.flow_overrides = entry, tuple(flow_overrides)
+    def __init__(self, entry: Any, flow_overrides: Sequence[tuple[str, str]],
+                 flows: Mapping[tuple[str, str], list[FlowAlgorithm]]):
+        self.entry, self.flow_overrides, self.flows = entry, tuple(flow_overrides), flows
         self.id = entry.id
 
     def seeds(self, quick: bool = False) -> list[int]:
@@ -134,14 +134,9 @@ class _AtLevel:
     def runs(self, quick: bool = False) -> list[Any]:
         import dataclasses
 
-        from ...scenario import read_text_file
-
-        out = []
-        for spec in self.entry.runs(quick=quick):
-            path = os.fspath(spec.scenario_path)
-            extra = applied(self.flow_overrides, flow_algorithms(read_text_file(path), path, spec.overrides))
-            out.append(dataclasses.replace(spec, overrides=tuple(spec.overrides) + extra))
-        return out
+        return [dataclasses.replace(spec, overrides=tuple(spec.overrides) + applied(
+                    self.flow_overrides, self.flows[(self.id, spec.name)]))
+                for spec in self.entry.runs(quick=quick)]
 
 
 def reading_costs(study: Study, store_dir: str | os.PathLike, *, catalog: str | os.PathLike | None = None,
@@ -161,9 +156,11 @@ def reading_costs(study: Study, store_dir: str | os.PathLike, *, catalog: str | 
     if not readings:
         return costs
     catalog_entries = list_entries(catalog)
+    flows = _variant_flows(catalog_entries, quick)
     for f in readings:
-        entries = _entries_running(f.reading, catalog_entries, quick)
-        by_level = {label: [_AtLevel(e, [(f.reading, o) for o in f.levels[label]]) for e in entries]
+        entries = [e for e in catalog_entries
+                   if any(a.cc == f.reading for (eid, _), fs in flows.items() if eid == e.id for a in fs)]
+        by_level = {label: [_AtLevel(e, [(f.reading, o) for o in f.levels[label]], flows) for e in entries]
                     for label in f.levels}
         jobs = {label: plan(wrapped, quick=quick) for label, wrapped in by_level.items()}
         ex = execute([j for js in jobs.values() for j in js], store_dir, n_jobs=n_jobs, scheduler=scheduler,
