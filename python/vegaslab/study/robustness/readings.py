@@ -183,6 +183,9 @@ def reading_costs(study: Study, store_dir: str | os.PathLike, *, catalog: str | 
                 for j in ok:
                     if j.key in results:
                         runs.setdefault(j.variant, []).append(results[j.key])
+                    else:  # missing data is an error, never a smaller sample
+                        errors.setdefault(label, []).append(f"{e.id}/{j.variant} seed {j.seed}: the run is not "
+                                                            "readable from the store")
                 for claim, v in zip(e.claims, evaluate_all(e.claims, RunSet(runs=runs))):
                     verdicts.setdefault(label, {})[f"{e.id}#{claim['id']}"] = (v.status, claim.get("kind", "paper"))
         base = verdicts.get(f.default, {})
