@@ -296,3 +296,59 @@ def test_a_tie_that_did_not_decide_the_verdict_is_not_flagged_and_one_in_a_compr
     # Over a list of measured values, the comprehension variable is measured too.
     only = check("all(x >= q10:vegas.goodput_bps for x in [q10:vegas.goodput_bps])", runs)
     assert only.status == "holds" and only.by_tie
+
+
+# ---------------------------------------------------------------------- time courses
+
+
+def _course(dips: list[tuple[float, float]], seed: int = 1, level: float = 1e6) -> Results:
+    """A 0.1 s throughput series at ``level`` for 0-200 s, at a tenth of it inside ``dips``."""
+    import pandas as pd
+
+    res = _results(seed=seed)
+    t = [round(0.1 * i, 1) for i in range(1, 2001)]
+    y = [level / 10 if any(a < x <= b for a, b in dips) else level for x in t]
+    res.series_flows = pd.DataFrame({"time_s": t, "flow": "f1", "throughput_bps": y})
+    return res
+
+
+def test_a_recovery_claim_fails_when_the_series_departs_though_its_mean_clears_the_level():
+    # 13 s at a tenth of 1 Mbit/s inside 40-200 s: the mean stays over 0.9 Mbit/s ...
+    runs = RunSet(runs={"a": [_course([(70, 76), (140, 147)])]})
+    mean_only = check("between(a:f1.throughput_bps, 40, 200) > 0.9e6", runs)
+    assert mean_only.status == "holds", mean_only.detail
+    # ... and the time course shows about the 13 s of the dips (the 1 s window shifts each edge)
+    v = check("between(a:f1.throughput_bps, 40, 200) > 0.9e6 and "
+              "seconds_below(a:f1.throughput_bps, 0.45e6, 40, 200) == 0", runs)
+    assert v.status == "fails", v.detail
+    seconds = evaluate(Claim("t", "seconds_below(a:f1.throughput_bps, 0.45e6, 40, 200) > 0"), runs)
+    got = float(re.search(r"\[worst seed\] = ([0-9.]+)", seconds.detail).group(1))
+    assert abs(got - 13) <= 1.0, seconds.detail
+
+
+def test_a_recovery_claim_holds_on_a_series_that_stays_at_its_level():
+    runs = RunSet(runs={"a": [_course([(10, 30)])]})   # the dip is before the claim's interval
+    v = check("seconds_below(a:f1.throughput_bps, 0.45e6, 40, 200) == 0", runs)
+    assert v.status == "holds", v.detail
+    assert check("seconds_outside(a:f1.throughput_bps, 0.9e6, 1.1e6, 40, 200) == 0", runs).status == "holds"
+    assert check("seconds_outside(a:f1.throughput_bps, 0.9e6, 1.1e6, 0, 200) == 0", runs).status == "fails"
+
+
+def test_a_time_course_is_judged_by_its_worst_seed_not_the_seeds_mean():
+    runs = RunSet(runs={"a": [_course([]), _course([(100, 110)], seed=2)]})
+    # seed 2 departs for about 10 s; the mean of the seeds would be about 5 s
+    v = check("seconds_below(a:f1.throughput_bps, 0.45e6, 40, 200) > 9", runs)
+    assert v.status == "holds", v.detail
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("seconds_below(a:f1.throughput_bps, 0.45e6, 40) == 0", "takes a reference and 3 or 4 numbers"),
+    ("seconds_below(a:f1.throughput_bps, 0.45e6, 200, 40) == 0", "t0 (200) must be before t1 (40)"),
+    ("seconds_outside(a:f1.throughput_bps, 2, 1, 0, 10) == 0", "lo (2) is above hi (1)"),
+    ("seconds_below(a:f1.throughput_bps, 1, 0, 10, 0) == 0", "the window must be positive"),
+    ("seconds_below(1, 1, 0, 10) == 0", "takes a reference first"),
+    ("seconds_below(a:f1.throughput_bps, 1, 300, 400) == 0", "missing data: a:f1.throughput_bps: the series has no samples"),
+])
+def test_a_malformed_time_course_claim_is_an_error_naming_the_form(expr, message):
+    v = check(expr, RunSet(runs={"a": [_course([])]}))
+    assert v.status == "error" and message in v.detail, v.detail

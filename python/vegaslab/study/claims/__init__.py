@@ -33,6 +33,9 @@ Functions
     ``throughput_bps``, ``cwnd_pkts``, ``rtt_s``...; ``length_pkts`` for a queue) over
     ``t0 < time_s <= t1``,
     averaged over seeds; ``series_max(ref[, t0, t1])`` and ``series_min(...)`` likewise;
+    ``seconds_below(ref, level, t0, t1[, window])`` and ``seconds_outside(ref, lo, hi, t0, t1[,
+    window])`` judge a time course: the seconds the series' trailing ``window``-second mean
+    spends below ``level`` (outside ``lo..hi``), the worst seed's (:mod:`.timecourse`);
     ``run("variant")`` a variant's runs, for functions of :mod:`vegaslab.study.metrics`.
     Any other name is looked up in ``vegaslab.study.metrics.__all__`` when that module can be imported
     (``jain_index([...])``, ``line_utilisation(run("vegas"), "R1->R2")``): a ``run(...)``
@@ -106,7 +109,7 @@ raise (except KeyboardInterrupt and SystemExit, which are the user's).
 The language is in one module per job: :mod:`.parser` (an expression to a checked syntax
 tree), :mod:`.evaluator` (the tree to a value, under the budgets of :mod:`.budgets`),
 :mod:`.functions` (what a claim can call), :mod:`.interpolation` (``{name}``), :mod:`.runs`
-(the data), :mod:`.shown` (values as a verdict shows them), :mod:`.errors` (what stops a
+(the data), :mod:`.timecourse` (the time-course rule), :mod:`.shown` (values as a verdict shows them), :mod:`.errors` (what stops a
 verdict) and :mod:`.verdicts` (:func:`evaluate`, :func:`measure`); this package re-exports their
 public names.
 """

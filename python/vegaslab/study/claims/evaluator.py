@@ -18,6 +18,7 @@ from .interpolation import interpolate
 from .parser import PLACEHOLDER, Parsed, Ref
 from .runs import RunRef, RunSet, seed_of
 from .shown import Shown, cut, fmt, from_sources, join, sources
+from .timecourse import TIMECOURSE_FUNCTIONS, band, departures
 
 #: Arithmetic and comparison operators: the symbol a verdict shows, and the operation.
 _BINOPS: dict[type, tuple[str, Callable[[Any, Any], Any]]] = {
@@ -121,24 +122,26 @@ class Evaluator:
             out.append(self.memo[memo])
         return out if many else out[0]
 
-    def _read_series(self, n: str, key: str, t0: float | None, t1: float | None, how: str) -> float:
+    def _series_samples(self, n: str, key: str, res: Any) -> Any:
+        """One seed's time series of ``key`` (``ENTITY.COLUMN``): the rows of ``series_flows``
+        or ``series_queues`` for the entity, with ``time_s`` and the column. One data read."""
         entity, _, metric = key.rpartition(".")
         from ...results import renamed_column_message
 
         if renamed := renamed_column_message(metric):
             raise ClaimError(f"{n}:{key}: {renamed}")
+        self.read()
+        for table, col in (("series_flows", "flow"), ("series_queues", "queue")):
+            df = getattr(res, table)
+            if metric in df.columns and (df[col] == entity).any():
+                return df[df[col] == entity]
+        raise ClaimError(f"{n}:{key}: no time series {metric!r} for {entity!r} (is the monitor on?)")
+
+    def _read_series(self, n: str, key: str, t0: float | None, t1: float | None, how: str) -> float:
+        metric = key.rpartition(".")[2]
         per_seed = []
         for res in self.runs.results(n):
-            self.read()
-            s = None
-            for table, col in (("series_flows", "flow"), ("series_queues", "queue")):
-                df = getattr(res, table)
-                if metric in df.columns and (df[col] == entity).any():
-                    s = df[df[col] == entity]
-                    break
-            if s is None:
-                raise ClaimError(f"{n}:{key}: no time series {metric!r} for {entity!r} "
-                                 "(is the monitor on?)")
+            s = self._series_samples(n, key, res)
             if t0 is not None:
                 s = s[s["time_s"] > t0]
             if t1 is not None:
@@ -152,6 +155,29 @@ class Evaluator:
                 raise missing_data(f"{n}:{key}: the series {window} has a {fmt(v)} sample{seed_of(res)}")
             per_seed.append(v)
         return mean_of(per_seed)
+
+    def _timecourse(self, ref: Ref, env: Mapping[str, Any], lo: float, hi: float, t0: float, t1: float,
+                    window: float) -> Any:
+        """Seconds the windowed series leaves ``[lo, hi]`` in ``(t0, t1]``, the worst seed's
+        (:mod:`.timecourse`); one number per variant."""
+        variant, key = ref.resolve(env)
+        names, many = self._variants(variant)
+        out = []
+        for n in names:
+            memo = ("timecourse", n, key, lo, hi, t0, t1, window)
+            if memo not in self.memo:
+                worst = 0.0
+                for res in self.runs.results(n):
+                    s = self._series_samples(n, key, res)
+                    got = departures(s["time_s"].to_numpy(), s[key.rpartition(".")[2]].to_numpy(dtype=float),
+                                     lo, hi, t0, t1, window)
+                    if not got["samples"]:
+                        raise missing_data(f"{n}:{key}: the series has no samples between {fmt(t0)} and "
+                                           f"{fmt(t1)} s{seed_of(res)}")
+                    worst = max(worst, got["seconds"])
+                self.memo[memo] = worst
+            out.append(self.memo[memo])
+        return out if many else out[0]
 
     # -- nodes
 
@@ -303,6 +329,8 @@ class Evaluator:
             return Shown(RunRef(variant), f"run({variant!r})", src=(f"run({variant!r})",))
         if name in SERIES_FUNCTIONS:
             return self._series_call(name, node, env)
+        if name in TIMECOURSE_FUNCTIONS:
+            return self._timecourse_call(name, node, env)
         args = [self.eval(a, env) for a in node.args]
         kwargs = {k.arg: self.eval(k.value, env) for k in node.keywords if k.arg}
         if len(args) == 1 and isinstance(node.args[0], (ast.GeneratorExp, ast.ListComp)):
@@ -410,3 +438,17 @@ class Evaluator:
         v = self._series(ref, env, t0, t1, how)
         span = f", {fmt(t0)}, {fmt(t1)}" if rest else ""
         return Shown(v, f"{name}({label_txt}{span})", leaf=False, src=(label_txt,))
+
+    def _timecourse_call(self, name: str, node: ast.Call, env: dict) -> Shown:
+        ref = self._ref_of(node.args[0]) if node.args and not node.keywords else None
+        if ref is None:
+            raise ClaimError(f"{name}() takes a reference first, e.g. {name}(vegas:f1.throughput_bps, 0.45e6, 40, 200)")
+        rest = [as_number(self.eval(a, env).value, name) for a in node.args[1:]]
+        try:
+            lo, hi, t0, t1, window = band(name, rest)
+        except ValueError as exc:
+            raise ClaimError(str(exc)) from None
+        variant, key = ref.resolve(env)
+        v = self._timecourse(ref, env, lo, hi, t0, t1, window)
+        args = ", ".join(fmt(x) for x in rest)
+        return Shown(v, f"{name}({variant}:{key}, {args}) [worst seed]", leaf=False, src=(f"{variant}:{key}",))
