@@ -198,7 +198,8 @@ def _section_screenshot(exe: str, page: Path, entry: str, tmp: Path, shot: Path)
     stored as a 256-colour palette PNG so the committed files stay small."""
     from PIL import Image, ImageChops
 
-    only = (f"<style>header.top,#summary,#robustness,#references,footer,section.experiment:not(#exp-{entry})"
+    only = (f"<style>header.top,#papers,#contents,#summary,#robustness,#references,footer,"
+            f"section.experiment:not(#exp-{entry})"
             "{display:none!important}main{padding:12px}</style></head>")
     copy = tmp / f"only-{entry}.html"
     copy.write_text(page.read_text(encoding="utf-8").replace("</head>", only, 1), encoding="utf-8")
@@ -228,3 +229,45 @@ def test_screenshots_of_the_va_reroute_and_va_buffer_sections(report_dir, tmp_pa
         if os.environ.get("VEGASLAB_UPDATE_SCREENSHOTS") == "1":
             DOC_FIGURES.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(shot, DOC_FIGURES / f"report-{entry}.png")
+
+
+#: The first screen: a laptop's browser window.
+FIRST_SCREEN = (1280, 900)
+_MEASURE = """<script>window.addEventListener('load', function () {
+  var b = document.body, p = document.getElementById('papers'), r = document.getElementById('robustness');
+  b.setAttribute('data-papers-bottom', Math.round(p.getBoundingClientRect().bottom));
+  b.setAttribute('data-papers-rows', p.querySelectorAll('tr.paper').length);
+  b.setAttribute('data-robustness-top', r ? Math.round(r.getBoundingClientRect().top) : -1);
+  var bad = [], links = document.querySelectorAll('#contents a');
+  for (var i = 0; i < links.length; i++) {
+    if (!document.getElementById(links[i].getAttribute('href').slice(1))) bad.push(links[i].getAttribute('href'));
+  }
+  b.setAttribute('data-toc-links', links.length); b.setAttribute('data-toc-broken', bad.join(' '));
+});</script></body>"""
+
+
+def test_the_first_screen_says_what_reproduces_per_paper_and_the_contents_links_work(report_dir, tmp_path):
+    exe = _chromium()
+    copy = tmp_path / "measured.html"
+    copy.write_text((report_dir / "index.html").read_text(encoding="utf-8").replace("</body>", _MEASURE, 1),
+                    encoding="utf-8")
+    size = f"--window-size={FIRST_SCREEN[0]},{FIRST_SCREEN[1]}"
+    proc = _browser(exe, tmp_path, "--virtual-time-budget=10000", size, "--dump-dom", copy.resolve().as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    dom = _Dom()
+    dom.feed(proc.stdout)
+    # the per-paper summary (one paper here: every entry is the Vegas-A paper's) fits the first screen
+    assert dom.body.get("data-papers-rows") == "1", dom.body
+    assert 0 < int(dom.body["data-papers-bottom"]) <= FIRST_SCREEN[1], dom.body
+    assert "217,320" in proc.stdout and "940,240" in proc.stdout   # Table 1 as the paper prints it
+    # no robustness box (no study was run into this directory), so none on the first screen
+    assert dom.body.get("data-robustness-top") == "-1", dom.body
+    # every contents link has its target: the parts and each experiment
+    assert int(dom.body["data-toc-links"]) >= 5 + len(ENTRIES) and dom.body.get("data-toc-broken") == "", dom.body
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "report-first-screen.png"
+    proc = _browser(exe, tmp_path, "--virtual-time-budget=10000", "--hide-scrollbars", f"--screenshot={shot}", size,
+                    (report_dir / "index.html").resolve().as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

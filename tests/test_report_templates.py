@@ -292,6 +292,79 @@ def test_docs_papers_md_is_generated_from_the_papers_file():
     assert "(docs/papers.md)" in (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+# ---------------------------------------------------------------------- the first screen
+
+
+def test_the_page_leads_with_the_papers_then_a_table_of_contents_whose_every_link_has_its_target(user_report):
+    _, page = user_report
+    main = page[page.index("<main>"):]
+    assert main.index('id="papers"') < main.index('id="contents"') < main.index('id="summary"') \
+        < main.index('class="experiment"')
+    nav = main[main.index('id="contents"'):main.index("</nav>")]
+    links = re.findall(r'href="#([^"]+)"', nav)
+    ids = set(re.findall(r'\bid="([^"]+)"', page))
+    assert {"papers", "summary", "disagreements", "experiments", "exp-mine", "exp-paperlike", "references"} <= set(links)
+    assert [x for x in links if x not in ids] == [], "table-of-contents links without a target"
+    # the paper's row names its paper and its experiment; the user's entry is grouped apart
+    papers = main[main.index('id="papers"'):main.index('id="contents"')]
+    assert 'data-paper="vegas-a"' in papers and 'href="#exp-paperlike"' in papers
+    assert "key numbers come from va-reroute, not in this report" in papers
+    assert 'data-paper="other"' in papers and 'href="#exp-mine"' in papers
+
+
+def test_no_robustness_box_without_studies_and_the_section_never_precedes_the_papers(user_report):
+    from vegaslab.report.robustness import END, START
+
+    _, page = user_report
+    between = page[page.index(START) + len(START):page.index(END)]
+    assert "<section" not in between and 'id="robustness"' not in page
+    assert page.index('id="papers"') < page.index(START)
+    assert 'href="#robustness"' not in page
+
+
+def test_each_paper_shows_its_key_numbers_as_printed_beside_ours_and_a_verdict():
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from vegaslab.report.front import papers_summary
+    from vegaslab.study.claims import Claim, Verdict
+    from vegaslab.study.comparison import REPRODUCE_COLUMNS
+
+    papers = {"p": {"title": "A paper", "authors": ["A. Author"], "short": "the P paper",
+                    "headline": [{"entry": "e1", "label": "x", "published": 217320, "ours": "v:f1.throughput_bps"},
+                                 {"entry": "e1", "label": "u", "printed": "above 99%", "ours": "1", "percent": True}]}}
+    b = SimpleNamespace(
+        entries=[SimpleNamespace(id="e1", meta={"paper": "p"}, title="t"), SimpleNamespace(id="e2", meta={}, title="u")],
+        verdicts={"e1": [Verdict(Claim("c", "1 > 0"), "holds", ""), Verdict(Claim("d", "1 < 0"), "fails", "")]},
+        table=pd.DataFrame([{"entry": "e1", "run": "v", "metric": "f1.throughput_bps", "published": 217320,
+                             "ours": 217240.4, "std": math.nan, "n": 1, "ratio": 217240.4 / 217320, "note": ""}],
+                           columns=REPRODUCE_COLUMNS),
+        headlines={"e1": [{**papers["p"]["headline"][0], "ours": 217240.4, "error": ""},
+                          {**papers["p"]["headline"][1], "ours": 0.99612, "error": ""}]})
+    rows = papers_summary(b, papers)
+    assert [r["key"] for r in rows] == ["p", "other"]
+    p = rows[0]
+    assert (p["verdict"], p["claims"], p["within25"]) == ("partly reproduces", "1/2", "1/1")
+    assert [(h["published"], h["ours"], h["ratio"]) for h in p["headlines"]] == [
+        ("217,320", "217,240", "1.000"), ("above 99%", "99.6%", "-")]
+    assert rows[1]["verdict"] == "nothing to compare"
+
+
+def test_the_papers_key_numbers_name_an_entry_and_an_expression_of_the_claim_language():
+    from vegaslab.report.model import load_papers
+    from vegaslab.study.claims import parse
+
+    papers = load_papers()
+    ids = {e.id for e in catalog.list_entries()}
+    for key, rec in papers.items():
+        assert rec.get("headline"), f"{key}: no key number for the first screen"
+        for h in rec["headline"]:
+            assert h["entry"] in ids, (key, h)
+            assert catalog.load_entry(h["entry"]).meta.get("paper") == key, (key, h)
+            parse(h["ours"])
+
+
 # ---------------------------------------------------------------------- robustness section
 
 

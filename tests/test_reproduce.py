@@ -178,11 +178,59 @@ def test_ratio_counts_and_worst_disagreements():
     })
     assert report.ratio_stats(t) == {"total": 5, "within10": 1, "within25": 2}
     w = report.worst(t)
-    # |log 0.1| > |log 3| > |log 1.2|; u is within 10%; y (paper 0, ours 5) has no meaningful
-    # ratio and is listed apart.
+    # |log 0.1| > |log 3| > |log 1.2|; u is within 10%; y (paper 0, ours 5) is below the floor
+    # (a tenth of the quantity's largest published value, 100) and listed apart.
     assert list(w["run"]) == ["x", "w", "v"]
     assert list(report.zero_mismatches(t)["run"]) == ["y"]
-    assert report.disagreement(0.5) == pytest.approx(report.disagreement(2.0))
+    assert report.disagreement(50, 100, 100) == pytest.approx(report.disagreement(200, 100, 100))
+
+
+def _ranking_table(rows: list[tuple[str, str, str, float, float]]) -> pd.DataFrame:
+    from vegaslab.study.comparison import ratio
+
+    return pd.DataFrame([{"entry": e, "run": r, "metric": m, "published": p, "ours": o, "std": math.nan, "n": 1,
+                          "ratio": ratio(o, p), "note": ""} for e, r, m, p, o in rows],
+                        columns=catalog.REPRODUCE_COLUMNS)
+
+
+def test_a_published_zero_or_one_against_our_twenty_does_not_outrank_a_throughput_off_by_a_factor_of_two_and_a_half():
+    t = _ranking_table([
+        ("va-buffer", "vegas-q10", "f1.retransmitted_pkts", 0, 5),      # paper 0, ours 5 (ratio inf)
+        ("va-buffer", "vegas-q15", "f1.retransmitted_pkts", 1, 20),     # paper 1, ours 20 (ratio 20)
+        ("va-buffer", "newreno-q10", "f1.retransmitted_pkts", 150, 160),
+        ("va-reroute", "vegas", "f1.throughput_bps", 1e6, 4e5),        # a real disagreement: x2.5
+        ("va-reroute", "vegas-a", "f1.throughput_bps", 9e5, 8.5e5),
+    ])
+    w = report.worst(t)
+    assert list(w["run"])[0] == "vegas", w
+    by_run = dict(zip(w["run"], w["gap"]))
+    assert by_run["vegas"] == pytest.approx(math.log(2.5))
+    # 20 against 1 where the paper prints 150 retransmissions elsewhere: |log(20 / 15)|
+    assert by_run["vegas-q15"] == pytest.approx(math.log(20 / 15))
+    # 5 against 0 is below the floor (15): no disagreement, so not listed
+    assert "vegas-q10" not in by_run and math.isfinite(max(by_run.values()))
+
+
+def test_a_quantity_the_paper_prints_only_as_zero_takes_its_scale_from_ours_and_stays_finite():
+    t = _ranking_table([("e", "a", "f1.dropped_pkts", 0, 52), ("e", "b", "f1.dropped_pkts", 0, 3),
+                        ("e", "c", "f1.throughput_bps", 1e6, 1.2e6)])
+    w = report.worst(t)
+    by_run = dict(zip(w["run"], w["gap"]))
+    assert by_run["a"] == pytest.approx(math.log(10)) and "b" not in by_run
+    assert by_run["c"] == pytest.approx(math.log(1.2))
+
+
+def test_published_numbers_are_printed_as_the_paper_prints_them_and_ours_to_the_same_digits():
+    from vegaslab.report.tables import like, printed
+
+    assert printed(217320) == "217,320" and printed(217320.0) == "217,320"
+    assert printed(0.93) == "0.93" and printed(78.67) == "78.67" and printed(162.353) == "162.353"
+    assert printed(1208387) == "1,208,387" and printed(0) == "0" and printed(math.nan) == "-"
+    assert like(0.8998032, 0.93) == "0.90"            # the paper's two decimals
+    assert like(925200.3, 940240) == "925,200" and like(36.0, 2) == "36"   # whole, as printed
+    assert like(160.24, 161.3) == "160.2" and like(160.2141, 162.353) == "160.214"
+    assert like(12345678.9, 12) == "12,345,679"
+    assert like(0.000912, 0.013) == "0.00091"         # at least two significant digits
 
 
 def test_markdown_summary_shows_mean_and_std_and_verdicts(cat):
@@ -192,7 +240,7 @@ def test_markdown_summary_shows_mean_and_std_and_verdicts(cat):
                      columns=catalog.REPRODUCE_COLUMNS)
     v = Verdict(Claim("Vegas wins", "a > b", "Table 1"), "holds", "2 > 1")
     md = summary_markdown(t, [entry], {"t-seeds": [v]})
-    assert "| vegas | f1.goodput_bps | 400000 | 380000 ± 12300 | 0.950 |" in md
+    assert "| vegas | f1.goodput_bps | 400,000 | 380,000 ± 12,300 | 0.950 |" in md
     assert "- **holds**: Vegas wins (Table 1). `a > b` → 2 > 1" in md
 
 

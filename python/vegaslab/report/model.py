@@ -1,6 +1,7 @@
 """What the reproduction report says, before any HTML or figure: the comparison with the
 published numbers, the claim verdicts, the counts, the set-up facts, the papers' citations and,
-per experiment, every sentence and table cell the page shows (:func:`page_model`).
+per experiment, every sentence and table cell its section shows (:func:`section_model`); the page
+as a whole, led by the papers, is :mod:`vegaslab.report.front`'s.
 
 The split: this module decides *what* the report says; :mod:`vegaslab.report.figures`
 draws the figures; the Jinja2 templates in ``vegaslab/report/templates/`` decide only the markup, and
@@ -25,9 +26,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from ..study.claims import RunSet, Verdict, evaluate_all
-from .tables import (CLOSE, FAR, NONE_PUBLISHED, PUBLISHED_ARE_NS2, REPRODUCE_COLUMNS, RUN_FAILED, anchor,
-                     disagreement, has_published, num_cell, ours_cell, ratio, ratio_txt, text)
+from ..study.claims import ClaimError, RunSet, Verdict, evaluate_all
+from ..study.claims.errors import ClaimSkipped
+from ..study.claims.verdicts import measure
+from .tables import (CLOSE, FAR, NONE_PUBLISHED, REPRODUCE_COLUMNS, RUN_FAILED, anchor, disagreement, like,
+                     num_cell, ours_cell, printed, ratio, ratio_txt, text)
 from ..study.runner import safe_name
 
 if TYPE_CHECKING:  # pragma: no cover - type names only
@@ -38,7 +41,7 @@ WORST = 5
 
 __all__ = ["Built", "EntryPart", "build", "build_entry", "assemble", "builds", "provenance_line", "ratio_stats",
            "worst", "zero_mismatches", "disagreement", "summary_counts", "setup_facts", "load_papers", "citation",
-           "papers_markdown", "page_model", "CLOSE", "FAR"]
+           "papers_markdown", "CLOSE", "FAR"]
 
 
 # ---------------------------------------------------------------------- the comparison
@@ -68,6 +71,8 @@ class Built:
     #: and the seconds each entry's took.
     figures: dict[str, list[dict]] = field(default_factory=dict)
     render_s: dict[str, float] = field(default_factory=dict)
+    #: The papers' key numbers with ours, by entry (:func:`measure_headlines`).
+    headlines: dict[str, list[dict]] = field(default_factory=dict)
 
 
 def ratio_stats(table: pd.DataFrame) -> dict[str, int]:
@@ -79,16 +84,41 @@ def ratio_stats(table: pd.DataFrame) -> dict[str, int]:
             "within25": int((dev <= FAR + 1e-12).sum())}
 
 
-def worst(table: pd.DataFrame, n: int = WORST) -> pd.DataFrame:
-    """The ``n`` rows farthest from the paper by |log(ratio)|, worst first; only rows off by
-    more than 10%. A ratio to a published 0 measures nothing, so those rows are listed apart
-    (:func:`zero_mismatches`)."""
-    rows = table[table["published"].notna() & (table["published"] != 0)].copy()
+def quantity(metric: str) -> str:
+    """The quantity a comparison row's metric measures: its column after the entity
+    (``f1.retransmitted_pkts`` -> ``retransmitted_pkts``)."""
+    return str(metric).rpartition(".")[2]
+
+
+def scales(table: pd.DataFrame) -> pd.Series:
+    """Each row's quantity scale for :func:`~vegaslab.report.tables.disagreement`: the
+    largest |published| of the same quantity in the same entry (one paper table), else in
+    the whole report, else (the paper prints only zeros for it) the largest |ours| of it."""
+    q = table["metric"].map(quantity)
+    pub, ours = table["published"].astype(float).abs(), table["ours"].astype(float).abs()
+    in_entry = pub.groupby([table["entry"], q]).transform("max")
+    in_report = pub.groupby(q).transform("max")
+    ours_max = ours.groupby(q).transform("max")
+    return in_entry.where(in_entry > 0, in_report.where(in_report > 0, ours_max))
+
+
+def ranked(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows with a published number and a complete mean of ours, with ``gap`` (their
+    :func:`~vegaslab.report.tables.disagreement`), largest first."""
+    rows = table[table["published"].notna() & table["ours"].notna() & table["ratio"].notna()].copy()
     if rows.empty:
-        return rows
-    rows["_d"] = rows["ratio"].map(disagreement)
-    rows = rows[(rows["ratio"].astype(float) - 1).abs().fillna(math.inf) > CLOSE]
-    return rows.sort_values("_d", ascending=False, kind="stable").head(n).drop(columns="_d")
+        return rows.assign(gap=pd.Series(dtype=float))
+    rows["gap"] = [disagreement(o, p, s) for o, p, s in zip(rows["ours"], rows["published"], scales(table)[rows.index])]
+    return rows.sort_values("gap", ascending=False, kind="stable")
+
+
+def worst(table: pd.DataFrame, n: int = WORST) -> pd.DataFrame:
+    """The ``n`` rows farthest from the paper by :func:`~vegaslab.report.tables.disagreement`
+    (a log ratio with a floor at a tenth of the quantity's scale), worst first; only rows off by
+    more than 10% by that measure. Rows whose mean is incomplete (a failed seed, a missing
+    value) are not ranked: their notes say why."""
+    rows = ranked(table)
+    return rows[rows["gap"] > math.log1p(CLOSE)].head(n)
 
 
 def zero_mismatches(table: pd.DataFrame) -> pd.DataFrame:
@@ -155,6 +185,8 @@ class EntryPart:
     figures: list[dict] | None = None
     #: Seconds spent drawing :attr:`figures`.
     render_s: float = 0.0
+    #: The paper's key numbers this entry reproduces, with ours (:func:`measure_headlines`).
+    headlines: list[dict] = field(default_factory=list)
 
 
 def build_entry(entry: "Entry", jobs: Sequence["Job"], execution: "Execution", results: Mapping[str, Any], *,
@@ -206,7 +238,8 @@ def build_entry(entry: "Entry", jobs: Sequence["Job"], execution: "Execution", r
     rs = RunSet(runs=runs, failed=failed, order=order)
     status = {n: "failed" if n in failed and n not in runs else ("partly failed" if n in failed else "ok")
               for n in order}
-    return EntryPart(entry.id, rows, evaluate_all(entry.claims, rs), st, prov, status, rs)
+    return EntryPart(entry.id, rows, evaluate_all(entry.claims, rs), st, prov, status, rs,
+                     headlines=measure_headlines(entry, rs))
 
 
 def assemble(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Execution",
@@ -225,7 +258,8 @@ def assemble(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Exec
                  provenance={k: v for p in ordered for k, v in p.provenance.items()},
                  variant_status={p.entry_id: p.variant_status for p in ordered},
                  figures={p.entry_id: p.figures for p in ordered if p.figures is not None},
-                 render_s={p.entry_id: p.render_s for p in ordered if p.figures is not None})
+                 render_s={p.entry_id: p.render_s for p in ordered if p.figures is not None},
+                 headlines={p.entry_id: p.headlines for p in ordered})
 
 
 def build(entries: Sequence["Entry"], jobs: Sequence["Job"], execution: "Execution",
@@ -320,7 +354,7 @@ def entry_disagreements(part: pd.DataFrame, vs: Sequence[Verdict]) -> list[str]:
         if r.metric == RUN_FAILED:
             out.append(f"{r.run}: the run failed ({r.note.splitlines()[0] if r.note else ''})")
         elif not pd.isna(r.published) and (pd.isna(r.ratio) or abs(float(r.ratio) - 1) > FAR):
-            out.append(f"{r.run} {r.metric}: ours {num_cell(r.ours)} vs published {num_cell(r.published)} "
+            out.append(f"{r.run} {r.metric}: ours {like(r.ours, r.published)} vs published {printed(r.published)} "
                        f"(ratio {ratio_txt(r.ratio)})")
     for v in vs:
         if v.status == "fails" and claim_kind(v) == "paper":
@@ -384,7 +418,9 @@ def setup_facts(entry: "Entry") -> list[tuple[str, str]]:
 #: Where the papers' citations live: the one map from ``meta.paper`` keys to references.
 PAPERS_FILE = ("catalog_data", "papers", "papers.toml")
 #: The fields a paper's record may have (catalog_data/papers/papers.toml).
-PAPER_FIELDS = ("short", "authors", "title", "venue", "volume", "pages", "year", "doi", "note")
+PAPER_FIELDS = ("short", "authors", "title", "venue", "volume", "pages", "year", "doi", "note", "headline")
+#: The fields of a paper's ``headline`` number (catalog_data/papers/papers.toml explains them).
+HEADLINE_FIELDS = ("entry", "label", "published", "printed", "ours", "percent")
 
 
 def load_papers() -> dict[str, dict]:
@@ -394,12 +430,42 @@ def load_papers() -> dict[str, dict]:
     other key is shown as it is, without a reference."""
     res = importlib.resources.files("vegaslab").joinpath(*PAPERS_FILE)
     doc = tomllib.loads(res.read_text(encoding="utf-8"))
+    where = "/".join(PAPERS_FILE)
     for key, rec in doc.items():
         unknown = [k for k in rec if k not in PAPER_FIELDS]
         if unknown or not rec.get("title") or not rec.get("authors"):
-            raise ValueError(f"{'/'.join(PAPERS_FILE)}: [{key}]: needs authors and title; takes "
+            raise ValueError(f"{where}: [{key}]: needs authors and title; takes "
                              f"{', '.join(PAPER_FIELDS)}{f' (not {unknown[0]})' if unknown else ''}")
+        for i, h in enumerate(rec.get("headline", [])):
+            unknown = [k for k in h if k not in HEADLINE_FIELDS]
+            published = h.get("published")
+            if (unknown or not all(isinstance(h.get(k), str) and h[k] for k in ("entry", "label", "ours"))
+                    or (published is None and not h.get("printed"))
+                    or (published is not None and (isinstance(published, bool) or not isinstance(published, (int, float))))):
+                raise ValueError(f"{where}: [[{key}.headline]] {i + 1}: needs entry, label and ours (strings) and "
+                                 f"published (a number) or printed (text); takes {', '.join(HEADLINE_FIELDS)}"
+                                 f"{f' (not {unknown[0]})' if unknown else ''}")
     return doc
+
+
+def headline_specs(entry: "Entry", papers: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict]:
+    """The key numbers of the entry's paper that this entry reproduces (``headline`` in
+    catalog_data/papers/papers.toml)."""
+    papers = load_papers() if papers is None else papers
+    rec = papers.get(str(entry.meta.get("paper") or ""), {})
+    return [dict(h) for h in rec.get("headline", []) if h["entry"] == entry.id]
+
+
+def measure_headlines(entry: "Entry", rs: RunSet, papers: Mapping[str, Mapping[str, Any]] | None = None) -> list[dict]:
+    """Each of the entry's paper's key numbers (:func:`headline_specs`) with ours measured on
+    the entry's runs: ``ours`` a number, or ``error`` saying why there is none."""
+    out = []
+    for h in headline_specs(entry, papers):
+        try:
+            out.append({**h, "ours": measure(h["ours"], rs), "error": ""})
+        except (ClaimError, ClaimSkipped) as exc:
+            out.append({**h, "ours": math.nan, "error": str(exc)})
+    return out
 
 
 def _authors(names: Sequence[str]) -> str:
@@ -483,7 +549,7 @@ def comparison_rows(part: pd.DataFrame) -> list[dict]:
         row = {"cls": _row_class(r), "run": str(r.run), "metric": str(r.metric), "note": str(r.note or ""),
                "span": r.metric in (RUN_FAILED, NONE_PUBLISHED)}
         if not row["span"]:
-            row.update(published=num_cell(r.published), ours=ours_cell(r.ours, r.std, r.n),
+            row.update(published=printed(r.published), ours=ours_cell(r.ours, r.std, r.n, r.published),
                        n="" if pd.isna(r.n) else str(int(r.n)), ratio=ratio_txt(r.ratio))
         rows.append(row)
     return rows
@@ -538,84 +604,3 @@ def section_model(b: Built, entry: "Entry", figures: list[dict], render_s: float
             "stale_notes": note_contradictions(entry, vs) if notes_comparable(b) else [],
             "setup": [list(f) for f in setup_facts(entry)], "variants": variants, "assumptions": assumptions,
             "comparison": comparison_rows(part), "figures": figures, "verdicts": verdict_items(vs, entry.id)}
-
-
-def _pct(a: int, n: int) -> str:
-    return f"{100 * a / n:.0f}%" if n else "-"
-
-
-def summary_model(b: Built, total_wall: float) -> dict:
-    """The summary panel: cards, worst disagreements, zero mismatches, failing claims, table of
-    contents."""
-    c = summary_counts(b)
-    none = "no published numbers"
-    cards = [
-        (f"{c['holds']}/{c['claims']}", "claims hold",
-         f"{c['fails']} fail, {c['error']} error, {c['skipped']} skipped"
-         + (f"; {c['by_tie']} only by an exact tie" if c["by_tie"] else "")
-         + (f"; supplementary (not counted): {c['supplementary_holds']}/{c['supplementary']} hold"
-            if c["supplementary"] else "")
-         + (f"; {c['stale_notes']} notes contradicted" if c["stale_notes"] else "")),
-        (f"{c['within10']}/{c['total']}", "numbers within 10%", _pct(c["within10"], c["total"]) if c["total"] else none),
-        (f"{c['within25']}/{c['total']}", "numbers within 25%", _pct(c["within25"], c["total"]) if c["total"] else none),
-        (f"{c['runs']}", "runs", f"{c['ran']} computed, {c['cached']} from the store, {c['failed_runs']} failed"),
-        (f"{total_wall:.1f} s", "wall time", f"simulation and report, {b.execution.wall_s:.1f} s running"),
-    ]
-    w = worst(b.table)
-    worst_rows = [{"anchor": anchor(r.entry), "entry": r.entry, "run": r.run, "metric": r.metric,
-                   "published": num_cell(r.published), "ours": num_cell(r.ours), "ratio": ratio_txt(r.ratio)}
-                  for r in w.itertuples(index=False)]
-    if worst_rows:
-        worst_none = ""
-    elif c["total"]:
-        worst_none = "Every published number is within 10%."
-    else:
-        worst_none = "No published numbers: nothing to compare with."
-    z = zero_mismatches(b.table)
-    fails = [{"anchor": anchor(eid), "entry": eid, "status": v.status, "text": v.text}
-             for eid, lst in b.verdicts.items() for v in lst
-             if v.status in ("fails", "error") and claim_kind(v) == "paper"]
-    toc = []
-    for e in b.entries:
-        rs = ratio_stats(b.table[b.table["entry"] == e.id])
-        vs = b.verdicts.get(e.id, [])
-        toc.append({"anchor": anchor(e.id), "id": e.id, "title": e.title,
-                    "paper": f"{e.meta.get('paper', '')} {e.meta.get('figure', '')}".strip(),
-                    "held": f"{sum(1 for v in vs if v.status == 'holds' and claim_kind(v) == 'paper')}/"
-                            f"{sum(1 for v in vs if claim_kind(v) == 'paper')}",
-                    "within25": f"{rs['within25']}/{rs['total']}",
-                    "sim": f"{b.entry_stats.get(e.id, {}).get('sim_wall_s', 0):.1f} s"})
-    return {"cards": cards, "worst": worst_rows, "worst_none": worst_none,
-            "zero": f"Where the paper reports 0 and we do not ({len(z)}): {zero_text(z)}." if len(z) else "",
-            "fails": fails, "toc": toc}
-
-
-def compared_with_papers(b: Built, papers: Mapping[str, Any]) -> bool:
-    """Whether the page compares with a cited paper's numbers (all five papers' numbers are
-    ns-2 runs): only then does the header say so."""
-    cited = {e.id for e in b.entries if str(e.meta.get("paper") or "") in papers}
-    rows = b.table[b.table["entry"].isin(cited)]
-    return has_published(rows)
-
-
-def page_model(b: Built, figures: Mapping[str, list[dict]], render_s: Mapping[str, float], total_wall: float,
-               *, when: str, version: str, core: str) -> dict:
-    """Everything ``index.html`` shows but the robustness section."""
-    papers = load_papers()
-    mode = "quick (shortened: see each experiment)" if b.quick else "full"
-    seed = f" · every run with seed {b.seed}" if b.seed is not None else ""
-    sections = [section_model(b, e, figures.get(e.id, []), render_s.get(e.id, 0.0), papers) for e in b.entries]
-    refs: dict[str, dict] = {}
-    for s in sections:
-        if s["paper"] and s["paper"]["key"] not in refs:
-            refs[s["paper"]["key"]] = {**s["paper"], "entries": []}
-        if s["paper"]:
-            refs[s["paper"]["key"]]["entries"].append({"id": s["id"], "anchor": s["anchor"]})
-    ns2 = compared_with_papers(b, papers)
-    return {"title": "vegaslab reproduction report",
-            "meta": (f"{len(b.entries)} experiments · mode {mode}{seed} · generated {when} · vegaslab {version} "
-                     f"(core {core}) · wall time {total_wall:.1f} s"),
-            "legend": ("ratio = ours / published." + (" " + PUBLISHED_ARE_NS2 if ns2 else "")
-                       + " Rows off by more than 25% are red, by more than 10% amber."),
-            "summary": summary_model(b, total_wall), "sections": sections, "references": list(refs.values()),
-            "provenance": provenance_line(b)}

@@ -36,16 +36,72 @@ def is_missing(v: Any) -> bool:
         return True
 
 
-def disagreement(r: Any) -> float:
-    """How far a ratio is from 1, symmetric in over- and under-shoot: |log(ratio)| (inf for
-    0, inf or NaN)."""
-    try:
-        r = float(r)
-    except (TypeError, ValueError):
-        return math.inf
-    if not math.isfinite(r) or r <= 0:
-        return math.inf
-    return abs(math.log(r))
+#: The floor of :func:`disagreement`, as a fraction of the quantity's scale: the report's
+#: "within 10%" band, so a difference smaller than a tenth of the quantity's largest published
+#: value never reads as a large factor, however small the published value it is set against.
+FLOOR = CLOSE
+
+
+def disagreement(ours: Any, published: Any, scale: Any) -> float:
+    """How far ``ours`` is from ``published``, symmetric in over- and under-shoot and never
+    dominated by a tiny or zero published value: ``|log(max(|ours|, f) / max(|published|, f))|``
+    with the floor ``f = FLOOR x scale`` (``scale``: the quantity's size, the largest published
+    value of the same quantity; docs/decisions.md, "Disagreements are ranked by a log ratio
+    with a floor"). Above the floor it is |log(ours / published)|; below it, numbers count as
+    the floor: a published 1 against our 20 on a quantity whose scale is 150 counts as
+    log(20 / 15), a published 0 against our 5 as no difference. NaN when either number is
+    missing; inf only when there is no scale at all and exactly one of the two is 0."""
+    if is_missing(ours) or is_missing(published):
+        return math.nan
+    f = FLOOR * (0.0 if is_missing(scale) else abs(float(scale)))
+    o, p = max(abs(float(ours)), f), max(abs(float(published)), f)
+    if o == 0 or p == 0:
+        return 0.0 if o == p else math.inf
+    return abs(math.log(o / p))
+
+
+def factor_txt(d: Any) -> str:
+    """A :func:`disagreement` as the factor it stands for: ``x2.50``."""
+    return "-" if is_missing(d) else ("inf" if math.isinf(float(d)) else f"x{math.exp(float(d)):.2f}")
+
+
+def printed(v: Any) -> str:
+    """A published number as a paper prints it: its digits as the catalog holds them (the
+    shortest text that reads back as the same number, so 0.93 stays 0.93 and 78.67 stays
+    78.67), with thousands separators (217,320); "-" for none."""
+    if is_missing(v):
+        return "-"
+    f = float(v)
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    if f.is_integer() and abs(f) < 1e15:
+        return f"{int(f):,}"
+    return f"{f:,}"
+
+
+def decimals(v: Any) -> int:
+    """The decimal places :func:`printed` shows of ``v`` (0 for an integer; for a number
+    printed with an exponent, those of its significant digits: ``1e-05`` has 5)."""
+    mantissa, _, exp = printed(v).partition("e")
+    places = len(mantissa.partition(".")[2])
+    return max(0, places - int(exp)) if exp else places
+
+
+def like(v: Any, published: Any, least: int = 2) -> str:
+    """``v`` (one of our numbers) to the precision the paper prints ``published`` with: the
+    same decimal places, more only where ``v`` would otherwise show fewer than ``least``
+    significant digits, with thousands separators. Beside a published ``0.93``, ``0.8998032``
+    is ``0.90``; beside ``940,240``, ``925,200.3`` is ``925,200``; beside a count of ``2``,
+    ``36.0`` is ``36``."""
+    if is_missing(v):
+        return "-"
+    f = float(v)
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    places = decimals(published) if not is_missing(published) else 0
+    if f != 0:
+        places = max(places, least - 1 - math.floor(math.log10(abs(f))))
+    return f"{f:,.{places}f}"
 
 
 def num_cell(v: Any) -> str:
@@ -65,12 +121,14 @@ def ratio_txt(r: Any) -> str:
     return "inf" if math.isinf(r) else f"{r:.3f}"
 
 
-def ours_cell(ours: Any, std: Any, n: Any) -> str:
-    """``mean ± std`` (std to 3 significant digits) when more than one seed gave a value."""
-    txt = num_cell(ours)
+def ours_cell(ours: Any, std: Any, n: Any, published: Any = None) -> str:
+    """``mean ± std`` (std to 3 significant digits) when more than one seed gave a value;
+    beside a published number, the mean to the paper's precision (:func:`like`)."""
+    txt = num_cell(ours) if is_missing(published) else like(ours, published)
     try:
         if not is_missing(n) and int(n) > 1 and not is_missing(std):
-            txt += f" ± {num_cell(float(f'{float(std):.3g}'))}"
+            spread = float(f"{float(std):.3g}")
+            txt += f" ± {num_cell(spread) if is_missing(published) else printed(spread)}"
     except (TypeError, ValueError):
         pass
     return txt
@@ -119,8 +177,8 @@ def anchor(entry_id: str) -> str:
 
 def cells(r: Any) -> list[str]:
     """One comparison row as run, metric, published, ours, ratio."""
-    return [str(r.run), str(r.metric), num_cell(r.published),
-            ours_cell(r.ours, getattr(r, "std", None), getattr(r, "n", None)), ratio_txt(r.ratio)]
+    return [str(r.run), str(r.metric), printed(r.published),
+            ours_cell(r.ours, getattr(r, "std", None), getattr(r, "n", None), r.published), ratio_txt(r.ratio)]
 
 
 def format_comparison(table: "pd.DataFrame") -> str:

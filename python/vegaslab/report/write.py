@@ -5,8 +5,11 @@ published-vs-ours table (mean and sample std over seeds) and the claim verdicts
 (:mod:`vegaslab.study.claims`); :func:`write_report` draws the figures (matplotlib, embedded as
 base64 PNG data URIs) and writes
 
-- ``index.html``: one page, CSS inline, no external request: a summary (claims held, numbers
-  within 10% and 25% of the paper's, the worst disagreements with links), then per experiment
+- ``index.html``: one page, CSS inline, no external request, led by the papers
+  (:mod:`vegaslab.report.front`): what reproduces per paper with the paper's key numbers beside
+  ours, a table of contents, the counts (claims held, numbers within 10% and 25% of the
+  paper's), the largest disagreements (a log ratio with a floor, so no tiny or zero published
+  value dominates), then per experiment
   its set-up, assumptions, notes, the published / ours / ratio table (|ratio - 1| > 25% marked),
   figures in the paper's style and a verdict per claim. An experiment with a disagreement
   (a number off by more than 25%, a claim that fails) says so at the top of its section and
@@ -44,12 +47,13 @@ import pandas as pd
 
 from ..core import core_version, package_version
 from .figures import MAX_PANELS, default_figures, render_figures  # noqa: F401 - the report's API
-from .model import (CLOSE, FAR, WORST, Built, EntryPart, assemble, build, build_entry, builds, variant_rows, citation_map, compared_with_papers,  # noqa: F401
-                    disagreement, entry_disagreements, load_papers, page_model, provenance_doc, provenance_line,
+from .model import (CLOSE, FAR, WORST, Built, EntryPart, assemble, build, build_entry, builds, variant_rows, citation_map,  # noqa: F401
+                    disagreement, entry_disagreements, load_papers, provenance_doc, provenance_line,
                     ratio_stats, setup_facts, summary_counts, worst, zero_mismatches, zero_text, claim_kind)
+from .front import compared_with_papers, page_model, papers_summary
 from .render import Markup, render
 from .robustness import section_html as robustness_section
-from .tables import anchor, md, md_cell, num_cell, ratio_txt, summary_markdown  # noqa: F401
+from .tables import anchor, factor_txt, like, md, md_cell, num_cell, printed, ratio_txt, summary_markdown  # noqa: F401
 from ..study.robustness import load_summaries
 from ..study.robustness import problems as robustness_problems
 from ..safe_io import make_dir, write_file
@@ -60,11 +64,13 @@ if TYPE_CHECKING:  # pragma: no cover - type names only
 
 
 def render_html(b: Built, figures: Mapping[str, list[dict]], render_s: Mapping[str, float], total_wall: float,
-                robustness_html: str = "") -> str:
+                robustness_html: str = "", *, robustness: bool = False) -> str:
     """The page; ``robustness_html`` is the robustness section (:mod:`vegaslab.report.robustness`),
-    placed after the summary."""
+    placed after the experiments; ``robustness`` says whether it shows studies (the table of
+    contents then lists it)."""
     page = page_model(b, figures, render_s, total_wall, when=_dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
-                      version=str(package_version()), core=str(core_version() or "not built"))
+                      version=str(package_version()), core=str(core_version() or "not built"),
+                      robustness=robustness)
     return render("report.html.j2", page=page, robustness=Markup(robustness_html))
 
 
@@ -96,12 +102,23 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
                 if c["supplementary"] else []),
               *([f"- Notes the verdicts contradict: {c['stale_notes']} (see the entries)"] if c["stale_notes"] else []),
               within, "", md(provenance_line(b)), ""]
+    papers = load_papers()
+    lead = ["What reproduces, per paper:", "", "| paper | verdict | claims hold | within 25% | key number | published | ours |",
+            "|---|---|---:|---:|---|---:|---:|"]
+    for p in papers_summary(b, papers):
+        heads = p["headlines"] or [{"label": p["no_headline"], "published": "-", "ours": "-"}]
+        for i, h in enumerate(heads):
+            first = (p["short"] or p["name"], p["verdict"], p["claims"], p["within25"]) if i == 0 else ("", "", "", "")
+            lead.append("| " + " | ".join(md_cell(c) for c in (*first, h["label"], h["published"], h["ours"])) + " |")
+    header = lead + [""] + header
     w = worst(b.table)
     if len(w):
-        header += ["Worst disagreements:", "", "| entry | run | metric | published | ours | ratio |",
-                   "|---|---|---|---:|---:|---:|"]
-        header += ["| " + " | ".join(md_cell(c) for c in (r.entry, r.run, r.metric, num_cell(r.published),
-                                                          num_cell(r.ours), ratio_txt(r.ratio))) + " |"
+        header += ["Largest disagreements (|log ratio| with a floor at a tenth of the quantity's largest published "
+                   "value, shown as a factor):", "", "| entry | run | metric | published | ours | ratio | factor |",
+                   "|---|---|---|---:|---:|---:|---:|"]
+        header += ["| " + " | ".join(md_cell(c) for c in (r.entry, r.run, r.metric, printed(r.published),
+                                                          like(r.ours, r.published), ratio_txt(r.ratio),
+                                                          factor_txt(r.gap))) + " |"
                    for r in w.itertuples(index=False)]
         header.append("")
     z = zero_mismatches(b.table)
@@ -119,7 +136,6 @@ def _markdown(b: Built, total_wall: float, render_s: Mapping[str, float]) -> str
         if dis:
             lines += ["**Disagreements** (see the notes for likely causes):", ""] + [f"- {md(d)}" for d in dis] + [""]
         extra[e.id] = lines
-    papers = load_papers()
     return summary_markdown(b.table, b.entries, b.verdicts, header=header, extra=extra,
                             citations=citation_map(papers), ns2=compared_with_papers(b, papers))
 
@@ -170,5 +186,6 @@ def write_report(b: Built, out: str | os.PathLike) -> list[Path]:
     for message in robustness_problems(summaries, out / "robustness"):
         warnings.warn(message, stacklevel=2)
     section = robustness_section(summaries, out)
-    page = write_file(out, "index.html", render_html(b, figures, render_s, total, section))
+    page = write_file(out, "index.html", render_html(b, figures, render_s, total, section,
+                                                     robustness=bool(summaries)))
     return [page, md, res_dir]
