@@ -352,3 +352,21 @@ def test_a_time_course_is_judged_by_its_worst_seed_not_the_seeds_mean():
 def test_a_malformed_time_course_claim_is_an_error_naming_the_form(expr, message):
     v = check(expr, RunSet(runs={"a": [_course([])]}))
     assert v.status == "error" and message in v.detail, v.detail
+
+
+def test_a_time_course_claim_finds_the_seconds_the_figure_shades_red():
+    # The report's figures shade a departure where the trailing 1 s mean is below half the
+    # described level (vegaslab.report.figures.departures); a claim at that threshold counts
+    # the same spans, so it cannot hold while its panel shows red.
+    import numpy as np
+
+    from vegaslab.report.figures import departures as shaded
+    from vegaslab.study.claims.timecourse import departures
+
+    res = _course([(70, 76), (140, 147)])
+    t, y = res.series_flows["time_s"].to_numpy(), res.series_flows["throughput_bps"].to_numpy(float)
+    red = shaded(t, y, 0.9e6, (40, 200))
+    got = departures(t, y, 0.5 * 0.9e6, np.inf, 40, 200)
+    assert red["spans"] and len(got["spans"]) == len(red["spans"])
+    assert [x for s in got["spans"] for x in s] == pytest.approx([x for s in red["spans"] for x in s])
+    assert got["seconds"] == pytest.approx(red["seconds"])

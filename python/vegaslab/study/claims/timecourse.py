@@ -58,8 +58,10 @@ def departures(t: np.ndarray, y: np.ndarray, lo: float, hi: float, t0: float, t1
     out = (smooth < lo) | (smooth > hi)
     edges = np.diff(np.concatenate([[0], out.astype(np.int8), [0]]))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
-    spans = [[float(t[i] - dt), float(t[j])] for i, j in zip(starts, ends)]
-    return {"spans": spans, "seconds": float(sum(b - a for a, b in spans)), "samples": int(len(t))}
+    # Times are whole microseconds of simulated time: rounding there drops float noise
+    # (0.1 - 0.1 = -1.4e-15; + 0.0 turns the -0.0 it rounds to into 0.0) without moving a span.
+    spans = [[round(float(t[i] - dt), 6) + 0.0, round(float(t[j]), 6)] for i, j in zip(starts, ends)]
+    return {"spans": spans, "seconds": round(sum(b - a for a, b in spans), 6), "samples": int(len(t))}
 
 
 def band(name: str, numbers: list[float]) -> tuple[float, float, float, float, float]:
