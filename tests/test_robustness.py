@@ -208,10 +208,13 @@ def test_the_report_gets_the_section_from_reproduce_and_robustness_updates_it(ti
     page = (out / "index.html").read_text()
     assert page.count(START) == page.count(END) == 1
     assert "No robustness study has been run" in page
+    assert 'id="robustness"' not in page and 'href="#robustness"' not in page   # no empty box, no dead link
     assert main(["robustness", "--studies", str(studies), "--out", str(out), "--scheduler", "synchronous",
                  "--no-progress", "--no-ns2"]) == 0
     page = (out / "index.html").read_text()
     section = page[page.index(START):page.index(END)]
+    contents = page[page.index('id="contents"'):page.index("</nav>")]
+    assert 'href="#robustness"' in contents and page.index('id="papers"') < page.index(START)
     assert "How robust are the papers" in section and "No robustness study" not in section
     assert 'href="#exp-tiny"' in section and "holds only under a narrow set-up" in section
     assert section.count("data:image/png;base64,") == 2   # the two factors' figures, embedded

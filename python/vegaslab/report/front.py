@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from .model import (Built, claim_kind, load_papers, provenance_line, ranked, ratio_stats, section_model,
                     summary_counts, worst, zero_mismatches, zero_text)
+from .robustness import contents_html
 from .tables import (CLOSE, FAR, PUBLISHED_ARE_NS2, anchor, factor_txt, has_published, is_missing, like, printed,
                      ratio, ratio_txt)
 
@@ -156,11 +157,12 @@ def contents(summary: Mapping[str, Any], sections: Sequence[Mapping[str, Any]], 
         toc.append({"anchor": "failing-claims", "text": f"Claims that fail or could not be checked ({len(summary['fails'])})"})
     toc.append({"anchor": "experiments", "text": f"Experiments ({len(sections)})",
                 "children": [{"anchor": s["anchor"], "text": f"{s['id']}: {s['title']}"} for s in sections]})
-    if robustness:
-        toc.append({"anchor": "robustness", "text": "How robust are the papers' conclusions?"})
+    # The robustness section's line: between markers, so that `vegaslab robustness` can add it
+    # when it splices the section in (vegaslab.report.robustness.splice).
+    toc.append({"anchor": "robustness", "text": "", "robustness": contents_html(robustness)})
     if references:
         toc.append({"anchor": "references", "text": "References"})
-    return [{"children": [], **c} for c in toc]
+    return [{"children": [], "robustness": "", **c} for c in toc]
 
 
 def compared_with_papers(b: Built, papers: Mapping[str, Any]) -> bool:

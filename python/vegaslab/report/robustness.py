@@ -7,7 +7,8 @@ the study, then per study its sentence, its points and its figures (embedded, so
 stands alone). The markup is the template ``templates/robustness.html.j2``; this
 module gathers the cells (:func:`section_model`).
 
-The section sits between two markers in ``index.html``. ``reproduce`` writes it from
+The section sits between two markers in ``index.html``, and its line in the table of contents
+between two more (:func:`contents_html`). ``reproduce`` writes it from
 whatever studies the directory holds (none: a line saying how to run them), and ``robustness``
 replaces what is between the markers, so running the studies after the reproduction updates
 the report without re-running or re-drawing anything else. The ns-2.35 column and sentences
@@ -36,6 +37,9 @@ from ..study.robustness import read_figure, study_name
 
 START = "<!-- vegaslab:robustness -->"
 END = "<!-- /vegaslab:robustness -->"
+#: The section's line in the page's table of contents sits between these (empty without studies).
+TOC_START = "<!-- vegaslab:robustness-contents -->"
+TOC_END = "<!-- /vegaslab:robustness-contents -->"
 ANCHOR = "robustness"
 TITLE = "How robust are the papers' conclusions?"
 #: The largest ``index.html`` :func:`splice` reads back (a report of every catalog entry,
@@ -114,6 +118,18 @@ def section_html(summaries: Sequence[Mapping[str, Any]], base: str | os.PathLike
     return render("robustness.html.j2", **section_model(summaries, base)).strip()
 
 
+def contents_html(shown: bool) -> Markup:
+    """The section's line in the table of contents, markers included: a link when the section
+    shows studies, nothing otherwise."""
+    line = Markup('<li><a href="#{}">{}</a></li>').format(ANCHOR, TITLE) if shown else Markup("")
+    return Markup(TOC_START) + line + Markup(TOC_END)
+
+
+def _replace(text: str, start: str, end: str, new: str) -> str:
+    i, j = text.find(start), text.find(end)
+    return text if i < 0 or j < i else text[:i] + new + text[j + len(end):]
+
+
 def splice(page: str | os.PathLike, summaries: Sequence[Mapping[str, Any]]) -> bool:
     """Replace the section in an existing ``index.html``; False (nothing written) when the page
     has no markers (written by an older vegaslab: ``reproduce`` again to get them). The page
@@ -129,6 +145,7 @@ def splice(page: str | os.PathLike, summaries: Sequence[Mapping[str, Any]]) -> b
     i, j = text.find(START), text.find(END)
     if i < 0 or j < i:
         return False
-    new = text[:i] + section_html(summaries, page.parent) + text[j + len(END):]
+    new = _replace(text, START, END, section_html(summaries, page.parent))
+    new = _replace(new, TOC_START, TOC_END, str(contents_html(bool(summaries))))
     safe_io.write_file(page.parent, page.name, new)
     return True
