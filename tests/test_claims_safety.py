@@ -297,7 +297,9 @@ def test_every_catalog_claim_parses_within_the_budgets_and_fills_in_only_its_own
 def test_every_function_a_catalog_claim_calls_is_built_in_or_public_in_vegaslab_metrics():
     from vegaslab.study import metrics
 
-    builtin = set(functions.SIMPLE) | set(functions.SERIES_FUNCTIONS) | {"all", "any", "run"}
+    from vegaslab.study.claims.timecourse import TIMECOURSE_FUNCTIONS
+
+    builtin = set(functions.SIMPLE) | set(functions.SERIES_FUNCTIONS) | set(TIMECOURSE_FUNCTIONS) | {"all", "any", "run"}
     for entry in catalog.list_entries(CATALOG):
         for c in entry.claims:
             for node in ast.walk(parse(c["expr"]).tree):
