@@ -448,53 +448,14 @@ def test_figures_keep_flows_named_by_integers_and_draw_a_results_set(two_flows, 
 
 # ---------------------------------------------------------------------- what the figures show
 
-EVENTFUL = """
-[meta]
-title = "A link that fails and a path that grows longer"
-
-[run]
-duration = "12s"
-
-[[links]]
-endpoints = ["S1", "R1"]
-bandwidth = "1Mbps"
-delay = "10ms"
-delay_schedule = [{ at = "8s", delay = "60ms" }]
-
-[[links]]
-endpoints = ["R1", "D1"]
-bandwidth = "500kbps"
-delay = "10ms"
-down = [["3s", "5s"]]
-queue = { kind = "red", limit = 30, min = 5, max = 15 }
-
-[[flows]]
-name = "f1"
-from = "S1"
-to = "D1"
-cc = "vegas-a"
-
-[[flows]]
-name = "f2"
-from = "S1"
-to = "D1"
-cc = "newreno"
-start = "1s"
-stop = "10s"
-
-[monitor]
-cwnd = true
-throughput = true
-queues = ["R1->D1"]
-"""
+#: A link failure, a delay change, a flow that starts late and stops early, a RED bottleneck.
+EVENTFUL = Path(__file__).resolve().parents[1] / "examples" / "figure-events.toml"
 
 
 @pytest.fixture
-def eventful(tmp_path) -> Path:
+def eventful() -> Path:
     pytest.importorskip("vegaslab._core")
-    path = tmp_path / "eventful.toml"
-    path.write_text(EVENTFUL)
-    return path
+    return EVENTFUL
 
 
 def _drawn(monkeypatch) -> list:
@@ -529,7 +490,7 @@ def test_every_figure_is_titled_with_the_scenarios_meta_title_and_labels_its_axe
     units = {"cwnd": "cwnd (packets)", "throughput": "throughput (kbit/s)", "queue": "queue length (packets)"}
     for kind in units:
         fig, ax = eventful_figures[kind]
-        assert fig.get_suptitle() == "A link that fails and a path that grows longer", kind
+        assert fig.get_suptitle() == "A link failure (3-5 s), a delay change (8 s) and a late flow over RED", kind
         assert ax.get_xlabel() == "time (s)" and ax.get_ylabel() == units[kind]
         assert ax.get_title(loc="left").endswith("seed 1")
 

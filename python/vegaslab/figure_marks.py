@@ -74,7 +74,8 @@ def scenario_title(meta: Mapping[str, Any] | None) -> str:
             title = None
         if title:
             return title
-    return str(meta.get("scenario") or (Path(source).stem if isinstance(source, str) else ""))
+    name = str(meta.get("scenario") or (Path(source).stem if isinstance(source, str) else ""))
+    return "" if name.startswith("<") else name  # "<string>": a scenario given as text has no name
 
 
 def wrapped(text: str, width: int = 90) -> str:
@@ -203,9 +204,8 @@ def draw_events(ax, marks: Sequence[Event], colors: Mapping[str, Any] | None = N
             ax.plot([e.time_s], [1.0], transform=ax.get_xaxis_transform(), marker=marker, ms=6, ls="none",
                     color=colors.get(e.subject, DELAY_COLOR), clip_on=False, zorder=3, label=f"_{e.text}")
         if chosen:
-            handles.append(Line2D([], [], marker=marker, ms=6, ls="none", color=DELAY_COLOR,
-                                  label=f"{what} ({', '.join(e.subject for e in chosen[:4])}"
-                                        f"{', ...' if len(chosen) > 4 else ''})"))
+            who = ", ".join(e.subject for e in chosen) if len(chosen) <= 3 else f"{len(chosen)} flows"
+            handles.append(Line2D([], [], marker=marker, ms=6, ls="none", color=DELAY_COLOR, label=f"{what} ({who})"))
     return handles
 
 

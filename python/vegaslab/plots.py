@@ -263,7 +263,7 @@ def _what(results: "Results", what: str) -> str:
     return f"{what}, seed {seed}" if seed is not None else what
 
 
-def _run_events(results: "Results", flows: dict[str, Column] | None = None) -> list:
+def run_events(results: "Results", flows: dict[str, Column] | None = None) -> list:
     """The events :func:`vegaslab.figure_marks.draw_events` marks: the links' (normalised
     scenario) and the flows' starts and ends (the ``flows`` table)."""
     meta = _meta(results)
@@ -325,6 +325,15 @@ def _flow_styles(results: "Results", groups: list) -> _FlowStyles:
     return _FlowStyles([flow for flow, _rows in groups], algorithms)
 
 
+def _packet_axis(ax, top: float) -> None:
+    """A y axis of packets: from 0 to 10% above ``top`` (at least 1, so an empty queue's axis is
+    not a scale of hundredths), with whole-number ticks."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_ylim(0, top * 1.1 if top > 0 else 1.0)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def _style_entry(label: str, **style):
     from matplotlib.lines import Line2D
 
@@ -334,7 +343,7 @@ def _style_entry(label: str, **style):
 def plot_cwnd(results: "Results", path: str | os.PathLike, *, ssthresh: bool = False) -> Path | None:
     """cwnd (packets) over time, one line per flow; ``ssthresh=True`` adds it dashed (the y
     axis stays scaled to cwnd, so ns-2's huge initial ssthresh does not flatten the plot) for
-    up to :data:`MAX_SSTHRESH_LINES` flows. Events are marked (:func:`_run_events`)."""
+    up to :data:`MAX_SSTHRESH_LINES` flows. Events are marked (:func:`run_events`)."""
     s = _rows_with(results, "series_flows", "cwnd_pkts")
     if s is None:
         return None
@@ -350,10 +359,9 @@ def plot_cwnd(results: "Results", path: str | os.PathLike, *, ssthresh: bool = F
         if ssthresh and not np.isnan(sst[rows]).all():
             dashed = True
             ax.plot(time[rows], sst[rows], ls="--", lw=0.8, color=color, label=f"{flow} ssthresh")
-    top = float(cwnd.max())
-    ax.set_ylim(0, top * 1.1 if top > 0 else 1)
+    _packet_axis(ax, float(np.nanmax(cwnd)) if len(cwnd) else 0.0)
     handles = styles.handles(lw=1.2) + ([_style_entry("ssthresh (dashed)", ls="--", lw=0.8)] if dashed else [])
-    return _save(fig, ax, path, handles + marks.draw_events(ax, _run_events(results), styles.colors))
+    return _save(fig, ax, path, handles + marks.draw_events(ax, run_events(results), styles.colors))
 
 
 def running_mean(values: np.ndarray) -> np.ndarray:
@@ -432,7 +440,7 @@ def _throughput_figure(results: "Results", window_s: float) -> tuple[Figure, Any
     handles = styles.handles(lw=2.2)
     if windowed:
         handles += [_style_entry(f"{window_s:g} s mean", lw=0.9), _style_entry("running mean since start", lw=2.2)]
-    return fig, ax, len(groups), handles + marks.draw_events(ax, _run_events(results, flows), styles.colors)
+    return fig, ax, len(groups), handles + marks.draw_events(ax, run_events(results, flows), styles.colors)
 
 
 def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
@@ -465,12 +473,14 @@ def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
             for level, name in zip(thresholds[str(queue)], ("min", "max")):
                 ax.axhline(level, ls=":", lw=1.2, color=color, label=f"{queue} RED {name} threshold")
             handles[-1].set_label(f"{queue} (RED min {thresholds[str(queue)][0]:g}, max {thresholds[str(queue)][1]:g})")
-    ax.set_ylim(bottom=0)
+    top = max([float(np.nanmax(length)) if len(length) else 0.0]
+              + [t for q, th in thresholds.items() for t in th if q in {str(groups[g][0]) for g in busiest}])
+    _packet_axis(ax, top)
     if red_avg:
         handles.append(_style_entry("RED average (dashed)", ls="--", lw=1.4))
     if red_th:
         handles.append(_style_entry("RED thresholds (dotted)", ls=":", lw=1.2))
-    return _save(fig, ax, path, handles + marks.draw_events(ax, _run_events(results)))
+    return _save(fig, ax, path, handles + marks.draw_events(ax, run_events(results)))
 
 
 #: The figures :func:`plot_all` draws: file name without its format's suffix, function, keyword
