@@ -180,7 +180,8 @@ def _sweep_figures(out: Path) -> list[tuple[str, str, str]]:
             continue
         name = f"sweep-{metric}-vs-buffer.png"
         ax.figure.savefig(out / name)
-        shown.append(("sweep", f"SweepResults.plot({metric!r}, 'buffer'{', flow=' + repr(flow) if flow else ''})", name))
+        call = f"SweepResults.plot({metric!r}, 'buffer'{', flow=' + repr(flow) if flow else ''})"
+        shown.append(("sweep", call, name))
     return shown
 
 
@@ -228,7 +229,8 @@ def build(out: str | Path) -> Path:
             body = (f'<img src="{html.escape(src)}" alt="{html.escape(caption)}">' if src
                     else '<p class="error">not drawn</p>')
             cls = ' class="wide"' if wide and wide[0] else ""
-            items.append(f'<figure data-kind="{key}"{cls}>{body}<figcaption>{html.escape(caption)}</figcaption></figure>')
+            items.append(f'<figure data-kind="{key}"{cls}>{body}'
+                         f'<figcaption>{html.escape(caption)}</figcaption></figure>')
         sections.append(f'<section id="{key}"><h2>{html.escape(title)}</h2><div class="grid">{"".join(items)}</div>'
                         "</section>")
     page = out / "index.html"

@@ -592,10 +592,14 @@ def test_run_writes_its_plots_in_the_format_asked_with_the_window_asked(eventful
     monkeypatch.setattr(plots, "usable_processes", lambda: 1)
     windows = []
     draw = plots.plot_throughput
-    monkeypatch.setattr(plots, "FIGURES", (("throughput", lambda r, p, **kw: windows.append(kw) or draw(r, p, **kw), {}),
-                                           *plots.FIGURES[1:]))
+    def throughput(results, path, **kwargs):
+        windows.append(kwargs)
+        return draw(results, path, **kwargs)
+
+    monkeypatch.setattr(plots, "FIGURES", (("throughput", throughput, {}), *plots.FIGURES[1:]))
     out = tmp_path / "out"
-    assert cli.main(["run", str(eventful), "--out", str(out), "--format", "svg", "--throughput-window", "2.5", "-q"]) == 0
+    args = ["run", str(eventful), "--out", str(out), "--format", "svg", "--throughput-window", "2.5", "-q"]
+    assert cli.main(args) == 0
     assert sorted(p.name for p in out.glob("*.svg")) == ["cwnd.svg", "queue.svg", "throughput.svg"]
     assert not list(out.glob("*.png")) and windows == [{"window_s": 2.5}]
 

@@ -89,6 +89,9 @@ def _ms(ns: float) -> str:
 
 
 def link_events(scenario: Mapping[str, Any]) -> list[Event]:
+    """Each link's ``down`` intervals (``down_ns``) and delay changes (``delay_schedule_ns`` of
+    either direction, a change both directions make marked once) in the normalised scenario; more
+    than :data:`MAX_DELAY_MARKS` delay changes are one ``delay-trace`` event naming the links."""
     nodes = list(scenario.get("nodes") or [])
     out: list[Event] = []
     delays: list[Event] = []
@@ -175,6 +178,7 @@ def paper_flow_names(ccs: Mapping[str, str], flows: Iterable[str]) -> dict[str, 
         a = algos.get(f)
         out[f] = f if a is None else a if counts[a] == 1 else f"connection {k} ({a})"
     return out
+
 
 def draw_events(ax, marks: Sequence[Event], colors: Mapping[str, Any] | None = None) -> list:
     """Mark ``marks`` on ``ax`` and return their legend handles, one per kind and subject: a link

@@ -484,7 +484,8 @@ def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
 
 
 #: The figures :func:`plot_all` draws: file name without its format's suffix, function, keyword
-#: arguments; the first ones go to child processes. On the benchmark (CPU seconds): throughput 0.14, cwnd 0.16, queue 0.09;
+#: arguments; the first ones go to child processes. On the benchmark (CPU seconds): throughput
+#: 0.14, cwnd 0.16, queue 0.09;
 #: throughput stays first, as the figure that grows most with longer runs (one line per flow
 #: and bin).
 FIGURES: tuple[tuple[str, Callable[..., "Path | None"], dict], ...] = (

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from .. import figure_marks as marks
-from ..plots import run_events, windowed_mean
+from ..plots import run_events, running_mean, windowed_mean
 from ..study import claims
 from ..study.claims import RunSet
 from .tables import num_cell
@@ -264,7 +264,7 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
         ylabel = f"{column} (packets)"
     level_metric = LEVEL_METRIC.get(column)
     described = references_of(spec)
-    window = float(spec.get("window", THROUGHPUT_WINDOW_S))
+    mean_window = float(spec.get("window", THROUGHPUT_WINDOW_S))
     ncols = 2 if len(variants) > 2 else 1
     nrows = math.ceil(len(variants) / ncols)
     fig = _mpl_figure(12.5 if ncols == 2 else 9.5, 0.5 + 2.4 * nrows)
@@ -296,10 +296,9 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
                     g = g[keep] if keep.any() else g
                 t = g["time_s"].to_numpy(dtype=float)
                 y = g[column].to_numpy(dtype=float) / scale
-                ax.plot(t, windowed_mean(t, y, window), lw=0.9, alpha=0.8, color=color,
-                        label=f"{name} ({window:g} s mean)")
-                mean = np.cumsum(y) / np.arange(1, len(y) + 1) if len(y) else y
-                ax.plot(t, mean, lw=2.0, color=color, label=f"{name} (running mean)")
+                ax.plot(t, windowed_mean(t, y, mean_window), lw=0.9, alpha=0.8, color=color,
+                        label=f"{name} ({mean_window:g} s mean)")
+                ax.plot(t, running_mean(y), lw=2.0, color=color, label=f"{name} (running mean)")
             elif kind == "queue":
                 ax.plot(g["time_s"], g[column], drawstyle="steps-post", lw=0.9, color=color, label=name)
             else:
@@ -352,8 +351,8 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
                          "interval": [t0, t1], "below": below, "window": window, "mean": dep["mean"],
                          "departures": dep["spans"], "text": msg})
         # the axis holds the series and every level drawn on it (a published level above our curve)
-        levels = [r["level"] / scale for r in refs if r["variant"] == n and r["kind"] in ("published-level", "described")
-                  and math.isfinite(r["level"])]
+        levels = [r["level"] / scale for r in refs
+                  if r["variant"] == n and r["kind"] in ("published-level", "described") and math.isfinite(r["level"])]
         ax.set_ylim(0, (spec.get("ylim") or [0, max(max([ymax, *levels]) * 1.08, 1e-9)])[1])
         if spec.get("xlim"):
             ax.set_xlim(*spec["xlim"])
@@ -366,7 +365,8 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
         event_handles = marks.draw_events(ax, run_events(res), colors)
         handles = [h for h in ax.get_legend_handles_labels()[0] if h not in event_handles] + event_handles
         marks.outside_legend(ax, handles, fontsize=7.5)
-    what = {"throughput": f"Throughput averaged over {window:g} s (thin) and running mean since the flow's start (thick)",
+    what = {"throughput": f"Throughput averaged over {mean_window:g} s (thin) and running mean since the flow's "
+                          "start (thick)",
             "cwnd": "Congestion window over time", "queue": "Queue length over time"}[kind]
     caption = spec.get("caption") or f"{what}; one panel per variant."
     return {"png": _png(fig), "caption": str(caption), "references": refs}
