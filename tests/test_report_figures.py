@@ -120,6 +120,7 @@ def test_every_panels_legend_sits_beside_it_and_the_delay_change_is_marked(entry
         for name, ax in _panels(fig).items():
             assert ax.get_legend().get_window_extent(renderer).x0 >= ax.get_window_extent(renderer).x1 - 0.5, name
             assert {"S1-R1 delay 60 ms at 8 s", "R1-D1 down"} <= set(_legend_texts(ax)), name
+    assert "flow starts (NewReno)" in _legend_texts(_panels(drawn[0])["vegas-a"])
 
 
 @pytest.mark.parametrize("values, expected", [

@@ -180,14 +180,15 @@ def paper_flow_names(ccs: Mapping[str, str], flows: Iterable[str]) -> dict[str, 
     return out
 
 
-def draw_events(ax, marks: Sequence[Event], colors: Mapping[str, Any] | None = None) -> list:
+def draw_events(ax, marks: Sequence[Event], colors: Mapping[str, Any] | None = None,
+                names: Mapping[str, str] | None = None) -> list:
     """Mark ``marks`` on ``ax`` and return their legend handles, one per kind and subject: a link
     down is shaded over its interval, a delay change is a dash-dot vertical line, a flow's start
-    and end are triangles on the top edge (in the flow's colour from ``colors``), outside the
-    data (the y axis ends above the series' peak)."""
+    and end are triangles on the top edge (in the flow's colour from ``colors``, named in the
+    legend as ``names`` names it), outside the data (the y axis ends above the series' peak)."""
     from matplotlib.lines import Line2D
 
-    colors = colors or {}
+    colors, names = colors or {}, names or {}
     handles: list = []
     labelled: set[tuple[str, str]] = set()
     for e in marks:
@@ -208,7 +209,8 @@ def draw_events(ax, marks: Sequence[Event], colors: Mapping[str, Any] | None = N
             ax.plot([e.time_s], [1.0], transform=ax.get_xaxis_transform(), marker=marker, ms=6, ls="none",
                     color=colors.get(e.subject, DELAY_COLOR), clip_on=False, zorder=3, label=f"_{e.text}")
         if chosen:
-            who = ", ".join(e.subject for e in chosen) if len(chosen) <= 3 else f"{len(chosen)} flows"
+            who = (", ".join(names.get(e.subject, e.subject) for e in chosen) if len(chosen) <= 3
+                   else f"{len(chosen)} flows")
             handles.append(Line2D([], [], marker=marker, ms=6, ls="none", color=DELAY_COLOR, label=f"{what} ({who})"))
     return handles
 

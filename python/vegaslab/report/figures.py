@@ -362,7 +362,7 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
         ax.set_ylabel(ylabel, fontsize=9)
         ax.set_xlabel("time (s)", fontsize=9)
         ax.xaxis.set_tick_params(labelbottom=True)
-        event_handles = marks.draw_events(ax, run_events(res), colors)
+        event_handles = marks.draw_events(ax, run_events(res), colors, names)
         handles = [h for h in ax.get_legend_handles_labels()[0] if h not in event_handles] + event_handles
         marks.outside_legend(ax, handles, fontsize=7.5)
     what = {"throughput": f"Throughput averaged over {mean_window:g} s (thin) and running mean since the flow's "
