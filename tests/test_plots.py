@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import vegaslab
-from vegaslab import plots
+from vegaslab import figure_marks, plots
 from scenario_text import TWO_HOP
 
 
@@ -612,3 +612,26 @@ def test_beyond_so_many_flows_the_legend_has_one_entry_per_algorithm(tmp_path, m
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Reno: 4 flows", f"Vegas: {pairs - 4} flows"]
     colors = {line.get_color() for line in ax.get_lines() if not line.get_label().startswith("_")}
     assert len(colors) == 2
+
+
+def test_events_after_the_runs_end_are_not_marked(eventful, tmp_path, monkeypatch):
+    drawn = _drawn(monkeypatch)
+    plots.plot_cwnd(vegaslab.run(eventful, overrides=["run.duration=4s"]), tmp_path / "cwnd.png")
+    _fig, ax = drawn[0]
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "R1-D1 down" in texts and not any("delay" in t for t in texts)  # the change at 8 s is after 4 s
+    (span,) = [p for p in ax.patches if p.get_label() == "R1-D1 down"]
+    xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+    assert (min(xs), max(xs)) == (3.0, 4.0)  # down from 3 s to the run's end
+
+
+def test_a_delay_trace_is_named_in_the_legend_not_drawn_as_a_comb_of_lines(tmp_path, monkeypatch):
+    many = figure_marks.MAX_DELAY_MARKS + 1
+    changes = ", ".join(f'{{ at = "{t}s", delay = "{10 + t}ms" }}' for t in range(1, many + 1))
+    text = TWO_HOP.replace('delay = "10ms"\n', f'delay = "10ms"\ndelay_schedule = [{changes}]\n', 1)
+    drawn = _drawn(monkeypatch)
+    plots.plot_cwnd(vegaslab.run('[run]\nduration = "15s"\n' + text, overrides=["monitor.cwnd=true"]), tmp_path / "c.png")
+    _fig, ax = drawn[0]
+    assert f"S1-R1: delay varies ({many} changes, not marked)" in [
+        t.get_text() for t in ax.get_legend().get_texts()]
+    assert not [line for line in ax.get_lines() if line.get_linestyle() == "-."]

@@ -88,10 +88,11 @@ def _ms(ns: float) -> str:
     return f"{ns / 1e6:g} ms"
 
 
-def link_events(scenario: Mapping[str, Any]) -> list[Event]:
+def link_events(scenario: Mapping[str, Any], duration_s: float = math.inf) -> list[Event]:
     """Each link's ``down`` intervals (``down_ns``) and delay changes (``delay_schedule_ns`` of
-    either direction, a change both directions make marked once) in the normalised scenario; more
-    than :data:`MAX_DELAY_MARKS` delay changes are one ``delay-trace`` event naming the links."""
+    either direction, a change both directions make marked once) in the normalised scenario that
+    begin within the run's ``duration_s``; more than :data:`MAX_DELAY_MARKS` delay changes are one
+    ``delay-trace`` event naming the links."""
     nodes = list(scenario.get("nodes") or [])
     out: list[Event] = []
     delays: list[Event] = []
@@ -101,11 +102,12 @@ def link_events(scenario: Mapping[str, Any]) -> list[Event]:
         except (KeyError, IndexError, TypeError):
             continue
         for a, b in link.get("down_ns") or []:
-            out.append(Event("down", a / 1e9, name, f"{name} down", until_s=b / 1e9))
+            if a / 1e9 < duration_s:
+                out.append(Event("down", a / 1e9, name, f"{name} down", until_s=min(b / 1e9, duration_s)))
         seen = set()
         for side in ("forward", "reverse"):
             for at, delay in (link.get(side) or {}).get("delay_schedule_ns") or []:
-                if (at, delay) in seen:  # both directions changed alike: one mark
+                if (at, delay) in seen or at / 1e9 > duration_s:  # both directions changed alike: one mark
                     continue
                 seen.add((at, delay))
                 delays.append(Event("delay", at / 1e9, name, f"{name} delay {_ms(delay)} at {at / 1e9:g} s"))

@@ -267,12 +267,12 @@ def run_events(results: "Results", flows: dict[str, Column] | None = None) -> li
     """The events :func:`vegaslab.figure_marks.draw_events` marks: the links' (normalised
     scenario) and the flows' starts and ends (the ``flows`` table)."""
     meta = _meta(results)
+    duration = float(meta.get("duration_s") or math.inf)
     scenario = marks.normalised_scenario(meta)
-    out = marks.link_events(scenario) if scenario else []
+    out = marks.link_events(scenario, duration) if scenario else []
     flows = _table(results, "flows") if flows is None else flows
     if all(c in flows for c in ("flow", "start_s", "end_s")):
-        out += marks.flow_events(_texts(flows["flow"]), _floats(flows["start_s"]), _floats(flows["end_s"]),
-                                 float(meta.get("duration_s") or math.inf))
+        out += marks.flow_events(_texts(flows["flow"]), _floats(flows["start_s"]), _floats(flows["end_s"]), duration)
     return out
 
 
