@@ -720,15 +720,18 @@ def rate_unit(peak_bps: float, unit: str | None = None) -> tuple[float, str]:
 
 
 def draw_lines(ax, x: np.ndarray, y: np.ndarray, keys, *, transform: Callable | None = None,
-               **style) -> int:
+               window: float | None = None, **style) -> int:
     """One line per distinct key (in order of first appearance), its samples sorted by x and
-    labelled ``str(key)``; ``transform`` maps each line's y values (e.g. :func:`running_mean`).
+    labelled ``str(key)``; ``transform`` maps each line's y values (e.g. :func:`running_mean`),
+    ``window`` averages them over the trailing ``window`` of x (:func:`windowed_mean`).
     Returns the number of lines drawn."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     groups = _groups(keys)
     for key, rows in groups:
         rows = rows[np.argsort(x[rows], kind="stable")]
         values = y[rows] if transform is None else transform(y[rows])
+        if window is not None:
+            values = windowed_mean(x[rows], values, window)
         ax.plot(x[rows], values, label=str(key), **style)
     return len(groups)
 
