@@ -12,7 +12,7 @@ REQUIRE_CHROMIUM ?= 1
 REQUIRE_BPF ?= 1
 REQUIRE_TSHARK ?= 1
 
-.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark testbed-accuracy testbed-envelope compare-kernel bench robustness publish-robustness publish-numbers bench-scale bench-memory bench-sweep fuzz limits docs clean
+.PHONY: setup reproduce reproduce-all test test-rust test-python wheel-check ns2 chromium bpf tshark gallery testbed-accuracy testbed-envelope compare-kernel bench robustness publish-robustness publish-numbers bench-scale bench-memory bench-sweep fuzz limits docs clean
 
 ## setup: Python venv with vegaslab built from source (maturin compiles the Rust core)
 setup: $(STAMP)
@@ -84,6 +84,10 @@ testbed-envelope: setup bpf tshark
 ## compare-kernel: the comparison suite of simulator against kernel, every case of examples/kernel/suite/cases.toml 5 times on the kernel (root; ~35 min): report and stored kernel runs in out/compare/
 compare-kernel: setup bpf
 	$(VENV)/bin/vegaslab compare --suite -v --out out/compare
+
+## gallery: every kind of figure (run, report, sweep) on one page, out/gallery/index.html, and its screenshot in headless Chromium, out/gallery/gallery.png (~15 s)
+gallery: setup chromium
+	$(PY) scripts/gallery.py out/gallery
 
 ## bench: the speed benchmark (bench/grids-net2), side by side with ns-2 when installed: seven interleaved rounds, medians (~2 min; BENCH_ARGS="--repeat 1"); $(BENCH_OUT)/bench.json, and the machine and its load in $(BENCH_OUT)/measured.json
 BENCH_OUT ?= out/bench

@@ -58,8 +58,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("vegaslab.errors", "vegaslab.deprecation", "vegaslab.interrupts", "vegaslab.safe_io",
                     "vegaslab.outdir", "vegaslab.core", "vegaslab.scenario", "vegaslab.heuristics",
                     "vegaslab.registry", "vegaslab.schema")),
-    # one run: simulate it, its results as columns and tables, its plots, the fairness index
-    ("run", ("vegaslab.simulation", "vegaslab.results", "vegaslab.columns", "vegaslab.plots", "vegaslab.fairness")),
+    # one run: simulate it, its results as columns and tables, its plots and what they mark, the
+    # fairness index
+    ("run", ("vegaslab.simulation", "vegaslab.results", "vegaslab.columns", "vegaslab.plots", "vegaslab.figure_marks",
+             "vegaslab.fairness")),
     # many runs, and the other systems a run is compared with: sweeps with their engine and
     # store, ns-2, the Linux kernel's BPF congestion controls and the testbed, the benchmark
     ("engines", ("vegaslab.sweeps", "vegaslab.ns2", "vegaslab.kernel", "vegaslab.testbed", "vegaslab.bench")),

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import vegaslab
-from vegaslab import plots
+from vegaslab import figure_marks, plots
 from scenario_text import TWO_HOP
 
 
@@ -103,7 +103,7 @@ def test_a_decimated_figure_draws_the_same_pixels_to_within_a_pixel_and_keeps_a_
     def draw(path):
         fig, ax = plots._figure("dense", "value")
         ax.plot(t, y, color="black", lw=1.0)
-        plots._save(fig, ax, path, 0)
+        plots._save(fig, ax, path)
         return ax
 
     ax = draw(tmp_path / "decimated.png")
@@ -195,7 +195,7 @@ def _killed(results, path, **kwargs):
 @pytest.mark.parametrize("processes", [1, 3])
 def test_a_figure_that_fails_is_one_plot_error_naming_the_file_and_the_others_are_still_drawn(
         res, tmp_path, monkeypatch, processes):
-    monkeypatch.setattr(plots, "FIGURES", (("throughput.png", _fails, {}), *plots.FIGURES[1:]))
+    monkeypatch.setattr(plots, "FIGURES", (("throughput", _fails, {}), *plots.FIGURES[1:]))
     with pytest.raises(plots.PlotError) as info:
         _in_time(lambda: plots.plot_all(res, tmp_path, processes=processes))
     assert str(info.value) == "throughput.png: could not draw the plot: ValueError: no samples to draw"
@@ -210,7 +210,7 @@ def test_a_figure_that_fails_is_one_plot_error_naming_the_file_and_the_others_ar
 @pytest.mark.parametrize("func, how", [(_exits, "ended with exit status 3"),
                                        (_killed, "was killed by signal 9 (SIGKILL)")])
 def test_a_child_that_dies_without_a_report_is_a_plot_error_not_a_hang(res, tmp_path, monkeypatch, func, how):
-    monkeypatch.setattr(plots, "FIGURES", (("throughput.png", func, {}), *plots.FIGURES[1:]))
+    monkeypatch.setattr(plots, "FIGURES", (("throughput", func, {}), *plots.FIGURES[1:]))
     with pytest.raises(plots.PlotError, match="^throughput.png: could not draw the plot: its process "
                                               f"{re.escape(how)} without a report$"):
         _in_time(lambda: plots.plot_all(res, tmp_path, processes=2))
@@ -222,7 +222,7 @@ def _sleeps(results, path, **kwargs):
 
 
 def test_an_error_while_the_children_draw_stops_them_before_the_block_is_left(res, tmp_path, monkeypatch):
-    monkeypatch.setattr(plots, "FIGURES", (("throughput.png", _sleeps, {}), *plots.FIGURES[1:]))
+    monkeypatch.setattr(plots, "FIGURES", (("throughput", _sleeps, {}), *plots.FIGURES[1:]))
     started = time.monotonic()
     pid_file = tmp_path / "throughput.png.pid"
     with pytest.raises(RuntimeError, match="writing the tables failed"):
@@ -292,7 +292,7 @@ def test_run_reports_a_figure_that_cannot_be_drawn_in_one_line_and_writes_nothin
                                                                                   capsys):
     from vegaslab import cli
 
-    monkeypatch.setattr(plots, "FIGURES", (("throughput.png", _fails, {}), *plots.FIGURES[1:]))
+    monkeypatch.setattr(plots, "FIGURES", (("throughput", _fails, {}), *plots.FIGURES[1:]))
     monkeypatch.setattr(plots, "usable_processes", lambda: 2)
     out = tmp_path / "out"
     assert _in_time(lambda: cli.main(["run", str(two_hop), "--out", str(out)])) == 1
@@ -331,8 +331,9 @@ def test_when_no_process_can_be_forked_the_figures_are_drawn_here(res, tmp_path,
     assert {int(Path(f"{p}.pid").read_text()) for p in made} == {os.getpid()}
 
 
-def _dumbbell_throughput(pairs: int):
-    """A 1 s dumbbell run of `pairs` Reno flows with the throughput and cwnd sampled every 50 ms."""
+def _dumbbell(pairs: int, flows: dict[str, str]):
+    """A 1 s dumbbell run of `pairs` pairs with the throughput and cwnd sampled every 50 ms;
+    ``flows``: pairs ("1-4") -> algorithm."""
     text = f"""
 [run]
 duration = "1s"
@@ -343,17 +344,19 @@ access = {{ bandwidth = "10Mbps", delay = "1ms" }}
 bottleneck = {{ bandwidth = "20Mbps", delay = "5ms" }}
 [monitor]
 throughput = true
-[[flows]]
-pairs = "1-{pairs}"
-cc = "reno"
-"""
+""" + "".join(f'[[flows]]\npairs = "{which}"\ncc = "{cc}"\n' for which, cc in flows.items())
     return vegaslab.run(text, overrides=["monitor.cwnd=true"])
+
+
+def _dumbbell_throughput(pairs: int):
+    """A 1 s dumbbell run of `pairs` Reno flows (:func:`_dumbbell`)."""
+    return _dumbbell(pairs, {f"1-{pairs}": "reno"})
 
 
 @pytest.mark.parametrize("pairs, dashed", [(plots.MAX_SSTHRESH_LINES, True), (plots.MAX_SSTHRESH_LINES + 1, False)])
 def test_the_cwnd_figure_leaves_out_the_ssthresh_lines_beyond_so_many_flows(pairs, dashed, tmp_path, monkeypatch):
     drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, n: drawn.extend(ax.get_lines()))
+    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, handles=None: drawn.extend(ax.get_lines()))
     plots.plot_cwnd(_dumbbell_throughput(pairs), tmp_path / "cwnd.png", ssthresh=True)
     styles = [line.get_linestyle() for line in drawn]
     assert styles.count("-") == pairs and styles.count("--") == (pairs if dashed else 0)
@@ -361,16 +364,22 @@ def test_the_cwnd_figure_leaves_out_the_ssthresh_lines_beyond_so_many_flows(pair
 
 @pytest.mark.parametrize("pairs, thin", [(plots.MAX_PER_BIN_LINES, True), (plots.MAX_PER_BIN_LINES + 1, False)])
 def test_the_throughput_figure_leaves_out_per_bin_lines_beyond_so_many_flows(pairs, thin):
-    # Each flow's running mean (thick) always; its per-bin line (thin) only up to
+    # Each flow's running mean (thick) always; its windowed line (thin) only up to
     # MAX_PER_BIN_LINES flows, where they do not yet cover each other.
     fig, ax, n = plots.throughput_axes(_dumbbell_throughput(pairs))
     widths = [line.get_linewidth() for line in ax.get_lines()]
     assert n == pairs
-    assert widths.count(2.2) == pairs and widths.count(0.5) == (pairs if thin else 0)
-    assert ("running mean per flow" in ax.get_title()) is not thin
+    assert widths.count(2.2) == pairs and widths.count(0.9) == (pairs if thin else 0)
+    assert ("running mean per flow" in ax.get_title(loc="left")) is not thin
 
 
 # ---------------------------------------------------------------------- the figures' data
+
+
+def _series_labels(ax) -> list[str]:
+    """The labels of the lines that draw series (event marks are labelled ``_...``)."""
+    return [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+
 
 MONITORS = ["monitor.cwnd=true", "monitor.throughput=true", "monitor.all_queues=true"]
 
@@ -403,7 +412,7 @@ def test_a_figure_shows_a_series_frame_the_user_replaced(two_flows, tmp_path, mo
     s = res.series_flows
     res.series_flows = s[s["flow"] == "f2"]
     labels = []
-    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, n: labels.extend(l.get_label() for l in ax.get_lines()))
+    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, handles=None: labels.extend(_series_labels(ax)))
     plots.plot_cwnd(res, tmp_path / "cwnd.png")
     assert labels == ["f2"]
 
@@ -428,10 +437,201 @@ def test_figures_keep_flows_named_by_integers_and_draw_a_results_set(two_flows, 
     s = res.series_flows
     res.series_flows = s.assign(flow=s["flow"].map({"f1": 2**53, "f2": 2**53 + 1}))
     labels = []
-    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, n: labels.append([l.get_label() for l in ax.get_lines()]))
+    monkeypatch.setattr(plots, "_save", lambda fig, ax, path, handles=None: labels.append(_series_labels(ax)))
     plots.plot_cwnd(res, tmp_path / "cwnd.png")
     assert labels[-1] == [str(2**53), str(2**53 + 1)]
     both = vegaslab.concat([res, vegaslab.run(two_flows, overrides=MONITORS)], keys=["a", "b"])
     plots.plot_cwnd(both, tmp_path / "set.png")
     plots.plot_queues(both, tmp_path / "set-queue.png")
     assert labels[-2] and labels[-1]
+
+
+# ---------------------------------------------------------------------- what the figures show
+
+#: A link failure, a delay change, a flow that starts late and stops early, a RED bottleneck.
+EVENTFUL = Path(__file__).resolve().parents[1] / "examples" / "figure-events.toml"
+
+
+@pytest.fixture
+def eventful() -> Path:
+    pytest.importorskip("vegaslab._core")
+    return EVENTFUL
+
+
+def _drawn(monkeypatch) -> list:
+    """``(figure, axes)`` of every figure saved from now on (laid out and written as usual)."""
+    drawn, save = [], plots._save
+
+    def spy(fig, ax, path, handles=None):
+        out = save(fig, ax, path, handles)
+        drawn.append((fig, ax))
+        return out
+
+    monkeypatch.setattr(plots, "_save", spy)
+    return drawn
+
+
+def _bbox(artist):
+    return artist.get_window_extent(artist.figure.canvas.get_renderer())
+
+
+@pytest.fixture
+def eventful_figures(eventful, tmp_path, monkeypatch):
+    drawn = _drawn(monkeypatch)
+    res = vegaslab.run(eventful)
+    made = plots.plot_all(res, tmp_path / "figures", processes=1)
+    assert [p.name for p in made] == ["cwnd.png", "throughput.png", "queue.png"]
+    figures = {ax.get_ylabel().split()[0]: (fig, ax) for fig, ax in drawn}
+    figures["results"] = res
+    return figures
+
+
+def test_every_figure_is_titled_with_the_scenarios_meta_title_and_labels_its_axes_with_units(eventful_figures):
+    units = {"cwnd": "cwnd (packets)", "throughput": "throughput (kbit/s)", "queue": "queue length (packets)"}
+    for kind in units:
+        fig, ax = eventful_figures[kind]
+        assert fig.get_suptitle() == "A link failure (3-5 s), a delay change (8 s) and a late flow over RED", kind
+        assert ax.get_xlabel() == "time (s)" and ax.get_ylabel() == units[kind]
+        assert ax.get_title(loc="left").endswith("seed 1")
+
+
+def test_a_scenario_without_a_title_is_titled_with_its_file_name(two_hop, tmp_path, monkeypatch):
+    drawn = _drawn(monkeypatch)
+    plots.plot_cwnd(vegaslab.run(two_hop, overrides=MONITORS), tmp_path / "cwnd.png")
+    assert drawn[0][0].get_suptitle() == "two-hop"
+
+
+def test_the_legend_sits_beside_the_axes_and_covers_no_data(eventful_figures):
+    for kind in ("cwnd", "throughput", "queue"):
+        fig, ax = eventful_figures[kind]
+        legend = ax.get_legend()
+        assert legend is not None and legend.get_texts(), kind
+        assert _bbox(legend).x0 >= _bbox(ax).x1 - 0.5, kind  # right of the plotting area
+        assert _bbox(legend).x1 <= fig.bbox.x1 + 0.5, kind  # and inside the figure
+
+
+def test_legend_entries_name_each_flow_with_its_algorithm_as_the_papers_spell_it(eventful_figures):
+    _fig, ax = eventful_figures["cwnd"]
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "f1 (Vegas-A)" in texts and "f2 (NewReno)" in texts
+
+
+def test_a_link_failure_is_shaded_and_a_delay_change_is_a_vertical_line_on_every_figure(eventful_figures):
+    for kind in ("cwnd", "throughput", "queue"):
+        _fig, ax = eventful_figures[kind]
+        texts = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert "R1-D1 down" in texts and "S1-R1 delay 60 ms at 8 s" in texts, kind
+        spans = [p for p in ax.patches if p.get_label() == "R1-D1 down"]
+        assert len(spans) == 1
+        xs = spans[0].get_patch_transform().transform(spans[0].get_path().vertices)[:, 0]  # in data x
+        assert (min(xs), max(xs)) == (3.0, 5.0)
+        (delay,) = [line for line in ax.get_lines() if line.get_label() == "S1-R1 delay 60 ms at 8 s"]
+        assert list(delay.get_xdata()) == [8.0, 8.0] and delay.get_linestyle() == "-."
+
+
+def test_a_flows_start_and_end_are_marked_on_the_top_edge(eventful_figures):
+    _fig, ax = eventful_figures["throughput"]
+    marks = {line.get_label(): line for line in ax.get_lines() if line.get_label() in ("_f2 starts", "_f2 ends")}
+    assert set(marks) == {"_f2 starts", "_f2 ends"}
+    assert marks["_f2 starts"].get_xdata()[0] == 1.0 and marks["_f2 starts"].get_marker() == "v"
+    flows = eventful_figures["results"].flows.set_index("flow")
+    assert marks["_f2 ends"].get_xdata()[0] == flows.loc["f2", "end_s"] and marks["_f2 ends"].get_marker() == "^"
+    assert not any(line.get_label() == "_f1 starts" for line in ax.get_lines())  # from 0: nothing to mark
+
+
+def test_the_queue_figure_draws_reds_average_and_its_two_thresholds(eventful_figures):
+    _fig, ax = eventful_figures["queue"]
+    labels = {line.get_label(): line for line in ax.get_lines()}
+    assert labels["R1->D1 RED average"].get_linestyle() == "--"
+    assert list(labels["R1->D1 RED min threshold"].get_ydata()) == [5.0, 5.0]
+    assert list(labels["R1->D1 RED max threshold"].get_ydata()) == [15.0, 15.0]
+    assert np.nanmax(labels["R1->D1 RED average"].get_ydata()) > 0
+
+
+def test_the_throughput_figure_draws_the_windowed_mean_beside_the_running_mean(eventful_figures):
+    _fig, ax = eventful_figures["throughput"]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    windowed, running = lines["f1 (1 s mean)"], lines["f1 (running mean)"]
+    assert windowed.get_linewidth() < running.get_linewidth()
+    t, y = (np.asarray(v) for v in windowed.get_data())
+    down = (t > 4.0) & (t <= 5.0)  # a second into the failure the 1 s window holds only the outage
+    assert np.all(y[down] == 0)
+    assert np.all(np.asarray(running.get_ydata())[(t > 4.0) & (t <= 5.0)] > 0)  # the running mean hides it
+
+
+def test_the_windowed_mean_averages_the_trailing_window_of_bins():
+    t = np.arange(1, 11) * 0.1
+    y = np.array([0, 0, 0, 0, 10, 10, 10, 10, 10, 10], dtype=float)
+    got = plots.windowed_mean(t, y, 0.3)  # three bins
+    assert got.tolist() == pytest.approx([0, 0, 0, 0, 10 / 3, 20 / 3, 10, 10, 10, 10])
+    assert plots.windowed_mean(t, y, 0.05).tolist() == y.tolist()  # shorter than a bin: the bins
+
+
+@pytest.mark.parametrize("fmt, magic", [("pdf", b"%PDF-"), ("svg", b"<svg")])
+def test_figures_are_written_as_pdf_or_svg_and_the_same_bytes_each_time(eventful, tmp_path, fmt, magic):
+    res = vegaslab.run(eventful)
+    made = plots.plot_all(res, tmp_path / "a", processes=1, format=fmt)
+    again = plots.plot_all(res, tmp_path / "b", processes=1, format=fmt)
+    assert [p.name for p in made] == [f"cwnd.{fmt}", f"throughput.{fmt}", f"queue.{fmt}"]
+    for a, b in zip(made, again):
+        head = a.read_bytes()[:400]
+        assert head.startswith(magic) if fmt == "pdf" else magic in head, a.name
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_an_unknown_format_or_a_window_not_above_zero_is_refused(res, tmp_path):
+    with pytest.raises(ValueError, match="format: must be one of png, pdf, svg, got 'jpg'"):
+        plots.plot_all(res, tmp_path, format="jpg")
+    with pytest.raises(ValueError, match="window_s: the throughput window must be > 0 seconds, got 0"):
+        plots.plot_all(res, tmp_path, window_s=0)
+
+
+def test_run_writes_its_plots_in_the_format_asked_with_the_window_asked(eventful, tmp_path, monkeypatch):
+    from vegaslab import cli
+
+    monkeypatch.setattr(plots, "usable_processes", lambda: 1)
+    windows = []
+    draw = plots.plot_throughput
+    def throughput(results, path, **kwargs):
+        windows.append(kwargs)
+        return draw(results, path, **kwargs)
+
+    monkeypatch.setattr(plots, "FIGURES", (("throughput", throughput, {}), *plots.FIGURES[1:]))
+    out = tmp_path / "out"
+    args = ["run", str(eventful), "--out", str(out), "--format", "svg", "--throughput-window", "2.5", "-q"]
+    assert cli.main(args) == 0
+    assert sorted(p.name for p in out.glob("*.svg")) == ["cwnd.svg", "queue.svg", "throughput.svg"]
+    assert not list(out.glob("*.png")) and windows == [{"window_s": 2.5}]
+
+
+def test_beyond_so_many_flows_the_legend_has_one_entry_per_algorithm(tmp_path, monkeypatch):
+    pairs = plots.MAX_FLOW_ENTRIES + 2
+    drawn = _drawn(monkeypatch)
+    plots.plot_cwnd(_dumbbell(pairs, {"1-4": "reno", f"5-{pairs}": "vegas"}), tmp_path / "cwnd.png")
+    _fig, ax = drawn[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["Reno: 4 flows", f"Vegas: {pairs - 4} flows"]
+    colors = {line.get_color() for line in ax.get_lines() if not line.get_label().startswith("_")}
+    assert len(colors) == 2
+
+
+def test_events_after_the_runs_end_are_not_marked(eventful, tmp_path, monkeypatch):
+    drawn = _drawn(monkeypatch)
+    plots.plot_cwnd(vegaslab.run(eventful, overrides=["run.duration=4s"]), tmp_path / "cwnd.png")
+    _fig, ax = drawn[0]
+    texts = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "R1-D1 down" in texts and not any("delay" in t for t in texts)  # the change at 8 s is after 4 s
+    (span,) = [p for p in ax.patches if p.get_label() == "R1-D1 down"]
+    xs = span.get_patch_transform().transform(span.get_path().vertices)[:, 0]
+    assert (min(xs), max(xs)) == (3.0, 4.0)  # down from 3 s to the run's end
+
+
+def test_a_delay_trace_is_named_in_the_legend_not_drawn_as_a_comb_of_lines(tmp_path, monkeypatch):
+    many = figure_marks.MAX_DELAY_MARKS + 1
+    changes = ", ".join(f'{{ at = "{t}s", delay = "{10 + t}ms" }}' for t in range(1, many + 1))
+    text = TWO_HOP.replace('delay = "10ms"\n', f'delay = "10ms"\ndelay_schedule = [{changes}]\n', 1)
+    drawn = _drawn(monkeypatch)
+    plots.plot_cwnd(vegaslab.run('[run]\nduration = "15s"\n' + text, overrides=["monitor.cwnd=true"]), tmp_path / "c.png")
+    _fig, ax = drawn[0]
+    assert f"S1-R1: delay varies ({many} changes, not marked)" in [
+        t.get_text() for t in ax.get_legend().get_texts()]
+    assert not [line for line in ax.get_lines() if line.get_linestyle() == "-."]

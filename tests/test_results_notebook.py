@@ -218,6 +218,19 @@ def test_plot_throughput_names_its_unit_and_can_draw_the_running_mean_from_each_
         res.plot_throughput(ax=_axes(), unit="Mbps")
 
 
+def test_plot_throughput_draws_each_flows_mean_over_a_trailing_window(res):
+    from vegaslab.plots import windowed_mean
+
+    ax = res.plot_throughput(ax=_axes(), window=0.5, unit="bit/s")
+    s = res.series_flows
+    vegas = s[s["flow"] == "vegas"].dropna(subset=["throughput_bps"]).sort_values("time_s")
+    t, y = vegas["time_s"].to_numpy(), vegas["throughput_bps"].to_numpy()
+    np.testing.assert_allclose(ax.get_lines()[0].get_ydata(), windowed_mean(t, y, 0.5))
+    assert not np.allclose(ax.get_lines()[0].get_ydata(), y)  # averaged, not the bins
+    with pytest.raises(ValueError, match="window: a number of seconds > 0, without running_mean"):
+        res.plot_throughput(ax=_axes(), window=1.0, running_mean=True)
+
+
 def test_plot_queue_draws_steps_per_queue(res):
     ax = res.plot_queue(ax=_axes())
     labels = [line.get_label() for line in ax.get_lines()]

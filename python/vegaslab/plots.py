@@ -1,4 +1,7 @@
-"""PNG plots of one run's time series, in the style of the Vegas-A paper.
+"""Figures of one run's time series (PNG, PDF or SVG), in the style of the Vegas-A paper: titled
+with the scenario's title, units on the axes, the legend beside the axes, the run's events
+marked (:mod:`vegaslab.figure_marks`), windowed throughput beside its running mean, RED's average
+and thresholds on the queue figure.
 
 Every function takes a :class:`~vegaslab.results.Results` and an output path, and returns the
 path written, or ``None`` when the series it needs is empty (the monitor was off). The
@@ -10,6 +13,7 @@ second core.
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -24,13 +28,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
+from . import figure_marks as marks
 from .errors import VegaslabError
 from .columns import Column, NameColumn, frame_columns
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
 
-#: More lines than this and the legend is left out (it would hide the data).
+#: More lines than this and a notebook axes' legend (:func:`finish_axes`) is left out; the
+#: figures' own legends sit beside the axes and group flows by algorithm instead.
 MAX_LEGEND = 12
 #: More flows than this and the throughput figure draws each flow's running mean alone.
 #: The thin per-bin lines of that many noisy flows only cover each other (the running means
@@ -166,11 +172,28 @@ def _texts(col: Column) -> np.ndarray:
     return col.to_numpy() if isinstance(col, NameColumn) else np.asarray(col, dtype=object)
 
 
-def _figure(title: str, ylabel: str) -> tuple[Figure, object]:
-    fig = Figure(figsize=(8, 4), dpi=110, layout="none")  # laid out once, by _save
+#: The throughput figure's default averaging window in seconds: ten of the default 0.1 s sample
+#: bins, the scale on which the Vegas-A paper's figures show a transient (va-reroute's fall after
+#: the delay change) that the running mean since t = 0 hides.
+THROUGHPUT_WINDOW_S = 1.0
+#: Up to this many flows each has a colour and a legend entry of its own; beyond it, flows are
+#: coloured by algorithm with one legend entry per algorithm.
+MAX_FLOW_ENTRIES = 8
+#: The file formats the figures are written in (matplotlib's backends for them).
+FORMATS = ("png", "pdf", "svg")
+_PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
+            "#7f7f7f", "#bcbd22")
+
+
+def _figure(title: str, ylabel: str, what: str = "") -> tuple[Figure, object]:
+    """A figure titled ``title`` (the scenario's, wrapped) whose axes are titled ``what``, with
+    the time axis and ``ylabel``."""
+    fig = Figure(figsize=(9, 4.2), dpi=110, layout="none")  # laid out once, by _save
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    ax.set_title(title)
+    if title:
+        fig.suptitle(marks.wrapped(title), fontsize="medium")
+    ax.set_title(what, fontsize="medium", loc="left")
     ax.set_xlabel("time (s)")
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
@@ -190,50 +213,155 @@ def _decimate_lines(ax) -> None:
             line.set_data(x2, y2)
 
 
-def _save(fig: Figure, ax, path: str | os.PathLike, n_lines: int) -> Path:
-    """Lay the figure out once, decimate its lines to the pixel columns they land in, add the
-    legend and write the PNG.
+def _save_options(fmt: str) -> dict:
+    """``savefig`` options that make a file of ``fmt`` the same bytes for the same figure: PNG
+    with :data:`PNG_OPTIONS`; PDF and SVG without their creation date."""
+    if fmt == "png":
+        return {"pil_kwargs": dict(PNG_OPTIONS)}
+    if fmt == "pdf":
+        return {"metadata": {"CreationDate": None}}
+    return {"metadata": {"Date": None}}
 
-    The figure has no layout engine; the constrained layout runs once, here, before the legend
-    and before anything is drawn, so ``savefig`` draws once instead of twice (with an engine it
-    first draws every line in a layout pass). With the axes' pixel box known, lines with more
-    than four samples per pixel column are decimated (:func:`m4_indices`): what Agg rasterises
-    and what ``loc="best"`` scans to place the legend shrinks to at most four points per
-    column, with the same pixels covered in every column (docs/decisions.md, "Figures are laid
-    out once and decimated to pixels")."""
+
+def _save(fig: Figure, ax, path: str | os.PathLike, handles: list | None = None) -> Path:
+    """Put the legend of ``handles`` beside the axes, lay the figure out once, decimate its
+    lines to the pixel columns they land in and write it in the format of ``path``'s suffix
+    (:data:`FORMATS`).
+
+    The legend is outside the axes (:func:`vegaslab.figure_marks.outside_legend`), so it never
+    covers data and needs no search for a free corner. The figure has no layout engine; the
+    constrained layout runs once, here, before anything is drawn, so ``savefig`` draws once
+    instead of twice (with an engine it first draws every line in a layout pass). With the
+    axes' pixel box known, lines with more than four samples per pixel column are decimated
+    (:func:`m4_indices`): what the renderer is handed shrinks to at most four points per column,
+    with the same pixels covered in every column (docs/decisions.md, "Figures are laid out
+    once and decimated to pixels")."""
     ax.autoscale_view()
+    marks.outside_legend(ax, handles or [])
     ConstrainedLayoutEngine().execute(fig)
     _decimate_lines(ax)
-    if 0 < n_lines <= MAX_LEGEND:
-        ax.legend(loc="best", fontsize="small")
     out = Path(path)
+    fmt = out.suffix.lstrip(".").lower()
+    if fmt not in FORMATS:
+        raise ValueError(f"{out.name}: the figure's format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, pil_kwargs=dict(PNG_OPTIONS))
+    import matplotlib
+
+    with matplotlib.rc_context({"svg.hashsalt": "vegaslab"}):  # SVG's element ids from a fixed salt
+        fig.savefig(out, format=fmt, **_save_options(fmt))
     return out
 
 
-def _title(results: "Results", what: str) -> str:
-    return f"{results.meta.get('scenario', '')}: {what}".strip(": ")
+def _meta(results: "Results") -> dict:
+    meta = getattr(results, "meta", None)
+    return meta if isinstance(meta, dict) else {}
+
+
+def _what(results: "Results", what: str) -> str:
+    """The axes' title: what the figure shows, and the seed the run used."""
+    seed = _meta(results).get("seed")
+    return f"{what}, seed {seed}" if seed is not None else what
+
+
+def run_events(results: "Results", flows: dict[str, Column] | None = None) -> list:
+    """The events :func:`vegaslab.figure_marks.draw_events` marks: the links' (normalised
+    scenario) and the flows' starts and ends (the ``flows`` table)."""
+    meta = _meta(results)
+    duration = float(meta.get("duration_s") or math.inf)
+    scenario = marks.normalised_scenario(meta)
+    out = marks.link_events(scenario, duration) if scenario else []
+    flows = _table(results, "flows") if flows is None else flows
+    if all(c in flows for c in ("flow", "start_s", "end_s")):
+        out += marks.flow_events(_texts(flows["flow"]), _floats(flows["start_s"]), _floats(flows["end_s"]), duration)
+    return out
+
+
+class _FlowStyles:
+    """Colours and legend entries of a figure's flows: up to :data:`MAX_FLOW_ENTRIES` flows, a
+    colour and an entry ("f1 (Vegas)") each; beyond, a colour per algorithm and one entry each
+    ("Vegas: 75 flows")."""
+
+    def __init__(self, flows: list, algorithms: dict[str, str]) -> None:
+        self.by_algorithm = len(flows) > MAX_FLOW_ENTRIES and bool(algorithms)
+        self._colors: dict[str, str] = {}
+        self._entries: dict[str, str] = {}
+        if self.by_algorithm:
+            names = {str(f): marks.algorithm_name(algorithms.get(str(f), "other")) for f in flows}
+            order = list(dict.fromkeys(names.values()))
+            counts = {a: list(names.values()).count(a) for a in order}
+            for f, a in names.items():
+                self._colors[f] = _PALETTE[order.index(a) % len(_PALETTE)]
+                self._entries.setdefault(a, f"{a}: {counts[a]} flows")
+            self._key = names
+        else:
+            for i, f in enumerate(flows):
+                f = str(f)
+                self._colors[f] = _PALETTE[i % len(_PALETTE)]
+                cc = algorithms.get(f)
+                self._entries[f] = f"{f} ({marks.algorithm_name(cc)})" if cc else f
+            self._key = {str(f): str(f) for f in flows}
+
+    def color(self, flow) -> str:
+        return self._colors.get(str(flow), _PALETTE[0])
+
+    @property
+    def colors(self) -> dict[str, str]:
+        return dict(self._colors)
+
+    def handles(self, **style) -> list:
+        """One legend handle per flow or algorithm, drawn in ``style``."""
+        from matplotlib.lines import Line2D
+
+        first = {}
+        for f, key in self._key.items():
+            first.setdefault(key, f)
+        return [Line2D([], [], color=self._colors[f], label=self._entries[key], **style) for key, f in first.items()]
+
+
+def _flow_styles(results: "Results", groups: list) -> _FlowStyles:
+    flows = _table(results, "flows")
+    algorithms = ({str(f): str(c) for f, c in zip(_texts(flows["flow"]), _texts(flows["cc"]))}
+                  if "flow" in flows and "cc" in flows else {})
+    return _FlowStyles([flow for flow, _rows in groups], algorithms)
+
+
+def _packet_axis(ax, top: float) -> None:
+    """A y axis of packets: from 0 to 10% above ``top`` (at least 1, so an empty queue's axis is
+    not a scale of hundredths), with whole-number ticks."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.set_ylim(0, top * 1.1 if top > 0 else 1.0)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _style_entry(label: str, **style):
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color="#333333", label=label, **style)
 
 
 def plot_cwnd(results: "Results", path: str | os.PathLike, *, ssthresh: bool = False) -> Path | None:
     """cwnd (packets) over time, one line per flow; ``ssthresh=True`` adds it dashed (the y
     axis stays scaled to cwnd, so ns-2's huge initial ssthresh does not flatten the plot) for
-    up to :data:`MAX_SSTHRESH_LINES` flows."""
+    up to :data:`MAX_SSTHRESH_LINES` flows. Events are marked (:func:`run_events`)."""
     s = _rows_with(results, "series_flows", "cwnd_pkts")
     if s is None:
         return None
-    fig, ax = _figure(_title(results, "congestion window"), "cwnd (packets)")
+    fig, ax = _figure(marks.scenario_title(_meta(results)), "cwnd (packets)", _what(results, "congestion window"))
     time, cwnd, sst = (_floats(s[c]) for c in ("time_s", "cwnd_pkts", "ssthresh_pkts"))
     groups = _groups(s["flow"])
+    styles = _flow_styles(results, groups)
     ssthresh = ssthresh and len(groups) <= MAX_SSTHRESH_LINES
+    dashed = False
     for flow, rows in groups:
-        (line,) = ax.plot(time[rows], cwnd[rows], lw=1.2, label=str(flow))
+        color = styles.color(flow)
+        ax.plot(time[rows], cwnd[rows], lw=1.2, color=color, label=str(flow))
         if ssthresh and not np.isnan(sst[rows]).all():
-            ax.plot(time[rows], sst[rows], ls="--", lw=0.8, color=line.get_color(), label=f"{flow} ssthresh")
-    top = float(cwnd.max())
-    ax.set_ylim(0, top * 1.1 if top > 0 else 1)
-    return _save(fig, ax, path, len(groups) * (2 if ssthresh else 1))
+            dashed = True
+            ax.plot(time[rows], sst[rows], ls="--", lw=0.8, color=color, label=f"{flow} ssthresh")
+    _packet_axis(ax, float(np.nanmax(cwnd)) if len(cwnd) else 0.0)
+    handles = styles.handles(lw=1.2) + ([_style_entry("ssthresh (dashed)", ls="--", lw=0.8)] if dashed else [])
+    return _save(fig, ax, path, handles + marks.draw_events(ax, run_events(results), styles.colors))
 
 
 def running_mean(values: np.ndarray) -> np.ndarray:
@@ -242,31 +370,56 @@ def running_mean(values: np.ndarray) -> np.ndarray:
     return np.cumsum(values) / np.arange(1, len(values) + 1) if len(values) else values
 
 
-def plot_throughput(results: "Results", path: str | os.PathLike) -> Path | None:
-    """Throughput per sample bin (0.1 s by default) as a thin line and its running mean since
-    the flow's start as a thick line, per flow (the Vegas-A paper's figures); with more than
-    ``MAX_PER_BIN_LINES`` flows, the running means alone."""
-    drawn = throughput_axes(results)
+def windowed_mean(time: np.ndarray, values: np.ndarray, window_s: float) -> np.ndarray:
+    """At every sample, the mean of the samples of the trailing ``window_s`` seconds (those
+    with time in ``(t - window_s, t]``, the sample itself included): throughput over a sliding
+    window, as the papers plot it, from bins that each hold the bits delivered in one sample
+    interval. Near the start the window holds fewer bins and averages those."""
+    time, values = np.asarray(time, dtype=float), np.asarray(values, dtype=float)
+    if not len(values):
+        return values
+    sums = np.concatenate([[0.0], np.cumsum(values)])
+    first = np.searchsorted(time, time - window_s + 1e-9 * max(1.0, window_s), side="left")
+    last = np.arange(1, len(values) + 1)
+    return (sums[last] - sums[first]) / (last - first)
+
+
+def plot_throughput(results: "Results", path: str | os.PathLike, *,
+                    window_s: float = THROUGHPUT_WINDOW_S) -> Path | None:
+    """Throughput per flow averaged over a sliding ``window_s`` window (thin) beside its running
+    mean since the flow's start (thick), as in the Vegas-A paper's figures; with more than
+    ``MAX_PER_BIN_LINES`` flows, the running means alone. Events are marked."""
+    drawn = _throughput_figure(results, window_s)
     if drawn is None:
         return None
-    fig, ax, n_flows = drawn
-    return _save(fig, ax, path, n_flows)
+    fig, ax, _n_flows, handles = drawn
+    return _save(fig, ax, path, handles)
 
 
-def throughput_axes(results: "Results") -> tuple[Figure, Any, int] | None:
+def throughput_axes(results: "Results", *, window_s: float = THROUGHPUT_WINDOW_S) -> tuple[Figure, Any, int] | None:
     """:func:`plot_throughput`'s figure, axes and number of flows, before layout and saving
     (``None`` without throughput samples)."""
+    drawn = _throughput_figure(results, window_s)
+    return None if drawn is None else drawn[:3]
+
+
+def _throughput_figure(results: "Results", window_s: float) -> tuple[Figure, Any, int, list] | None:
+    """:func:`throughput_axes` and the legend's handles."""
+    if not window_s > 0:
+        raise ValueError(f"window_s: the throughput window must be > 0 seconds, got {window_s}")
     s = _rows_with(results, "series_flows", "throughput_bps")
     if s is None:
         return None
     time, bps = _floats(s["time_s"]), _floats(s["throughput_bps"])
-    scale, unit = (1e6, "Mbit/s") if bps.max() >= 1e6 else (1e3, "kbit/s")
+    scale, unit = rate_unit(float(bps.max()))
     flows = _table(results, "flows")
     spans = dict(zip(_texts(flows["flow"]), zip(*(_floats(flows[c]) for c in ("start_s", "end_s")))))
     groups = _groups(s["flow"])
-    per_bin = len(groups) <= MAX_PER_BIN_LINES
-    what = "throughput" if per_bin else "throughput (running mean per flow)"
-    fig, ax = _figure(_title(results, what), f"throughput ({unit})")
+    styles = _flow_styles(results, groups)
+    windowed = len(groups) <= MAX_PER_BIN_LINES
+    what = f"throughput: {window_s:g} s mean (thin), running mean (thick)" if windowed \
+        else "throughput (running mean per flow)"
+    fig, ax = _figure(marks.scenario_title(_meta(results)), f"throughput ({unit})", _what(results, what))
     for flow, rows in groups:
         rows = rows[np.argsort(time[rows], kind="stable")]
         t = time[rows]
@@ -278,41 +431,70 @@ def throughput_axes(results: "Results") -> tuple[Figure, Any, int] | None:
             if active.any():
                 rows, t = rows[active], t[active]
         y = bps[rows] / scale
-        color = ax.plot(t, y, lw=0.5, alpha=0.6)[0].get_color() if per_bin else None
+        color = styles.color(flow)
+        if windowed:
+            ax.plot(t, windowed_mean(t, y, window_s), lw=0.9, alpha=0.85, color=color,
+                    label=f"{flow} ({window_s:g} s mean)")
         ax.plot(t, running_mean(y), lw=2.2, color=color, label=f"{flow} (running mean)")
     ax.set_ylim(bottom=0)
-    return fig, ax, len(groups)
+    handles = styles.handles(lw=2.2)
+    if windowed:
+        handles += [_style_entry(f"{window_s:g} s mean", lw=0.9), _style_entry("running mean since start", lw=2.2)]
+    return fig, ax, len(groups), handles + marks.draw_events(ax, run_events(results, flows), styles.colors)
 
 
 def plot_queues(results: "Results", path: str | os.PathLike) -> Path | None:
-    """Queue length (packets) over time for the busiest queues (at most ``MAX_QUEUES``)."""
+    """Queue length (packets) over time for the busiest queues (at most ``MAX_QUEUES``); for a
+    RED queue also its average (``avg_pkts``, dashed) and its ``min``/``max`` thresholds
+    (dotted). Events are marked."""
     s = _rows_with(results, "series_queues", "length_pkts")
     if s is None:
         return None
     time, length = _floats(s["time_s"]), _floats(s["length_pkts"])
+    avg = _floats(s["avg_pkts"]) if "avg_pkts" in s else None
     groups = _groups(s["queue"])
     means = np.array([length[rows].mean() for _, rows in groups])
     busiest = np.argsort(-means, kind="stable")[:MAX_QUEUES]  # ties: the first seen first
-    fig, ax = _figure(_title(results, "queue length"), "queue length (packets)")
-    for g in busiest:
+    thresholds = marks.red_thresholds(marks.normalised_scenario(_meta(results)))
+    fig, ax = _figure(marks.scenario_title(_meta(results)), "queue length (packets)", _what(results, "queue length"))
+    handles: list = []
+    red_avg = red_th = False
+    for i, g in enumerate(busiest):
         queue, rows = groups[g]
         rows = rows[np.argsort(time[rows], kind="stable")]
-        ax.plot(time[rows], length[rows], drawstyle="steps-post", lw=1.0, label=str(queue))
-    ax.set_ylim(bottom=0)
-    return _save(fig, ax, path, len(busiest))
+        color = _PALETTE[i % len(_PALETTE)]
+        handles.append(ax.plot(time[rows], length[rows], drawstyle="steps-post", lw=1.0, color=color,
+                               label=str(queue))[0])
+        if avg is not None and np.isfinite(avg[rows]).any():
+            red_avg = True
+            ax.plot(time[rows], avg[rows], ls="--", lw=1.4, color=color, label=f"{queue} RED average")
+        if str(queue) in thresholds:
+            red_th = True
+            for level, name in zip(thresholds[str(queue)], ("min", "max")):
+                ax.axhline(level, ls=":", lw=1.2, color=color, label=f"{queue} RED {name} threshold")
+            handles[-1].set_label(f"{queue} (RED min {thresholds[str(queue)][0]:g}, max {thresholds[str(queue)][1]:g})")
+    top = max([float(np.nanmax(length)) if len(length) else 0.0]
+              + [t for q, th in thresholds.items() for t in th if q in {str(groups[g][0]) for g in busiest}])
+    _packet_axis(ax, top)
+    if red_avg:
+        handles.append(_style_entry("RED average (dashed)", ls="--", lw=1.4))
+    if red_th:
+        handles.append(_style_entry("RED thresholds (dotted)", ls=":", lw=1.2))
+    return _save(fig, ax, path, handles + marks.draw_events(ax, run_events(results)))
 
 
-#: The figures :func:`plot_all` draws: file name, function, keyword arguments; the first ones go
-#: to child processes. On the benchmark (CPU seconds): throughput 0.14, cwnd 0.16, queue 0.09;
+#: The figures :func:`plot_all` draws: file name without its format's suffix, function, keyword
+#: arguments; the first ones go to child processes. On the benchmark (CPU seconds): throughput
+#: 0.14, cwnd 0.16, queue 0.09;
 #: throughput stays first, as the figure that grows most with longer runs (one line per flow
 #: and bin).
 FIGURES: tuple[tuple[str, Callable[..., "Path | None"], dict], ...] = (
-    ("throughput.png", plot_throughput, {}),
-    ("cwnd.png", plot_cwnd, {"ssthresh": True}),
-    ("queue.png", plot_queues, {}),
+    ("throughput", plot_throughput, {}),
+    ("cwnd", plot_cwnd, {"ssthresh": True}),
+    ("queue", plot_queues, {}),
 )
 #: The order :func:`plot_all` returns the paths in.
-ORDER = ("cwnd.png", "throughput.png", "queue.png")
+ORDER = ("cwnd", "throughput", "queue")
 
 
 def usable_processes(loadavg: str | os.PathLike = "/proc/loadavg") -> int:
@@ -383,12 +565,17 @@ class PendingPlots:
     leaving the block without :meth:`finish` (e.g. on an error) stops the children, so none
     writes into a directory that is being removed."""
 
-    def __init__(self, results: "Results", out_dir: Path, processes: int) -> None:
+    def __init__(self, results: "Results", out_dir: Path, processes: int, *, fmt: str = "png",
+                 window_s: float = THROUGHPUT_WINDOW_S) -> None:
         self._results = results
         self._out = out_dir
         self._children: list[tuple[str, multiprocessing.process.BaseProcess,
                                    multiprocessing.connection.Connection]] = []
-        self._here = list(FIGURES)
+        # (file name, function, keyword arguments): the stem gets the format's suffix, the
+        # throughput figure its window
+        self._names = {stem: f"{stem}.{fmt}" for stem, _f, _k in FIGURES}
+        self._here = [(self._names[stem], func, {**kwargs, **({"window_s": window_s} if stem == "throughput" else {})})
+                      for stem, func, kwargs in FIGURES]
         if processes > 1:
             forked, self._here = self._here[:processes - 1], self._here[processes - 1:]
             out_dir.mkdir(parents=True, exist_ok=True)
@@ -444,10 +631,11 @@ class PendingPlots:
                 errors[name] = PlotError(f"{name}: could not draw the plot: its process {_ended(child.exitcode)} "
                                          "without a report")
         self._children = []
-        for name in ORDER:
+        order = [self._names[stem] for stem in ORDER]
+        for name in order:
             if name in errors:
                 raise errors[name]
-        return [made[name] for name in ORDER if made.get(name) is not None]
+        return [made[name] for name in order if made.get(name) is not None]
 
     def close(self) -> None:
         """Stop and reap children that are still running (after an error elsewhere)."""
@@ -465,9 +653,11 @@ class PendingPlots:
         self.close()
 
 
-def start_plots(results: "Results", out_dir: str | os.PathLike, *, processes: int | None = None) -> PendingPlots:
-    """Start drawing cwnd.png, throughput.png and queue.png into ``out_dir``; the caller may
-    do other work (write its tables) before :meth:`PendingPlots.finish`.
+def start_plots(results: "Results", out_dir: str | os.PathLike, *, processes: int | None = None,
+                format: str = "png", window_s: float = THROUGHPUT_WINDOW_S) -> PendingPlots:
+    """Start drawing cwnd, throughput and queue figures into ``out_dir`` as ``format`` files
+    (:data:`FORMATS`; ``cwnd.png`` ...), the throughput figure averaged over ``window_s``
+    seconds; the caller may do other work (write its tables) before :meth:`PendingPlots.finish`.
 
     The figures' work is almost all in matplotlib's C++ Agg renderer, which holds the GIL, so they
     are drawn in processes forked from this one, which has matplotlib imported and the results in
@@ -479,14 +669,19 @@ def start_plots(results: "Results", out_dir: str | os.PathLike, *, processes: in
     processes = usable_processes() if processes is None else int(processes)
     if processes < 1:
         raise ValueError(f"processes: must be >= 1, got {processes}")
-    return PendingPlots(results, Path(out_dir), min(processes, len(FIGURES)))
+    if format not in FORMATS:
+        raise ValueError(f"format: must be one of {', '.join(FORMATS)}, got {format!r}")
+    if not window_s > 0:
+        raise ValueError(f"window_s: the throughput window must be > 0 seconds, got {window_s}")
+    return PendingPlots(results, Path(out_dir), min(processes, len(FIGURES)), fmt=format, window_s=window_s)
 
 
-def plot_all(results: "Results", out_dir: str | os.PathLike, *, processes: int | None = None) -> list[Path]:
-    """cwnd.png, throughput.png and queue.png in ``out_dir`` (each one only if its series
-    has data), drawn in up to ``processes`` processes (:func:`start_plots`). Returns the paths
-    written, in that order; raises :class:`PlotError` if one could not be drawn."""
-    with start_plots(results, out_dir, processes=processes) as pending:
+def plot_all(results: "Results", out_dir: str | os.PathLike, *, processes: int | None = None,
+             format: str = "png", window_s: float = THROUGHPUT_WINDOW_S) -> list[Path]:
+    """cwnd, throughput and queue figures in ``out_dir`` as ``format`` files (each one only if
+    its series has data), drawn in up to ``processes`` processes (:func:`start_plots`). Returns
+    the paths written, in that order; raises :class:`PlotError` if one could not be drawn."""
+    with start_plots(results, out_dir, processes=processes, format=format, window_s=window_s) as pending:
         return pending.finish()
 
 
@@ -525,15 +720,18 @@ def rate_unit(peak_bps: float, unit: str | None = None) -> tuple[float, str]:
 
 
 def draw_lines(ax, x: np.ndarray, y: np.ndarray, keys, *, transform: Callable | None = None,
-               **style) -> int:
+               window: float | None = None, **style) -> int:
     """One line per distinct key (in order of first appearance), its samples sorted by x and
-    labelled ``str(key)``; ``transform`` maps each line's y values (e.g. :func:`running_mean`).
+    labelled ``str(key)``; ``transform`` maps each line's y values (e.g. :func:`running_mean`),
+    ``window`` averages them over the trailing ``window`` of x (:func:`windowed_mean`).
     Returns the number of lines drawn."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     groups = _groups(keys)
     for key, rows in groups:
         rows = rows[np.argsort(x[rows], kind="stable")]
         values = y[rows] if transform is None else transform(y[rows])
+        if window is not None:
+            values = windowed_mean(x[rows], values, window)
         ax.plot(x[rows], values, label=str(key), **style)
     return len(groups)
 

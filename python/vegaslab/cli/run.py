@@ -29,8 +29,8 @@ def add_parser(sub) -> None:
         "run", formatter_class=FORMATTER,
         help="run one scenario, print its summary, write tables and plots",
         description=wrap("Run one scenario file, print the per-flow summary, and write every results "
-                    "table as Parquet (no CSV unless --csv), meta.json and PNG plots (cwnd, "
-                    "throughput, queue) to DIR."),
+                    "table as Parquet (no CSV unless --csv), meta.json and plots (cwnd, "
+                    "throughput, queue; PNG unless --format) to DIR."),
         epilog="""examples:
   vegaslab run va-reroute                      # a catalog id (vegaslab reproduce --list)
   vegaslab run my.toml                         # or a scenario file
@@ -49,7 +49,10 @@ when neither monitor.queues nor monitor.all_queues is given, monitor.queues = th
 link's two directions (the bottleneck). --no-plots adds none.
 
 Plots: cwnd.png, each flow's cwnd (and its ssthresh dashed); throughput.png, each flow's
-throughput per sample bin and its running mean; queue.png, the busiest monitored queues. With
+throughput averaged over the last --throughput-window seconds and its running mean; queue.png,
+the busiest monitored queues, with a RED queue's average and thresholds. Each is titled with
+the scenario's [meta] title and marks the run's events (links down, delay changes, flows starting
+and ending); the legend sits beside the plot, one entry per algorithm beyond 8 flows. With
 more than 12 flows, the cwnd plot leaves out ssthresh and the throughput plot draws the running
 means alone; every sample is in series_flows.parquet.""",
     )
@@ -59,6 +62,11 @@ means alone; every sample is in series_flows.parquet.""",
     p.add_argument("--seed", type=seed_arg, metavar="N", help="random seed (overrides run.seed), 0 .. 2**63-1")
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<scenario stem>)")
     p.add_argument("--no-plots", action="store_true", help="write tables only; leave the monitors off")
+    p.add_argument("--format", choices=("png", "pdf", "svg"), default="png",
+                   help="the plots' file format (default png; pdf and svg are vector figures for a paper)")
+    p.add_argument("--throughput-window", type=_seconds, default=1.0, metavar="SECONDS",
+                   help="the throughput plot's averaging window in seconds, drawn beside the running mean "
+                        "(default 1)")
     p.add_argument("--csv", action="store_true",
                    help="also write each table as CSV (the same rows and columns as its Parquet file); "
                         "without it, Parquet only")
@@ -72,6 +80,17 @@ means alone; every sample is in series_flows.parquet.""",
                    help="print one JSON document on stdout (output directory, files, flows, wall time, "
                         "versions; docs/cli.md) and the summary on stderr")
     p.set_defaults(func=cmd_run)
+
+
+def _seconds(text: str) -> float:
+    """A window in seconds, > 0 (argparse names the option on an error)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -108,7 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 res, trace_error = exc.results, str(exc).replace(str(tmp), str(out))
                 res.meta["trace"]["error"] = str(res.meta["trace"]["error"]).replace(str(tmp), str(out))
             written = show_and_write(res, tmp, out, plots=None if args.no_plots else ahead.module("vegaslab.plots"),
-                                      csv=args.csv)
+                                      csv=args.csv, plot_format=args.format, window_s=args.throughput_window)
     finally:
         ahead.join()
     say_written(written, out)
@@ -241,10 +260,12 @@ def say_written(written: Sequence[Path], out: Path) -> None:
         console.detail(f"  {out / Path(f).name}")
 
 
-def show_and_write(res, tmp: Path, out: Path, *, plots: Any = None, csv: bool = False) -> list[Path]:
+def show_and_write(res, tmp: Path, out: Path, *, plots: Any = None, csv: bool = False, plot_format: str = "png",
+                   window_s: float = 1.0) -> list[Path]:
     """Print a run's summary; write its tables (with CSV copies if ``csv``), meta.json (with
-    provenance) and, given ``plots`` (the imported :mod:`vegaslab.plots`), its plots into
-    ``tmp``, the temporary directory that replaces ``out`` once all are written
+    provenance) and, given ``plots`` (the imported :mod:`vegaslab.plots`), its plots as
+    ``plot_format`` files (the throughput plot averaged over ``window_s`` seconds) into ``tmp``,
+    the temporary directory that replaces ``out`` once all are written
     (:func:`vegaslab.outdir.output_dir`).
 
     The plots are started before the tables are written: with a second core idle, the
@@ -257,6 +278,6 @@ def show_and_write(res, tmp: Path, out: Path, *, plots: Any = None, csv: bool = 
         console.warning(warning)
     if plots is None:
         return res.write_files(tmp, csv=csv)
-    with plots.start_plots(res, tmp) as pending:
+    with plots.start_plots(res, tmp, format=plot_format, window_s=window_s) as pending:
         written = res.write_files(tmp, csv=csv)
         return written + pending.finish()

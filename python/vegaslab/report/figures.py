@@ -30,7 +30,10 @@ Reference lines, so that the report shows the papers beside our runs (docs/catal
 
 Each panel's title names the variant and the paper's figure (the spec's ``paper_figure``, a
 string or a table variant -> string, else the entry's ``meta.figure``); every panel has both
-axis labels.
+axis labels. Flows are named as the paper names them (:func:`flow_names`), legends sit beside
+the axes, the run's events are marked (:mod:`vegaslab.figure_marks`), throughput is drawn as
+its trailing ``window``-second mean (not as bins, which fill a long panel as a band), and a line
+figure's y axis does not magnify a small difference (:func:`honest_ylim`).
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
+from .. import figure_marks as marks
+from ..plots import run_events, running_mean, windowed_mean
 from ..study import claims
 from ..study.claims import RunSet
 from .tables import num_cell
@@ -60,6 +65,12 @@ LEVEL_METRIC = {"throughput_bps": "throughput_bps", "cwnd_pkts": "mean_cwnd_pkts
 END_METRIC = "completion_time_s"
 #: Defaults of a ``reference`` table's departure rule.
 DEFAULT_BELOW, DEFAULT_WINDOW_S = 0.5, 1.0
+#: A throughput panel's averaging window in seconds (a figure's ``window``): ten 0.1 s bins drawn
+#: one by one fill a 200 s panel as a solid band; their trailing 1 s mean is a line.
+THROUGHPUT_WINDOW_S = 1.0
+#: A line figure's y axis spans at least this fraction of its largest |value|, so a difference of
+#: a percent cannot fill the axes (:func:`honest_ylim`).
+MIN_RELATIVE_SPAN = 0.2
 _REF_COLOR, _DEPART_COLOR = "#111111", "#e74c3c"
 
 
@@ -111,6 +122,43 @@ def _unit(values: np.ndarray, metric: str) -> tuple[float, str]:
                 return scale, unit
         return 1.0, "bit/s"
     return 1.0, ""
+
+
+def honest_ylim(values: np.ndarray) -> tuple[float, float] | None:
+    """y limits that do not magnify small differences: the values' range, widened about its
+    middle to at least :data:`MIN_RELATIVE_SPAN` of their largest magnitude and padded by 4%;
+    for values that cannot be negative, never below 0 (two completion times 1.5% apart then span
+    less than a tenth of the axis, not all of it). ``None`` without a finite value."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    if not len(v):
+        return None
+    lo, hi = float(v.min()), float(v.max())
+    span = max(hi - lo, MIN_RELATIVE_SPAN * max(abs(lo), abs(hi))) or 1.0
+    mid = (lo + hi) / 2
+    bottom, top = mid - 0.54 * span, mid + 0.54 * span
+    if lo >= 0 and bottom < 0:
+        bottom, top = 0.0, top - bottom
+    return bottom, top
+
+
+def flow_names(spec: Mapping[str, Any], res: Any, flows: list) -> dict[str, str]:
+    """How the panel names each of ``flows``: the figure's ``flow_names`` table where it names
+    the flow, else as the paper would (:func:`vegaslab.figure_marks.paper_flow_names`: by
+    algorithm, "connection k (Vegas)" when several run the same one)."""
+    table = res.flows
+    ccs = dict(zip(table["flow"].astype(str), table["cc"].astype(str))) if {"flow", "cc"} <= set(table.columns) else {}
+    names = marks.paper_flow_names(ccs, [str(f) for f in flows])
+    given = spec.get("flow_names") or {}
+    return {f: str(given.get(f, n)) for f, n in names.items()}
+
+
+def _scaled_label(label: Any, metric: str, unit: str) -> str:
+    """A y label in the axis' unit: the figure's ``ylabel`` with a "(bit/s)" it names turned
+    into ``unit``, else the metric and ``unit``."""
+    if not label:
+        return f"{metric} ({unit})" if unit else metric
+    return str(label).replace("(bit/s)", f"({unit})") if unit else str(label)
 
 
 def _fmt_level(value: float, scale: float, unit: str) -> str:
@@ -216,9 +264,10 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
         ylabel = f"{column} (packets)"
     level_metric = LEVEL_METRIC.get(column)
     described = references_of(spec)
+    mean_window = float(spec.get("window", THROUGHPUT_WINDOW_S))
     ncols = 2 if len(variants) > 2 else 1
     nrows = math.ceil(len(variants) / ncols)
-    fig = _mpl_figure(11.0 if ncols == 2 else 9.0, 0.5 + 2.3 * nrows)
+    fig = _mpl_figure(12.5 if ncols == 2 else 9.5, 0.5 + 2.4 * nrows)
     grid = fig.subplots(nrows, ncols, sharex=True, squeeze=False)
     axes = list(grid.flat)
     for ax in axes[len(variants):]:
@@ -231,10 +280,13 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
         published = entry.published_of(n)
         entities = list(dict.fromkeys(df[key]))
         spans = res.flows.set_index("flow")[["start_s", "end_s"]] if kind == "throughput" and len(res.flows) else None
+        names = flow_names(spec, res, entities[:8]) if key == "flow" else {str(e): str(e) for e in entities}
+        colors: dict[str, str] = {}
         drawn: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         for i, ent in enumerate(entities[:8]):
             g = df[df[key] == ent].sort_values("time_s")
-            color = _COLORS[i % len(_COLORS)]
+            color = colors[str(ent)] = _COLORS[i % len(_COLORS)]
+            name = names[str(ent)]
             if kind == "throughput":
                 if spans is not None and ent in spans.index:
                     start, end = spans.loc[ent, "start_s"], spans.loc[ent, "end_s"]
@@ -242,27 +294,28 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
                     if np.isfinite(end):
                         keep &= g["time_s"] <= end + 1e-9
                     g = g[keep] if keep.any() else g
+                t = g["time_s"].to_numpy(dtype=float)
                 y = g[column].to_numpy(dtype=float) / scale
-                ax.plot(g["time_s"], y, lw=0.5, alpha=0.45, color=color)
-                mean = np.cumsum(y) / np.arange(1, len(y) + 1) if len(y) else y
-                ax.plot(g["time_s"], mean, lw=2.0, color=color, label=f"{ent} (running mean)")
+                ax.plot(t, windowed_mean(t, y, mean_window), lw=0.9, alpha=0.8, color=color,
+                        label=f"{name} ({mean_window:g} s mean)")
+                ax.plot(t, running_mean(y), lw=2.0, color=color, label=f"{name} (running mean)")
             elif kind == "queue":
-                ax.plot(g["time_s"], g[column], drawstyle="steps-post", lw=0.9, color=color, label=str(ent))
+                ax.plot(g["time_s"], g[column], drawstyle="steps-post", lw=0.9, color=color, label=name)
             else:
-                ax.plot(g["time_s"], g[column] / scale, lw=1.2, color=color, label=str(ent))
+                ax.plot(g["time_s"], g[column] / scale, lw=1.2, color=color, label=name)
             drawn[str(ent)] = (g["time_s"].to_numpy(dtype=float), g[column].to_numpy(dtype=float))
             # the paper's level of this entity's column, and where its transfer ends
             metric = f"{ent}.{level_metric}" if level_metric else None
             if metric and metric in published:
                 lv = float(published[metric])
                 ax.axhline(lv / scale, color=color, ls="--", lw=1.3, alpha=0.9,
-                           label=f"{ent} published {_fmt_level(lv, scale, unit)}")
+                           label=f"{name} published {_fmt_level(lv, scale, unit)}")
                 refs.append({"kind": "published-level", "variant": n, "metric": metric, "level": lv,
                              "text": f"{n}: {metric} published {_fmt_level(lv, scale, unit)} (dashed line)"})
             end_metric = f"{ent}.{END_METRIC}"
             if end_metric in published:
                 te = float(published[end_metric])
-                ax.axvline(te, color=color, ls=":", lw=1.4, label=f"{ent} published end {te:g} s")
+                ax.axvline(te, color=color, ls=":", lw=1.4, label=f"{name} published end {te:g} s")
                 refs.append({"kind": "published-end", "variant": n, "metric": end_metric, "level": te,
                              "text": f"{n}: {end_metric} published {te:g} s (dotted line)"})
         for ref in described:
@@ -297,7 +350,10 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
             refs.append({"kind": "described", "variant": n, "metric": str(ref["metric"]), "level": level,
                          "interval": [t0, t1], "below": below, "window": window, "mean": dep["mean"],
                          "departures": dep["spans"], "text": msg})
-        ax.set_ylim(0, (spec.get("ylim") or [0, max(ymax * 1.08, 1e-9)])[1])
+        # the axis holds the series and every level drawn on it (a published level above our curve)
+        levels = [r["level"] / scale for r in refs
+                  if r["variant"] == n and r["kind"] in ("published-level", "described") and math.isfinite(r["level"])]
+        ax.set_ylim(0, (spec.get("ylim") or [0, max(max([ymax, *levels]) * 1.08, 1e-9)])[1])
         if spec.get("xlim"):
             ax.set_xlim(*spec["xlim"])
         seed_txt = f", seed {res.meta.get('seed')}" if len(rs.runs[n]) > 1 else ""
@@ -306,9 +362,11 @@ def _series_figure(kind: str, spec: Mapping[str, Any], entry: "Entry", rs: RunSe
         ax.set_ylabel(ylabel, fontsize=9)
         ax.set_xlabel("time (s)", fontsize=9)
         ax.xaxis.set_tick_params(labelbottom=True)
-        if 0 < len(entities) <= 8:
-            ax.legend(loc="upper right", fontsize=7.5, frameon=True, framealpha=0.85, edgecolor="none")
-    what = {"throughput": "Throughput in 0.1 s bins (thin) and running mean since the flow's start (thick)",
+        event_handles = marks.draw_events(ax, run_events(res), colors, names)
+        handles = [h for h in ax.get_legend_handles_labels()[0] if h not in event_handles] + event_handles
+        marks.outside_legend(ax, handles, fontsize=7.5)
+    what = {"throughput": f"Throughput averaged over {mean_window:g} s (thin) and running mean since the flow's "
+                          "start (thick)",
             "cwnd": "Congestion window over time", "queue": "Queue length over time"}[kind]
     caption = spec.get("caption") or f"{what}; one panel per variant."
     return {"png": _png(fig), "caption": str(caption), "references": refs}
@@ -341,7 +399,7 @@ def _bar_figure(spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> dict | N
     scale, unit = _unit(np.concatenate([means, pubs[~np.isnan(pubs)]]), metric)
     if spec.get("scale"):
         scale, unit = float(spec["scale"]), str(spec.get("unit", ""))
-    fig = _mpl_figure(max(5.0, 1.0 + 0.9 * len(variants)), 3.4)
+    fig = _mpl_figure(max(6.5, 2.5 + 0.9 * len(variants)), 3.4)
     ax = fig.add_subplot()
     _style(ax)
     x = np.arange(len(variants))
@@ -355,11 +413,11 @@ def _bar_figure(spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> dict | N
     ax.set_xticks(x, variants, rotation=30 if len(variants) > 4 else 0, ha="right" if len(variants) > 4 else "center",
                   fontsize=9)
     ax.set_xlabel("variant", fontsize=9)
-    ax.set_ylabel(spec.get("ylabel") or (f"{metric} ({unit})" if unit else metric), fontsize=9)
+    ax.set_ylabel(_scaled_label(spec.get("ylabel"), metric, unit), fontsize=9)
     pf = paper_figure(spec, entry)
     if pf:
         ax.set_title(f"paper: {pf}", fontsize=10, loc="left")
-    ax.legend(fontsize=8, frameon=False)
+    marks.outside_legend(ax, ax.get_legend_handles_labels()[0], fontsize=8)
     cap = spec.get("caption") or f"{metric}: ours (mean over seeds, bar = std) beside the published number."
     refs = [{"kind": "published-bar", "variant": n, "metric": metric, "level": float(p),
              "text": f"{n}: {metric} published {_fmt_level(float(p), scale, unit)} (hatched bar)"}
@@ -373,11 +431,13 @@ def _line_figure(spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> dict | 
     series = spec.get("series") or []
     if not xs or not series:
         raise ValueError('a line figure needs x = [...] and series = [{label, variant = "name-{x}"}]')
-    fig = _mpl_figure(7.5, 3.6)
+    fig = _mpl_figure(9.0, 3.6)
     ax = fig.add_subplot()
     _style(ax)
     drawn = 0
     refs: list[dict] = []
+    plotted: list[np.ndarray] = []
+    lines = []
     for i, s in enumerate(series):
         tmpl = str(s.get("variant") or s.get("variants"))
         # The strict {name} filler of claims, not str.format (which follows {x.attr} anywhere).
@@ -388,12 +448,20 @@ def _line_figure(spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> dict | 
         label = str(s.get("label", tmpl))
         m = np.array([np.mean(o) if o else np.nan for o in ours])
         e = np.array([np.std(o, ddof=1) if len(o) > 1 else 0.0 for o in ours])
-        scale = float(spec.get("scale", 1.0))
+        pubs_a = np.array(pubs, dtype=float)
+        lines.append((color, label, m, e, pubs_a))
+        plotted += [m - e, m + e, pubs_a]
+    values = np.concatenate(plotted) if plotted else np.array([])
+    scale, unit = _unit(values, metric)
+    if spec.get("scale"):
+        scale, unit = float(spec["scale"]), str(spec.get("unit", ""))
+    order: list[str] = []  # legend: each series' ours, then its published
+    for color, label, m, e, pubs_a in lines:
+        order += [f"{label} (ours)", f"{label} (published)"]
         if np.isfinite(m).any():
             ax.errorbar(xs, m / scale, yerr=e / scale if e.any() else None, color=color, marker="o", lw=1.8,
                         ms=5, capsize=3, label=f"{label} (ours)")
             drawn += 1
-        pubs_a = np.array(pubs, dtype=float)
         if np.isfinite(pubs_a).any():
             ax.plot(xs, pubs_a / scale, color=color, ls="--", marker="s", mfc="white", ms=5, lw=1.2,
                     label=f"{label} (published)")
@@ -405,13 +473,19 @@ def _line_figure(spec: Mapping[str, Any], entry: "Entry", rs: RunSet) -> dict | 
         return None
     ax.set_xticks(xs)
     ax.set_xlabel(spec.get("xlabel", "x"), fontsize=9)
-    ax.set_ylabel(spec.get("ylabel", metric), fontsize=9)
+    ax.set_ylabel(_scaled_label(spec.get("ylabel"), metric, unit), fontsize=9)
     pf = paper_figure(spec, entry)
     if pf:
         ax.set_title(f"paper: {pf}", fontsize=10, loc="left")
     if spec.get("log_y"):
         ax.set_yscale("log")
-    ax.legend(fontsize=8, frameon=False, ncol=2)
+    elif spec.get("ylim"):
+        ax.set_ylim(*spec["ylim"])
+    elif (limits := honest_ylim(values / scale)) is not None:
+        ax.set_ylim(*limits)
+    handles, labels = ax.get_legend_handles_labels()
+    ranked = sorted(zip(handles, labels), key=lambda hl: order.index(hl[1]) if hl[1] in order else len(order))
+    marks.outside_legend(ax, [h for h, _label in ranked], fontsize=8)
     cap = spec.get("caption") or f"{metric} against {spec.get('xlabel', 'x')}: ours (solid) and published (dashed)."
     return {"png": _png(fig), "caption": str(cap), "references": refs}
 

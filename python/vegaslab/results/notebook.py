@@ -78,23 +78,29 @@ class NotebookViews:
         return ax
 
     def plot_throughput(self, ax=None, flows: Iterable[str] | None = None, *, running_mean: bool = False,
-                        unit: str | None = None):
+                        unit: str | None = None, window: float | None = None):
         """Throughput per sample bin over time, one line per flow; ``running_mean=True`` draws
-        each flow's mean since its start instead (the Vegas-A paper's "average throughput").
+        each flow's mean since its start instead (the Vegas-A paper's "average throughput"), and
+        ``window=1.0`` its mean over the trailing second (as ``vegaslab run``'s throughput.png).
         ``unit``: bit/s, kbit/s, Mbit/s or Gbit/s (default: Mbit/s from a 1 Mbit/s peak up,
         else kbit/s), named in the axis label. Returns the axes. Needs ``monitor.throughput``."""
         from .. import plots
 
+        if window is not None and (running_mean or not window > 0):
+            raise ValueError(f"window: a number of seconds > 0, without running_mean, got {window!r}"
+                             + (" with running_mean=True" if running_mean else ""))
         s = self._samples("series_flows", "throughput_bps", "flow", flows, "monitor.throughput", "flows")
         scale, unit = plots.rate_unit(float(s["throughput_bps"].max()), unit)
         if running_mean:  # from each flow's start, as the PNG figure does
             keys = [*self._label_columns, "flow"]
             starts = s[keys].merge(self.flows[[*keys, "start_s"]], on=keys, how="left")["start_s"].to_numpy()
             s = s[~(s["time_s"].to_numpy() < starts)]
-        title = None if ax is not None else self._title("throughput" + (" (running mean)" if running_mean else ""))
+        what = " (running mean)" if running_mean else f" ({window:g} s mean)" if window is not None else ""
+        title = None if ax is not None else self._title("throughput" + what)
         ax = plots.new_axes() if ax is None else ax
         plots.draw_lines(ax, s["time_s"], s["throughput_bps"] / scale, self._line_keys(s, "flow"),
-                         transform=plots.running_mean if running_mean else None, lw=1.6 if running_mean else 0.8)
+                         transform=plots.running_mean if running_mean else None, window=window,
+                         lw=1.6 if running_mean else 0.8)
         plots.finish_axes(ax, ylabel=f"throughput ({unit})", title=title)
         return ax
 
