@@ -49,7 +49,7 @@ import numpy as np
 from .. import figure_marks as marks
 from ..plots import run_events, running_mean, windowed_mean
 from ..study import claims
-from ..study.claims import RunSet
+from ..study.claims import RunSet, timecourse
 from .tables import num_cell
 from ..results import renamed_column_message as claims_renamed
 
@@ -64,7 +64,7 @@ LEVEL_METRIC = {"throughput_bps": "throughput_bps", "cwnd_pkts": "mean_cwnd_pkts
 #: The published metric drawn as a vertical line: when the paper's transfer ends.
 END_METRIC = "completion_time_s"
 #: Defaults of a ``reference`` table's departure rule.
-DEFAULT_BELOW, DEFAULT_WINDOW_S = 0.5, 1.0
+DEFAULT_BELOW, DEFAULT_WINDOW_S = 0.5, timecourse.DEFAULT_WINDOW_S
 #: A throughput panel's averaging window in seconds (a figure's ``window``): ten 0.1 s bins drawn
 #: one by one fill a 200 s panel as a solid band; their trailing 1 s mean is a line.
 THROUGHPUT_WINDOW_S = 1.0
@@ -188,34 +188,15 @@ def references_of(spec: Mapping[str, Any]) -> list[dict]:
 
 def departures(t: np.ndarray, y: np.ndarray, level: float, interval: tuple[float, float], *,
                below: float = DEFAULT_BELOW, window: float = DEFAULT_WINDOW_S) -> dict:
-    """The departure rule (module docstring): inside ``interval`` (t0 < t <= t1), the trailing
-    ``window``-second mean of ``y``; the spans where it is below ``below * level``, the time
-    spent there and the plain mean of ``y`` over the interval."""
+    """The departure rule (module docstring), the one time-course claims judge by
+    (:func:`vegaslab.study.claims.timecourse.departures`): inside ``interval`` (t0 < t <= t1),
+    the spans where the trailing ``window``-second mean of ``y`` is below ``below * level``, the
+    time spent there, and the plain mean of ``y`` over the interval."""
+    t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
     t0, t1 = interval
-    keep = (t > t0) & (t <= t1) & np.isfinite(y)
-    t, y = t[keep], y[keep]
-    if not len(t):
-        return {"mean": math.nan, "spans": [], "seconds": 0.0, "samples": 0}
-    dt = float(np.median(np.diff(t))) if len(t) > 1 else window
-    n = max(1, int(round(window / dt))) if dt > 0 else 1
-    c = np.concatenate([[0.0], np.cumsum(y)])
-    idx = np.arange(1, len(y) + 1)
-    lo = np.maximum(idx - n, 0)
-    trailing = (c[idx] - c[lo]) / (idx - lo)
-    low = trailing < below * level
-    spans: list[list[float]] = []
-    i = 0
-    while i < len(low):
-        if low[i]:
-            j = i
-            while j + 1 < len(low) and low[j + 1]:
-                j += 1
-            spans.append([float(t[i] - dt), float(t[j])])
-            i = j + 1
-        else:
-            i += 1
-    return {"mean": float(np.mean(y)), "spans": spans, "seconds": float(sum(b - a for a, b in spans)),
-            "samples": int(len(y))}
+    shaded = timecourse.departures(t, y, below * level, math.inf, t0, t1, window)
+    inside = y[(t > t0) & (t <= t1) & np.isfinite(y)]
+    return {**shaded, "mean": float(np.mean(inside)) if len(inside) else math.nan}
 
 
 def _spans_text(spans: list[list[float]], limit: int = 6) -> str:
