@@ -189,3 +189,10 @@ def test_a_misspelt_metric_parameter_or_flow_is_refused_before_any_run_with_a_su
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"vegaslab: --plot {plot}:") and expected in err, err
         assert not out.exists(), "nothing ran"
+
+
+def test_a_metric_without_a_value_in_any_run_is_an_error_not_an_empty_figure(three_seeds):
+    res, _ = three_seeds  # 0.5 s runs of unlimited flows: none completes
+    assert res.runs["completion_time_s_max"].isna().all()
+    with pytest.raises(vegaslab.VegaslabError, match="'completion_time_s_max' has no value in any stored run"):
+        res.plot("completion_time_s_max", "alpha", ax=_axes())

@@ -546,6 +546,9 @@ class SweepResults:
         keys = [x] + ([hue] if hue else [])
         grouped = rows.groupby(keys, sort=True, dropna=False)[metric]
         stats = grouped.agg(["count", "mean", "std"]).reset_index().rename(columns={"count": "n"})
+        if len(rows) and not stats["n"].any():
+            raise VegaslabError(f"metric {metric!r} has no value in any stored run (NaN in each: a completion time "
+                                "of flows that never complete, say)")
         q = (1 + confidence) / 2
         half = [t_quantile(q, int(n) - 1) * s / math.sqrt(n) if n >= 2 else float("nan")
                 for n, s in zip(stats["n"], stats["std"])]
