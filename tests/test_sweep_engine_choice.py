@@ -91,12 +91,27 @@ def test_a_small_sweep_runs_in_this_process_by_default(tmp_path):
     assert 0 < ex.estimate_s < choice.cluster_threshold_s(2)
 
 
+def test_dry_run_says_where_the_runs_would_go(tmp_path, capsys, monkeypatch):
+    study, out = _study(tmp_path), tmp_path / "store"
+    assert cli.main(["sweep", str(study), "--out", str(out), "--dry-run", "--jobs", "2"]) == 0
+    limit = choice.cluster_threshold_s(2)
+    assert (f"engine: this process while the estimated work is under {limit:.1f} s, then a local Dask cluster of 2 "
+            "worker processes") in capsys.readouterr().out
+    assert cli.main(["sweep", str(study), "--out", str(out), "--dry-run", "--jobs", "1"]) == 0
+    assert "engine: this process (one worker process would not be faster)" in capsys.readouterr().out
+    assert cli.main(["sweep", str(study), "--out", str(out), "--dry-run", "--scheduler", "local", "-j", "2"]) == 0
+    assert "engine: a local Dask cluster of 2 worker processes (--scheduler local)" in capsys.readouterr().out
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:8786")
+    assert cli.main(["sweep", str(study), "--out", str(out), "--dry-run"]) == 0
+    assert "engine: the Dask scheduler at tcp://127.0.0.1:8786" in capsys.readouterr().out
+
+
 def test_a_sweep_whose_work_passes_the_threshold_moves_to_the_cluster_after_its_first_run(tmp_path, monkeypatch):
     monkeypatch.setattr(choice, "CLUSTER_COST_S", 1e-6)  # any work pays for the cluster
     res = vegaslab.sweep(_study(tmp_path), out=tmp_path / "store", workers=2)
     ex = res.execution
     assert ex.executor.startswith("local Dask cluster, 2 worker processes: estimated work"), ex.executor
-    assert ex.executor.endswith("after 1 runs in this process")
+    assert ex.executor.endswith("after 1 run in this process")
     assert (ex.ran, ex.failed) == (6, 0)
     workers = set(Store(tmp_path / "store").read("runs")["worker"])
     assert any(w.startswith("tcp://") for w in workers) and any(":pid" in w for w in workers)

@@ -142,7 +142,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def _plan_only(args: argparse.Namespace, sw: Any, out: Path) -> int:
     """``--dry-run`` and ``--status``: what the store holds of the plan; nothing computed."""
-    from ..sweeps.results import describe_plan, format_estimate, sweep_status
+    from ..sweeps.results import describe_engine, describe_plan, format_estimate, sweep_status
 
     st = sweep_status(sw, out)
     if args.dry_run:
@@ -154,6 +154,7 @@ def _plan_only(args: argparse.Namespace, sw: Any, out: Path) -> int:
         workers = args.jobs or (None if (args.scheduler or os.environ.get("DASK_SCHEDULER_ADDRESS"))
                                 else default_workers())
         console.result(format_estimate(st, workers))
+        console.result(describe_engine(st, args.scheduler, args.jobs or default_workers()))
     else:
         console.result(f"{sw.source}: {st.runs} runs in store {out}: stored {st.stored}, missing {st.missing}, "
                        f"failed {st.failed}")

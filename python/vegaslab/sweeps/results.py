@@ -257,6 +257,28 @@ def format_estimate(st: SweepStatus, workers: int | None) -> str:
     return text
 
 
+def describe_engine(st: SweepStatus, scheduler: Any, workers: int) -> str:
+    """``engine: ...``: where the runs left would go (:mod:`vegaslab.sweeps.engine.choice`)."""
+    from .engine import SYNCHRONOUS, choice
+    from .engine.scheduler import LOCAL, scheduler_address
+
+    if scheduler == SYNCHRONOUS:
+        return "engine: this process (--scheduler synchronous)"
+    if scheduler == LOCAL:
+        return f"engine: a local Dask cluster of {workers} worker processes (--scheduler local)"
+    address = scheduler_address(scheduler)
+    if address is not None:
+        return f"engine: the Dask scheduler at {address}"
+    limit = choice.cluster_threshold_s(workers)
+    if math.isinf(limit):
+        return "engine: this process (one worker process would not be faster)"
+    rule = (f"this process while the estimated work is under {limit:.1f} s, then a local Dask cluster of "
+            f"{workers} worker processes")
+    if st.estimate_s is not None and st.todo:
+        rule += f" (the stored runs' times say {'the cluster' if st.estimate_s > limit else 'this process'})"
+    return f"engine: {rule}"
+
+
 # ---------------------------------------------------------------------- running
 
 

@@ -149,8 +149,8 @@ def execute(
                     with deaths.watching(), connect(scheduler_address(scheduler), workers, allowed_failures,
                                                    closing, ctrl_c) as (client, what):
                         ex.executor = what if left is todo else (
-                            f"{what}: estimated work {ex.estimate_s:.1f} s, after {len(todo) - len(left)} "
-                            "runs in this process")
+                            f"{what}: estimated work {ex.estimate_s:.1f} s, after {_runs(len(todo) - len(left))} "
+                            "in this process")
                         ctrl_c.check()  # pressed while the cluster started
                         run_on_dask(client, left, types, run_fn, writer, finished, ctrl_c.check)
             except KeyboardInterrupt:
@@ -201,6 +201,10 @@ def _run_here(todo: Sequence[PreparedRun], types: Mapping[str, str], run_fn: Cal
         if budget is not None and budget.finished(_work_s(result, first=i == 0)) and i + 1 < len(todo):
             return todo[i + 1:]
     return []
+
+
+def _runs(n: int) -> str:
+    return f"{n} run{'' if n == 1 else 's'}"
 
 
 def _work_s(result: WorkerResult, *, first: bool) -> float:
