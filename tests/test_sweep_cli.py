@@ -19,6 +19,7 @@ import vegaslab  # noqa: E402
 from vegaslab import cli  # noqa: E402
 from vegaslab.sweeps.store import Store  # noqa: E402
 from vegaslab.sweeps.results import FAILURES_FILE, SweepResults, t_quantile  # noqa: E402
+from scenario_text import LOSSY_TWO_HOP  # noqa: E402
 
 BASE = """
 [meta]
@@ -26,25 +27,7 @@ id = "tiny-study"
 
 [run]
 duration = "0.5s"
-
-[[links]]
-endpoints = ["S1", "R1"]
-bandwidth = "10Mbps"
-delay = "5ms"
-
-[[links]]
-endpoints = ["R1", "D1"]
-bandwidth = "2Mbps"
-delay = "10ms"
-error_rate = 0.01
-queue = { kind = "droptail", limit = 10 }
-
-[[flows]]
-name = "f1"
-from = "S1"
-to = "D1"
-cc = "vegas"
-"""
+""" + LOSSY_TWO_HOP
 
 SWEEP = """
 [sweep]
@@ -86,7 +69,7 @@ def _one_line_error(err: str) -> str:
 
 def test_cli_sweep_runs_every_run_on_two_workers_then_resume_computes_nothing(study, tmp_path, capsys):
     out = tmp_path / "store"
-    assert cli.main(["sweep", str(study), "--out", str(out), "--jobs", "2", "--no-progress",
+    assert cli.main(["sweep", str(study), "--out", str(out), "--scheduler", "local", "--jobs", "2", "--no-progress",
                      "--plot", "throughput_bps:alpha", "--flow", "f1"]) == 0
     text = capsys.readouterr().out
     assert "8 runs: ran 8, already stored 0, failed 0" in text
@@ -103,7 +86,7 @@ def test_cli_sweep_runs_every_run_on_two_workers_then_resume_computes_nothing(st
 
 
 def test_api_sweep_returns_tidy_typed_tables_xarray_and_a_plot(study, tmp_path):
-    res = vegaslab.sweep(study, out=tmp_path / "store", workers=2)
+    res = vegaslab.sweep(study, out=tmp_path / "store", scheduler="local", workers=2)
     assert isinstance(res, SweepResults)
     assert (res.execution.ran, res.execution.failed) == (8, 0)
     assert res.execution.executor == "local Dask cluster, 2 worker processes"
@@ -132,12 +115,16 @@ def test_api_sweep_returns_tidy_typed_tables_xarray_and_a_plot(study, tmp_path):
     got = stats[(stats["alpha"] == 1) & (stats["limit"] == 20)].iloc[0]
     half = 12.7062047 * one.std(ddof=1) / math.sqrt(2)
     assert got["mean"] == pytest.approx(one.mean())
-    assert (got["lo"], got["hi"]) == pytest.approx((one.mean() - half, one.mean() + half), rel=1e-6)
+    # The band is clipped to the metric's physical range: a throughput is not negative.
+    assert (got["lo"], got["hi"]) == pytest.approx((max(0.0, one.mean() - half), one.mean() + half), rel=1e-6)
+    assert got["clipped"] == (one.mean() - half < 0)
 
-    ax = res.plot("throughput_bps", x="alpha", flow="f1")
+    with pytest.warns(UserWarning, match="only 2 seeds"):
+        ax = res.plot("throughput_bps", x="alpha", flow="f1")
     assert len(ax.get_lines()) == 2  # the other varying parameter (limit) is the hue
     assert ax.collections, "a confidence band is drawn"
-    path = res.save_plot("throughput_bps", "limit", flow="f1")
+    with pytest.warns(UserWarning, match="only 2 seeds"):
+        path = res.save_plot("throughput_bps", "limit", flow="f1")
     assert path == tmp_path / "store" / "throughput_bps-vs-limit.png" and path.is_file()
 
 

@@ -27,6 +27,11 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
   seeds are a small sample; a normal interval would be too narrow for 3 to 10 seeds). The
   quantile is computed from the exact t distribution function (Abramowitz & Stegun 26.7.3-4,
   closed forms for integer degrees of freedom) by bisection, because scipy is not a dependency.
+  The interval is clipped to the metric's physical range (:mod:`.metrics`); figures are drawn
+  by :mod:`.figures`.
+- **Small sweeps stay in this process**: :func:`sweep` runs with ``scheduler="auto"``
+  (:mod:`vegaslab.sweeps.engine.choice`), which starts the local cluster only when the
+  estimated work pays for it.
 """
 
 from __future__ import annotations
@@ -252,23 +257,49 @@ def format_estimate(st: SweepStatus, workers: int | None) -> str:
     return text
 
 
+def describe_engine(st: SweepStatus, scheduler: Any, workers: int) -> str:
+    """``engine: ...``: where the runs left would go (:mod:`vegaslab.sweeps.engine.choice`)."""
+    from .engine import SYNCHRONOUS, choice
+    from .engine.scheduler import LOCAL, scheduler_address
+
+    if scheduler == SYNCHRONOUS:
+        return "engine: this process (--scheduler synchronous)"
+    if scheduler == LOCAL:
+        return f"engine: a local Dask cluster of {workers} worker processes (--scheduler local)"
+    address = scheduler_address(scheduler)
+    if address is not None:
+        return f"engine: the Dask scheduler at {address}"
+    limit = choice.cluster_threshold_s(workers)
+    if math.isinf(limit):
+        return "engine: this process (one worker process would not be faster)"
+    rule = (f"this process while the estimated work is under {limit:.1f} s, then a local Dask cluster of "
+            f"{workers} worker processes")
+    if st.estimate_s is not None and st.todo:
+        rule += f" (the stored runs' times say {'the cluster' if st.estimate_s > limit else 'this process'})"
+    return f"engine: {rule}"
+
+
 # ---------------------------------------------------------------------- running
 
 
 def run_sweep(sw: _Sweep, out: str | os.PathLike, scheduler: Any = None, workers: int | None = None,
               progress: bool = False) -> "Execution":
-    """Execute the plan's missing runs into the store at ``out`` and record failures."""
-    from .engine import execute
+    """Execute the plan's missing runs into the store at ``out`` and record failures (not the
+    runs an interrupt stopped). ``scheduler`` None is ``"auto"``: ``DASK_SCHEDULER_ADDRESS``
+    when set, else in this process while the sweep's estimated work is small and on a local
+    cluster of ``workers`` processes beyond (:mod:`vegaslab.sweeps.engine.choice`)."""
+    from .engine import AUTO, execute
     from .store import Store
 
     out = Path(out)
     store = Store(out)
-    ex = execute(sw.prepared, store, scheduler=scheduler, workers=workers, progress=progress)
+    ex = execute(sw.prepared, store, scheduler=AUTO if scheduler is None else scheduler, workers=workers,
+                 progress=progress)
     failures = _read_failures(out)
     for p, o in zip(sw.prepared, ex.outcomes):
         if not o.key:
             continue
-        if o.status == "failed" and o.error not in ("interrupted", "not run"):
+        if o.status == "failed" and o.error != "not run":
             failures[o.key] = o.error
         elif o.status in ("ran", "stored"):
             failures.pop(o.key, None)
@@ -283,8 +314,9 @@ def sweep(scenario: Any, overrides: Any = (), out: str | os.PathLike | None = No
     ``out/sweep-<scenario id>``) and return its :class:`SweepResults`.
 
     Only runs the store lacks are computed, on ``scheduler`` (None: ``DASK_SCHEDULER_ADDRESS``
-    or an embedded local cluster of ``workers`` processes; ``"tcp://host:8786"``; or
-    ``"synchronous"``), as in :func:`vegaslab.sweeps.engine.execute`; call it under
+    when set, else in this process while the estimated work is small and on an embedded local
+    cluster of ``workers`` processes beyond; ``"local"``: that cluster; ``"tcp://host:8786"``;
+    or ``"synchronous"``), as in :func:`vegaslab.sweeps.engine.execute`; call it under
     ``if __name__ == "__main__":`` in a script. ``overrides`` apply under every point (and may
     edit the sweep: ``"sweep.seeds=3"``). Runs that failed are listed in
     :attr:`SweepResults.execution`; the results hold the runs that are stored.
@@ -340,6 +372,29 @@ def t_quantile(p: float, df: int) -> float:
 
 
 # ---------------------------------------------------------------------- results
+
+
+#: Figure file formats, with the metadata that keeps their bytes free of the moment they were
+#: written (matplotlib's ``savefig(metadata=...)``; SVG ids also get a fixed salt).
+FIGURE_FORMATS: dict[str, dict[str, Any]] = {"png": {}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
+
+
+def _warn_few_seeds(stats: "pd.DataFrame", metric: str, x: str) -> None:
+    """A ``UserWarning`` (at the caller of the public method) when a point has fewer than
+    :data:`vegaslab.sweeps.figures.MIN_SEEDS` seeds."""
+    from .figures import MIN_SEEDS
+
+    fewest = int(stats["n"].min()) if len(stats) else 0
+    if 0 < fewest < MIN_SEEDS:
+        warnings.warn(f"{metric} vs {x}: only {fewest} seed{'s' if fewest > 1 else ''} at a point; a confidence "
+                      f"interval needs at least {MIN_SEEDS} to mean much (sweep.seeds = {MIN_SEEDS} or more, "
+                      f"or --set sweep.seeds={MIN_SEEDS})", stacklevel=3)
+
+
+def _known_metrics() -> dict:
+    from .metrics import metrics
+
+    return metrics()
 
 
 def _safe_name(text: str) -> str:
@@ -440,17 +495,10 @@ class SweepResults:
         runs = self.runs
         if metric in runs.columns:
             return runs, None
-        allowed = [c for c in flows.columns if c not in ("run_key", "point", "seed", *self.params)
-                   and flows[c].dtype.kind in "fiub"]
-        allowed += [c for c in runs.columns if c.endswith(("_total", "_max")) or c in ("jain_throughput", "wall_s")]
-        from ..results import renamed_column_message
-        from .store import RENAMED_AGGREGATES
+        from .metrics import metric as known_metric
 
-        if renamed := renamed_column_message(metric) or (
-                metric in RENAMED_AGGREGATES and f"{metric!r} was renamed {RENAMED_AGGREGATES[metric]!r} in 0.3"):
-            raise VegaslabError(f"metric {metric!r}: {renamed}")
-        raise VegaslabError(f"metric {metric!r}: not a column of the flows or runs table; numeric ones are "
-                            f"{', '.join(dict.fromkeys(allowed))}")
+        known_metric(metric)  # raises, naming the closest metric (or the new name of a renamed one)
+        raise VegaslabError(f"metric {metric!r}: no run of the sweep is stored yet")
 
     def to_xarray(self, metric: str, entity: str | None = None) -> "xr.DataArray":
         """``metric`` as an :class:`xarray.DataArray` with one dimension per axis (named as the
@@ -494,12 +542,15 @@ class SweepResults:
                 confidence: float = 0.95) -> "pd.DataFrame":
         """Per (``x``, ``hue``) group: ``n`` seeds, ``mean``, ``std`` (n - 1) and the bounds of the
         Student-t confidence interval ``lo``/``hi`` (mean -/+ t_{(1+c)/2, n-1} s/sqrt(n); NaN
-        when n < 2). Every other parameter must be constant (or be ``hue``), so that a group
-        holds the seeds of one point only; when exactly one other parameter varies and ``hue``
-        is not given, it becomes the hue."""
+        when n < 2), clipped to the metric's physical range (a rate, count or time is not
+        negative; Jain's index and a ratio lie in [0, 1]: :mod:`vegaslab.sweeps.metrics`);
+        ``clipped`` is True where a bound was. Every other parameter must be constant (or be
+        ``hue``), so that a group holds the seeds of one point only; when exactly one other
+        parameter varies and ``hue`` is not given, it becomes the hue."""
+        from .metrics import metric as known_metric, physical_clip
+
+        self.check_plot(metric, x, hue)
         rows, extra = self._values(metric, flow)
-        if x not in self.params:
-            raise VegaslabError(f"x={x!r}: not a swept parameter; the parameters are {', '.join(self.params)}")
         if extra is not None and hue is None and len(self._varying({x})) == 0:
             hue = extra
         elif extra is not None:
@@ -509,8 +560,6 @@ class SweepResults:
             others = self._varying({x})
             if len(others) == 1:  # one other parameter varies: one line per value of it
                 hue = others[0]
-        if hue is not None and hue not in self.params and hue != "flow":
-            raise VegaslabError(f"hue={hue!r}: not a swept parameter; the parameters are {', '.join(self.params)}")
         others = self._varying({x, hue} if hue else {x})
         if others:
             raise VegaslabError(f"parameters {', '.join(others)} also vary: a point of the plot would pool "
@@ -519,72 +568,134 @@ class SweepResults:
         keys = [x] + ([hue] if hue else [])
         grouped = rows.groupby(keys, sort=True, dropna=False)[metric]
         stats = grouped.agg(["count", "mean", "std"]).reset_index().rename(columns={"count": "n"})
+        if len(rows) and not stats["n"].any():
+            raise VegaslabError(f"metric {metric!r} has no value in any stored run (NaN in each: a completion time "
+                                "of flows that never complete, say)")
         q = (1 + confidence) / 2
         half = [t_quantile(q, int(n) - 1) * s / math.sqrt(n) if n >= 2 else float("nan")
                 for n, s in zip(stats["n"], stats["std"])]
-        stats["lo"] = stats["mean"] - half
-        stats["hi"] = stats["mean"] + half
+        m = known_metric(metric) if metric in _known_metrics() else None
+        bounds = [(mu - h, mu + h) for mu, h in zip(stats["mean"], half)]
+        clipped = [physical_clip(lo, hi, m) if m is not None else (lo, hi) for lo, hi in bounds]
+        stats["lo"] = [lo for lo, _ in clipped]
+        stats["hi"] = [hi for _, hi in clipped]
+        stats["clipped"] = [c != b for c, b in zip(clipped, bounds)]
         stats.attrs["hue"] = hue
         return stats
+
+    def check_plot(self, metric: str, x: str, hue: str | None = None, flow: str | None = None) -> None:
+        """Raise :class:`VegaslabError` (naming the closest name) when ``metric``, ``x``, ``hue``
+        or ``flow`` cannot be plotted from this sweep, from the plan and the scenario alone:
+        ``vegaslab sweep --plot`` calls it before any run."""
+        from .metrics import did_you_mean, metric as known_metric
+
+        if metric not in _known_metrics() and not self._stored_column(metric):
+            known_metric(metric)
+        for what, name in (("", x), ("hue ", hue)):
+            if name is not None and name not in self.params and not (what and name == "flow"):
+                raise VegaslabError(f"{what}{name!r} is not a swept parameter{did_you_mean(name, self.params)}; "
+                                    f"the parameters are {', '.join(self.params)}")
+        flows = self.flow_names
+        if flow is not None and flows and flow not in flows:
+            raise VegaslabError(f"flow {flow!r}: no such flow in the sweep{did_you_mean(flow, flows)}; "
+                                f"the flows are {', '.join(flows)}")
+
+    def _stored_column(self, name: str) -> bool:
+        """Whether ``name`` is a numeric column the stored tables have beyond the documented ones
+        (only looked up when the store exists)."""
+        if self._store() is None:
+            return False
+        return any(name in self.table(t).columns for t in ("flows", "runs")) and name not in (
+            "seed", "point", "run_key", *self.params)
+
+    @property
+    def flow_names(self) -> list[str]:
+        """The flows of the scenario's first point, as the core resolves them."""
+        for p in self._sweep.prepared:
+            if p.normalized:
+                return [str(f.get("name")) for f in json.loads(p.normalized).get("flows", [])]
+        return []
+
+    @property
+    def title(self) -> str:
+        """The scenario's ``meta.title``, else its id: the title of its figures."""
+        try:
+            meta = tomllib.loads(self._sweep.text).get("meta", {})
+        except tomllib.TOMLDecodeError:  # pragma: no cover - the core read it
+            meta = {}
+        title = meta.get("title") if isinstance(meta, dict) else None
+        return str(title) if title else self._sweep.scenario_id
 
     def _varying(self, exclude: set) -> list[str]:
         return [p.name for a in self.plan.axes for p in a.params
                 if p.name not in exclude and len(a) > 1
                 and not any(q.name in exclude for q in a.params)]
 
-    def plot(self, metric: str, x: str, hue: str | None = None, flow: str | None = None, ax: Any = None):
+    def plot(self, metric: str, x: str, hue: str | None = None, flow: str | None = None, ax: Any = None,
+             confidence: float = 0.95):
         """Plot ``metric`` against the parameter ``x``: the mean over seeds as a line with
-        markers and a shaded **95% confidence interval of the mean, a Student-t interval with
+        markers and a shaded **confidence interval of the mean (95%), a Student-t interval with
         n - 1 degrees of freedom over the n seeds** (mean +/- t_{0.975, n-1} s / sqrt(n); no band
-        with one seed). ``hue`` draws one line per value of another parameter (default: the
-        other varying parameter when there is exactly one); ``flow``
-        selects one flow for a per-flow metric (needed when the sweep has several flows and
-        another parameter varies; with only ``x`` varying, each flow gets its own line).
-        Draws on ``ax`` (a matplotlib Axes) or on a new figure's; returns the Axes (its
-        ``.figure`` saves it)."""
-        import numpy as np
+        with one seed), clipped to the metric's physical range (:meth:`summary`; the subtitle
+        says when). Fewer than :data:`~vegaslab.sweeps.figures.MIN_SEEDS` seeds at a point warn
+        (``UserWarning``). ``hue`` draws one line per value of another parameter (default: the
+        other varying parameter when there is exactly one); ``flow`` selects one flow for a
+        per-flow metric (needed when the sweep has several flows and another parameter varies;
+        with only ``x`` varying, each flow gets its own line).
 
-        stats = self.summary(metric, x, hue, flow)
-        hue = stats.attrs["hue"]  # "flow" when each flow gets its own line
+        Draws on ``ax`` (a matplotlib Axes) or, without one, on a new pyplot figure (so a
+        notebook shows it inline, as pandas' plots do); returns the Axes (``.figure`` saves it).
+        The figure is titled by the scenario's ``meta.title`` (docs/sweep-format.md, "Figures")."""
         if ax is None:
-            from matplotlib.backends.backend_agg import FigureCanvasAgg
-            from matplotlib.figure import Figure
+            from ..plots import new_axes
 
-            fig = Figure(figsize=(7, 4.2), dpi=110, layout="constrained")
-            FigureCanvasAgg(fig)
-            ax = fig.add_subplot()
-        groups = [(None, stats)] if hue is None else list(stats.groupby(hue, sort=True))
-        for value, g in groups:
-            xs = g[x].to_numpy()
-            label = None if hue is None else f"{hue} = {value[0] if isinstance(value, tuple) else value}"
-            line, = ax.plot(xs, g["mean"].to_numpy(dtype=float), marker="o", label=label)
-            lo, hi = g["lo"].to_numpy(dtype=float), g["hi"].to_numpy(dtype=float)
-            if np.isfinite(lo).any():
-                ax.fill_between(xs, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
-        n = sorted(set(int(v) for v in stats["n"])) if len(stats) else [0]
-        seeds = f"{n[0]}" if len(n) == 1 else f"{n[0]}-{n[-1]}"
-        what = metric if flow is None else f"{metric} ({flow})"
-        ax.set_xlabel(x)
-        ax.set_ylabel(what)
-        ax.set_title(f"{self._sweep.scenario_id}: {what} vs {x}\nmean and 95% t-interval over {seeds} seeds",
-                     fontsize=10)
-        ax.grid(True, alpha=0.3)
-        if hue is not None:
-            ax.legend(fontsize=8)
+            ax = new_axes()
+        _warn_few_seeds(self._draw(ax, metric, x, hue, flow, confidence), metric, x)
         return ax
 
-    def save_plot(self, metric: str, x: str, out_dir: str | os.PathLike | None = None, **kw: Any) -> Path:
-        """:meth:`plot` saved as ``<out_dir>/<metric>-vs-<x>.png`` (default: the store's
-        directory); returns the path."""
+    def save_plot(self, metric: str, x: str, out_dir: str | os.PathLike | None = None, *, format: str = "png",
+                  hue: str | None = None, flow: str | None = None, confidence: float = 0.95) -> Path:
+        """:meth:`plot` saved as ``<out_dir>/<metric>-vs-<x>.<format>`` (default: the store's
+        directory; ``format``: ``png``, ``pdf`` or ``svg``, written without a creation date, so
+        the same results give the same bytes); returns the path. Uses no pyplot figure."""
         import io
 
-        from ..safe_io import write_file
+        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
 
-        ax = self.plot(metric, x, **kw)
-        png = io.BytesIO()
-        ax.figure.savefig(png, format="png")
+        from ..safe_io import write_file
+        from .figures import FIGSIZE
+
+        if format not in FIGURE_FORMATS:
+            raise VegaslabError(f"format: must be one of {', '.join(FIGURE_FORMATS)}, got {format!r}")
+        fig = Figure(figsize=FIGSIZE, dpi=110, layout="constrained")
+        FigureCanvasAgg(fig)
+        _warn_few_seeds(self._draw(fig.add_subplot(), metric, x, hue, flow, confidence), metric, x)
+        data = io.BytesIO()
+        # A fixed salt for the SVG element ids, which are random otherwise.
+        with matplotlib.rc_context({"svg.hashsalt": "vegaslab"}):
+            fig.savefig(data, format=format, metadata=FIGURE_FORMATS[format])
         directory = Path(out_dir if out_dir is not None else self.out)
-        return write_file(directory, f"{_safe_name(metric)}-vs-{_safe_name(x)}.png", png.getvalue())
+        return write_file(directory, f"{_safe_name(metric)}-vs-{_safe_name(x)}.{format}", data.getvalue())
+
+    def _draw(self, ax: Any, metric: str, x: str, hue: str | None, flow: str | None,
+              confidence: float) -> "pd.DataFrame":
+        """Draw :meth:`plot`'s figure on ``ax``; returns the :meth:`summary` drawn."""
+        from . import figures
+        from .metrics import Metric, metric as known_metric
+
+        stats = self.summary(metric, x, hue, flow, confidence)
+        hue = stats.attrs["hue"]  # "flow" when each flow gets its own line
+        m = known_metric(metric) if metric in _known_metrics() else Metric(metric, "runs", metric, "", None, None)
+        if flow is None and m.per_flow and hue != "flow":  # the sweep's only flow, named
+            names = self.flow_names
+            flow = names[0] if len(names) == 1 else None
+        axis = next(a for a in self.plan.axes if any(p.name == x for p in a.params))
+        figures.draw(ax, stats, x=x, axis=axis, hue=hue, metric=m, flow=flow, title=self.title,
+                     subtitle=f"{figures.y_label(m, '', flow)} vs {figures.x_label(axis)}\n"
+                              f"{figures.band_text(stats, m, confidence)}")
+        return stats
 
     def __repr__(self) -> str:
         return (f"SweepResults({self._sweep.source!r}, {len(self.plan.points)} points x {len(self.plan.seeds)} seeds, "

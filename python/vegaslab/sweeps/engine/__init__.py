@@ -15,8 +15,9 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
   restarts). ``scheduler="tcp://host:8786"`` (or ``DASK_SCHEDULER_ADDRESS``) uses an
   existing cluster whose workers only need ``pip install vegaslab``; ``scheduler=
   "synchronous"`` runs everything in this process, one run after another (for debugging and
-  as the reference the distributed results are compared with). A ``distributed.Client`` may
-  be passed too.
+  as the reference the distributed results are compared with). ``scheduler="auto"`` (what a
+  sweep uses) starts in this process and moves to the embedded cluster once the estimated
+  work says it pays (:mod:`.choice`). A ``distributed.Client`` may be passed too.
 - **Workers get text, never paths.** The client resolves each spec with its own core
   (:func:`vegaslab.sweeps.store.prepare`): the run key, the normalised scenario and the content of
   every file the scenario references. A worker receives the TOML text, the overrides, the
@@ -76,7 +77,8 @@ How it works, and why (docs/decisions.md, "Sweeps, engine and store"):
 
 One job per module: :mod:`.execution` (:func:`execute`), :mod:`.worker` (what a worker runs,
 :func:`run_payload`, and sends back) and :mod:`.files` (the referenced files it writes),
-:mod:`.scheduler` (which scheduler, checked and probed), :mod:`.cluster` (the connected client,
+:mod:`.scheduler` (which scheduler, checked and probed), :mod:`.choice` (in this process or
+on the cluster, by the estimated work), :mod:`.cluster` (the connected client,
 the embedded cluster), :mod:`.sigint` (Ctrl-C kept from its workers), :mod:`.dask_runs` (runs
 submitted and collected), :mod:`.deaths` (how workers died, and the failure message) and
 :mod:`.noise` (Dask's log records dropped), :mod:`.outcomes` and :mod:`.errors`.
@@ -86,7 +88,7 @@ from .cluster import CONNECT_TIMEOUT_S, default_workers
 from .errors import EngineError
 from .execution import execute
 from .outcomes import Execution, RunOutcome
-from .scheduler import PROBE_TIMEOUT_S, SCHEDULER_SCHEMES, SYNCHRONOUS, check_scheduler
+from .scheduler import AUTO, LOCAL, PROBE_TIMEOUT_S, SCHEDULER_SCHEMES, SYNCHRONOUS, check_scheduler
 from .worker import WorkerClosing, WorkerResult, run_payload
 
-__all__ = ["execute", "run_payload", "Execution", "RunOutcome", "EngineError", "SYNCHRONOUS"]
+__all__ = ["execute", "run_payload", "Execution", "RunOutcome", "EngineError", "SYNCHRONOUS", "LOCAL", "AUTO"]

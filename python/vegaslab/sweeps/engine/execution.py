@@ -17,12 +17,13 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from ... import interrupts
 from ..store import PreparedRun, RunSpec, Store, param_types, prepared_runs
-from .cluster import connect
+from .choice import WorkBudget, cluster_threshold_s
+from .cluster import connect, default_workers
 from .dask_runs import run_on_dask
 from .deaths import WorkerDeaths, failure_message
 from .outcomes import Execution, RunOutcome
-from .scheduler import SYNCHRONOUS, check_scheduler, scheduler_address
-from .worker import WorkerResult, run_payload
+from .scheduler import AUTO, SYNCHRONOUS, check_scheduler, scheduler_address
+from .worker import WorkerResult, run_payload, watched
 
 
 def execute(
@@ -42,9 +43,12 @@ def execute(
     """Compute every spec whose run is not in ``store`` and commit it there.
 
     scheduler: None (``DASK_SCHEDULER_ADDRESS`` if set, else an embedded local cluster of
-               ``workers`` worker processes, default one per core), ``"tcp://host:port"``
+               ``workers`` worker processes, default one per core), ``"local"`` (that
+               embedded cluster, whatever the environment says), ``"tcp://host:port"``
                (an existing cluster; ``workers``: how many to wait for, default 1),
-               ``"synchronous"`` (in this process) or a ``distributed.Client``.
+               ``"synchronous"`` (in this process), ``"auto"`` (``DASK_SCHEDULER_ADDRESS`` if
+               set, else in this process while the estimated work is small and on the
+               embedded cluster beyond: :mod:`.choice`) or a ``distributed.Client``.
     batch_runs, flush_s: commit after that many runs, or when the oldest uncommitted run
                waited that long (see :meth:`vegaslab.sweeps.store.Store.writer`).
     allowed_failures: worker deaths a run may cause before it fails (embedded cluster only;
@@ -64,7 +68,7 @@ def execute(
     no cluster can be reached, before anything runs.
 
     Ctrl-C (SIGINT; in the main thread) from the store's lock to the cluster's end cancels the
-    runs not finished (marked failed, "interrupted"), commits the finished ones, closes the
+    runs not finished (status ``interrupted``), commits the finished ones, closes the
     cluster and returns with ``interrupted`` set, within seconds whenever it comes: while the
     cluster starts, while runs are in flight, during a commit (which completes) or while the
     cluster closes (:mod:`vegaslab.interrupts`). Before that (resolving the specs) it raises
@@ -126,21 +130,29 @@ def execute(
 
             try:
                 ctrl_c.check()
+                left = todo
                 if not todo:
                     ex.executor = "nothing to run"
                 elif scheduler == SYNCHRONOUS:
                     ex.executor = "synchronous, in this process"
-                    for p in todo:  # the same calls a worker makes
-                        with ctrl_c.raising():  # a run in this process may stop anywhere
-                            result = run_fn(p.light(), p.spec.text, dict(types))
-                        finished(p, result, None)
-                else:
+                    left = _run_here(todo, types, run_fn, finished, ctrl_c, None)
+                elif scheduler == AUTO and scheduler_address(AUTO) is None:
+                    n = int(workers) if workers else default_workers()
+                    budget = WorkBudget(len(todo), cluster_threshold_s(n))
+                    left = _run_here(todo, types, run_fn, finished, ctrl_c, budget)
+                    ex.estimate_s = budget.estimate_s
+                    ex.executor = (f"in this process: estimated work {budget.estimate_s:.1f} s, "
+                                   + ("one worker process would not be faster" if n < 2 else
+                                      f"under the {budget.limit_s:.1f} s from which {n} worker processes pay"))
+                if left:
                     deaths.local = scheduler_address(scheduler) is None
                     with deaths.watching(), connect(scheduler_address(scheduler), workers, allowed_failures,
                                                    closing, ctrl_c) as (client, what):
-                        ex.executor = what
+                        ex.executor = what if left is todo else (
+                            f"{what}: estimated work {ex.estimate_s:.1f} s, after {_runs(len(todo) - len(left))} "
+                            "in this process")
                         ctrl_c.check()  # pressed while the cluster started
-                        run_on_dask(client, todo, types, run_fn, writer, finished, ctrl_c.check)
+                        run_on_dask(client, left, types, run_fn, writer, finished, ctrl_c.check)
             except KeyboardInterrupt:
                 ex.interrupted = True
             finally:
@@ -148,7 +160,8 @@ def execute(
                     bar.close()
             for key, o in by_key.items():
                 if o.status == "pending":
-                    by_key[key] = RunOutcome(o.spec, key, "failed", "interrupted" if ex.interrupted else "not run")
+                    by_key[key] = (RunOutcome(o.spec, key, "interrupted", "interrupted") if ex.interrupted else
+                                   RunOutcome(o.spec, key, "failed", "not run"))
             if compact and not ex.interrupted and not reading:
                 # Every run is committed by now; a compaction stopped anywhere (Ctrl-C, a full
                 # disk) leaves a complete store that the next writer tidies.
@@ -167,6 +180,39 @@ def execute(
                    _for_spec(by_key[p.key], p.spec) for p in order]
     ex.wall_s = time.perf_counter() - t0
     return ex
+
+
+def _run_here(todo: Sequence[PreparedRun], types: Mapping[str, str], run_fn: Callable, finished: Callable,
+              ctrl_c: interrupts.Request, budget: WorkBudget | None) -> Sequence[PreparedRun]:
+    """Run ``todo`` in this process, one after another, with the calls a worker makes. With a
+    ``budget``, stop as soon as the sweep's estimated work passes it (:mod:`.choice`) and
+    return the runs left for the cluster, an abandoned one included; else return none."""
+    if budget is not None:
+        # Storing a run needs them (pyarrow imports pandas): imported before the first run's
+        # wall time is measured, which would otherwise count them as that run's work.
+        import pandas  # noqa: F401
+        import pyarrow  # noqa: F401
+    for i, p in enumerate(todo):
+        with ctrl_c.raising(), watched(budget.watch() if budget is not None else None):
+            result = run_fn(p.light(), p.spec.text, dict(types))
+        if budget is not None and budget.exceeded and result.run is None:  # abandoned, to run again there
+            return todo[i:]
+        finished(p, result, None)
+        if budget is not None and budget.finished(_work_s(result, first=i == 0)) and i + 1 < len(todo):
+            return todo[i + 1:]
+    return []
+
+
+def _runs(n: int) -> str:
+    return f"{n} run{'' if n == 1 else 's'}"
+
+
+def _work_s(result: WorkerResult, *, first: bool) -> float:
+    """A run's work for the estimate: its wall time, but for the first run in this process
+    its simulation's (the core's ``wall_time_s``), because the first also pays one-off costs
+    (lazy imports and first calls in building its tables) that the runs after it do not."""
+    sim = result.run.row.get("sim_wall_s") if first and result.run is not None else None
+    return float(sim) if isinstance(sim, (int, float)) and sim >= 0 else result.wall_s
 
 
 def _to_run(prepared: Sequence[PreparedRun], writer: Any, by_key: dict[str, RunOutcome],

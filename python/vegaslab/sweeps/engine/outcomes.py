@@ -11,7 +11,9 @@ from ..store import RunSpec
 @dataclass
 class RunOutcome:
     """What happened to one spec: ``stored`` (already in the store), ``ran`` (computed and
-    committed now) or ``failed`` (``error`` says why; nothing was stored)."""
+    committed now), ``failed`` (``error`` says why; nothing was stored) or ``interrupted``
+    (not finished when Ctrl-C or SIGTERM stopped the execution; nothing was stored, the next
+    execution computes it)."""
 
     spec: RunSpec
     key: str
@@ -33,6 +35,8 @@ class Execution:
     merged: int = 0
     interrupted: bool = False
     executor: str = ""
+    #: The work estimated when ``scheduler="auto"`` chose the engine, seconds (else None).
+    estimate_s: float | None = None
 
     def count(self, status: str) -> int:
         return sum(1 for o in self.outcomes if o.status == status)
@@ -48,3 +52,8 @@ class Execution:
     @property
     def failed(self) -> int:
         return self.count("failed")
+
+    @property
+    def interrupted_runs(self) -> int:
+        """Runs not finished because the execution was interrupted (not failures)."""
+        return self.count("interrupted")

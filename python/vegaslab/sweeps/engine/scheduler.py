@@ -15,6 +15,14 @@ from .errors import EngineError
 
 #: ``scheduler=SYNCHRONOUS`` runs every run in the calling process, one after another.
 SYNCHRONOUS = "synchronous"
+#: ``scheduler=LOCAL`` starts the embedded local cluster whatever ``DASK_SCHEDULER_ADDRESS`` says.
+LOCAL = "local"
+#: ``scheduler=AUTO`` chooses by the work to do (:mod:`.choice`): the runs in this process while
+#: their estimated work is small, else the embedded local cluster (``DASK_SCHEDULER_ADDRESS``
+#: when set).
+AUTO = "auto"
+#: The scheduler values that are not addresses.
+KEYWORDS = (SYNCHRONOUS, LOCAL, AUTO)
 
 #: How long the TCP probe before connecting waits (see :func:`probe`): a refused or
 #: unreachable address fails after at most this, not after
@@ -28,8 +36,11 @@ SCHEDULER_SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
 
 def scheduler_address(scheduler: Any) -> Any:
     """``scheduler`` when given, else ``DASK_SCHEDULER_ADDRESS`` when set, else None (an
-    embedded cluster)."""
-    if scheduler is not None:
+    embedded cluster). :data:`LOCAL` is None (the embedded cluster); :data:`AUTO` is
+    ``DASK_SCHEDULER_ADDRESS`` or None."""
+    if scheduler == LOCAL:
+        return None
+    if scheduler is not None and scheduler != AUTO:
         return scheduler
     env = os.environ.get("DASK_SCHEDULER_ADDRESS", "").strip()
     return env or None
@@ -37,7 +48,7 @@ def scheduler_address(scheduler: Any) -> Any:
 
 def check_scheduler(scheduler: Any = None, name: str = "scheduler") -> None:
     """Raise :class:`EngineError` when ``scheduler`` (a string; None: ``DASK_SCHEDULER_ADDRESS``
-    if set) is not ``"synchronous"`` nor an address ``scheme://host:port`` (``host:port``
+    if set) is not ``"synchronous"``, ``"local"``, ``"auto"`` nor an address ``scheme://host:port`` (``host:port``
     means ``tcp://``) with a network scheme and a port from 1 to 65535. The message starts
     with ``name`` (``--scheduler`` on the command line), or ``DASK_SCHEDULER_ADDRESS`` when
     the address came from there.
@@ -49,11 +60,11 @@ def check_scheduler(scheduler: Any = None, name: str = "scheduler") -> None:
         scheduler, name = os.environ.get("DASK_SCHEDULER_ADDRESS", "").strip(), "DASK_SCHEDULER_ADDRESS"
         if not scheduler:
             return
-    if not isinstance(scheduler, str) or scheduler == SYNCHRONOUS:
+    if not isinstance(scheduler, str) or scheduler in KEYWORDS:
         return
     from distributed.comm import parse_address, parse_host_port
 
-    usage = (f"{name}: must be {SYNCHRONOUS!r} or a Dask scheduler address scheme://host:port "
+    usage = (f"{name}: must be {', '.join(map(repr, KEYWORDS))} or a Dask scheduler address scheme://host:port "
              f"(scheme {', '.join(SCHEDULER_SCHEMES)}), e.g. tcp://10.0.0.1:8786")
     try:
         scheme, location = parse_address(scheduler)

@@ -12,9 +12,10 @@ import os
 import socket
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, Iterator, Mapping
 
 from ...errors import VegaslabError
 from ..store import PreparedRun, StoredRun, keyed_tables, run_row, stored_tables
@@ -42,13 +43,32 @@ def _worker_name() -> str:
         return f"{socket.gethostname()}:pid{os.getpid()}"
 
 
+#: The progress callback of the runs made in this process (:func:`watched`), or None.
+_in_process_watch: Callable[[float, float], None] | None = None
+
+
+@contextmanager
+def watched(check: Callable[[float, float], None] | None) -> Iterator[None]:
+    """Meanwhile, runs made in this process (not in a Dask worker) call ``check(simulated s,
+    duration s)`` every 0.2 s of wall time; an exception it raises ends the run, which
+    :func:`run_payload` then reports as failed with that message (the caller that raised it
+    knows better: :class:`vegaslab.sweeps.engine.choice.MovingToCluster`)."""
+    global _in_process_watch
+    previous, _in_process_watch = _in_process_watch, check
+    try:
+        yield
+    finally:
+        _in_process_watch = previous
+
+
 class WorkerClosing(Exception):
     """Raised (through the core's progress callback) to end a run whose worker is closing."""
 
 
 def _end_when_worker_closes() -> Callable[[float, float], None] | None:
     """A progress callback for the core (called every 0.2 s of a run) that ends the run once
-    this process's Dask worker is closing, or None outside a worker.
+    this process's Dask worker is closing; outside a worker, the callback of :func:`watched`
+    (None when none is set).
 
     A worker closes when the client was interrupted or closes the cluster, and its run's result
     is no longer wanted; Dask's close would wait for the running task until the nanny kills the
@@ -59,7 +79,7 @@ def _end_when_worker_closes() -> Callable[[float, float], None] | None:
 
         worker = get_worker()
     except (ImportError, ValueError):
-        return None
+        return _in_process_watch
     closing = (Status.closing, Status.closed, Status.failed)
 
     def check(sim_s: float, duration_s: float) -> None:
