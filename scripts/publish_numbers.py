@@ -112,8 +112,12 @@ def measure(out: Path, command: list[str]) -> int:
     proc = subprocess.Popen(command)
     # Ctrl-C at a terminal reaches the command through its process group; this process only
     # waits for it, so that the command's own interrupt handling decides the exit status.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    status = proc.wait()
+    # The handler is put back afterwards: a caller that measures in-process keeps its Ctrl-C.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        status = proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
     wall = time.monotonic() - t0
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     record = {

@@ -191,6 +191,14 @@ def test_measure_records_the_command_its_status_time_memory_and_load(tmp_path):
     assert m["peak_rss_bytes"] >= 50_000_000 and m["load_1min_at_start"] >= 0 and m["machine"]["nproc"] >= 1
 
 
+def test_measure_gives_back_the_callers_ctrl_c_handler(tmp_path):
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    pn.measure(tmp_path / "m.json", [sys.executable, "-c", "pass"])
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 def _study_summary(tmp_path: Path) -> dict:
     """A study's summary as `vegaslab robustness` saves it, from a hand-made result: the default
     point holds on one run; the departure 500kbps holds too."""
