@@ -103,25 +103,57 @@ fn max_lines_stops_recording_and_says_so() {
     assert!(info.truncated);
 }
 
+/// A pcap's records: (microseconds, captured bytes, original length).
+fn pcap_records(bytes: &[u8]) -> Vec<(u64, Vec<u8>, u32)> {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at < bytes.len() {
+        let (us, caplen, orig) = (word(at) as u64 * 1_000_000 + word(at + 4) as u64, word(at + 8) as usize, word(at + 12));
+        out.push((us, bytes[at + 16..at + 16 + caplen].to_vec(), orig));
+        at += 16 + caplen;
+    }
+    out
+}
+
 #[test]
-fn a_pcap_trace_has_the_classic_header_and_one_raw_ipv4_record_per_reception() {
+fn a_pcap_trace_has_the_classic_header_and_raw_ipv4_records_starting_with_the_syn() {
     let dir = fresh_dir("pcap");
     let r = traced_run(&format!("{BASE}\n[trace]\nformat = \"pcap\"\nfile = \"t.pcap\"\nlinks = [\"R->D\"]\n"), &dir);
     let bytes = std::fs::read(dir.join("t.pcap")).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(&bytes[..4], &0xa1b2c3d4u32.to_le_bytes());
     assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101, "LINKTYPE_RAW");
-    // The first record: the SYN's arrival at D, 7.352 ms; 40 bytes captured of 40.
-    let rec = &bytes[24..];
-    assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 0);
-    assert_eq!(u32::from_le_bytes(rec[4..8].try_into().unwrap()), 7352);
-    assert_eq!(u32::from_le_bytes(rec[8..12].try_into().unwrap()), 40);
-    let ip = &rec[16..56];
+    let recs = pcap_records(&bytes);
+    // The first record: the SYN offered at R to R->D at 2.032 ms; 40 bytes captured of 40.
+    let (us, ip, orig) = &recs[0];
+    assert_eq!((*us, ip.len(), *orig), (2032, 40, 40));
     assert_eq!(ip[0], 0x45);
     assert_eq!(ip[9], 6, "TCP");
     assert_eq!(&ip[12..16], &[10, 0, 0, 0], "node 0");
     assert_eq!(&ip[16..20], &[10, 0, 0, 2], "node 2");
-    assert_eq!(r.meta.trace.unwrap().lines, (bytes.len() as u64 - 24) / 56);
+    assert_eq!(ip[33], 0x02, "SYN");
+    assert_eq!(r.meta.trace.unwrap().lines, recs.len() as u64);
+}
+
+#[test]
+fn a_pcap_of_a_link_direction_holds_what_its_first_node_sends_on_it_and_receives_back() {
+    let dir = fresh_dir("pcap-both");
+    traced_run(&format!("{BASE}\n[trace]\nformat = \"pcap\"\nfile = \"t.pcap\"\nlinks = [\"R->D\"]\n"), &dir);
+    let recs = pcap_records(&std::fs::read(dir.join("t.pcap")).unwrap());
+    std::fs::remove_dir_all(&dir).ok();
+    // The same run's ns-2 events: `+` on R->D (node 1 -> 2), `r` on D->R (2 -> 1).
+    let (lines, _) = run_trace("links = [\"R->D\", \"D->R\"]", "pcap-both-ns2");
+    let expected: Vec<(u64, u32)> = lines
+        .iter()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|f| (f[0] == "+" && f[2] == "1") || (f[0] == "r" && f[2] == "2"))
+        .map(|f| (((f[1].parse::<f64>().unwrap()) * 1e6).round() as u64, f[5].parse().unwrap()))
+        .collect();
+    let got: Vec<(u64, u32)> = recs.iter().map(|(us, _, orig)| (*us, *orig)).collect();
+    assert_eq!(got, expected);
+    // Both directions: data from node 0 and ACKs to it.
+    assert!(recs.iter().any(|(_, ip, _)| ip[15] == 0) && recs.iter().any(|(_, ip, _)| ip[19] == 0));
 }
 
 #[test]
