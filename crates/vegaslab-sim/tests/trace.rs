@@ -156,6 +156,38 @@ fn a_pcap_of_a_link_direction_holds_what_its_first_node_sends_on_it_and_receives
     assert!(recs.iter().any(|(_, ip, _)| ip[15] == 0) && recs.iter().any(|(_, ip, _)| ip[19] == 0));
 }
 
+/// The TCP header of a captured record (the IP header's length read from it), and the IP
+/// packet's total length.
+fn tcp_of(ip: &[u8]) -> (&[u8], u16) {
+    (&ip[(ip[0] & 0x0f) as usize * 4..], u16::from_be_bytes([ip[2], ip[3]]))
+}
+
+#[test]
+fn a_pcap_without_links_captures_each_flow_at_its_sender_from_syn_to_fin() {
+    let dir = fresh_dir("pcap-sender");
+    let text = format!("{BASE}\n[flows.app]\nkind = \"file\"\npackets = 5\n[trace]\nformat = \"pcap\"\nfile = \"t.pcap\"\n");
+    let text = text.replace("duration = \"30ms\"", "duration = \"1s\"");
+    traced_run(&text, &dir);
+    let recs = pcap_records(&std::fs::read(dir.join("t.pcap")).unwrap());
+    std::fs::remove_dir_all(&dir).ok();
+    // Data from S (node 0), each packet once (SYN + 5, no loss), and its ACKs back at S.
+    let (data, acks): (Vec<_>, Vec<_>) = recs.iter().partition(|(_, ip, _)| ip[15] == 0);
+    assert_eq!((data.len(), acks.len()), (6, 6));
+    let flags: Vec<u8> = data.iter().map(|(_, ip, _)| tcp_of(ip).0[13]).collect();
+    assert_eq!(flags, [0x02, 0x18, 0x18, 0x18, 0x18, 0x19], "SYN, data with ACK, the last with FIN");
+    let seq = |ip: &[u8]| u32::from_be_bytes(tcp_of(ip).0[4..8].try_into().unwrap());
+    let ack = |ip: &[u8]| u32::from_be_bytes(tcp_of(ip).0[8..12].try_into().unwrap());
+    // Each packet starts where the one before ends (SYN: 1 number; data: 1000 bytes), and the
+    // last ACK covers the FIN.
+    let isn = seq(&data[0].1);
+    for (k, (_, ip, _)) in data.iter().enumerate().skip(1) {
+        assert_eq!(seq(ip), isn.wrapping_add(1 + 1000 * (k as u32 - 1)));
+        assert_eq!(tcp_of(ip).1, 1040, "the packet's size on the wire");
+    }
+    assert_eq!(ack(&acks[5].1), isn.wrapping_add(1 + 5 * 1000 + 1));
+    assert!(acks.iter().all(|(_, ip, _)| tcp_of(ip).0[13] == 0x10 && tcp_of(ip).1 == 40));
+}
+
 #[test]
 fn bad_trace_fields_name_the_field_and_the_allowed_values() {
     let bad = |extra: &str| parse(&format!("{BASE}\n[trace]\n{extra}"), "t.toml", &[]).unwrap_err().to_string();
