@@ -122,9 +122,10 @@ def _captured_at_the_sender(tmp_path, cc: str, stack: str, limit: int):
 @pytest.mark.parametrize("cc,stack", ALGORITHMS)
 def test_a_lossless_capture_has_no_analysis_flags_and_measures_the_rtt(tmp_path, cc, stack):
     frames, n, flow = _captured_at_the_sender(tmp_path, cc, stack, limit=200)
-    acks = sorted(set(range(n)) - set(frames["tcp.len"]) - set(frames["tcp.flags.syn"]))
+    acks = sorted(set(range(1, n)) - set(frames["tcp.len"]))     # frame 0: the SYN
     assert flow["dropped_pkts"] == 0 and flow["retransmitted_pkts"] == 0
-    assert frames["tcp.flags.syn"] == [0]       # the connection's first packet is its SYN, and the only one
+    # The connection's first packet is its SYN, answered by one SYN-ACK.
+    assert frames["tcp.flags.syn"][0] == 0 and len(frames["tcp.flags.syn"]) == 2
     assert frames["tcp.analysis.lost_segment"] == [] and frames["tcp.analysis.retransmission"] == []
     assert frames["tcp.analysis.flags"] == []
     # Data and ACKs in one capture: every ACK gives an RTT sample.

@@ -163,7 +163,7 @@ fn tcp_of(ip: &[u8]) -> (&[u8], u16) {
 }
 
 #[test]
-fn a_pcap_without_links_captures_each_flow_at_its_sender_from_syn_to_fin() {
+fn a_pcap_without_links_captures_each_flow_at_its_sender_from_handshake_to_fin() {
     let dir = fresh_dir("pcap-sender");
     let text = format!("{BASE}\n[flows.app]\nkind = \"file\"\npackets = 5\n[trace]\nformat = \"pcap\"\nfile = \"t.pcap\"\n");
     let text = text.replace("duration = \"30ms\"", "duration = \"1s\"");
@@ -185,7 +185,11 @@ fn a_pcap_without_links_captures_each_flow_at_its_sender_from_syn_to_fin() {
         assert_eq!(tcp_of(ip).1, 1040, "the packet's size on the wire");
     }
     assert_eq!(ack(&acks[5].1), isn.wrapping_add(1 + 5 * 1000 + 1));
-    assert!(acks.iter().all(|(_, ip, _)| tcp_of(ip).0[13] == 0x10 && tcp_of(ip).1 == 40));
+    // The answer to the SYN is the SYN-ACK, the others plain ACKs; 40 bytes each.
+    let ack_flags: Vec<u8> = acks.iter().map(|(_, ip, _)| tcp_of(ip).0[13]).collect();
+    assert_eq!(ack_flags, [0x12, 0x10, 0x10, 0x10, 0x10, 0x10]);
+    assert!(acks.iter().all(|(_, ip, _)| tcp_of(ip).1 == 40));
+    assert_eq!(seq(&acks[1].1), seq(&acks[0].1).wrapping_add(1), "the SYN-ACK takes one number");
 }
 
 #[test]

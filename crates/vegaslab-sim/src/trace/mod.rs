@@ -88,6 +88,8 @@ struct Rec {
     probe: bool,
     aqt: u32,
     aqt_echo: u32,
+    /// The sink's answer to the SYN (`pcap`): the first ACK of packet 0 on this direction.
+    syn_ack: bool,
 }
 
 /// Which records a pcap keeps (`[trace] links`, module docs).
@@ -124,6 +126,8 @@ pub struct Tracer {
     aqt_bytes: Vec<u32>,
     /// Per connection seen: its byte numbering (pcap).
     streams: Vec<Option<Stream>>,
+    /// (channel, connection) pairs whose SYN-ACK has crossed the channel (pcap).
+    syn_acks: std::collections::HashSet<(u32, u32)>,
     recs: Vec<Rec>,
     max_lines: u64,
     truncated: bool,
@@ -198,6 +202,7 @@ impl Tracer {
             capture,
             aqt_bytes: sc.flows.iter().map(|f| f.algorithm.router_assist().unwrap_or(0)).collect(),
             streams: Vec::new(),
+            syn_acks: std::collections::HashSet::new(),
             exact_clock: sc.clock == crate::scenario::SenderClock::Exact,
             recs: Vec::new(),
             max_lines: spec.max_lines,
@@ -256,7 +261,7 @@ impl Tracer {
             return;
         }
         let t = d.enqueued_at;
-        let base = self.record(p, from, to, parent, stream, t);
+        let base = self.record(c, p, (from, to), parent, stream, t);
         self.hops += 1;
         self.push(base);
         let left = Rec { ev: b'-', t: d.left_at, clock: self.clock_of(d.left_at, d.left_clock), ..base };
@@ -283,7 +288,7 @@ impl Tracer {
     pub fn hop(&mut self, c: usize, from: u32, to: u32, p: &Packet, parent: u32, stream: Option<Stream>, t: Nanos, adm: &crate::channel::Admission, delay_at: impl FnOnce(Nanos) -> Nanos) {
         let Some(sh) = self.channels[c] else { return };
         use crate::channel::Admission;
-        let base = if self.traced(p, parent) { Some(self.record(p, from, to, parent, stream, t)) } else { None };
+        let base = if self.traced(p, parent) { Some(self.record(c, p, (from, to), parent, stream, t)) } else { None };
         // The shadow transmitter advances for every accepted packet, traced or not.
         let txt = 8.0 * p.size as f64 / sh.bandwidth_bps;
         let start_clock = p.clock.max(sh.busy_clock);
@@ -331,18 +336,20 @@ impl Tracer {
         }
     }
 
-    /// The `+` record of a traced hop of `p` (numbered as the next hop), its connection's
-    /// numbering kept for the pcap.
-    fn record(&mut self, p: &Packet, from: u32, to: u32, parent: u32, stream: Option<Stream>, t: Nanos) -> Rec {
+    /// The `+` record of a traced hop of `p` over channel `c` (numbered as the next hop), its
+    /// connection's numbering kept for the pcap.
+    fn record(&mut self, c: usize, p: &Packet, (from, to): (u32, u32), parent: u32, stream: Option<Stream>, t: Nanos) -> Rec {
         let (flow, conn) = if p.kind == Kind::Udp { (self.n_flows + p.flow, self.n_flows + p.flow) } else { (parent, p.flow) };
+        let mut syn_ack = false;
         if let (Some(s), TraceFormat::Pcap) = (stream, self.format) {
             if self.streams.len() <= conn as usize {
                 self.streams.resize(conn as usize + 1, None);
             }
             self.streams[conn as usize] = Some(s);
+            syn_ack = p.kind == Kind::Ack && p.seqno == 0 && self.syn_acks.insert((c as u32, conn));
         }
         let clock = self.clock_of(t, p.clock);
-        Rec { t, clock, ev: b'+', from, to, kind: p.kind, size: p.size, flow, conn, seqno: p.seqno, uid: self.hops, probe: p.probe, aqt: p.aqt, aqt_echo: p.aqt_echo }
+        Rec { t, clock, ev: b'+', from, to, kind: p.kind, size: p.size, flow, conn, seqno: p.seqno, uid: self.hops, probe: p.probe, aqt: p.aqt, aqt_echo: p.aqt_echo, syn_ack }
     }
 
     /// Whether a pcap keeps record `r` (module docs); the ns-2 format keeps every one.
@@ -468,7 +475,7 @@ impl Tracer {
             }
             Kind::Ack => {
                 let st = stream();
-                let (seq, ack, flags) = st.ack(r.seqno);
+                let (seq, ack, flags) = st.ack(r.seqno, r.syn_ack);
                 let options = (r.size.saturating_sub(header + 20) / 4 * 4).min(40);
                 pcap::L4::Tcp { seq, ack, flags, options, payload: 0 }
             }

@@ -14,11 +14,16 @@
 //! An ACK of packet `a` acknowledges `end(a)`, the number after its last byte (and after the
 //! FIN when `a` is the transfer's last packet).
 //!
-//! **Flags.** SYN on packet 0; FIN on the last packet of a transfer whose end the simulator
-//! knows (a file, a per-flow connection's flow); ACK on every acknowledgement and on every data
-//! packet after the SYN, acknowledging the receiver's side at `receiver ISN + 1`. The sink
-//! answers the SYN with an ordinary ACK (ns-2's `TCPSink` has no handshake), so no SYN-ACK
-//! appears. The advertised window is 65535 bytes, unscaled: the receiver window is not encoded.
+//! **Flags.** SYN on packet 0; SYN-ACK on the sink's answer to it; FIN on the last packet of a
+//! transfer whose end the simulator knows (a file, a per-flow connection's flow); ACK on every
+//! acknowledgement and on every data packet after the SYN, acknowledging the receiver's side at
+//! `receiver ISN + 1`. The sink's answer to the SYN is an ACK of packet 0 like any other (ns-2's
+//! `TCPSink` has no handshake, and a packet carries no id), so the tracer flags as the SYN-ACK,
+//! on each link direction, the first ACK of packet 0 of the connection that the direction
+//! carries: a connection's ACKs cross a direction in the order the sink sent them (FIFO queues,
+//! one route), so that is the same packet on every hop, unless it was lost on the way. The
+//! receiver sends no FIN. The advertised window is 65535 bytes, unscaled: the receiver window is
+//! not encoded.
 //!
 //! **Headers.** IPv4 addresses 10.x.y.z from the node index; ports 1024 + the agent's slot
 //! (`Tracer`), and 32768 + the connection's index for the connections a per-flow entry opens, so
@@ -105,10 +110,15 @@ impl Stream {
     }
 
     /// Sequence number, acknowledgement number and flags of the ACK of packet `a` (the highest
-    /// in order received; -1 before any).
-    pub fn ack(&self, a: i64) -> (u32, u32, u8) {
+    /// in order received; -1 before any); `syn_ack`: it is the receiver's answer to the SYN,
+    /// which takes the receiver's ISN.
+    pub fn ack(&self, a: i64, syn_ack: bool) -> (u32, u32, u8) {
         let acked = if a < 0 { self.isn as u64 } else { self.end(a) };
-        (self.receiver_isn.wrapping_add(1), acked as u32, ACK)
+        if syn_ack {
+            (self.receiver_isn, acked as u32, SYN | ACK)
+        } else {
+            (self.receiver_isn.wrapping_add(1), acked as u32, ACK)
+        }
     }
 }
 
@@ -273,9 +283,16 @@ mod tests {
     #[test]
     fn an_ack_acknowledges_the_byte_after_the_highest_packet_in_order() {
         let s = reno(None);
-        assert_eq!(s.ack(0), (5001, 1001, ACK));
-        assert_eq!(s.ack(3), (5001, s.start(4) as u32, ACK));
-        assert_eq!(s.ack(-1).1, 1000);
+        assert_eq!(s.ack(0, false), (5001, 1001, ACK));
+        assert_eq!(s.ack(3, false), (5001, s.start(4) as u32, ACK));
+        assert_eq!(s.ack(-1, false).1, 1000);
+    }
+
+    #[test]
+    fn the_answer_to_the_syn_takes_the_receivers_isn_and_later_acks_follow_it() {
+        let s = reno(None);
+        assert_eq!(s.ack(0, true), (5000, 1001, SYN | ACK));
+        assert_eq!(s.data(1).1, 5001);   // the sender's data acknowledges the receiver's SYN
     }
 
     #[test]
@@ -283,7 +300,7 @@ mod tests {
         let s = reno(Some(4));
         assert_eq!(s.data(4).2, ACK | PSH | FIN);
         assert_eq!(s.data(3).2, ACK | PSH);
-        assert_eq!(s.ack(4).1 as u64, s.start(4) + 1000 + 1);
+        assert_eq!(s.ack(4, false).1 as u64, s.start(4) + 1000 + 1);
     }
 
     #[test]
