@@ -38,22 +38,107 @@ def test_a_run_without_trace_writes_no_trace(tmp_path):
     assert not (out / "trace.tr").exists() and "trace" not in json.loads((out / "meta.json").read_text())
 
 
-@pytest.mark.skipif(shutil.which("tshark") is None and os.environ.get("VEGASLAB_REQUIRE_TSHARK") != "1",
-                    reason="tshark not installed (make test installs it)")
-def test_a_pcap_trace_reads_in_tshark_as_tcp_between_the_flow_ends(tmp_path):
+needs_tshark = pytest.mark.skipif(shutil.which("tshark") is None and os.environ.get("VEGASLAB_REQUIRE_TSHARK") != "1",
+                                  reason="tshark not installed (make test installs it)")
+
+
+def _tshark_fields(pcap, *fields: str) -> list[list[str]]:
+    """One row per frame: the fields' values ('' when absent), with TCP analysis on."""
+    p = subprocess.run(["tshark", "-r", str(pcap), "-o", "tcp.analyze_sequence_numbers:TRUE", "-T", "fields",
+                        "-E", "separator=\t", *[a for f in fields for a in ("-e", f)]],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return [line.split("\t") for line in p.stdout.splitlines()]
+
+
+@needs_tshark
+def test_a_pcap_of_a_link_direction_holds_what_its_first_node_sends_and_receives(tmp_path):
     out = tmp_path / "out"
     assert cli.main(["run", "va-reroute", "--no-plots", "-q", "--out", str(out), "--trace", "R1->R2",
                      "--trace-format", "pcap", "--set", "run.duration=5s"]) == 0
-    p = subprocess.run(["tshark", "-r", str(out / "trace.pcap"), "-T", "fields", "-e", "tcp.len"],
-                       capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    lengths = [int(x) for x in p.stdout.split()]
-    assert lengths and max(lengths) > 0          # data segments with payload, and their ACKs
-    # One frame per packet received over the link: the ns-2 trace's `r` lines of the same run.
+    lengths = [int(row[0]) for row in _tshark_fields(out / "trace.pcap", "tcp.len")]
+    assert lengths and max(lengths) > 0 and min(lengths) == 0    # data segments and their ACKs
+    # One frame per packet R1 offers to R1->R2 and per packet reaching R1 over R2->R1: the
+    # ns-2 trace's `+` lines of the one and `r` lines of the other, same run.
     assert cli.main(["run", "va-reroute", "--no-plots", "-q", "--out", str(tmp_path / "text"), "--trace", "R1->R2",
-                     "--set", "run.duration=5s"]) == 0
-    received = [ln for ln in (tmp_path / "text" / "trace.tr").read_text().splitlines() if ln.startswith("r ")]
-    assert len(lengths) == len(received)
+                     "--trace", "R2->R1", "--set", "run.duration=5s"]) == 0
+    lines = [ln.split() for ln in (tmp_path / "text" / "trace.tr").read_text().splitlines()]
+    forward = {(ln[2], ln[3]) for ln in lines if ln[0] == "+" and ln[4] == "tcp"}
+    assert len(forward) == 1
+    (r1, r2), = forward
+    captured = [ln for ln in lines if (ln[0] == "+" and (ln[2], ln[3]) == (r1, r2)) or (ln[0] == "r" and (ln[2], ln[3]) == (r2, r1))]
+    assert len(lengths) == len(captured)
+
+
+# A flow over a 1 Mbit/s bottleneck; its queue's limit decides whether it loses packets.
+DUMBBELL = """
+[run]
+duration = "5s"
+[[links]]
+endpoints = ["S", "R1"]
+bandwidth = "10Mbps"
+delay = "1ms"
+[[links]]
+endpoints = ["R1", "R2"]
+bandwidth = "1Mbps"
+delay = "20ms"
+queue = {{ kind = "droptail", limit = {limit} }}
+[[links]]
+endpoints = ["R2", "D"]
+bandwidth = "10Mbps"
+delay = "1ms"
+[[flows]]
+name = "f1"
+from = "S"
+to = "D"
+cc = "{cc}"
+tcp = {{ stack = "{stack}" }}
+"""
+
+# ns-2's agents (Vegas's sends no SYN and 1000 bytes with its headers) and Linux's stack (52-byte
+# headers with the timestamp option, SACK blocks on its ACKs).
+ALGORITHMS = [("reno", "ns2"), ("newreno", "ns2"), ("vegas", "ns2"), ("cubic", "ns2"), ("cubic", "linux")]
+
+ANALYSIS = ("tcp.flags.syn", "tcp.len", "tcp.analysis.flags", "tcp.analysis.lost_segment", "tcp.analysis.retransmission",
+            "tcp.analysis.ack_rtt")
+
+
+def _captured_at_the_sender(tmp_path, cc: str, stack: str, limit: int):
+    """The flow's pcap (a capture at its sender) analysed by tshark: per field, the frames where
+    it is present and not 0; the frames; and the flow's row of the flows table."""
+    import pandas as pd
+
+    scenario = tmp_path / f"{cc}.toml"
+    scenario.write_text(DUMBBELL.format(cc=cc, stack=stack, limit=limit))
+    out = tmp_path / cc
+    assert cli.main(["run", str(scenario), "--no-plots", "-q", "--out", str(out), "--trace", "f1",
+                     "--trace-format", "pcap"]) == 0
+    rows = _tshark_fields(out / "trace.pcap", *ANALYSIS)
+    frames = {field: [i for i, row in enumerate(rows) if row[k] not in ("", "0")] for k, field in enumerate(ANALYSIS)}
+    return frames, len(rows), pd.read_parquet(out / "flows.parquet").iloc[0]
+
+
+@needs_tshark
+@pytest.mark.parametrize("cc,stack", ALGORITHMS)
+def test_a_lossless_capture_has_no_analysis_flags_and_measures_the_rtt(tmp_path, cc, stack):
+    frames, n, flow = _captured_at_the_sender(tmp_path, cc, stack, limit=200)
+    acks = sorted(set(range(1, n)) - set(frames["tcp.len"]))     # frame 0: the SYN
+    assert flow["dropped_pkts"] == 0 and flow["retransmitted_pkts"] == 0
+    # The connection's first packet is its SYN, answered by one SYN-ACK.
+    assert frames["tcp.flags.syn"][0] == 0 and len(frames["tcp.flags.syn"]) == 2
+    assert frames["tcp.analysis.lost_segment"] == [] and frames["tcp.analysis.retransmission"] == []
+    assert frames["tcp.analysis.flags"] == []
+    # Data and ACKs in one capture: every ACK gives an RTT sample.
+    assert len(acks) > 100 and frames["tcp.analysis.ack_rtt"] == acks
+
+
+@needs_tshark
+@pytest.mark.parametrize("cc,stack", ALGORITHMS)
+def test_a_lossy_capture_flags_exactly_the_retransmissions_the_flows_table_counts(tmp_path, cc, stack):
+    frames, _, flow = _captured_at_the_sender(tmp_path, cc, stack, limit=5)
+    assert flow["dropped_pkts"] > 0 and flow["retransmitted_pkts"] > 0
+    assert len(frames["tcp.analysis.retransmission"]) == flow["retransmitted_pkts"]
+    assert frames["tcp.analysis.lost_segment"] == []   # the sender's capture sees every packet it sends
 
 
 # ---------------------------------------------------------------- where a trace may be written

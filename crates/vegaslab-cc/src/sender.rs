@@ -106,6 +106,19 @@ impl Sender {
         }
     }
 
+    /// A full data packet's bytes on the wire and the header bytes among them, as the agents'
+    /// `output` sizes it: payload plus `tcp.header_bytes`, except ns-2's Vegas agent, which
+    /// sends exactly `packetSize_` (no header) unless `tcp.vegas_headers`. A SYN and the
+    /// RoVegas option are apart.
+    pub fn data_wire_bytes(&self) -> (u32, u32) {
+        let c = &self.state.cfg;
+        let header = match self.kind() {
+            SenderKind::VegasAgent if !c.vegas_headers => 0,
+            _ => c.header_bytes,
+        };
+        (c.packet_size + header, header)
+    }
+
     /// The controller (for tests and tools: `controller().as_any().downcast_ref::<T>()`).
     pub fn controller(&self) -> &dyn CongestionControl {
         &*self.cc

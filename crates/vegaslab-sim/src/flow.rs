@@ -232,6 +232,17 @@ impl Flow {
         .with_linux_receiver()
     }
 
+    /// This connection's byte numbering in a pcap trace (`trace::pcap`), `conn` its index. Its
+    /// last packet is known for a transfer of a fixed size (a file, or a per-flow entry's
+    /// flow) once the application has handed it all over.
+    pub fn pcap_stream(&self, conn: u32) -> crate::trace::pcap::Stream {
+        let (wire, header) = self.sender.data_wire_bytes();
+        let st = &self.sender.state;
+        let sized = self.child || matches!(self.app, AppSpec::File { .. } | AppSpec::FilePackets { .. });
+        let known_end = sized && self.stop.is_none() && self.pending == 0 && st.curseq < vegaslab_cc::state::MAX_SEQ;
+        crate::trace::pcap::Stream::new(conn, wire, header, self.sink.is_syn(0), known_end.then(|| st.curseq - 1))
+    }
+
     /// A new connection of this flow entry (index `parent`), opened at `now`: a fresh sender
     /// (same algorithm and TCP settings) and a fresh sink.
     pub fn connection(&self, parent: u32, now: Nanos, boot_time: f64) -> Flow {

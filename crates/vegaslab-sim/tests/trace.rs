@@ -103,25 +103,93 @@ fn max_lines_stops_recording_and_says_so() {
     assert!(info.truncated);
 }
 
+/// A pcap's records: (microseconds, captured bytes, original length).
+fn pcap_records(bytes: &[u8]) -> Vec<(u64, Vec<u8>, u32)> {
+    let word = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at < bytes.len() {
+        let (us, caplen, orig) = (word(at) as u64 * 1_000_000 + word(at + 4) as u64, word(at + 8) as usize, word(at + 12));
+        out.push((us, bytes[at + 16..at + 16 + caplen].to_vec(), orig));
+        at += 16 + caplen;
+    }
+    out
+}
+
 #[test]
-fn a_pcap_trace_has_the_classic_header_and_one_raw_ipv4_record_per_reception() {
+fn a_pcap_trace_has_the_classic_header_and_raw_ipv4_records_starting_with_the_syn() {
     let dir = fresh_dir("pcap");
     let r = traced_run(&format!("{BASE}\n[trace]\nformat = \"pcap\"\nfile = \"t.pcap\"\nlinks = [\"R->D\"]\n"), &dir);
     let bytes = std::fs::read(dir.join("t.pcap")).unwrap();
     std::fs::remove_dir_all(&dir).ok();
     assert_eq!(&bytes[..4], &0xa1b2c3d4u32.to_le_bytes());
     assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101, "LINKTYPE_RAW");
-    // The first record: the SYN's arrival at D, 7.352 ms; 40 bytes captured of 40.
-    let rec = &bytes[24..];
-    assert_eq!(u32::from_le_bytes(rec[0..4].try_into().unwrap()), 0);
-    assert_eq!(u32::from_le_bytes(rec[4..8].try_into().unwrap()), 7352);
-    assert_eq!(u32::from_le_bytes(rec[8..12].try_into().unwrap()), 40);
-    let ip = &rec[16..56];
+    let recs = pcap_records(&bytes);
+    // The first record: the SYN offered at R to R->D at 2.032 ms; 40 bytes captured of 40.
+    let (us, ip, orig) = &recs[0];
+    assert_eq!((*us, ip.len(), *orig), (2032, 40, 40));
     assert_eq!(ip[0], 0x45);
     assert_eq!(ip[9], 6, "TCP");
     assert_eq!(&ip[12..16], &[10, 0, 0, 0], "node 0");
     assert_eq!(&ip[16..20], &[10, 0, 0, 2], "node 2");
-    assert_eq!(r.meta.trace.unwrap().lines, (bytes.len() as u64 - 24) / 56);
+    assert_eq!(ip[33], 0x02, "SYN");
+    assert_eq!(r.meta.trace.unwrap().lines, recs.len() as u64);
+}
+
+#[test]
+fn a_pcap_of_a_link_direction_holds_what_its_first_node_sends_on_it_and_receives_back() {
+    let dir = fresh_dir("pcap-both");
+    traced_run(&format!("{BASE}\n[trace]\nformat = \"pcap\"\nfile = \"t.pcap\"\nlinks = [\"R->D\"]\n"), &dir);
+    let recs = pcap_records(&std::fs::read(dir.join("t.pcap")).unwrap());
+    std::fs::remove_dir_all(&dir).ok();
+    // The same run's ns-2 events: `+` on R->D (node 1 -> 2), `r` on D->R (2 -> 1).
+    let (lines, _) = run_trace("links = [\"R->D\", \"D->R\"]", "pcap-both-ns2");
+    let expected: Vec<(u64, u32)> = lines
+        .iter()
+        .map(|l| l.split(' ').collect::<Vec<_>>())
+        .filter(|f| (f[0] == "+" && f[2] == "1") || (f[0] == "r" && f[2] == "2"))
+        .map(|f| (((f[1].parse::<f64>().unwrap()) * 1e6).round() as u64, f[5].parse().unwrap()))
+        .collect();
+    let got: Vec<(u64, u32)> = recs.iter().map(|(us, _, orig)| (*us, *orig)).collect();
+    assert_eq!(got, expected);
+    // Both directions: data from node 0 and ACKs to it.
+    assert!(recs.iter().any(|(_, ip, _)| ip[15] == 0) && recs.iter().any(|(_, ip, _)| ip[19] == 0));
+}
+
+/// The TCP header of a captured record (the IP header's length read from it), and the IP
+/// packet's total length.
+fn tcp_of(ip: &[u8]) -> (&[u8], u16) {
+    (&ip[(ip[0] & 0x0f) as usize * 4..], u16::from_be_bytes([ip[2], ip[3]]))
+}
+
+#[test]
+fn a_pcap_without_links_captures_each_flow_at_its_sender_from_handshake_to_fin() {
+    let dir = fresh_dir("pcap-sender");
+    let text = format!("{BASE}\n[flows.app]\nkind = \"file\"\npackets = 5\n[trace]\nformat = \"pcap\"\nfile = \"t.pcap\"\n");
+    let text = text.replace("duration = \"30ms\"", "duration = \"1s\"");
+    traced_run(&text, &dir);
+    let recs = pcap_records(&std::fs::read(dir.join("t.pcap")).unwrap());
+    std::fs::remove_dir_all(&dir).ok();
+    // Data from S (node 0), each packet once (SYN + 5, no loss), and its ACKs back at S.
+    let (data, acks): (Vec<_>, Vec<_>) = recs.iter().partition(|(_, ip, _)| ip[15] == 0);
+    assert_eq!((data.len(), acks.len()), (6, 6));
+    let flags: Vec<u8> = data.iter().map(|(_, ip, _)| tcp_of(ip).0[13]).collect();
+    assert_eq!(flags, [0x02, 0x18, 0x18, 0x18, 0x18, 0x19], "SYN, data with ACK, the last with FIN");
+    let seq = |ip: &[u8]| u32::from_be_bytes(tcp_of(ip).0[4..8].try_into().unwrap());
+    let ack = |ip: &[u8]| u32::from_be_bytes(tcp_of(ip).0[8..12].try_into().unwrap());
+    // Each packet starts where the one before ends (SYN: 1 number; data: 1000 bytes), and the
+    // last ACK covers the FIN.
+    let isn = seq(&data[0].1);
+    for (k, (_, ip, _)) in data.iter().enumerate().skip(1) {
+        assert_eq!(seq(ip), isn.wrapping_add(1 + 1000 * (k as u32 - 1)));
+        assert_eq!(tcp_of(ip).1, 1040, "the packet's size on the wire");
+    }
+    assert_eq!(ack(&acks[5].1), isn.wrapping_add(1 + 5 * 1000 + 1));
+    // The answer to the SYN is the SYN-ACK, the others plain ACKs; 40 bytes each.
+    let ack_flags: Vec<u8> = acks.iter().map(|(_, ip, _)| tcp_of(ip).0[13]).collect();
+    assert_eq!(ack_flags, [0x12, 0x10, 0x10, 0x10, 0x10, 0x10]);
+    assert!(acks.iter().all(|(_, ip, _)| tcp_of(ip).1 == 40));
+    assert_eq!(seq(&acks[1].1), seq(&acks[0].1).wrapping_add(1), "the SYN-ACK takes one number");
 }
 
 #[test]

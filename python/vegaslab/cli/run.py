@@ -75,7 +75,8 @@ means alone; every sample is in series_flows.parquet.""",
                         "(repeatable; 'all' for every one) into DIR/trace.tr, ns-2's format "
                         "(docs/scenario-format.md, \"Packet traces\")")
     p.add_argument("--trace-format", choices=("ns2", "pcap"), default="ns2",
-                   help="with --trace: ns-2's text format (default) or pcap (DIR/trace.pcap)")
+                   help="with --trace: ns-2's text format (default) or pcap (DIR/trace.pcap: a capture at "
+                        "the link direction's first node, or at each flow's sender, with data and ACKs)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON document on stdout (output directory, files, flows, wall time, "
                         "versions; docs/cli.md) and the summary on stderr")

@@ -109,9 +109,9 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     fn trace_dequeued(&mut self, c: usize, d: &Dequeued) {
+        let (parent, stream) = self.traced_connection(&d.packet);
         let Some(tr) = self.tracer.as_deref_mut() else { return };
         let ch = &self.channels[c];
-        let parent = self.flows.get(d.packet.flow as usize).map_or(d.packet.flow, |f| f.parent);
-        tr.dequeued(c, ch.from, ch.to, parent, d);
+        tr.dequeued(c, ch.from, ch.to, parent, stream, d);
     }
 }

@@ -102,10 +102,21 @@ impl Simulator {
     #[cold]
     #[inline(never)]
     pub(super) fn trace_hop(&mut self, c: usize, p: &Packet, t: Nanos, admission: Admission) {
+        let (parent, stream) = self.traced_connection(p);
         let Some(tr) = self.tracer.as_deref_mut() else { return };
         let ch = &self.channels[c];
-        let parent = self.flows.get(p.flow as usize).map_or(p.flow, |f| f.parent);
-        tr.hop(c, ch.from, ch.to, p, parent, t, &admission, |at| ch.delay_at(at));
+        tr.hop(c, ch.from, ch.to, p, parent, stream, t, &admission, |at| ch.delay_at(at));
+    }
+
+    /// A packet's flow entry (its connection's, for TCP) and its connection's byte numbering
+    /// for a pcap (`None` for UDP or the ns-2 format).
+    pub(super) fn traced_connection(&self, p: &Packet) -> (u32, Option<crate::trace::pcap::Stream>) {
+        if p.kind == crate::packet::Kind::Udp {
+            return (p.flow, None);
+        }
+        let Some(f) = self.flows.get(p.flow as usize) else { return (p.flow, None) };
+        let pcap = self.scenario.trace.as_ref().is_some_and(|t| t.format == crate::scenario::TraceFormat::Pcap);
+        (f.parent, pcap.then(|| f.pcap_stream(p.flow)))
     }
 
     /// `trace_hop` for an accepted packet, given the admission's parts: built here, it

@@ -11,7 +11,8 @@
 //! offered, and express hops skip events: `express`), so all of a hop's records are made
 //! when the packet is offered, each with its own time, and the file is written in time order
 //! at the end of the run. Records are kept in memory until then: at most `max_lines`
-//! (`limits::MAX_TRACE_LINES`), after which recording stops and `meta.trace.truncated` says so.
+//! (`limits::MAX_TRACE_LINES`), after which recording stops and `meta.trace.truncated` says so;
+//! a pcap keeps only the records it captures, so `max_lines` counts its records.
 //!
 //! **Times** are ns-2's: the event's double-precision clock (`run.clock = "ns2"`, see
 //! `scenario::SenderClock`) rounded to the microsecond and printed with `%.15g`, as ns-2's
@@ -33,19 +34,20 @@
 //! instead; and lines of one instant are in the order this run made them, which is ns-2's
 //! only as far as the event order is (compare sorted within an instant).
 //!
-//! **pcap**: LINKTYPE_RAW (101), each record a synthesized IPv4 + TCP (or UDP) header of 40
-//! (28) bytes, captured length = the headers, original length = the packet's size on the
-//! wire. Addresses 10.x.y.z from the node index, ports 1024 + the agent slot; TCP sequence
-//! numbers `seqno x tcp.packet_size` (data) and acknowledgement numbers `(ackno + 1) x
-//! tcp.packet_size` (ACKs; both modulo 2^32), so Wireshark's stream analysis sees byte streams. Timestamps
-//! in microseconds. A pcap holds the `r` events only (what a capture at the far end of each
-//! traced link direction sees): `+` and `-` would repeat every packet, and a capture has no
-//! place for drops.
-//! The classic format is two fixed headers (24 and 16 bytes, little-endian here), written
-//! directly rather than through a crate.
+//! **pcap** (`pcap`): a capture at a point of the network, each packet once, with both
+//! directions of a connection, as `tcpdump` on a host's interface records it. A listed link
+//! direction `A->B` is a capture at `A`'s interface to `B`: the packets `A` offers to the link
+//! (at their `+`, before its queue, so a packet the queue drops is captured) and the packets
+//! reaching `A` over `B->A` (their `r`). Without `links`, each traced flow is captured at its
+//! sender: its data as offered to the first link and its ACKs as they reach the sender back
+//! (a UDP source's datagrams as offered). Timestamps in microseconds (the event's clock as
+//! above). The packets' headers: [`pcap`].
+
+pub mod pcap;
 
 use crate::packet::{Kind, Packet};
 use crate::scenario::{Scenario, TraceFormat};
+use pcap::Stream;
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -77,9 +79,28 @@ struct Rec {
     to: u32,
     kind: Kind,
     size: u32,
+    /// The flow entry (TCP) or `n_flows` + the UDP source's index: ns-2's fid.
     flow: u32,
+    /// The packet's connection (`Packet::flow`): the entry's own, or one a per-flow entry opened.
+    conn: u32,
     seqno: i64,
     uid: u64,
+    probe: bool,
+    aqt: u32,
+    aqt_echo: u32,
+    /// The sink's answer to the SYN (`pcap`): the first ACK of packet 0 on this direction.
+    syn_ack: bool,
+}
+
+/// Which records a pcap keeps (`[trace] links`, module docs).
+#[derive(Clone, Debug)]
+enum Capture {
+    /// The ns-2 format: every event.
+    Everything,
+    /// A capture at `A`'s interface to `B` for each listed `(A, B)`.
+    Links(Vec<(u32, u32)>),
+    /// A capture at each traced flow's sender.
+    Senders,
 }
 
 /// Per traced channel: its nodes and the transmitter's end on ns-2's double clock.
@@ -100,9 +121,13 @@ pub struct Tracer {
     endpoints: Vec<(u32, u32, u32, u32)>,
     udp_endpoints: Vec<(u32, u32, u32, u32)>,
     exact_clock: bool,
-    /// Per flow: data bytes per packet (`tcp.packet_size`, ns-2's `packetSize_`), for pcap
-    /// sequence numbers.
-    payloads: Vec<i64>,
+    capture: Capture,
+    /// Per flow entry: the RoVegas AQT option's bytes on a probing packet (0: none).
+    aqt_bytes: Vec<u32>,
+    /// Per connection seen: its byte numbering (pcap).
+    streams: Vec<Option<Stream>>,
+    /// (channel, connection) pairs whose SYN-ACK has crossed the channel (pcap).
+    syn_acks: std::collections::HashSet<(u32, u32)>,
     recs: Vec<Rec>,
     max_lines: u64,
     truncated: bool,
@@ -142,7 +167,17 @@ impl Tracer {
     /// of each channel, in the simulator's order (link i's directions at 2i and 2i + 1).
     pub fn new(sc: &Scenario, channels: &[(u32, u32, f64)]) -> Option<Box<Tracer>> {
         let spec = sc.trace.as_ref()?;
-        let traced_link = |a: u32, b: u32| spec.links.is_empty() || spec.links.contains(&(a as usize, b as usize));
+        let pcap = spec.format == TraceFormat::Pcap;
+        // A pcap's capture at A toward B also takes what arrives at A over B->A.
+        let traced_link = |a: u32, b: u32| {
+            let (a, b) = (a as usize, b as usize);
+            spec.links.is_empty() || spec.links.contains(&(a, b)) || (pcap && spec.links.contains(&(b, a)))
+        };
+        let capture = match (pcap, spec.links.is_empty()) {
+            (false, _) => Capture::Everything,
+            (true, true) => Capture::Senders,
+            (true, false) => Capture::Links(spec.links.iter().map(|&(a, b)| (a as u32, b as u32)).collect()),
+        };
         let chans = channels
             .iter()
             .map(|&(a, b, bw)| traced_link(a, b).then_some(Shadow { busy_clock: 0.0, bandwidth_bps: bw }))
@@ -164,7 +199,10 @@ impl Tracer {
             n_flows: sc.flows.len() as u32,
             endpoints,
             udp_endpoints,
-            payloads: sc.flows.iter().map(|f| f.tcp.packet_size as i64).collect(),
+            capture,
+            aqt_bytes: sc.flows.iter().map(|f| f.algorithm.router_assist().unwrap_or(0)).collect(),
+            streams: Vec::new(),
+            syn_acks: std::collections::HashSet::new(),
             exact_clock: sc.clock == crate::scenario::SenderClock::Exact,
             recs: Vec::new(),
             max_lines: spec.max_lines,
@@ -197,6 +235,9 @@ impl Tracer {
     }
 
     fn push(&mut self, r: Rec) {
+        if !self.captured(&r) {
+            return;
+        }
         if (self.recs.len() as u64) < self.max_lines {
             self.recs.push(r);
         } else {
@@ -210,24 +251,18 @@ impl Tracer {
     /// a channel's shadow transmitter is not used: the dequeue gives its own double.
     #[cold]
     #[inline(never)]
-    pub fn dequeued(&mut self, c: usize, from: u32, to: u32, parent: u32, d: &crate::channel::Dequeued) {
+    pub fn dequeued(&mut self, c: usize, from: u32, to: u32, parent: u32, stream: Option<Stream>, d: &crate::channel::Dequeued) {
         use crate::channel::Fate;
         if self.channels[c].is_none() {
             return;
         }
         let p = &d.packet;
-        let traced = match p.kind {
-            Kind::Udp => self.udp_traced,
-            _ => self.flows.is_empty() || self.flows.get(parent as usize).copied().unwrap_or(false),
-        };
-        if !traced {
+        if !self.traced(p, parent) {
             return;
         }
-        let flow = if p.kind == Kind::Udp { self.n_flows + p.flow } else { parent };
-        let uid = self.hops;
-        self.hops += 1;
         let t = d.enqueued_at;
-        let base = Rec { t, clock: self.clock_of(t, p.clock), ev: b'+', from, to, kind: p.kind, size: p.size, flow, seqno: p.seqno, uid };
+        let base = self.record(c, p, (from, to), parent, stream, t);
+        self.hops += 1;
         self.push(base);
         let left = Rec { ev: b'-', t: d.left_at, clock: self.clock_of(d.left_at, d.left_clock), ..base };
         match d.fate {
@@ -245,25 +280,21 @@ impl Tracer {
 
     /// Packet `p` (as it arrived: its clock is the arrival's) was offered to channel `c`
     /// (from `from` to `to`) at `t` with this outcome. `parent`: the flow entry of a TCP
-    /// packet's connection (a per-flow connection's entry), for the flow filter.
+    /// packet's connection (a per-flow connection's entry), for the flow filter. `stream`: a
+    /// TCP packet's connection's byte numbering (`pcap::Stream`), for a pcap.
     #[cold]
     #[inline(never)]
-    pub fn hop(&mut self, c: usize, from: u32, to: u32, p: &Packet, parent: u32, t: Nanos, adm: &crate::channel::Admission, delay_at: impl FnOnce(Nanos) -> Nanos) {
+    #[allow(clippy::too_many_arguments)]
+    pub fn hop(&mut self, c: usize, from: u32, to: u32, p: &Packet, parent: u32, stream: Option<Stream>, t: Nanos, adm: &crate::channel::Admission, delay_at: impl FnOnce(Nanos) -> Nanos) {
         let Some(sh) = self.channels[c] else { return };
-        let traced = match p.kind {
-            Kind::Udp => self.udp_traced,
-            _ => self.flows.is_empty() || self.flows.get(parent as usize).copied().unwrap_or(false),
-        };
         use crate::channel::Admission;
-        let flow = if p.kind == Kind::Udp { self.n_flows + p.flow } else { parent };
-        let uid = self.hops;
-        let base = Rec { t, clock: self.clock_of(t, p.clock), ev: b'+', from, to, kind: p.kind, size: p.size, flow, seqno: p.seqno, uid };
+        let base = if self.traced(p, parent) { Some(self.record(c, p, (from, to), parent, stream, t)) } else { None };
         // The shadow transmitter advances for every accepted packet, traced or not.
         let txt = 8.0 * p.size as f64 / sh.bandwidth_bps;
         let start_clock = p.clock.max(sh.busy_clock);
         match *adm {
             Admission::Dropped => {
-                if traced {
+                if let Some(base) = base {
                     self.hops += 1;
                     self.push(base);
                     self.push(Rec { ev: b'd', ..base });
@@ -271,7 +302,7 @@ impl Tracer {
             }
             Admission::Accepted { arrives_at, queued, clock, .. } => {
                 self.channels[c] = Some(Shadow { busy_clock: start_clock + txt, ..sh });
-                if traced {
+                if let Some(base) = base {
                     self.hops += 1;
                     let start = t + queued;
                     self.push(base);
@@ -281,7 +312,7 @@ impl Tracer {
             }
             Admission::Corrupted => {
                 self.channels[c] = Some(Shadow { busy_clock: start_clock + txt, ..sh });
-                if traced {
+                if let Some(base) = base {
                     self.hops += 1;
                     // Queued until the transmitter is free: the integer start from the clock.
                     let start_ns = t.max((start_clock * 1e9).round() as Nanos);
@@ -292,6 +323,45 @@ impl Tracer {
                     self.push(base);
                     self.push(Rec { ev: b'-', t: start_ns, clock: self.clock_of(start_ns, start_clock), ..base });
                     self.push(Rec { ev: b'd', t: at, clock: self.clock_of(at, at_clock), ..base });
+                }
+            }
+        }
+    }
+
+    /// Whether the flow filter lets packet `p` of flow entry `parent` through.
+    fn traced(&self, p: &Packet, parent: u32) -> bool {
+        match p.kind {
+            Kind::Udp => self.udp_traced,
+            _ => self.flows.is_empty() || self.flows.get(parent as usize).copied().unwrap_or(false),
+        }
+    }
+
+    /// The `+` record of a traced hop of `p` over channel `c` (numbered as the next hop), its
+    /// connection's numbering kept for the pcap.
+    fn record(&mut self, c: usize, p: &Packet, (from, to): (u32, u32), parent: u32, stream: Option<Stream>, t: Nanos) -> Rec {
+        let (flow, conn) = if p.kind == Kind::Udp { (self.n_flows + p.flow, self.n_flows + p.flow) } else { (parent, p.flow) };
+        let mut syn_ack = false;
+        if let (Some(s), TraceFormat::Pcap) = (stream, self.format) {
+            if self.streams.len() <= conn as usize {
+                self.streams.resize(conn as usize + 1, None);
+            }
+            self.streams[conn as usize] = Some(s);
+            syn_ack = p.kind == Kind::Ack && p.seqno == 0 && self.syn_acks.insert((c as u32, conn));
+        }
+        let clock = self.clock_of(t, p.clock);
+        Rec { t, clock, ev: b'+', from, to, kind: p.kind, size: p.size, flow, conn, seqno: p.seqno, uid: self.hops, probe: p.probe, aqt: p.aqt, aqt_echo: p.aqt_echo, syn_ack }
+    }
+
+    /// Whether a pcap keeps record `r` (module docs); the ns-2 format keeps every one.
+    fn captured(&self, r: &Rec) -> bool {
+        match &self.capture {
+            Capture::Everything => true,
+            Capture::Links(links) => (r.ev == b'+' && links.contains(&(r.from, r.to))) || (r.ev == b'r' && links.contains(&(r.to, r.from))),
+            Capture::Senders => {
+                let (s, _, d, _) = self.ends(r);
+                match r.kind {
+                    Kind::Ack => r.ev == b'r' && r.to == d,
+                    _ => r.ev == b'+' && r.from == s,
                 }
             }
         }
@@ -364,10 +434,7 @@ impl Tracer {
             TraceFormat::Pcap => self.write_pcap(&mut w)?,
         }
         w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        Ok(match self.format {
-            TraceFormat::Ns2 => self.recs.len() as u64,
-            TraceFormat::Pcap => self.recs.iter().filter(|r| r.ev == b'r').count() as u64,
-        })
+        Ok(self.recs.len() as u64)
     }
 
     /// The ns-2 lines in order (tests).
@@ -377,72 +444,42 @@ impl Tracer {
     }
 
     fn write_pcap(&self, w: &mut impl Write) -> std::io::Result<()> {
-        // Global header: magic (microsecond timestamps), version 2.4, zone 0, sigfigs 0,
-        // snaplen 65535, LINKTYPE_RAW.
-        w.write_all(&0xa1b2c3d4u32.to_le_bytes())?;
-        w.write_all(&2u16.to_le_bytes())?;
-        w.write_all(&4u16.to_le_bytes())?;
-        w.write_all(&0i32.to_le_bytes())?;
-        w.write_all(&0u32.to_le_bytes())?;
-        w.write_all(&65535u32.to_le_bytes())?;
-        w.write_all(&101u32.to_le_bytes())?;
-        for r in self.recs.iter().filter(|r| r.ev == b'r') {
-            let pkt = self.headers(r);
+        pcap::write_header(w)?;
+        for r in &self.recs {
             let us = (r.clock * 1e6 + 0.5).floor() as u64;
-            w.write_all(&((us / 1_000_000) as u32).to_le_bytes())?;
-            w.write_all(&((us % 1_000_000) as u32).to_le_bytes())?;
-            w.write_all(&(pkt.len() as u32).to_le_bytes())?;
-            w.write_all(&r.size.max(pkt.len() as u32).to_le_bytes())?;
-            w.write_all(&pkt)?;
+            pcap::write_record(w, us, &pcap::headers(&self.pcap_packet(r)), r.size)?;
         }
         Ok(())
     }
 
-    /// Synthesized IPv4 + TCP/UDP headers of a record (network byte order).
-    fn headers(&self, r: &Rec) -> Vec<u8> {
+    /// Record `r` as the packet a capture sees (`pcap`).
+    fn pcap_packet(&self, r: &Rec) -> pcap::Packet {
         let (s, sp, d, dp) = self.ends(r);
-        let addr = |n: u32| [10, (n >> 16) as u8, (n >> 8) as u8, n as u8];
-        let udp = r.kind == Kind::Udp;
-        let l4 = if udp { 8 } else { 20 };
-        let total = r.size.clamp(20 + l4, 65535) as u16;
-        let mut h = Vec::with_capacity(20 + l4 as usize);
-        h.extend_from_slice(&[0x45, 0]);
-        h.extend_from_slice(&total.to_be_bytes());
-        h.extend_from_slice(&(r.uid as u16).to_be_bytes());
-        h.extend_from_slice(&[0x40, 0, 64, if udp { 17 } else { 6 }, 0, 0]);
-        h.extend_from_slice(&addr(s));
-        h.extend_from_slice(&addr(d));
-        let sum = checksum(&h);
-        h[10..12].copy_from_slice(&sum.to_be_bytes());
-        let (sport, dport) = (1024 + sp as u16, 1024 + dp as u16);
-        h.extend_from_slice(&sport.to_be_bytes());
-        h.extend_from_slice(&dport.to_be_bytes());
-        if udp {
-            h.extend_from_slice(&(total - 20).to_be_bytes());
-            h.extend_from_slice(&[0, 0]);
-        } else {
-            let mss = self.data_payload(r.flow);
-            let (seq, ack, flags) = match r.kind {
-                Kind::Data => (r.seqno.max(0) * mss, 0, 0x18u8),
-                _ => (0, (r.seqno + 1).max(0) * mss, 0x10u8),
-            };
-            h.extend_from_slice(&(seq as u32).to_be_bytes());
-            h.extend_from_slice(&(ack as u32).to_be_bytes());
-            h.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
-        }
-        h
+        // A connection a per-flow entry opened is its own stream: its own sender port.
+        let own = |port: u32| if r.conn == r.flow || r.kind == Kind::Udp { 1024 + port as u16 } else { 32768 + (r.conn % 32768) as u16 };
+        let (sport, dport) = match r.kind {
+            Kind::Ack => (1024 + sp as u16, own(dp)),
+            _ => (own(sp), 1024 + dp as u16),
+        };
+        let option = if r.probe { self.aqt_bytes.get(r.flow as usize).copied().unwrap_or(0) } else { 0 };
+        let ip_option = (option, r.aqt, r.aqt_echo);
+        let header = 20 + option / 4 * 4;
+        // `record` keeps every TCP connection's numbering; the fallback is never taken.
+        let stream = || self.streams.get(r.conn as usize).copied().flatten().unwrap_or_else(|| Stream::new(r.conn, r.size, 40, false, None));
+        let l4 = match r.kind {
+            Kind::Udp => pcap::L4::Udp { payload: r.size.saturating_sub(header + 8) },
+            Kind::Data => {
+                let st = stream();
+                let (seq, ack, flags) = st.data(r.seqno);
+                pcap::L4::Tcp { seq, ack, flags, options: st.tcp_options, payload: st.len(r.seqno) }
+            }
+            Kind::Ack => {
+                let st = stream();
+                let (seq, ack, flags) = st.ack(r.seqno, r.syn_ack);
+                let options = (r.size.saturating_sub(header + 20) / 4 * 4).min(40);
+                pcap::L4::Tcp { seq, ack, flags, options, payload: 0 }
+            }
+        };
+        pcap::Packet { src: (s, sport), dst: (d, dport), id: r.uid as u16, ip_option, l4 }
     }
-
-    fn data_payload(&self, flow: u32) -> i64 {
-        self.payloads.get(flow as usize).copied().unwrap_or(0)
-    }
-}
-
-/// The IPv4 header checksum.
-fn checksum(h: &[u8]) -> u16 {
-    let mut sum: u32 = h.chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32).sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
 }
