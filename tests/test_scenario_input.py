@@ -5,11 +5,14 @@ gets a suggestion, a ``--set`` error names the option, and what is printed (meta
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 import vegaslab
 from vegaslab import cli
+from vegaslab.scenario import is_toml_text, scenario_source
+from vegaslab.spelling import did_you_mean, nearest
 from scenario_text import TWO_HOP
 
 TEXT = '[run]\nduration = "0.5s"\n' + TWO_HOP
@@ -18,6 +21,76 @@ TEXT = '[run]\nduration = "0.5s"\n' + TWO_HOP
 @pytest.fixture
 def core():
     return pytest.importorskip("vegaslab._core")
+
+
+# ---------------------------------------------------------------------- path or text
+
+
+@pytest.mark.parametrize("name", ["alpha=2.toml", "runs/alpha=2/scenario.toml", "[x].toml", "a = b.toml"])
+def test_a_path_holding_toml_characters_is_read_as_a_path(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)
+    Path(name).parent.mkdir(parents=True, exist_ok=True)
+    Path(name).write_text(TEXT)
+    assert scenario_source(name) == (TEXT, name)
+
+
+def test_a_missing_path_holding_equals_is_file_not_found_naming_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"^alpha=2\.toml: scenario file not found"):
+        scenario_source("alpha=2.toml")
+
+
+def test_only_a_string_with_a_line_break_is_toml_text():
+    assert is_toml_text(TEXT) and is_toml_text("[run]\r\n") and not is_toml_text('run.duration = "1s"')
+    assert scenario_source(TEXT) == (TEXT, "<string>")
+
+
+def test_a_path_object_is_a_path_whatever_its_name_holds(tmp_path):
+    path = tmp_path / "x=1.toml"
+    path.write_text(TEXT)
+    assert scenario_source(path)[0] == TEXT
+
+
+def test_core_runs_a_scenario_file_whose_name_holds_equals(core, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("alpha=2.toml").write_text(TEXT)
+    assert vegaslab.run("alpha=2.toml").meta["source"] == "alpha=2.toml"
+
+
+# ---------------------------------------------------------------------- did you mean
+
+
+def test_a_name_a_letter_away_is_suggested_and_an_unrelated_one_is_not():
+    ids = ["va-reroute", "va-leo", "va-buffer"]
+    assert nearest("va-rerout", ids) == "va-reroute"
+    assert did_you_mean("va-rerout", ids) == " (did you mean 'va-reroute'?)"
+    assert nearest("va-rerout", ["va-leo"]) is None
+    assert nearest("va-leo", ids) is None  # known: nothing to suggest
+
+
+@pytest.mark.parametrize("argv, wanted", [
+    (["reproduce", "va-rerout", "--out", "OUT"], "'va-reroute'"),
+    (["reproduce", "vegas-aa", "--out", "OUT"], "'vegas-a'"),
+    (["reproduce", "--list", "va-bufer"], "'va-buffer'"),
+    (["robustness", "va-six-flow-each", "--out", "OUT"], "'va-six-flows-each'"),
+    (["run", "va-rerout", "--out", "OUT"], "'va-reroute'"),
+    (["sweep", "va-rerout", "--out", "OUT"], "'va-reroute'"),
+    (["compare", "va-rerout", "--kernel", "--out", "OUT"], "'va-reroute'"),
+    (["testbed", "run", "va-rerout", "--out", "OUT"], "'va-reroute'"),
+])
+def test_a_misspelt_catalog_id_gets_did_you_mean_and_exit_2(argv, wanted, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    assert cli.main([str(out) if a == "OUT" else a for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert f"did you mean {wanted}?" in err, err
+    assert not out.exists()
+
+
+def test_the_library_suggests_a_catalog_id_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"did you mean 'va-reroute'\?"):
+        vegaslab.validate("va-rerout")
 
 
 # ---------------------------------------------------------------------- numbers as printed

@@ -20,9 +20,11 @@ from typing import Any, Union
 
 from .core import call_core, load_core, max_scenario_bytes
 from .errors import ScenarioError, VegaslabError, file_error
+from .spelling import did_you_mean
 
 __all__ = ["Scenario", "Overrides", "read_text_file", "load_scenario", "to_toml", "format_override",
-           "normalise_overrides", "scenario_source", "builtin_dir", "builtin_entry_path", "PACKAGE_DATA"]
+           "normalise_overrides", "scenario_source", "is_toml_text", "builtin_dir", "builtin_entry_path",
+           "builtin_ids", "builtin_id_hint", "PACKAGE_DATA"]
 
 Scenario = Union[str, os.PathLike, Mapping[str, Any]]
 Overrides = Union[Sequence[str], Mapping[str, Any]]
@@ -185,8 +187,12 @@ def normalise_overrides(overrides: Overrides | None) -> list[str]:
     return [str(o) for o in overrides]
 
 
-def _looks_like_toml_text(text: str) -> bool:
-    return "\n" in text or "=" in text or text.lstrip().startswith("[")
+def is_toml_text(text: str) -> bool:
+    """A string scenario is TOML text when it holds a line break, else a file path or a catalog
+    id (docs/decisions.md, "A scenario string is text only when it has a line break"): a file
+    name may hold ``=``, ``[`` or spaces, never a line break, and a scenario's text has one as
+    soon as it has more than one key or table."""
+    return "\n" in text or "\r" in text
 
 
 def builtin_entry_path(name: object) -> Path | None:
@@ -199,21 +205,36 @@ def builtin_entry_path(name: object) -> Path | None:
 
 
 def scenario_source(scenario: Scenario) -> tuple[str, str]:
-    """(toml_text, source_name) for any accepted scenario form."""
+    """(toml_text, source_name) for any accepted scenario form: a dict, a TOML text (a string
+    with a line break, :func:`is_toml_text`), or a path or catalog id (any other string or a
+    path object). A path that is no file is looked up as a catalog id; neither is a
+    ``FileNotFoundError`` naming it, with the nearest catalog id when one is close."""
     if isinstance(scenario, Mapping):
         meta = scenario.get("meta") if isinstance(scenario.get("meta"), Mapping) else {}
         name = str(meta.get("id", "<dict>")) if meta else "<dict>"
         return to_toml(scenario), name
-    if isinstance(scenario, os.PathLike) or (
-        isinstance(scenario, str) and not _looks_like_toml_text(scenario)
-    ):
+    if isinstance(scenario, str) and is_toml_text(scenario):
+        return scenario, "<string>"
+    if isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
         if not path.exists():
             builtin = builtin_entry_path(scenario)
             if builtin is None:
-                raise FileNotFoundError(f"{path}: scenario file not found (nor a catalog id; `vegaslab reproduce --list` lists them)")
+                raise FileNotFoundError(f"{path}: scenario file not found, nor a catalog id{builtin_id_hint(scenario)} "
+                                        "(`vegaslab reproduce --list` lists them; a TOML text has a line break)")
             path, scenario = builtin, builtin
         return read_text_file(path), os.fspath(scenario)
-    if isinstance(scenario, str):
-        return scenario, "<string>"
     raise TypeError(f"scenario must be a path, a TOML text or a dict, not {type(scenario).__name__}")
+
+
+def builtin_ids() -> list[str]:
+    """The ids of the built-in catalog's entries (its files' stems)."""
+    try:
+        return sorted(p.stem for p in builtin_dir().glob("*.toml"))
+    except ScenarioError:
+        return []
+
+
+def builtin_id_hint(name: str | os.PathLike) -> str:
+    """``" (did you mean 'va-reroute'?)"`` for a name near a built-in catalog id, else ``""``."""
+    return did_you_mean(os.fspath(name), builtin_ids())

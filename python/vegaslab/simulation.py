@@ -165,8 +165,9 @@ def run(
 ) -> "Results":
     """Run one simulation and return its :class:`Results`.
 
-    scenario:  path to a ``.toml`` file, a built-in catalog id (``"va-reroute"``), TOML text, or
-               a dict (docs/scenario-format.md).
+    scenario:  path to a ``.toml`` file, a built-in catalog id (``"va-reroute"``), TOML text
+               (a string with a line break; any other string is a path or an id), or a dict
+               (docs/scenario-format.md).
     seed:      overrides ``run.seed``.
     overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``.
     progress:  True for a tqdm bar on runs longer than ~2 s, or a callable
