@@ -93,6 +93,51 @@ def test_the_library_suggests_a_catalog_id_too(tmp_path, monkeypatch):
         vegaslab.validate("va-rerout")
 
 
+# ---------------------------------------------------------------------- --set errors
+
+
+@pytest.mark.parametrize("override, says", [
+    ("tcp.windw=20", "tcp: unknown field (did you mean 'udp'?)"),
+    ("run.duration=-5s", "must be > 0 s"),
+    ("flows[9].cc=reno", "no entry [9]"),
+    ("flows[f1].params.alpha=9", "flows[0].params.beta: must be >= alpha (9)"),
+])
+def test_core_a_set_error_names_the_option_first(core, override, says, tmp_path, capsys):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TEXT)
+    assert cli.main(["run", str(scenario), "--out", str(tmp_path / "out"), "--set", "run.seed=3",
+                     "--set", override]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"vegaslab: --set {override}: "), err
+    assert says in err and err.endswith(f"(applied to {scenario})"), err
+
+
+def test_core_an_error_of_the_file_itself_stays_the_files(core, tmp_path, capsys):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TEXT.replace('cc = "vegas"', 'cc = "vegass"'))
+    assert cli.main(["run", str(scenario), "--out", str(tmp_path / "out"), "--set", "run.seed=3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"vegaslab: {scenario}: flows[0].cc: unknown congestion control"), err
+
+
+def test_core_the_library_names_the_override_and_keeps_the_cores_parts(core):
+    with pytest.raises(vegaslab.ScenarioError) as info:
+        vegaslab.run(TEXT, overrides=["run.seed=1", "tcp.windw=20"])
+    err = info.value
+    assert str(err).startswith("override tcp.windw=20: tcp: unknown field")
+    assert (err.override, err.file, err.field, err.kind) == ("tcp.windw=20", "<string>", "tcp", "unknown-field")
+
+
+def test_core_an_error_is_blamed_on_the_override_that_made_it_and_the_files_own_on_the_file(core):
+    broken = TEXT.replace('duration = "0.5s"', 'duration = "-1s"')
+    with pytest.raises(vegaslab.ScenarioError) as info:  # the first override mends the file
+        vegaslab.validate(broken, overrides=["run.duration=1s", "flows[0].cc=vegass", "run.seed=2"])
+    assert info.value.override == "flows[0].cc=vegass"
+    with pytest.raises(vegaslab.ScenarioError) as info:
+        vegaslab.validate(broken, overrides=["flows[0].cc=reno"])
+    assert info.value.override is None and info.value.field == "run.duration"
+
+
 # ---------------------------------------------------------------------- numbers as printed
 
 

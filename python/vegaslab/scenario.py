@@ -6,6 +6,7 @@ reading scenario files safely, and writing a scenario dict back as TOML (:func:`
 
 from __future__ import annotations
 
+import contextlib
 import importlib.resources
 import json
 import math
@@ -14,7 +15,7 @@ import re
 # Python >= 3.11 only (pyproject's requires-python): the tests run on 3.11, and tomllib is the
 # standard library's TOML reader there, so no tomli fallback is declared or kept.
 import tomllib as _toml
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
@@ -24,7 +25,7 @@ from .spelling import did_you_mean
 
 __all__ = ["Scenario", "Overrides", "read_text_file", "load_scenario", "to_toml", "format_override",
            "normalise_overrides", "scenario_source", "is_toml_text", "builtin_dir", "builtin_entry_path",
-           "builtin_ids", "builtin_id_hint", "PACKAGE_DATA"]
+           "builtin_ids", "builtin_id_hint", "overrides_blamed", "blame_override", "override_error", "PACKAGE_DATA"]
 
 Scenario = Union[str, os.PathLike, Mapping[str, Any]]
 Overrides = Union[Sequence[str], Mapping[str, Any]]
@@ -185,6 +186,63 @@ def normalise_overrides(overrides: Overrides | None) -> list[str]:
     if isinstance(overrides, Mapping):
         return [format_override(str(k), v) for k, v in overrides.items()]
     return [str(o) for o in overrides]
+
+
+@contextlib.contextmanager
+def overrides_blamed(text: str, source: str, overrides: Sequence[str]) -> Iterator[None]:
+    """Inside: a :class:`ScenarioError` an override made is raised as that override's
+    (:func:`blame_override`)."""
+    try:
+        yield
+    except ScenarioError as exc:
+        err = blame_override(exc, text, source, overrides)
+        if err is exc:
+            raise
+        raise err from exc
+
+
+def blame_override(exc: ScenarioError, text: str, source: str, overrides: Sequence[str]) -> ScenarioError:
+    """The core's error ``exc`` about ``text`` with ``overrides``, told as the override's when an
+    override made it: the last override without which the core no longer gives this error (same
+    field, kind and reason), found by validating the text with fewer and fewer overrides; ``exc``
+    itself when the text alone gives it, or when validating does not give it (an error found
+    only while running).
+
+    The override's error names it first, ``override tcp.windw=20: tcp: unknown field ...
+    (applied to va-reroute.toml)``, and carries it as ``override`` (the command line says
+    ``--set`` for one of its own); ``file``, ``field``, ``kind`` and ``reason`` stay the core's.
+    Only a failed call pays for this: at most one validation per override."""
+    overrides = list(overrides)
+    if not overrides or exc.reason is None or exc.override is not None:
+        return exc
+    core = load_core()
+    same = (exc.field, exc.kind, exc.reason)
+
+    def gives_it(k: int) -> bool:
+        try:
+            call_core(core.validate_scenario, text, source, overrides[:k])
+        except ScenarioError as other:
+            return (other.field, other.kind, other.reason) == same
+        except VegaslabError:
+            return False
+        return False
+
+    if not gives_it(len(overrides)):
+        return exc
+    for k in range(len(overrides) - 1, -1, -1):
+        if not gives_it(k):
+            return override_error(exc, overrides[k])
+    return exc
+
+
+def override_error(exc: ScenarioError, override: str, option: str = "override") -> ScenarioError:
+    """``exc`` told as the error of ``override`` (``option`` names it: ``override`` in the
+    library, ``--set`` on the command line)."""
+    key = override.partition("=")[0].strip()
+    where = f"{exc.field}: " if exc.field and exc.field != key else ""
+    err = ScenarioError(f"{option} {override}: {where}{exc.reason} (applied to {exc.file})")
+    err.file, err.field, err.kind, err.reason, err.override = exc.file, exc.field, exc.kind, exc.reason, override
+    return err
 
 
 def is_toml_text(text: str) -> bool:
