@@ -9,7 +9,8 @@ The public API in one screen::
     res.flows, res.queues           # pandas DataFrames (see docs/results-format.md)
     res.to_dir("out/va-reroute")    # Parquet + meta.json
 
-A scenario is a path to a ``.toml`` file, a TOML text, or a ``dict`` with the same structure
+A scenario is a path to a ``.toml`` file, a built-in catalog id, a TOML text (a string with a
+line break; any other string is a path or an id), or a ``dict`` with the same structure
 (docs/scenario-format.md). The compiled core (``vegaslab._core``) is imported on first use, so
 ``import vegaslab`` (and everything that works on a saved results document) does not need it.
 

@@ -29,12 +29,16 @@ class ScenarioError(VegaslabError, ValueError):
     path, ``""`` for the whole file), ``kind`` (one of the core's error kinds: ``syntax``,
     ``unknown-field``, ``missing``, ``wrong-type``, ``out-of-range``, ``reference``,
     ``conflict``, ``too-large``, ``file``, ``invalid``) and ``reason`` (the message without
-    file and field); they are ``None`` on errors raised by Python code."""
+    file and field); they are ``None`` on errors raised by Python code. ``override`` is the
+    ``key=value`` override that made the error (then the message names it first: ``override
+    tcp.windw=20: tcp: unknown field ... (applied to va-reroute.toml)``), ``None`` when the
+    scenario itself is wrong."""
 
     file: "str | None" = None
     field: "str | None" = None
     kind: "str | None" = None
     reason: "str | None" = None
+    override: "str | None" = None
 
 
 class SimulationError(VegaslabError, RuntimeError):

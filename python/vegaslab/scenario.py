@@ -6,6 +6,7 @@ reading scenario files safely, and writing a scenario dict back as TOML (:func:`
 
 from __future__ import annotations
 
+import contextlib
 import importlib.resources
 import json
 import math
@@ -14,15 +15,17 @@ import re
 # Python >= 3.11 only (pyproject's requires-python): the tests run on 3.11, and tomllib is the
 # standard library's TOML reader there, so no tomli fallback is declared or kept.
 import tomllib as _toml
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Union
 
 from .core import call_core, load_core, max_scenario_bytes
 from .errors import ScenarioError, VegaslabError, file_error
+from .spelling import did_you_mean
 
 __all__ = ["Scenario", "Overrides", "read_text_file", "load_scenario", "to_toml", "format_override",
-           "normalise_overrides", "scenario_source", "builtin_dir", "builtin_entry_path", "PACKAGE_DATA"]
+           "normalise_overrides", "scenario_source", "is_toml_text", "builtin_dir", "builtin_entry_path",
+           "builtin_ids", "builtin_id_hint", "overrides_blamed", "blame_override", "override_error", "PACKAGE_DATA"]
 
 Scenario = Union[str, os.PathLike, Mapping[str, Any]]
 Overrides = Union[Sequence[str], Mapping[str, Any]]
@@ -185,8 +188,69 @@ def normalise_overrides(overrides: Overrides | None) -> list[str]:
     return [str(o) for o in overrides]
 
 
-def _looks_like_toml_text(text: str) -> bool:
-    return "\n" in text or "=" in text or text.lstrip().startswith("[")
+@contextlib.contextmanager
+def overrides_blamed(text: str, source: str, overrides: Sequence[str]) -> Iterator[None]:
+    """Inside: a :class:`ScenarioError` an override made is raised as that override's
+    (:func:`blame_override`)."""
+    try:
+        yield
+    except ScenarioError as exc:
+        err = blame_override(exc, text, source, overrides)
+        if err is exc:
+            raise
+        raise err from exc
+
+
+def blame_override(exc: ScenarioError, text: str, source: str, overrides: Sequence[str]) -> ScenarioError:
+    """The core's error ``exc`` about ``text`` with ``overrides``, told as the override's when an
+    override made it: the last override without which the core no longer gives this error (same
+    field, kind and reason), found by validating the text with fewer and fewer overrides; ``exc``
+    itself when the text alone gives it, or when validating does not give it (an error found
+    only while running).
+
+    The override's error names it first, ``override tcp.windw=20: tcp: unknown field ...
+    (applied to va-reroute.toml)``, and carries it as ``override`` (the command line says
+    ``--set`` for one of its own); ``file``, ``field``, ``kind`` and ``reason`` stay the core's.
+    Only a failed call pays for this: at most one validation per override."""
+    overrides = list(overrides)
+    if not overrides or exc.reason is None or exc.override is not None:
+        return exc
+    core = load_core()
+    same = (exc.field, exc.kind, exc.reason)
+
+    def gives_it(k: int) -> bool:
+        try:
+            call_core(core.validate_scenario, text, source, overrides[:k])
+        except ScenarioError as other:
+            return (other.field, other.kind, other.reason) == same
+        except VegaslabError:
+            return False
+        return False
+
+    if not gives_it(len(overrides)):
+        return exc
+    for k in range(len(overrides) - 1, -1, -1):
+        if not gives_it(k):
+            return override_error(exc, overrides[k])
+    return exc
+
+
+def override_error(exc: ScenarioError, override: str, option: str = "override") -> ScenarioError:
+    """``exc`` told as the error of ``override`` (``option`` names it: ``override`` in the
+    library, ``--set`` on the command line)."""
+    key = override.partition("=")[0].strip()
+    where = f"{exc.field}: " if exc.field and exc.field != key else ""
+    err = ScenarioError(f"{option} {override}: {where}{exc.reason} (applied to {exc.file})")
+    err.file, err.field, err.kind, err.reason, err.override = exc.file, exc.field, exc.kind, exc.reason, override
+    return err
+
+
+def is_toml_text(text: str) -> bool:
+    """A string scenario is TOML text when it holds a line break, else a file path or a catalog
+    id (docs/decisions.md, "A scenario string is text only when it has a line break"): a file
+    name may hold ``=``, ``[`` or spaces, never a line break, and a scenario's text has one as
+    soon as it has more than one key or table."""
+    return "\n" in text or "\r" in text
 
 
 def builtin_entry_path(name: object) -> Path | None:
@@ -199,21 +263,36 @@ def builtin_entry_path(name: object) -> Path | None:
 
 
 def scenario_source(scenario: Scenario) -> tuple[str, str]:
-    """(toml_text, source_name) for any accepted scenario form."""
+    """(toml_text, source_name) for any accepted scenario form: a dict, a TOML text (a string
+    with a line break, :func:`is_toml_text`), or a path or catalog id (any other string or a
+    path object). A path that is no file is looked up as a catalog id; neither is a
+    ``FileNotFoundError`` naming it, with the nearest catalog id when one is close."""
     if isinstance(scenario, Mapping):
         meta = scenario.get("meta") if isinstance(scenario.get("meta"), Mapping) else {}
         name = str(meta.get("id", "<dict>")) if meta else "<dict>"
         return to_toml(scenario), name
-    if isinstance(scenario, os.PathLike) or (
-        isinstance(scenario, str) and not _looks_like_toml_text(scenario)
-    ):
+    if isinstance(scenario, str) and is_toml_text(scenario):
+        return scenario, "<string>"
+    if isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
         if not path.exists():
             builtin = builtin_entry_path(scenario)
             if builtin is None:
-                raise FileNotFoundError(f"{path}: scenario file not found (nor a catalog id; `vegaslab reproduce --list` lists them)")
+                raise FileNotFoundError(f"{path}: scenario file not found, nor a catalog id{builtin_id_hint(scenario)} "
+                                        "(`vegaslab reproduce --list` lists them; a TOML text has a line break)")
             path, scenario = builtin, builtin
         return read_text_file(path), os.fspath(scenario)
-    if isinstance(scenario, str):
-        return scenario, "<string>"
     raise TypeError(f"scenario must be a path, a TOML text or a dict, not {type(scenario).__name__}")
+
+
+def builtin_ids() -> list[str]:
+    """The ids of the built-in catalog's entries (its files' stems)."""
+    try:
+        return sorted(p.stem for p in builtin_dir().glob("*.toml"))
+    except ScenarioError:
+        return []
+
+
+def builtin_id_hint(name: str | os.PathLike) -> str:
+    """``" (did you mean 'va-reroute'?)"`` for a name near a built-in catalog id, else ``""``."""
+    return did_you_mean(os.fspath(name), builtin_ids())

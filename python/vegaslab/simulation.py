@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from .core import call_core, load_core, package_version, run_core
 from .errors import ScenarioError, SimulationError, TraceError
-from .scenario import Overrides, Scenario, normalise_overrides, scenario_source
+from .scenario import Overrides, Scenario, normalise_overrides, overrides_blamed, scenario_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
@@ -64,7 +64,9 @@ def validate(scenario: Scenario, *, overrides: Overrides | None = ()) -> dict:
     """Validate a scenario with the core and return its normalised form as a dict."""
     text, source = scenario_source(scenario)
     core = load_core()
-    doc = call_core(core.validate_scenario, text, source, normalise_overrides(overrides))
+    ovr = normalise_overrides(overrides)
+    with overrides_blamed(text, source, ovr):
+        doc = call_core(core.validate_scenario, text, source, ovr)
     return json.loads(doc)
 
 
@@ -85,7 +87,8 @@ def normalize_text(text: str, source: str, seed: int | None, overrides: list[str
     text normalises exactly what it ran, not a file re-read later)."""
     check_seed(seed, source)
     core = load_core()
-    return json.loads(call_core(core.normalize_scenario, text, source, seed, overrides))
+    with overrides_blamed(text, source, overrides):
+        return json.loads(call_core(core.normalize_scenario, text, source, seed, overrides))
 
 
 def normalize(scenario: Scenario, *, seed: int | None = None, overrides: Overrides | None = ()) -> dict:
@@ -165,8 +168,9 @@ def run(
 ) -> "Results":
     """Run one simulation and return its :class:`Results`.
 
-    scenario:  path to a ``.toml`` file, a built-in catalog id (``"va-reroute"``), TOML text, or
-               a dict (docs/scenario-format.md).
+    scenario:  path to a ``.toml`` file, a built-in catalog id (``"va-reroute"``), TOML text
+               (a string with a line break; any other string is a path or an id), or a dict
+               (docs/scenario-format.md).
     seed:      overrides ``run.seed``.
     overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``.
     progress:  True for a tqdm bar on runs longer than ~2 s, or a callable
@@ -188,7 +192,8 @@ def run(
     directory = tempfile.mkdtemp(prefix="vegaslab-trace-") if own_dir else os.fspath(trace_dir)
     try:
         try:
-            core_run = run_core(text, source, seed, ovr, callback, trace_dir=directory, normalized=True)
+            with overrides_blamed(text, source, ovr):
+                core_run = run_core(text, source, seed, ovr, callback, trace_dir=directory, normalized=True)
         finally:
             if bar is not None:
                 bar.close()

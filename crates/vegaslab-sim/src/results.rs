@@ -9,6 +9,16 @@
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
+use vegaslab_cc::Nanos;
+
+/// A time of the run (integer nanoseconds) as the seconds its tables and `meta` report: `t /
+/// 1e9`, which is correctly rounded (1e9 is exact in a double), so every time a scenario can
+/// write in decimal is reported as that decimal (30 s as 30.0, not the 30.000000000000004 of
+/// `vegaslab_cc::secs`, a product with the inexact 1e-9). The simulation itself keeps `secs`,
+/// ns-2's arithmetic, which its results depend on.
+pub fn reported_secs(t: Nanos) -> f64 {
+    t as f64 / 1e9
+}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunMeta {
@@ -307,5 +317,18 @@ pub struct RunResults {
 impl RunResults {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("results serialise")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reported_secs;
+
+    #[test]
+    fn reported_times_are_the_decimal_a_scenario_writes() {
+        for (ns, s) in [(30_000_000_000u64, 30.0), (120_000_000_000, 120.0), (1_000_000_000_000, 1000.0), (321_521_760_000, 321.52176), (100_000_000, 0.1)] {
+            assert_eq!(reported_secs(ns), s, "{ns} ns");
+        }
+        assert_ne!(vegaslab_cc::secs(30_000_000_000), 30.0, "the simulation's conversion differs, so this test can fail");
     }
 }

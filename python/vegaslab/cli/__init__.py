@@ -146,7 +146,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     try:
         return args.func(args)
-    except (ScenarioError, FileNotFoundError, OutputDirError, UnsafePathError, ForeignFileError) as exc:
+    except ScenarioError as exc:
+        say(_as_option(exc, args))
+        return 2
+    except (FileNotFoundError, OutputDirError, UnsafePathError, ForeignFileError) as exc:
         say(exc)
         return 2
     except VegaslabError as exc:
@@ -167,6 +170,16 @@ def _dispatch(args: argparse.Namespace) -> int:
         console.error(f"vegaslab: internal error: {type(exc).__name__}: {one_line(str(exc))} "
               f"(set VEGASLAB_DEBUG=1 for a traceback, and please report it)")
         return 1
+
+
+def _as_option(exc: ScenarioError, args: argparse.Namespace) -> ScenarioError:
+    """An error one of the command's ``--set`` overrides made, told as that option's
+    (``--set tcp.windw=20: ...``); any other as it is."""
+    from ..scenario import override_error
+
+    if exc.override is not None and exc.override in getattr(args, "overrides", ()):
+        return override_error(exc, exc.override, option="--set")
+    return exc
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ..errors import ScenarioError
 from ..simulation import MAX_SEED
+from ..spelling import did_you_mean
 from .console import say
 
 
@@ -104,7 +105,11 @@ def resolve_scenario(name: str) -> Path:
     try:
         return load_entry(name).path
     except KeyError:
-        raise FileNotFoundError(f"{name}: no such scenario file and no catalog entry with that id") from None
+        from ..study.catalog import catalog_dir, list_entries
+
+        ids = [e.id for e in list_entries()] if catalog_dir().is_dir() else []
+        raise FileNotFoundError(f"{name}: no such scenario file and no catalog entry with that id"
+                                f"{did_you_mean(name, ids)}") from None
 
 
 def bad_scheduler(args: argparse.Namespace) -> bool:

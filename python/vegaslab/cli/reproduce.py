@@ -113,6 +113,19 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 _COMPARISON_KEYS = ("run", "metric", "published", "ours", "std", "n", "ratio", "note")
 
 
+def _typed(row: dict) -> dict:
+    """A comparison row with a count metric's whole values as integers (``"ours": 258``, not
+    ``258.0``): the comparison table holds every metric as a float; a count is a column of
+    :data:`vegaslab.columns.COUNT_COLUMNS`. A mean over seeds that is not whole stays a
+    fraction."""
+    from ..columns import COUNT_COLUMNS
+
+    if str(row.get("metric", "")).rpartition(".")[2] not in COUNT_COLUMNS:
+        return row
+    return {k: int(v) if k in ("published", "ours") and isinstance(v, float) and v.is_integer() else v
+            for k, v in row.items()}
+
+
 def _reproduce_document(entries, table, out: Path, code: int) -> dict:
     """``vegaslab reproduce --json`` (docs/cli.md): per entry, the published-vs-ours rows and
     the claims' verdicts; where the report is."""
@@ -120,7 +133,7 @@ def _reproduce_document(entries, table, out: Path, code: int) -> dict:
     docs = []
     for e in entries:
         rows = table[table["entry"] == e.id]
-        comparisons = [{k: r.get(k) for k in _COMPARISON_KEYS} for r in rows.to_dict(orient="records")]
+        comparisons = [_typed({k: r.get(k) for k in _COMPARISON_KEYS}) for r in rows.to_dict(orient="records")]
         failed = any(c["metric"] == "(run failed)" for c in comparisons)
         docs.append({
             "id": e.id,

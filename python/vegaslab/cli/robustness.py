@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..spelling import did_you_mean
 from .console import console, say
 from .options import FORMATTER, bad_scheduler, jobs_arg, store_error_status, wrap
 
@@ -67,7 +68,8 @@ def _chosen_studies(args: argparse.Namespace) -> list:
         known = {s.name for s in studies} | {s.entry for s in studies}
         unknown = [i for i in ids if i not in known]
         if unknown:
-            raise ValueError(f"no study for {unknown[0]!r} (studies: {', '.join(sorted(s.name for s in studies)) or 'none'})")
+            hint = did_you_mean(unknown[0], sorted(known))
+            raise ValueError(f"no study for {unknown[0]!r}{hint} (studies: {', '.join(sorted(s.name for s in studies)) or 'none'})")
         names = {s.name for s in studies}
         chosen += [s for s in studies if not ids or s.name in ids or (s.entry in ids and s.entry not in names)]
     rb.one_study_per_name(chosen)

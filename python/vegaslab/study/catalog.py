@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd  # imported where used: `vegaslab run CATALOG-ID` resolves ids without it
 
 from ..errors import ScenarioError
+from ..spelling import did_you_mean
 from ..scenario import format_override, load_scenario, to_toml
 
 from ..deprecation import moved_names
@@ -572,8 +573,9 @@ def load_entry(id_or_path: str | os.PathLike, directory: str | os.PathLike | Non
     for entry in list_entries(root):
         if entry.id == name:
             return entry
-    known = ", ".join(e.id for e in list_entries(root)) if root.is_dir() else f"no directory {root}"
-    raise KeyError(f"no catalog entry {name!r} (known: {known})")
+    ids = [e.id for e in list_entries(root)] if root.is_dir() else []
+    known = ", ".join(ids) if root.is_dir() else f"no directory {root}"
+    raise KeyError(f"no catalog entry {name!r}{did_you_mean(name, ids)} (known: {known})")
 
 
 #: The group of entries whose ``meta.paper`` is empty in :func:`by_paper`.
@@ -660,7 +662,8 @@ def resolve(names: Iterable[str] = (), directory: str | os.PathLike | None = Non
             found = [e for e in known if e.paper == name]
             if not found:
                 papers = sorted({e.paper for e in known if e.paper})
-                raise KeyError(f"no catalog entry or paper {name!r} (entries: "
+                hint = did_you_mean(name, [e.id for e in known] + papers)
+                raise KeyError(f"no catalog entry or paper {name!r}{hint} (entries: "
                                f"{', '.join(e.id for e in known) or 'none'}; papers: {', '.join(papers) or 'none'})") from None
         for e in found:
             if all(e.path != o.path for o in out):

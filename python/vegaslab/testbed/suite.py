@@ -33,6 +33,7 @@ from ..results import Results
 from ..safe_io import write_file
 from ..scenario import load_scenario
 from ..simulation import run as simulate
+from ..spelling import did_you_mean
 from .compare import summary_table, write_report
 from .plan import PlanError
 from .stack import Stack
@@ -128,7 +129,8 @@ def select(cases: list[Case], names: list[str] | None) -> list[Case]:
         return list(cases)
     unknown = sorted(set(names) - {c.name for c in cases})
     if unknown:
-        raise SuiteError(f"--cases: no case {', '.join(unknown)} (cases: {', '.join(c.name for c in cases)})")
+        hint = did_you_mean(unknown[0], [c.name for c in cases])
+        raise SuiteError(f"--cases: no case {', '.join(unknown)}{hint} (cases: {', '.join(c.name for c in cases)})")
     return [c for c in cases if c.name in names]
 
 

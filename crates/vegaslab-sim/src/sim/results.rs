@@ -6,9 +6,8 @@ use super::Simulator;
 use crate::channel::Channel;
 use crate::flow::Flow;
 use crate::packet::Kind;
-use crate::results::{FlowResult, LinkResult, QueueResult, RunMeta, RunResults, Series, UdpResult, WindowLimited};
+use crate::results::{reported_secs, FlowResult, LinkResult, QueueResult, RunMeta, RunResults, Series, UdpResult, WindowLimited};
 use crate::scenario::Scenario;
-use vegaslab_cc::secs;
 
 impl Simulator {
     /// The run's results (`wall_time_s`: the run's wall time, for `meta`).
@@ -23,7 +22,7 @@ impl Simulator {
         let links = self.link_results();
         let udp = self.udp_results(&udp_in_flight);
         let sc = &self.scenario;
-        let dur_s = secs(sc.duration);
+        let dur_s = reported_secs(sc.duration);
         RunResults {
             meta: RunMeta {
                 scenario: sc.id.clone(),
@@ -68,7 +67,7 @@ impl Simulator {
     fn flow_results(&self, in_flight: &[u64]) -> (Vec<FlowResult>, Vec<WindowLimited>) {
         let sc = &self.scenario;
         let duration = sc.duration;
-        let dur_s = secs(duration);
+        let dur_s = reported_secs(duration);
         // Per-flow entries: one row aggregating their connections.
         let mut members: Vec<Vec<usize>> = (0..self.entries).map(|i| vec![i]).collect();
         for (i, m) in members.iter_mut().enumerate() {
@@ -107,16 +106,16 @@ impl Simulator {
                 // Applications with their own clock (apps) hand data over many times: the
                 // sender's "all acknowledged" moments are not a completion.
                 let done = if self.apps[i].is_some() { None } else { f.sender.completed_at() };
-                let completion = done.map(|t| secs(t.saturating_sub(f.start)));
+                let completion = done.map(|t| reported_secs(t.saturating_sub(f.start)));
                 let end = match done {
                     Some(t) => t,
                     None => f.stop.unwrap_or(duration).min(duration),
                 };
-                let active = secs(end.saturating_sub(f.start));
+                let active = reported_secs(end.saturating_sub(f.start));
                 let limited: u64 = group().map(|g| g.window_limited_until(end)).sum();
                 if limited > 0 {
-                    let share = if active > 0.0 { secs(limited) / active } else { 0.0 };
-                    window_limited.push(WindowLimited { flow: f.name.clone(), window: f.tcp.window, limited_s: secs(limited), share });
+                    let share = if active > 0.0 { reported_secs(limited) / active } else { 0.0 };
+                    window_limited.push(WindowLimited { flow: f.name.clone(), window: f.tcp.window, limited_s: reported_secs(limited), share });
                 }
                 let delivered_bytes = delivered_pkts.saturating_mul(f.tcp.packet_size as u64);
                 // An entry whose algorithm counts ties reports them, 0 if it never opened a connection.
@@ -126,8 +125,8 @@ impl Simulator {
                     cc: f.cc.to_string(),
                     from: sc.nodes[f.src as usize].clone(),
                     to: sc.nodes[f.dst as usize].clone(),
-                    start_s: secs(f.start),
-                    end_s: secs(end),
+                    start_s: reported_secs(f.start),
+                    end_s: reported_secs(end),
                     connections: per_flow.then_some(self.conns[i].opened),
                     open_connections: per_flow.then_some(self.conns[i].open.len() as u64),
                     late_acks: per_flow.then(|| group().map(|g| g.late_acks).sum()),
@@ -222,22 +221,22 @@ impl Simulator {
     fn udp_results(&self, udp_in_flight: &[u64]) -> Vec<UdpResult> {
         let sc = &self.scenario;
         let duration = sc.duration;
-        let dur_s = secs(duration);
+        let dur_s = reported_secs(duration);
         self
             .udp
             .iter()
             .zip(udp_in_flight)
             .map(|(u, &in_flight_pkts)| {
                 let end = u.stop.unwrap_or(duration).min(duration);
-                let span = secs(end.saturating_sub(u.start));
+                let span = reported_secs(end.saturating_sub(u.start));
                 let per_span = |bytes: u64| if span > 0.0 { bytes as f64 * 8.0 / span } else { 0.0 };
                 UdpResult {
                     source: u.name.clone(),
                     model: u.model.to_string(),
                     from: sc.nodes[u.src as usize].clone(),
                     to: sc.nodes[u.dst as usize].clone(),
-                    start_s: secs(u.start),
-                    end_s: secs(end),
+                    start_s: reported_secs(u.start),
+                    end_s: reported_secs(end),
                     sent_pkts: u.stats.sent_pkts,
                     sent_bytes: u.stats.sent_bytes,
                     received_pkts: u.stats.received_pkts,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ...errors import ScenarioError
+from ...spelling import did_you_mean
 from .model import MAX_STUDY_RUNS, Point, Study, StudyError, study_error
 from .readings import FlowAlgorithm, applied, flow_algorithms
 
@@ -86,7 +87,8 @@ def _find_entry(study: Study, catalog: str | os.PathLike | None):
     if found:
         return found[0]
     known = ", ".join(e.id for e in entries) if root.is_dir() else f"no directory {root}"
-    raise study_error(study.path, "study.entry", f"no catalog entry {study.entry!r} in {root} (known: {known})")
+    hint = did_you_mean(study.entry, [e.id for e in entries])
+    raise study_error(study.path, "study.entry", f"no catalog entry {study.entry!r}{hint} in {root} (known: {known})")
 
 
 def plan(study: Study, catalog: str | os.PathLike | None = None, *, quick: bool = False) -> Plan:
