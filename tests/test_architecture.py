@@ -57,7 +57,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # the core's registry of algorithms and its schema of the normalised scenario, spelling hints
     ("foundation", ("vegaslab.errors", "vegaslab.deprecation", "vegaslab.interrupts", "vegaslab.safe_io",
                     "vegaslab.outdir", "vegaslab.core", "vegaslab.scenario", "vegaslab.heuristics",
-                     "vegaslab.registry", "vegaslab.schema", "vegaslab.spelling")),
+                    "vegaslab.registry", "vegaslab.schema", "vegaslab.spelling")),
     # one run: simulate it, its results as columns and tables, its plots and what they mark, the
     # fairness index
     ("run", ("vegaslab.simulation", "vegaslab.results", "vegaslab.columns", "vegaslab.plots", "vegaslab.figure_marks",

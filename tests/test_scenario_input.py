@@ -112,6 +112,20 @@ def test_core_a_set_error_names_the_option_first(core, override, says, tmp_path,
     assert says in err and err.endswith(f"(applied to {scenario})"), err
 
 
+@pytest.mark.parametrize("override, says", [
+    ("tcp.windw=20", "tcp: unknown field"),
+    ("sweep.seeds=0", "must be between 1 and"),
+])
+def test_core_a_sweeps_set_error_names_the_option_first_even_in_the_sweep_table(core, override, says,
+                                                                                  tmp_path, capsys):
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(TEXT + "\n[sweep]\nseeds = 2\n")
+    assert cli.main(["sweep", str(scenario), "--dry-run", "--set", override]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"vegaslab: --set {override}: "), err
+    assert says in err and err.endswith(f"(applied to {scenario})"), err
+
+
 def test_core_an_error_of_the_file_itself_stays_the_files(core, tmp_path, capsys):
     scenario = tmp_path / "s.toml"
     scenario.write_text(TEXT.replace('cc = "vegas"', 'cc = "vegass"'))

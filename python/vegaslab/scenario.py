@@ -189,19 +189,20 @@ def normalise_overrides(overrides: Overrides | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def overrides_blamed(text: str, source: str, overrides: Sequence[str]) -> Iterator[None]:
+def overrides_blamed(text: str, source: str, overrides: Sequence[str], validate=None) -> Iterator[None]:
     """Inside: a :class:`ScenarioError` an override made is raised as that override's
-    (:func:`blame_override`)."""
+    (:func:`blame_override`; ``validate`` as there)."""
     try:
         yield
     except ScenarioError as exc:
-        err = blame_override(exc, text, source, overrides)
+        err = blame_override(exc, text, source, overrides, validate)
         if err is exc:
             raise
         raise err from exc
 
 
-def blame_override(exc: ScenarioError, text: str, source: str, overrides: Sequence[str]) -> ScenarioError:
+def blame_override(exc: ScenarioError, text: str, source: str, overrides: Sequence[str],
+                   validate=None) -> ScenarioError:
     """The core's error ``exc`` about ``text`` with ``overrides``, told as the override's when an
     override made it: the last override without which the core no longer gives this error (same
     field, kind and reason), found by validating the text with fewer and fewer overrides; ``exc``
@@ -211,16 +212,18 @@ def blame_override(exc: ScenarioError, text: str, source: str, overrides: Sequen
     The override's error names it first, ``override tcp.windw=20: tcp: unknown field ...
     (applied to va-reroute.toml)``, and carries it as ``override`` (the command line says
     ``--set`` for one of its own); ``file``, ``field``, ``kind`` and ``reason`` stay the core's.
-    Only a failed call pays for this: at most one validation per override."""
+    Only a failed call pays for this: at most one validation per override. ``validate`` is the
+    core function that checks ``(text, source, overrides)`` (default ``validate_scenario``; a
+    sweep passes ``expand_sweep``, which checks ``[sweep]`` too)."""
     overrides = list(overrides)
     if not overrides or exc.reason is None or exc.override is not None:
         return exc
-    core = load_core()
+    check = validate or load_core().validate_scenario
     same = (exc.field, exc.kind, exc.reason)
 
     def gives_it(k: int) -> bool:
         try:
-            call_core(core.validate_scenario, text, source, overrides[:k])
+            call_core(check, text, source, overrides[:k])
         except ScenarioError as other:
             return (other.field, other.kind, other.reason) == same
         except VegaslabError:

@@ -145,7 +145,7 @@ def plan(scenario: "Scenario", overrides: "Overrides | None" = ()) -> SweepPlan:
     Raises :class:`vegaslab.ScenarioError` naming the field for a bad sweep."""
     from ..errors import VegaslabError
     from ..core import call_core, load_core
-    from ..scenario import normalise_overrides, scenario_source
+    from ..scenario import normalise_overrides, overrides_blamed, scenario_source
 
     text, source = scenario_source(scenario)
     core = load_core()
@@ -153,4 +153,6 @@ def plan(scenario: "Scenario", overrides: "Overrides | None" = ()) -> SweepPlan:
     if expand is None:
         raise VegaslabError("the compiled core vegaslab._core has no expand_sweep: it is older than this package; "
                             "rebuild it (`make setup`)")
-    return _from_document(json.loads(call_core(expand, text, source, normalise_overrides(overrides))))
+    ovr = normalise_overrides(overrides)
+    with overrides_blamed(text, source, ovr, expand):
+        return _from_document(json.loads(call_core(expand, text, source, ovr)))
