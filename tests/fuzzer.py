@@ -1148,15 +1148,26 @@ def _error_verdict(exc: BaseException, scenario: str) -> dict:
 
 
 def _bad_scenario_error(exc, scenario: str) -> str | None:
-    """Why a ScenarioError's message fails to name the file and a field (None if it does).
+    """Why a ScenarioError's message fails to name the file (or the override that made it) and a field (None if it does).
     The field may be empty only for an error about the whole file (kind ``syntax``: the TOML
     itself or an override's shape; kind ``file``: not readable, not UTF-8)."""
     message = str(exc)
+    fld, kind = getattr(exc, "field", None), getattr(exc, "kind", None)
+    override = getattr(exc, "override", None)
+    if override is not None:
+        # An error an override made names the override first and the file last:
+        # "override k=v: field: reason (applied to file)"; the field only when it is not k.
+        prefix, suffix = f"override {override}: ", f" (applied to {scenario})"
+        if not message.startswith(prefix) or not message.endswith(suffix):
+            return "an override's error does not start with the override and end with the file"
+        key = override.partition("=")[0].strip()
+        if fld and fld != key and not message[len(prefix):].startswith(fld):
+            return f"an override's error does not name its field {fld!r} after the override"
+        return None
     prefix = scenario + ": "
     if not message.startswith(prefix):
         return "the message does not start with the scenario file's name"
     rest = message[len(prefix):]
-    fld, kind = getattr(exc, "field", None), getattr(exc, "kind", None)
     if fld:
         if not rest.startswith(fld):
             return f"the message does not name its field {fld!r} after the file"
