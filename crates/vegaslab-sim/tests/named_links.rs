@@ -196,3 +196,53 @@ fn equal_length_paths_are_chosen_by_node_number_whatever_the_link_order_and_repo
     let meta = run_json(&dumbbell("", ""))["meta"].clone();
     assert!(meta.get("route_ties").is_none(), "{meta}");
 }
+
+#[test]
+fn at_reaches_the_links_of_every_builder() {
+    let lte = r#"
+[run]
+duration = "1s"
+[lte]
+enbs = 1
+ues_per_enb = 2
+server_link = { bandwidth = "100Mbps", delay = "2ms" }
+enb_link = { bandwidth = "5Mbps", delay = "2ms" }
+ue_link = { bandwidth = "1Mbps", delay = "2ms" }
+[[links]]
+at = "server_link"
+down = [["0.2s", "0.3s"]]
+[[links]]
+at = ["UE2", "eNB1"]
+delay = "7ms"
+[[flows]]
+from = "server"
+to = "UE1"
+cc = "reno"
+"#;
+    let sc = common::accepted(lte, &[]);
+    let between = |a: &str, b: &str| sc.links.iter().find(|l| sc.nodes[l.a] == a && sc.nodes[l.b] == b).unwrap();
+    assert_eq!(between("server", "aGW").down, vec![(200_000_000, 300_000_000)]);
+    assert_eq!(between("eNB1", "UE2").forward.delay, 7_000_000);
+    assert_eq!(between("eNB1", "UE1").forward.delay, 2_000_000);
+    let parking = r#"
+[run]
+duration = "1s"
+[parking_lot]
+routers = 3
+router_link = { bandwidth = "1Mbps", delay = "20ms" }
+access = { bandwidth = "2Mbps", delay = "10ms" }
+hosts = { S1 = "R1", D1 = "R3" }
+[[links]]
+at = ["R2", "R3"]
+down = [["0.2s", "0.3s"]]
+[[flows]]
+from = "S1"
+to = "D1"
+cc = "reno"
+"#;
+    let sc = common::accepted(parking, &[]);
+    let failing: Vec<(&str, &str)> = sc.links.iter().filter(|l| !l.down.is_empty()).map(|l| (sc.nodes[l.a].as_str(), sc.nodes[l.b].as_str())).collect();
+    assert_eq!(failing, vec![("R2", "R3")]);
+    let e = common::rejected(&parking.replace("[\"R2\", \"R3\"]", "\"bottleneck\""), &[]);
+    assert!(e.contains("no link named \"bottleneck\" (named links: none in this scenario)"), "{e}");
+}
