@@ -252,7 +252,7 @@ def link_failure(cc: str, backup: bool) -> dict:
     access links 10 Mbps 1 ms, window 100, 8 s. With ``backup``, R1 - R3 - R2 (two 1 Mbps 10 ms
     links, one hop longer) takes the traffic during the failure; without, the flow stalls
     (what it sends is dropped at the down link) and recovers after the repair. Node numbers
-    make no tie between paths of equal length (ns-2 and vegaslab break those differently)."""
+    make no tie between paths of equal length (``equal_paths`` has those)."""
     links = [{"endpoints": ["S1", "R1"], "bandwidth": "10Mbps", "delay": "1ms"},
              {"endpoints": ["R1", "R2"], "bandwidth": "1Mbps", "delay": "10ms",
               "down": [["2s", "4s"]]},
@@ -262,6 +262,33 @@ def link_failure(cc: str, backup: bool) -> dict:
                   {"endpoints": ["R3", "R2"], "bandwidth": "1Mbps", "delay": "10ms"}]
     return {"meta": {"id": f"link-failure-{'backup' if backup else 'stall'}-{cc}"},
             "run": {"duration": "8s"}, "links": links, "flows": [_flow(cc)]}
+
+
+def dumbbell_failure(cc: str) -> dict:
+    """A dumbbell whose bottleneck fails from 2 s to 4 s, written as one key of the bottleneck's
+    table (``down``): two pairs, access 10 Mbps 1 ms, bottleneck 1 Mbps 10 ms, one flow on pair
+    1, window 100, 8 s."""
+    return {"meta": {"id": f"dumbbell-failure-{cc}"}, "run": {"duration": "8s"},
+            "dumbbell": {"pairs": 2, "access": {"bandwidth": "10Mbps", "delay": "1ms"},
+                         "bottleneck": {"bandwidth": "1Mbps", "delay": "10ms", "down": [["2s", "4s"]]}},
+            "flows": [_flow(cc, **{"from": "S1", "to": "D1"})]}
+
+
+def equal_paths(access_first: str, cc: str = "newreno") -> dict:
+    """Two paths of equal length, S - A - D and S - B - D, where only the tie rule picks the
+    route: B's path 1 Mbps, A's 0.5 Mbps (the X - D links; access S - X 10 Mbps, all 5 ms),
+    window 100, 8 s. The links into D come first, so the nodes are numbered B 0, D 1, A 2,
+    S 3 in both cases, and ``access_first`` says which access link is listed first: the link
+    order disagrees with the node order in one case and agrees in the other. ns-2 takes B's
+    path in both (D's lowest-numbered neighbour nearer to S, ``RouteLogic::compute_routes``)."""
+    fast = {"bandwidth": "1Mbps", "delay": "5ms"}
+    slow = {"bandwidth": "0.5Mbps", "delay": "5ms"}
+    access = {"bandwidth": "10Mbps", "delay": "5ms"}
+    links = [{"endpoints": ["B", "D"], **fast}, {"endpoints": ["A", "D"], **slow}]
+    first, second = ("A", "B") if access_first == "A" else ("B", "A")
+    links += [{"endpoints": ["S", first], **access}, {"endpoints": ["S", second], **access}]
+    return {"meta": {"id": f"equal-paths-{access_first.lower()}-first-{cc}"}, "run": {"duration": "8s"},
+            "links": links, "flows": [_flow(cc, **{"from": "S", "to": "D"})]}
 
 
 def lossy(cc: str, loss: dict, *, direction: str = "forward", file_size: str | None = None) -> dict:
@@ -371,6 +398,11 @@ def _cases() -> dict:
         for backup in (True, False):
             case = link_failure(cc, backup)
             cases[case["meta"]["id"]] = case
+    for cc in ("reno", "vegas"):
+        cases[f"dumbbell-failure-{cc}"] = dumbbell_failure(cc)
+    for access_first in ("A", "B"):
+        case = equal_paths(access_first)
+        cases[case["meta"]["id"]] = case
     for case_id, (cc, loss, direction, size) in LOSSY.items():
         cases[case_id] = lossy(cc, loss, direction=direction, file_size=size)
     cases["two-way-queues-reno-vegas"] = two_way_queues("reno", "vegas")
@@ -528,3 +560,25 @@ def test_the_two_way_cases_run_a_different_queue_per_direction_in_both_simulator
         assert (ref[name]["kind"], ref[name]["limit_pkts"]) == (kind, limit)
     # Both queues drop: the reverse one the ACKs and data sharing it, the forward one (RED) too.
     assert int(ours.loc["R2->R1", "dropped_pkts"]) > 0 and int(ours.loc["R1->R2", "dropped_pkts"]) > 0
+
+
+def test_equal_length_paths_take_ns2s_route_whatever_the_link_order(vegaslab_run):
+    """Both link orders of ``equal_paths``: the run reports the tie and takes B's path, ns-2's
+    route, and the goodput matches ns-2's within the throughput tolerance (the packet counts
+    are compared by ``test_against_ns2``). The other route would halve it: A's path has half
+    the rate, so a wrong route cannot pass."""
+    from vegaslab.ns2 import run_scenario
+
+    goodputs = []
+    for access_first in ("A", "B"):
+        case = equal_paths(access_first)
+        ours = vegaslab_run(copy.deepcopy(case), seed=1, overrides=[])
+        ties = ours.meta["route_ties"]
+        assert [(t["flow"], t["equal_paths"], t["path"], t["ack_path"]) for t in ties] == \
+            [("newreno", 2, ["S", "B", "D"], ["D", "B", "S"])], ties
+        ref = run_scenario(copy.deepcopy(case), seed=1)["flows"][0]
+        got = float(_ours_by_flow(ours)["newreno"]["throughput_bps"])
+        assert abs(got - ref["throughput_bps"]) <= THROUGHPUT_RTOL * ref["throughput_bps"], (access_first, got, ref)
+        goodputs.append(got)
+    assert goodputs[0] == goodputs[1]
+    assert goodputs[0] > 0.9e6 * 0.9

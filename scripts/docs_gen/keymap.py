@@ -181,7 +181,9 @@ def tables() -> dict[str, list[Table]]:
             Row("loss", lambda d: d["links"][0]["forward"].get("loss"), "", probe={"every": 5}),
             Row("loss_forward", lambda d: d["links"][0]["forward"].get("loss"), "", probe={"every": 5}, follows="loss"),
             Row("loss_reverse", lambda d: d["links"][0]["reverse"].get("loss"), "", probe={"every": 5}, follows="loss"),
-        ], elsewhere={"down": '"Link failures" below ([[links]] only)'}, shown_as="[[links]]")],
+            Row("down", lambda d: d["links"][0].get("down_ns"), "", none="none", probe=[["1s", "2s"]]),
+        ], elsewhere={"at": '"Links by name and in groups" below', "range": '"Links by name and in groups" below'},
+            shown_as="[[links]]")],
         "loss": [
             Table("loss = { packets = [...] }", "links[0].loss", with_value("links[0].loss", {"packets": [3]}), [
                 Row("packets", f"{_LINK0}.loss.packets", "", required=True, probe=[1, 2], bad=[[-1], [1.5]]),

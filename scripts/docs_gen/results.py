@@ -35,6 +35,23 @@ endpoints = ["R", "E"]
 bandwidth = "2Mbps"
 delay = "5ms"
 queue = { kind = "red-linear", limit = 30, min = 3, max = 10 }
+# Two equal-length paths S - P - T and S - Q - T for the second UDP source (meta.route_ties).
+[[links]]
+endpoints = ["S", "P"]
+bandwidth = "10Mbps"
+delay = "5ms"
+[[links]]
+endpoints = ["S", "Q"]
+bandwidth = "10Mbps"
+delay = "5ms"
+[[links]]
+endpoints = ["P", "T"]
+bandwidth = "10Mbps"
+delay = "5ms"
+[[links]]
+endpoints = ["Q", "T"]
+bandwidth = "10Mbps"
+delay = "5ms"
 [aqt]
 routers = ["R"]
 [[flows]]
@@ -73,6 +90,12 @@ file_size = "50KB"
 [[udp]]
 from = "D"
 to = "S"
+packet_size = 500
+model = "cbr"
+rate = "100kbps"
+[[udp]]
+from = "S"
+to = "T"
 packet_size = 500
 model = "cbr"
 rate = "100kbps"

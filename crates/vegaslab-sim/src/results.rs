@@ -56,6 +56,26 @@ pub struct RunMeta {
     /// without `[trace]`, so other runs' results are unchanged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::trace::TraceInfo>,
+    /// The flow entries and UDP sources, in scenario order, between whose endpoints there are
+    /// several shortest paths, so that the routing's tie rule (ns-2's: by node number, see
+    /// `sim::routing`) chose the route at the start of the run. Absent when there is none, so
+    /// the results of other runs are unchanged.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub route_ties: Vec<RouteTie>,
+}
+
+/// A route chosen by the tie rule among equal-length paths (`RunMeta::route_ties`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct RouteTie {
+    /// The flow entry's or UDP source's name.
+    pub flow: String,
+    /// Shortest paths between the endpoints (hop count; saturating).
+    pub equal_paths: u64,
+    /// The nodes of the route taken, from the sender to the receiver.
+    pub path: Vec<String>,
+    /// The ACKs' route, from the receiver to the sender (empty for a UDP source); it need
+    /// not be `path` reversed, as each node's table chooses by its own search (as in ns-2).
+    pub ack_path: Vec<String>,
 }
 
 /// A flow entry capped by its receiver window (`RunMeta::window_limited`).

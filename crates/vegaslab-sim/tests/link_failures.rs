@@ -180,9 +180,6 @@ fn bad_down_schedules_are_errors_naming_the_field() {
     assert!(e.contains("links[1].down[0]") && e.contains("interval"), "{e}");
     let e = with(r#"[["2s", "x"]]"#);
     assert!(e.contains("links[1].down[0][1]"), "{e}");
-    // Only [[links]] take `down` (a builder's links are shared settings).
-    let e = common::rejected("[run]\nduration = \"1s\"\n[dumbbell]\npairs = 1\naccess = { bandwidth = \"1Mbps\", delay = \"1ms\", down = [[\"0.1s\", \"0.2s\"]] }\nbottleneck = { bandwidth = \"1Mbps\", delay = \"1ms\" }\n[[flows]]\npairs = \"1\"\ncc = \"reno\"\n", &[]);
-    assert!(e.contains("down"), "{e}");
 }
 
 #[test]

@@ -250,6 +250,19 @@ class Results(NotebookViews):
                 f"tcp.window, not by congestion control: {', '.join(shown)}{more}; raise it in the "
                 f"flow's tcp table (tcp = {{ window = 1000 }}) or with --set 'flows[{first}].tcp.window=1000'")
 
+    def route_tie_warning(self, max_names: int = 4) -> str | None:
+        """One line naming the flows whose route a tie between equal-length paths chose
+        (``meta["route_ties"]``: the core breaks such ties by node number, as ns-2 does), or
+        None when no route was a tie."""
+        ties = self.meta.get("route_ties") or []
+        if not ties:
+            return None
+        shown = [f"{t['flow']} via {' -> '.join(t['path'])} ({t['equal_paths']} equal paths)" for t in ties[:max_names]]
+        more = f" and {len(ties) - max_names} more" if len(ties) > max_names else ""
+        return (f"warning: {len(ties)} route{'s' if len(ties) > 1 else ''} chosen by a tie between equal-length "
+                f"paths, by node number as ns-2 chooses: {', '.join(shown)}{more}; nodes are numbered in the order "
+                f"the scenario first names them (docs/scenario-format.md, \"Routes\")")
+
     def value(self, key: str) -> Any:
         """One number by ``"<name>.<metric>"``, where name is a flow, a queue or a link
         (``"f1.completion_time_s"``, ``"R1->R2.mean_len_pkts"``) or ``meta``. A metric renamed in

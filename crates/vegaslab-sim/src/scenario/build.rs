@@ -8,7 +8,7 @@
 use super::aqt::read_aqt_routers;
 use super::context::{NetBuilder, FOREVER};
 use super::flows::build_flows;
-use super::links::build_link;
+use super::links::build_links;
 use super::reader::{Ctx, Obj};
 use super::recording::{build_monitor, read_trace};
 use super::topologies::{build_dumbbell, build_lte, build_parking_lot};
@@ -69,7 +69,7 @@ pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError
         }
         for (i, lv) in links.iter().enumerate() {
             let link = Obj::new(ctx, lv, &format!("links[{i}]"))?;
-            build_link(&link, &mut net)?;
+            build_links(&link, &mut net)?;
         }
     }
     if net.links.is_empty() {

@@ -20,8 +20,11 @@ pub struct NetBuilder {
     pub index: HashMap<String, usize>,
     pub links: Vec<LinkSpec>,
     pub dumbbell_pairs: usize,
-    /// Node pairs (lower index first) that have a link, for the duplicate check.
-    pub linked: std::collections::HashSet<(usize, usize)>,
+    /// Links a topology names (the dumbbell's `"bottleneck"`), for `[[links]]`' `at`.
+    pub link_names: HashMap<String, usize>,
+    /// Node pairs (lower index first) that have a link, with the link's index: for the
+    /// duplicate check and `[[links]]`' `at`.
+    pub linked: HashMap<(usize, usize), usize>,
 }
 
 impl NetBuilder {
@@ -34,12 +37,10 @@ impl NetBuilder {
         self.nodes.len() - 1
     }
 
-    /// Whether the nodes named `a` and `b` are already linked.
-    pub fn linked(&self, a: &str, b: &str) -> bool {
-        match (self.index.get(a), self.index.get(b)) {
-            (Some(&x), Some(&y)) => self.linked.contains(&(x.min(y), x.max(y))),
-            _ => false,
-        }
+    /// The index of the link between the nodes named `a` and `b`, if they are linked.
+    pub fn link_between(&self, a: &str, b: &str) -> Option<usize> {
+        let (&x, &y) = (self.index.get(a)?, self.index.get(b)?);
+        self.linked.get(&(x.min(y), x.max(y))).copied()
     }
 
     pub fn find(&self, obj: &Obj, key: &str, name: &str) -> Result<usize, ScenarioError> {

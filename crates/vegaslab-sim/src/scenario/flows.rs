@@ -15,9 +15,13 @@ use vegaslab_cc::{PartialAckTimer, TcpConfig};
 /// the group (its endpoints, names and span).
 const MEMBER_FIELDS: &[&str] = &["cc", "start", "stop", "app", "file_size", "params", "tcp"];
 
-/// `"first-last"` of a `range` or `pairs` field (whole numbers, `first <= last`).
+/// `"first-last"` of a `range` or `pairs` field (whole numbers, `first <= last`), or one
+/// number `"k"`, the span `k-k` (one pair of a dumbbell: `pairs = "3"`).
 pub(crate) fn parse_span(text: &str) -> Option<(usize, usize)> {
-    let (a, b) = text.split_once('-')?;
+    let Some((a, b)) = text.split_once('-') else {
+        let k = text.trim().parse::<usize>().ok()?;
+        return Some((k, k));
+    };
     let (a, b) = (a.trim().parse::<usize>().ok()?, b.trim().parse::<usize>().ok()?);
     (a <= b).then_some((a, b))
 }
@@ -169,6 +173,10 @@ pub(crate) fn some_names(names: &[String]) -> String {
 pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut Vec<FlowSpec>) -> Result<(), ScenarioError> {
     f.deny_unknown(&["name", "from", "to", "cc", "start", "stop", "app", "file_size", "params", "tcp", "pairs", "range", "members"])?;
     // `pairs = "1-25"` expands into one flow per dumbbell pair S_k -> D_k.
+    if let Some(Value::Integer(k)) = f.get("pairs") {
+        let message = format!("must be a string naming pairs, not a count: pairs = \"1-{k}\" for the first {k} pairs, pairs = \"{k}\" for pair {k} alone");
+        return Err(f.err_kind("pairs", ErrorKind::WrongType, message));
+    }
     let range = match f.string("pairs")? {
         None => None,
         Some(text) => {
@@ -180,7 +188,7 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
                     too_many_flows(f, "pairs", out.len(), b - a + 1)?;
                     Some((a, b))
                 }
-                _ => return Err(f.err("pairs", format!("must be \"first-last\" within 1-{}, got \"{text}\"", net.dumbbell_pairs))),
+                _ => return Err(f.err("pairs", format!("must be \"first-last\" or one pair's number, within 1-{}, got \"{text}\"", net.dumbbell_pairs))),
             }
         }
     };
@@ -215,7 +223,7 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
                         too_many_flows(f, "range", out.len(), b - a + 1)?;
                         (a..=b).map(Some).collect()
                     }
-                    None => return Err(f.err("range", format!("must be \"first-last\", e.g. \"1-12\", got \"{text}\""))),
+                    None => return Err(f.err("range", format!("must be \"first-last\", e.g. \"1-12\", or one number, e.g. \"3\", got \"{text}\""))),
                 },
             };
             if ks[0].is_some() && !(from_name.contains("{i}") || to_name.contains("{i}")) {

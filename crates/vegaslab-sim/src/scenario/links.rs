@@ -27,9 +27,35 @@ pub struct LinkProps {
     /// Deterministic loss patterns a -> b and b -> a (`loss`, `loss_forward`, `loss_reverse`).
     pub loss_fwd: Option<LossPattern>,
     pub loss_rev: Option<LossPattern>,
+    /// `down`: intervals during which the link is down in both directions ([`read_down`]).
+    pub down: Vec<(u64, u64)>,
 }
 
-/// Keys every link table accepts.
+impl LinkProps {
+    /// The properties of a link already built, so that a `[[links]]` entry with `at` can
+    /// change some of them and keep the rest (`amend_link`). `queue` is the forward
+    /// direction's; the reverse direction keeps its own as `queue_reverse`.
+    fn of(link: &LinkSpec) -> Self {
+        let (f, r) = (&link.forward, &link.reverse);
+        LinkProps {
+            bandwidth_fwd: f.bandwidth_bps,
+            bandwidth_rev: r.bandwidth_bps,
+            delay: f.delay,
+            schedule: f.delay_schedule.clone(),
+            queue: f.queue.clone(),
+            error_fwd: f.error_rate,
+            error_rev: r.error_rate,
+            queue_fwd: None,
+            queue_rev: Some(r.queue.clone()),
+            loss_fwd: f.loss.clone(),
+            loss_rev: r.loss.clone(),
+            down: link.down.clone(),
+        }
+    }
+}
+
+/// Keys every link table accepts (a builder's, `[[links]]`' with its own `endpoints`, `at`
+/// and `range` besides).
 pub const LINK_KEYS: &[&str] = &[
     "bandwidth",
     "bandwidth_forward",
@@ -46,6 +72,7 @@ pub const LINK_KEYS: &[&str] = &[
     "loss",
     "loss_forward",
     "loss_reverse",
+    "down",
 ];
 
 pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) -> Result<LinkProps, ScenarioError> {
@@ -110,7 +137,11 @@ pub fn read_link_props(t: &Obj, defaults: Option<&LinkProps>, extra: &[&str]) ->
     let error_rev = rate("error_rate_reverse")?.or(both).or(defaults.map(|d| d.error_rev)).unwrap_or(0.0);
     let (queue_fwd, queue_rev) = read_direction_queues(t, defaults)?;
     let (loss_fwd, loss_rev) = read_direction_losses(t, defaults)?;
-    Ok(LinkProps { bandwidth_fwd, bandwidth_rev, delay, schedule, queue, error_fwd, error_rev, queue_fwd, queue_rev, loss_fwd, loss_rev })
+    let down = match read_down(t)? {
+        Some(down) => down,
+        None => defaults.map(|d| d.down.clone()).unwrap_or_default(),
+    };
+    Ok(LinkProps { bandwidth_fwd, bandwidth_rev, delay, schedule, queue, error_fwd, error_rev, queue_fwd, queue_rev, loss_fwd, loss_rev, down })
 }
 
 /// `queue_forward` / `queue_reverse`: the queue of one direction, each defaulting to `queue`
@@ -271,9 +302,8 @@ pub fn read_queue(q: &Obj) -> Result<QueueSpec, ScenarioError> {
     }
 }
 
-pub fn add_link(net: &mut NetBuilder, a: &str, b: &str, p: &LinkProps) {
-    let (a, b) = (net.node(a), net.node(b));
-    net.linked.insert((a.min(b), a.max(b)));
+/// The link `a` - `b` with properties `p` (`forward` is `a` -> `b`).
+fn link_spec(a: usize, b: usize, p: &LinkProps) -> LinkSpec {
     let dir = |bw: f64, error_rate: f64, queue: &Option<QueueSpec>, loss: &Option<LossPattern>| DirectionSpec {
         bandwidth_bps: bw,
         delay: p.delay,
@@ -282,40 +312,132 @@ pub fn add_link(net: &mut NetBuilder, a: &str, b: &str, p: &LinkProps) {
         error_rate,
         loss: loss.clone(),
     };
-    net.links.push(LinkSpec {
+    LinkSpec {
         a,
         b,
         forward: dir(p.bandwidth_fwd, p.error_fwd, &p.queue_fwd, &p.loss_fwd),
         reverse: dir(p.bandwidth_rev, p.error_rev, &p.queue_rev, &p.loss_rev),
-        down: Vec::new(),
-    });
+        down: p.down.clone(),
+    }
 }
 
-pub fn build_link(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError> {
-    let props = read_link_props(link, None, &["endpoints", "down"])?;
-    let down = read_down(link)?;
-    let ends = link.array("endpoints")?.ok_or_else(|| link.err("endpoints", "is required, e.g. endpoints = [\"S1\", \"R1\"]"))?;
+/// Add the link `a` - `b` (nodes made as they are first named); returns its index.
+pub fn add_link(net: &mut NetBuilder, a: &str, b: &str, p: &LinkProps) -> usize {
+    let (a, b) = (net.node(a), net.node(b));
+    net.linked.insert((a.min(b), a.max(b)), net.links.len());
+    net.links.push(link_spec(a, b, p));
+    net.links.len() - 1
+}
+
+/// One `[[links]]` entry: a new link (`endpoints`), or changes to a link already built
+/// (`at`: a topology's link by its name, such as `"bottleneck"`, or any link by its two
+/// nodes); with `range = "first-last"`, one of either per number, `{i}` in the node names
+/// replaced by it (as a `[[flows]]` group's `range`).
+pub fn build_links(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError> {
+    let ks: Vec<Option<usize>> = match link.string("range")? {
+        None => vec![None],
+        Some(text) => match super::flows::parse_span(text) {
+            Some((a, b)) if b - a < limits::MAX_LINKS => (a..=b).map(Some).collect(),
+            Some((a, b)) => {
+                let message = format!("makes {} links; at most {} are allowed", b - a + 1, limits::MAX_LINKS);
+                return Err(link.err_kind("range", ErrorKind::TooLarge, message));
+            }
+            None => return Err(link.err("range", format!("must be \"first-last\" (e.g. \"1-12\") or one number (\"3\"), got {}", limits::quote_short(text)))),
+        },
+    };
+    let key = if link.get("at").is_some() { "at" } else { "endpoints" };
+    if link.get("at").is_some() && link.get("endpoints").is_some() {
+        return Err(link.err_kind("at", ErrorKind::Conflict, "give either endpoints (a new link) or at (a link already built), not both"));
+    }
+    let names = read_link_ends(link, key)?;
+    let grouped = ks[0].is_some();
+    if grouped && !names.iter().any(|n| n.contains("{i}")) {
+        return Err(link.err("range", format!("needs {{i}} in {key}, e.g. {key} = [\"S{{i}}\", \"R1\"]")));
+    }
+    if let Some(i) = names.iter().position(|n| n.contains('{') || n.contains('}')).filter(|_| !grouped) {
+        return Err(link.err(&format!("{key}[{i}]"), "has a placeholder, but this entry is one link: {i} is replaced only with range = \"first-last\""));
+    }
+    for k in ks {
+        let ends: Vec<String> = names.iter().map(|n| k.map_or_else(|| n.to_string(), |k| n.replace("{i}", &k.to_string()))).collect();
+        if key == "at" {
+            amend_link(link, &ends, net)?;
+        } else {
+            new_link(link, [&ends[0], &ends[1]], net)?;
+        }
+    }
+    Ok(())
+}
+
+/// `endpoints` or `at`: two node names, or for `at` one link name.
+fn read_link_ends(link: &Obj, key: &str) -> Result<Vec<String>, ScenarioError> {
+    if key == "at" {
+        if let Some(name) = link.get("at").and_then(Value::as_str) {
+            return Ok(vec![name.to_string()]);
+        }
+    }
+    let example = if key == "at" { "at = \"bottleneck\" or at = [\"S1\", \"R1\"]" } else { "endpoints = [\"S1\", \"R1\"]" };
+    let ends = link.array(key)?.ok_or_else(|| link.err_kind(key, ErrorKind::Missing, format!("is required, e.g. {example}")))?;
     let names: Vec<&str> = ends.iter().filter_map(Value::as_str).collect();
     if names.len() != 2 || ends.len() != 2 {
-        return Err(link.err("endpoints", format!("must be two node names, got {}", describe(link.get("endpoints").unwrap()))));
+        return Err(link.err(key, format!("must be two node names, got {}", describe(link.get(key).expect("present")))));
     }
+    for (i, name) in names.iter().enumerate() {
+        // A group's `{i}` is checked once replaced.
+        if !name.contains("{i}") {
+            check_name(link, &format!("{key}[{i}]"), name)?;
+        }
+    }
+    Ok(names.into_iter().map(str::to_string).collect())
+}
+
+fn new_link(link: &Obj, names: [&str; 2], net: &mut NetBuilder) -> Result<(), ScenarioError> {
+    let props = read_link_props(link, None, &["endpoints", "range"])?;
     for (i, name) in names.iter().enumerate() {
         check_name(link, &format!("endpoints[{i}]"), name)?;
     }
     if names[0] == names[1] {
         return Err(link.err("endpoints", "a link must join two different nodes"));
     }
-    if net.linked(names[0], names[1]) {
-        return Err(link.err_kind("endpoints", ErrorKind::Conflict, format!("{} and {} are already linked", names[0], names[1])));
+    if net.link_between(names[0], names[1]).is_some() {
+        let message = format!("{a} and {b} are already linked; to change that link write at = [\"{a}\", \"{b}\"] instead of endpoints", a = names[0], b = names[1]);
+        return Err(link.err_kind("endpoints", ErrorKind::Conflict, message));
     }
     add_link(net, names[0], names[1], &props);
-    net.links.last_mut().expect("just added").down = down;
+    Ok(())
+}
+
+/// `at`: the link changed, by name (`NetBuilder::link_names`) or by its two nodes; the
+/// entry's keys replace that link's and the others stay (`read_link_props`'s defaults).
+fn amend_link(link: &Obj, at: &[String], net: &mut NetBuilder) -> Result<(), ScenarioError> {
+    let index = match at {
+        [name] => *net.link_names.get(name).ok_or_else(|| {
+            let mut known: Vec<&str> = net.link_names.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            let known = if known.is_empty() { "none in this scenario".to_string() } else { known.join(", ") };
+            let message = format!("no link named {} (named links: {known}); any link can be given by its nodes, e.g. at = [\"S1\", \"R1\"]", limits::quote_short(name));
+            link.err_kind("at", ErrorKind::Reference, message)
+        })?,
+        [a, b] => {
+            for (i, name) in [a, b].into_iter().enumerate() {
+                check_name(link, &format!("at[{i}]"), name)?;
+                net.find(link, &format!("at[{i}]"), name)?;
+            }
+            net.link_between(a, b).ok_or_else(|| {
+                link.err_kind("at", ErrorKind::Reference, format!("{a} and {b} are not linked (at changes a link already built; endpoints makes a new one)"))
+            })?
+        }
+        _ => unreachable!("read_link_ends gives one name or two"),
+    };
+    let old = &net.links[index];
+    let props = read_link_props(link, Some(&LinkProps::of(old)), &["at", "range"])?;
+    net.links[index] = link_spec(old.a, old.b, &props);
     Ok(())
 }
 
 /// `down = [["10s", "15s"], ...]`: intervals during which the link is down in both directions
 /// (ns-2's `$ns rtmodel-at FROM down A B` and `$ns rtmodel-at TO up A B`, with routes
-/// recomputed at each change as ns-2's `rtproto Session` does; see `Simulator::on_route_change`).
+/// recomputed at each change as ns-2's `rtproto Session` does; see `Simulator::on_route_change`),
+/// in any link table (a builder's shared table: each of its links); `None` when absent.
 ///
 /// Intervals rather than a list of {at, state} events, so that a schedule cannot say "down"
 /// twice or start with "up". Each interval must start after 0 (ns-2 ignores a route
@@ -323,8 +445,8 @@ pub fn build_link(link: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError>
 /// in time order and must not touch (a link up and down at the same instant would be two
 /// changes ns-2 runs in one step). Times after the run's end are allowed and never happen (as
 /// in ns-2), so that shortening a run (`--set run.duration=...`) needs no other change.
-fn read_down(link: &Obj) -> Result<Vec<(u64, u64)>, ScenarioError> {
-    let Some(items) = link.array("down")? else { return Ok(Vec::new()) };
+fn read_down(link: &Obj) -> Result<Option<Vec<(u64, u64)>>, ScenarioError> {
+    let Some(items) = link.array("down")? else { return Ok(None) };
     if items.len() > super::limits::MAX_DOWN_INTERVALS {
         let message = format!("has {} intervals; at most {} are allowed", items.len(), super::limits::MAX_DOWN_INTERVALS);
         return Err(link.err_kind("down", ErrorKind::TooLarge, message));
@@ -353,7 +475,7 @@ fn read_down(link: &Obj) -> Result<Vec<(u64, u64)>, ScenarioError> {
         }
         out.push((from, to));
     }
-    Ok(out)
+    Ok(Some(out))
 }
 
 /// An error read through a one-key stand-in table (`t`), named by the real field instead.

@@ -187,6 +187,11 @@ impl<'a> Obj<'a> {
             Some(Value::Integer(i)) => {
                 Err(self.err_kind(key, ErrorKind::OutOfRange, integer_range_message(lo, hi, &i.to_string())))
             }
+            // A number in quotes: say how to write it (TOML keeps "1" a string).
+            Some(Value::String(text)) if text.trim().parse::<i64>().is_ok() => {
+                let message = format!("must be a whole number, got the string {}: write {key} = {} without quotes", describe(&Value::String(text.clone())), text.trim());
+                Err(self.err_kind(key, ErrorKind::WrongType, message))
+            }
             Some(v) => Err(self.err_kind(key, ErrorKind::WrongType, format!("must be a whole number, got {}", describe(v)))),
         }
     }

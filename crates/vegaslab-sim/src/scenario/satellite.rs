@@ -95,7 +95,7 @@ fn read_props(o: &Obj, terms: &[Terminal; 2], delay: u64, schedule: Vec<(u64, u6
         Some(n) if n == terms[0].name => (0.0, rate),
         Some(n) => return Err(o.err("error_at", format!("must be \"both\", \"{}\" or \"{}\", got \"{n}\"", terms[0].name, terms[1].name))),
     };
-    Ok(LinkProps { bandwidth_fwd: bw, bandwidth_rev: bw, delay, schedule, queue, error_fwd, error_rev, queue_fwd: None, queue_rev: None, loss_fwd: None, loss_rev: None })
+    Ok(LinkProps { bandwidth_fwd: bw, bandwidth_rev: bw, delay, schedule, queue, error_fwd, error_rev, queue_fwd: None, queue_rev: None, loss_fwd: None, loss_rev: None, down: Vec::new() })
 }
 
 /// `[geo]`: terminal A - (GEO bent pipe) - terminal B.

@@ -40,7 +40,8 @@ pub fn build_dumbbell(db: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioErro
     for (i, p) in access.iter().enumerate() {
         add_link(net, &format!("S{}", i + 1), "R1", p);
     }
-    add_link(net, "R1", "R2", &bottleneck);
+    let index = add_link(net, "R1", "R2", &bottleneck);
+    net.link_names.insert("bottleneck".to_string(), index);
     for i in 0..pairs {
         let p = egress.get(i).unwrap_or(&access[i]);
         add_link(net, "R2", &format!("D{}", i + 1), p);
@@ -119,7 +120,8 @@ pub fn build_lte(lte: &Obj, net: &mut NetBuilder) -> Result<(), ScenarioError> {
         read_link_props(&t, None, &[])
     };
     let (server, enb, ue) = (link("server_link")?, link("enb_link")?, link("ue_link")?);
-    add_link(net, "server", "aGW", &server);
+    let index = add_link(net, "server", "aGW", &server);
+    net.link_names.insert("server_link".to_string(), index);
     let mut k = 0;
     for e in 1..=enbs {
         add_link(net, "aGW", &format!("eNB{e}"), &enb);

@@ -154,6 +154,7 @@ impl Simulator {
             express_until,
             tracer: None,
             trace_info: None,
+            route_ties: Vec::new(),
             rare_hop_checks: failures.is_some() || prefetch || any_deferred,
             failures,
             prefetch,
@@ -166,6 +167,7 @@ impl Simulator {
                 sim.channels[2 * link as usize + 1].can_fail = true;
             }
         }
+        sim.route_ties = sim.find_route_ties();
         // The series' interned names: rows store indices.
         sim.flow_series.names = sim.flows[..sim.entries].iter().map(|f| f.name.clone()).collect();
         sim.queue_series.names =

@@ -117,6 +117,8 @@ pub struct Simulator {
     tracer: Option<Box<crate::trace::Tracer>>,
     /// Where the trace went, or why it could not be written (`RunMeta::trace`).
     trace_info: Option<crate::trace::TraceInfo>,
+    /// Flows and UDP sources whose route a tie chose (`RunMeta::route_ties`).
+    route_ties: Vec<crate::results::RouteTie>,
     /// Prefetch what the next delivery and a long waiting queue will read (`prefetch_next`,
     /// `Channel::prefetch_waiting`): runs with at least `PREFETCH_FROM_CHANNELS` channels.
     prefetch: bool,

@@ -38,6 +38,7 @@ impl Simulator {
                 aborted: self.aborted.clone(),
                 window_limited,
                 trace: self.trace_info.take(),
+                route_ties: std::mem::take(&mut self.route_ties),
             },
             flows,
             queues,

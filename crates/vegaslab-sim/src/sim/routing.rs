@@ -1,9 +1,16 @@
-//! Static routing: hop-count shortest paths, ties broken by the lowest channel index.
+//! Static routing: hop-count shortest paths, ties broken by node number as ns-2 breaks them.
 //!
-//! The rule (unchanged since the first version, which built a dense nodes x destinations
-//! table with one breadth-first search per destination): from node `n` toward `d`, take the
-//! lowest-index channel `n -> m` with `dist_d(m) + 1 == dist_d(n)`; `NO_ROUTE` when `d` is
-//! unreachable or `n == d`.
+//! The rule is ns-2.35's (`RouteLogic::compute_routes`, `routing/route.cc`, which `rtproto
+//! Static` and `rtproto Session` both use): every node runs Dijkstra from itself over unit link
+//! costs, settling nodes in order of (distance, node number), and a node takes the route of
+//! the first settled neighbour that reaches it at its distance. So the next hop from `n`
+//! toward `d` is found backwards from `d`: step to the lowest-numbered neighbour one hop
+//! nearer to `n`, and so on, until a neighbour of `n`. Node numbers are the scenario's node
+//! indices (the order nodes are first named), which are ns-2's node ids in the bridge's script,
+//! so link order never decides a route; where a node pair has parallel links (ns-2 keeps one),
+//! the lowest-index channel is taken. `NO_ROUTE` when `d` is unreachable or `n == d`.
+//! Where several shortest paths join a flow's endpoints, the run says so
+//! (`RunMeta::route_ties`).
 //!
 //! The same rule is computed in near-linear time and memory (a dense table does not scale to
 //! thousands of pairs). Only the (node, destination) entries that some flow or UDP path uses
@@ -17,13 +24,14 @@
 //!   entered by). So the rule above gives exactly: the tree path, or up to the root, through
 //!   the core, and down to the destination. Where a tree path offers parallel links, the
 //!   lowest-index channel is taken, as the rule says.
-//! - *The core* needs breadth-first searches, one per core node that some path ends behind
-//!   (restricted to the core, whose distances are the full graph's), reused for every
-//!   destination hanging from the same core node. A dumbbell, parking lot or LTE tree has no
-//!   core at all.
+//! - *The core* needs breadth-first searches (restricted to the core, whose distances are the
+//!   full graph's), one from each core node a path leaves through toward each core node some
+//!   path ends behind, its answer kept for every destination hanging from that core node. A
+//!   dumbbell, parking lot or LTE tree has no core at all.
 //!
 //! `tests::routes_match_the_dense_reference_table` checks every (node, destination) pair of
-//! random graphs with trees, cycles and parallel links against the dense reference.
+//! random graphs with trees, cycles and parallel links against a dense table computed by
+//! ns-2's procedure.
 //!
 //! Here too the simulator's look-ups: `route` at every packet-hop, and the paths of flows and
 //! UDP sources (for the checks before a run and the express hops).
@@ -38,6 +46,7 @@ pub(super) use table::RouteTable;
 
 use super::Simulator;
 use crate::express::Route;
+use crate::results::RouteTie;
 
 /// No node, no row, not reached (`Router`'s and `RouteTable`'s mark).
 const NONE: u32 = u32::MAX;
@@ -73,6 +82,40 @@ impl Simulator {
             out
         };
         Route { data: path(src, dst), ack: path(dst, src), receiver_clock: self.flows[f].on_linux }
+    }
+
+    /// The flow entries and UDP sources whose route the tie rule chose among several
+    /// shortest paths (`RunMeta::route_ties`).
+    pub(super) fn find_route_ties(&self) -> Vec<RouteTie> {
+        let sc = &self.scenario;
+        let ends = sc.flows.iter().map(|f| (&f.name, f.from, f.to, true)).chain(sc.udp.iter().map(|u| (&u.name, u.from, u.to, false)));
+        let mut ties = Vec::new();
+        for (name, from, to, acked) in ends {
+            let (s, d) = (from as u32, to as u32);
+            let mut router = self.router.borrow_mut();
+            if s == d || !router.reachable(s, d) {
+                continue;
+            }
+            let equal_paths = router.equal_paths(s, d);
+            drop(router);
+            if equal_paths > 1 {
+                let path = self.node_path(s, d);
+                let ack_path = if acked { self.node_path(d, s) } else { Vec::new() };
+                ties.push(RouteTie { flow: name.clone(), equal_paths, path, ack_path });
+            }
+        }
+        ties
+    }
+
+    /// The names of the nodes on the route from `from` to `to` (reachable).
+    fn node_path(&self, from: u32, to: u32) -> Vec<String> {
+        let mut out = vec![self.scenario.nodes[from as usize].clone()];
+        let mut node = from;
+        while node != to {
+            node = self.channels[self.route(node, to) as usize].to;
+            out.push(self.scenario.nodes[node as usize].clone());
+        }
+        out
     }
 
     /// Channels of a UDP source's path (one-way).

@@ -1,4 +1,4 @@
-//! The routing against the first version's dense table, on random graphs.
+//! The routing against a dense table computed as ns-2 computes its routes, on random graphs.
 
 use super::{RouteTable, Router};
 use crate::channel::Channel;
@@ -7,36 +7,51 @@ use crate::sim::NO_ROUTE;
 use rand::{Rng, SeedableRng};
 use std::collections::VecDeque;
 
-/// The first version's dense table (one breadth-first search per destination): the
-/// reference the routing must match exactly.
+/// A dense reference table by ns-2.35's own procedure (`RouteLogic::compute_routes`,
+/// `routing/route.cc`): for every source `k`, Dijkstra over unit costs that settles the
+/// unsettled node of least distance, the lowest-numbered on a tie, and gives a node the
+/// route of the first settled node that strictly shortens its distance (a neighbour of `k`
+/// keeps itself as its route). Returns `table[row * nodes + k]`, the channel from `k` toward
+/// `dests[row]` (the lowest-index channel to the chosen neighbour), and the rows of the
+/// destinations.
 fn dense_routes(nodes: usize, channels: &[Channel], dests: &[u32]) -> (Vec<u32>, Vec<u32>) {
-    let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); nodes];
-    for (i, c) in channels.iter().enumerate() {
-        incoming[c.to as usize].push(i);
+    const INF: usize = usize::MAX;
+    let mut adjacent = vec![false; nodes * nodes];
+    for c in channels {
+        if c.from != c.to {
+            adjacent[c.from as usize * nodes + c.to as usize] = true;
+        }
+    }
+    let lowest_channel = |k: usize, m: usize| channels.iter().position(|c| c.from as usize == k && c.to as usize == m).expect("neighbours") as u32;
+    let mut next = vec![INF; nodes * nodes]; // next[k * nodes + w]: the next node from k toward w
+    for k in 0..nodes {
+        let mut dist = vec![INF; nodes];
+        let mut settled = vec![false; nodes];
+        settled[k] = true;
+        for v in 0..nodes {
+            if adjacent[k * nodes + v] {
+                dist[v] = 1;
+                next[k * nodes + v] = v;
+            }
+        }
+        while let Some(o) = (0..nodes).filter(|&w| !settled[w] && dist[w] != INF).min_by_key(|&w| (dist[w], w)) {
+            settled[o] = true;
+            for w in 0..nodes {
+                if !settled[w] && adjacent[o * nodes + w] && dist[o] + 1 < dist[w] {
+                    dist[w] = dist[o] + 1;
+                    next[k * nodes + w] = next[k * nodes + o];
+                }
+            }
+        }
     }
     let mut table = vec![NO_ROUTE; nodes * dests.len()];
     let mut rows = vec![NO_ROUTE; nodes];
     for (row, &d) in dests.iter().enumerate() {
         rows[d as usize] = row as u32;
-        let mut dist = vec![usize::MAX; nodes];
-        dist[d as usize] = 0;
-        let mut frontier = VecDeque::from([d as usize]);
-        while let Some(n) = frontier.pop_front() {
-            for &ci in &incoming[n] {
-                let from = channels[ci].from as usize;
-                if dist[from] == usize::MAX {
-                    dist[from] = dist[n] + 1;
-                    frontier.push_back(from);
-                }
-            }
-        }
-        for (ci, c) in channels.iter().enumerate() {
-            let (from, to) = (c.from as usize, c.to as usize);
-            if dist[from] != usize::MAX && dist[to] != usize::MAX && dist[to] + 1 == dist[from] {
-                let slot = &mut table[row * nodes + from];
-                if *slot == NO_ROUTE {
-                    *slot = ci as u32;
-                }
+        for k in 0..nodes {
+            let m = next[k * nodes + d as usize];
+            if k != d as usize && m != INF {
+                table[row * nodes + k] = lowest_channel(k, m);
             }
         }
     }
@@ -93,6 +108,56 @@ fn routes_match_the_dense_reference_table() {
                 assert_eq!(table.get_recorded(n, d), table.get(n, d), "case {case}: recorded {n} -> {d}");
             }
             assert_eq!(fresh.next_hop(n, d), want, "case {case}: next_hop {n} -> {d} in {links:?}");
+        }
+    }
+}
+
+/// The number of shortest paths from `s` to every node, a node pair's parallel links once.
+fn shortest_path_counts(nodes: usize, channels: &[Channel], s: usize) -> Vec<u64> {
+    let mut adjacent = vec![Vec::new(); nodes];
+    for c in channels {
+        if c.from != c.to && !adjacent[c.from as usize].contains(&(c.to as usize)) {
+            adjacent[c.from as usize].push(c.to as usize);
+        }
+    }
+    let (mut dist, mut count) = (vec![usize::MAX; nodes], vec![0u64; nodes]);
+    (dist[s], count[s]) = (0, 1);
+    let mut frontier = VecDeque::from([s]);
+    while let Some(n) = frontier.pop_front() {
+        for &m in &adjacent[n] {
+            if dist[m] == usize::MAX {
+                dist[m] = dist[n] + 1;
+                frontier.push_back(m);
+            }
+            if dist[m] == dist[n] + 1 {
+                count[m] += count[n];
+            }
+        }
+    }
+    count
+}
+
+#[test]
+fn equal_paths_counts_the_shortest_paths_a_tie_rule_chooses_among() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    for case in 0..200 {
+        let nodes = rng.gen_range(2..16usize);
+        let mut links: Vec<(u32, u32)> = (1..nodes as u32).map(|n| (rng.gen_range(0..n), n)).collect();
+        for _ in 0..rng.gen_range(0..6) {
+            let (a, b) = (rng.gen_range(0..nodes as u32), rng.gen_range(0..nodes as u32));
+            if a != b {
+                links.push((a, b));
+            }
+        }
+        let channels = channels_of(&links);
+        let mut router = Router::new(nodes, &channels);
+        for s in 0..nodes {
+            let want = shortest_path_counts(nodes, &channels, s);
+            for (d, &count) in want.iter().enumerate() {
+                if s != d {
+                    assert_eq!(router.equal_paths(s as u32, d as u32), count, "case {case}: {s} -> {d} in {links:?}");
+                }
+            }
         }
     }
 }
