@@ -1148,7 +1148,8 @@ def _error_verdict(exc: BaseException, scenario: str) -> dict:
 
 
 def _bad_scenario_error(exc, scenario: str) -> str | None:
-    """Why a ScenarioError's message fails to name the file (or the override that made it) and a field (None if it does).
+    """Why a ScenarioError's message fails to name the file (or the override that made it)
+    and a field (None if it does).
     The field may be empty only for an error about the whole file (kind ``syntax``: the TOML
     itself or an override's shape; kind ``file``: not readable, not UTF-8)."""
     message = str(exc)
