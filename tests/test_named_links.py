@@ -101,3 +101,13 @@ def test_a_route_chosen_by_a_tie_is_a_warning_naming_the_flow_and_its_path():
     warning = res.route_tie_warning()
     assert warning is not None and "f via S -> B -> D (2 equal paths)" in warning and "node number" in warning, warning
     assert vegaslab.run(DUMBBELL).route_tie_warning() is None
+
+
+def test_vegaslab_run_prints_the_route_tie_warning(tmp_path, capsys):
+    from vegaslab import cli
+
+    scenario = tmp_path / "diamond.toml"
+    scenario.write_text(DIAMOND)
+    assert cli.main(["run", str(scenario), "--out", str(tmp_path / "out")]) == 0
+    err = capsys.readouterr().err
+    assert "chosen by a tie between equal-length paths" in err and "f via S -> B -> D" in err, err

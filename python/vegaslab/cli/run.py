@@ -274,9 +274,9 @@ def show_and_write(res, tmp: Path, out: Path, *, plots: Any = None, csv: bool = 
     a figure that cannot be drawn is a one-line :class:`vegaslab.plots.PlotError`, and an
     error while writing stops the children before the temporary directory is removed."""
     console.result(res.format_table)
-    warning = res.window_warning()
-    if warning is not None:
-        console.warning(warning)
+    for warning in (res.window_warning(), res.route_tie_warning()):
+        if warning is not None:
+            console.warning(warning)
     if plots is None:
         return res.write_files(tmp, csv=csv)
     with plots.start_plots(res, tmp, format=plot_format, window_s=window_s) as pending:
