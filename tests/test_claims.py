@@ -354,10 +354,10 @@ def test_a_malformed_time_course_claim_is_an_error_naming_the_form(expr, message
     assert v.status == "error" and message in v.detail, v.detail
 
 
-def test_a_time_course_claim_finds_the_seconds_the_figure_shades_red():
-    # The report's figures shade a departure where the trailing 1 s mean is below half the
-    # described level (vegaslab.report.figures.departures); a claim at that threshold counts
-    # the same spans, so it cannot hold while its panel shows red.
+def test_a_time_course_claim_and_the_figures_red_shading_find_the_hand_counted_spans():
+    # A 0.1 s series at 1 Mbit/s with 0.1 Mbit/s inside (70, 76] and (140, 147]; its trailing
+    # 1 s mean (ten samples) is below 0.45 Mbit/s while seven or more of the ten are in a dip:
+    # samples 70.7-76.3 and 140.7-147.3, each standing for the 0.1 s ending at it.
     import numpy as np
 
     from vegaslab.report.figures import departures as shaded
@@ -365,8 +365,29 @@ def test_a_time_course_claim_finds_the_seconds_the_figure_shades_red():
 
     res = _course([(70, 76), (140, 147)])
     t, y = res.series_flows["time_s"].to_numpy(), res.series_flows["throughput_bps"].to_numpy(float)
-    red = shaded(t, y, 0.9e6, (40, 200))
-    got = departures(t, y, 0.5 * 0.9e6, np.inf, 40, 200)
-    assert red["spans"] and len(got["spans"]) == len(red["spans"])
-    assert [x for s in got["spans"] for x in s] == pytest.approx([x for s in red["spans"] for x in s])
-    assert got["seconds"] == pytest.approx(red["seconds"])
+    got = departures(t, y, 0.45e6, np.inf, 40, 200)
+    assert got["spans"] == [[70.6, 76.3], [140.6, 147.3]] and got["seconds"] == pytest.approx(12.4)
+    red = shaded(t, y, 0.9e6, (40, 200))   # the figure's rule: below half the described level
+    assert red["spans"] == got["spans"] and red["seconds"] == got["seconds"]
+
+
+def test_the_first_samples_after_t0_are_judged_on_a_full_window():
+    # One empty 0.1 s bin right after t0 is one bin of ten in the window, as anywhere else.
+    import numpy as np
+
+    from vegaslab.study.claims.timecourse import departures
+
+    t = np.round(np.arange(1, 2001) * 0.1, 1)
+    y = np.where(np.isclose(t, 40.1), 0.0, 1e6)
+    assert departures(t, y, 0.45e6, np.inf, 40, 200)["seconds"] == 0.0
+    assert departures(t, np.where(np.isclose(t, 100.1), 0.0, 1e6), 0.45e6, np.inf, 40, 200)["seconds"] == 0.0
+
+
+def test_a_departure_is_never_counted_before_t0():
+    import numpy as np
+
+    from vegaslab.study.claims.timecourse import departures
+
+    t = np.round(np.arange(1, 11) * 0.1, 1)
+    got = departures(t, np.zeros(10), 0.5, np.inf, 0.15, 0.2)
+    assert got["spans"] == [[0.15, 0.2]] and got["seconds"] == pytest.approx(0.05)

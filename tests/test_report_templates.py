@@ -73,7 +73,7 @@ published = { "f1.throughput_bps" = 900000 }
 [[meta.figures]]
 kind = "throughput"
 paper_figure = { reno = "Fig. 9a" }
-reference = [{ variant = "reno", metric = "f1.throughput_bps", level = 2e6, interval = [1, 3], source = "text" }]
+reference = [{ variant = "reno", metric = "f1.throughput_bps", level = 4e6, interval = [1, 3], source = "text" }]
 """
 
 
@@ -209,7 +209,7 @@ def test_a_time_series_panel_draws_the_published_level_and_marks_where_the_descr
     assert 'data-paper-figure="Fig. 9a"' in fig
     kinds = re.findall(r'<li class="reference-line" data-kind="([a-z-]+)" data-variant="reno"', fig)
     assert kinds == ["published-level", "described"]
-    # a Reno flow on a 1 Mbit/s link is always below half of the described 2 Mbit/s
+    # a Reno flow on a 1 Mbit/s link is always below half of the described 4 Mbit/s
     described = re.search(r'data-kind="described"[^>]*data-departures="(\d+)">([^<]*)<', fig)
     assert int(described.group(1)) >= 1 and "below 50% of the described level for 2.0 s" in described.group(2)
 

@@ -3,11 +3,12 @@ series itself rather than on its mean: a mean over 40-200 s can clear a level wh
 series collapses twice inside the interval.
 
 The rule, shared with the red shading of the report's reference lines: inside the interval
-(``t0 < time_s <= t1``) the series is smoothed by a trailing ``window``-second mean taken
-over the interval's samples only (1 s by default: the papers plot throughput in windows of
-about a second, and a single 0.1 s sample is one or two packets); a sample *departs* where
-that windowed value lies outside the allowed band, and each departing sample stands for the
-sampling period ending at it. The claim's number is the seconds of departure.
+(``t0 < time_s <= t1``) the series is smoothed by a trailing ``window``-second mean over the
+samples up to each one, those before ``t0`` included (1 s by default: the papers plot
+throughput in windows of about a second, and a single 0.1 s sample is one or two packets); a
+sample *departs* where that windowed value lies outside the allowed band, and each departing
+sample stands for the sampling period ending at it, never before ``t0``. The claim's number
+is the seconds of departure.
 
 - ``seconds_below(ref, level, t0, t1[, window])``: seconds with the windowed series below
   ``level``;
@@ -48,20 +49,24 @@ def departures(t: np.ndarray, y: np.ndarray, lo: float, hi: float, t0: float, t1
     ``seconds`` and the number of ``samples`` in the interval. NaN samples are left out (no
     value at that time); ``lo`` may be ``-inf`` and ``hi`` ``inf``."""
     t, y = np.asarray(t, dtype=float), np.asarray(y, dtype=float)
-    keep = (t > t0) & (t <= t1) & np.isfinite(y)
-    t, y = t[keep], y[keep]
-    if not len(t):
-        return {"spans": [], "seconds": 0.0, "samples": 0}
+    # The mean runs over the whole series up to t1, so the interval's first samples are
+    # judged on a full window like the rest, not on the one or two samples after t0.
+    known = (t <= t1) & np.isfinite(y)
+    t, y = t[known], y[known]
     dt = float(np.median(np.diff(t))) if len(t) > 1 else window
     n = max(1, int(round(window / dt))) if dt > 0 else 1
-    smooth = trailing_mean(y, n)
+    inside = t > t0
+    t, smooth = t[inside], trailing_mean(y, n)[inside]
+    if not len(t):
+        return {"spans": [], "seconds": 0.0, "samples": 0}
     out = (smooth < lo) | (smooth > hi)
     edges = np.diff(np.concatenate([[0], out.astype(np.int8), [0]]))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1) - 1
-    # Times are whole microseconds of simulated time: rounding there drops float noise
-    # (0.1 - 0.1 = -1.4e-15; + 0.0 turns the -0.0 it rounds to into 0.0) without moving a span.
-    spans = [[round(float(t[i] - dt), 6) + 0.0, round(float(t[j]), 6)] for i, j in zip(starts, ends)]
-    return {"spans": spans, "seconds": round(sum(b - a for a, b in spans), 6), "samples": int(len(t))}
+    # Each departing sample stands for the sampling period ending at it, never before t0. Times
+    # are whole microseconds of simulated time: rounding there drops float noise (0.1 - 0.1 =
+    # -1.4e-15; + 0.0 turns the -0.0 it rounds to into 0.0) without moving a span.
+    spans = [[round(max(float(t[i] - dt), t0), 6) + 0.0, round(float(t[j]), 6)] for i, j in zip(starts, ends)]
+    return {"spans": spans, "seconds": round(float(sum(b - a for a, b in spans)), 6), "samples": int(len(t))}
 
 
 def band(name: str, numbers: list[float]) -> tuple[float, float, float, float, float]:
