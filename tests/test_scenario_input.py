@@ -40,6 +40,13 @@ def test_a_missing_path_holding_equals_is_file_not_found_naming_it(tmp_path, mon
         scenario_source("alpha=2.toml")
 
 
+@pytest.mark.parametrize("name", ["[run] duration = '2s' " + "x" * 300, "nul\x00byte.toml"])
+def test_a_one_line_string_no_file_system_accepts_is_file_not_found_too(name, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="scenario file not found"):
+        scenario_source(name)
+
+
 def test_only_a_string_with_a_line_break_is_toml_text():
     assert is_toml_text(TEXT) and is_toml_text("[run]\r\n") and not is_toml_text('run.duration = "1s"')
     assert scenario_source(TEXT) == (TEXT, "<string>")

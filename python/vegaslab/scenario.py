@@ -212,7 +212,7 @@ def blame_override(exc: ScenarioError, text: str, source: str, overrides: Sequen
     The override's error names it first, ``override tcp.windw=20: tcp: unknown field ...
     (applied to va-reroute.toml)``, and carries it as ``override`` (the command line says
     ``--set`` for one of its own); ``file``, ``field``, ``kind`` and ``reason`` stay the core's.
-    Only a failed call pays for this: at most one validation per override. ``validate`` is the
+    Only a failed call pays for this: one validation more than there are overrides. ``validate`` is the
     core function that checks ``(text, source, overrides)`` (default ``validate_scenario``; a
     sweep passes ``expand_sweep``, which checks ``[sweep]`` too)."""
     overrides = list(overrides)
@@ -278,7 +278,11 @@ def scenario_source(scenario: Scenario) -> tuple[str, str]:
         return scenario, "<string>"
     if isinstance(scenario, (str, os.PathLike)):
         path = Path(scenario)
-        if not path.exists():
+        try:
+            exists = path.exists()
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
+            exists = False
+        if not exists:
             builtin = builtin_entry_path(scenario)
             if builtin is None:
                 raise FileNotFoundError(f"{path}: scenario file not found, nor a catalog id{builtin_id_hint(scenario)} "
