@@ -149,6 +149,9 @@ def test_a_bad_dask_scheduler_address_variable_is_named(tmp_path, monkeypatch):
     specs = [RunSpec.from_scenario(_scenario(tmp_path), seed=1)]
     with pytest.raises(EngineError, match=r"^DASK_SCHEDULER_ADDRESS: "):
         execute(specs, tmp_path / "store")
+    with pytest.raises(EngineError, match=r"^DASK_SCHEDULER_ADDRESS: "):  # as the sweep's default does
+        execute(specs, tmp_path / "store", scheduler="auto")
+    assert not (tmp_path / "store").exists()
 
 
 def _scenario(tmp_path: Path) -> Path:

@@ -13,9 +13,10 @@ as long as the mean finished one (or as the run in progress while none has finis
 The cluster pays when its fixed cost (starting ``W`` worker processes, each importing
 pyarrow and pandas, and closing them) is repaid by running ``W`` runs at once:
 ``cost + T / W <= MAX_SLOWDOWN x T``, i.e. from ``T = cost / (MAX_SLOWDOWN - 1 / W)`` of work
-(:func:`cluster_threshold_s`). Below that the runs stay here, so a small sweep costs its runs'
-own time and no start-up; above it, the move costs at most the partial run abandoned (about
-:data:`PROBE_S`) and the runs already done here, one after another.
+(:func:`cluster_threshold_s`), judged on the work still to do. Below that the runs stay here,
+so a small sweep costs its runs' own time and no start-up; above it, the move costs the run
+in progress, abandoned and run again there (its wall time so far: at least :data:`PROBE_S`,
+at most a run's time), beside the runs already done here, one after another.
 """
 
 from __future__ import annotations
@@ -48,31 +49,38 @@ class MovingToCluster(Exception):
 
 
 class WorkBudget:
-    """The estimated work of a sweep running in this process, and whether it has passed
-    ``limit_s`` (then :attr:`exceeded` is set and the rest goes to the cluster)."""
+    """The estimated work of a sweep running in this process, and whether the work still to do
+    has passed ``limit_s`` (then :attr:`exceeded` is set and the rest goes to the cluster).
 
-    def __init__(self, runs: int, limit_s: float) -> None:
+    The move is judged on the work left, not on the sweep's total: the runs done here are paid
+    for whatever happens next. A move also needs at least ``workers`` runs left (counting one
+    abandoned in progress), since fewer cannot use the cluster's workers at once."""
+
+    def __init__(self, runs: int, limit_s: float, workers: int = 2) -> None:
         self.runs = runs
         self.limit_s = limit_s
+        self.workers = workers
         self.done = 0
         self.done_s = 0.0
         self.estimate_s = 0.0
         self.exceeded = False
 
-    def _judge(self, estimate_s: float) -> bool:
-        self.estimate_s = estimate_s
-        self.exceeded = estimate_s > self.limit_s
+    def _judge(self, left_s: float, runs_left: int) -> bool:
+        self.estimate_s = self.done_s + left_s
+        self.exceeded = runs_left >= self.workers and left_s > self.limit_s
         return self.exceeded
 
     def finished(self, wall_s: float) -> bool:
-        """Count a run done here; True when the sweep's estimated work now passes the limit."""
+        """Count a run done here; True when the work left now passes the limit."""
         self.done += 1
         self.done_s += wall_s
-        return self._judge(self.done_s * self.runs / self.done)
+        left = self.runs - self.done
+        return self._judge(self.done_s / self.done * left, left)
 
     def watch(self) -> Callable[[float, float], None]:
         """A progress callback for the next run here (``(simulated s, duration s)``, every 0.2
-        s of wall time): raises :class:`MovingToCluster` once the estimate passes the limit."""
+        s of wall time): raises :class:`MovingToCluster` once the work left (this run again in
+        full, as the cluster would run it, and the runs after it) passes the limit."""
         t0 = time.perf_counter()
 
         def check(sim_s: float, duration_s: float) -> None:
@@ -81,7 +89,9 @@ class WorkBudget:
                 return
             this_run = elapsed * duration_s / min(sim_s, duration_s)
             per_run = self.done_s / self.done if self.done else this_run
-            if self._judge(self.done_s + this_run + per_run * (self.runs - self.done - 1)):
-                raise MovingToCluster(f"estimated work {self.estimate_s:.1f} s passes {self.limit_s:.1f} s")
+            left = self.runs - self.done
+            if self._judge(this_run + per_run * (left - 1), left):
+                raise MovingToCluster(f"estimated work left {self.estimate_s - self.done_s:.1f} s passes "
+                                      f"{self.limit_s:.1f} s")
 
         return check

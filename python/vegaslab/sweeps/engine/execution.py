@@ -138,7 +138,7 @@ def execute(
                     left = _run_here(todo, types, run_fn, finished, ctrl_c, None)
                 elif scheduler == AUTO and scheduler_address(AUTO) is None:
                     n = int(workers) if workers else default_workers()
-                    budget = WorkBudget(len(todo), cluster_threshold_s(n))
+                    budget = WorkBudget(len(todo), cluster_threshold_s(n), n)
                     left = _run_here(todo, types, run_fn, finished, ctrl_c, budget)
                     ex.estimate_s = budget.estimate_s
                     ex.executor = (f"in this process: estimated work {budget.estimate_s:.1f} s, "

@@ -47,16 +47,16 @@ def scheduler_address(scheduler: Any) -> Any:
 
 
 def check_scheduler(scheduler: Any = None, name: str = "scheduler") -> None:
-    """Raise :class:`EngineError` when ``scheduler`` (a string; None: ``DASK_SCHEDULER_ADDRESS``
-    if set) is not ``"synchronous"``, ``"local"``, ``"auto"`` nor an address ``scheme://host:port`` (``host:port``
-    means ``tcp://``) with a network scheme and a port from 1 to 65535. The message starts
+    """Raise :class:`EngineError` when ``scheduler`` (a string; None and ``"auto"``:
+    ``DASK_SCHEDULER_ADDRESS`` if set) is not ``"synchronous"`` or ``"local"`` nor an address
+    ``scheme://host:port`` (``host:port`` means ``tcp://``) with a network scheme and a port from 1 to 65535. The message starts
     with ``name`` (``--scheduler`` on the command line), or ``DASK_SCHEDULER_ADDRESS`` when
     the address came from there.
 
     Checked before anything starts, with Dask's own parser (``distributed.comm.parse_address``
     / ``parse_host_port``): ``Client("bogus")`` raises a ValueError only once connecting, and
     leaves a half-made client whose ``__del__`` waits 120 s at exit."""
-    if scheduler is None:
+    if scheduler is None or scheduler == AUTO:  # both take DASK_SCHEDULER_ADDRESS when set
         scheduler, name = os.environ.get("DASK_SCHEDULER_ADDRESS", "").strip(), "DASK_SCHEDULER_ADDRESS"
         if not scheduler:
             return
