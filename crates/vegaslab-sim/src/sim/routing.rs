@@ -7,8 +7,8 @@
 //! toward `d` is found backwards from `d`: step to the lowest-numbered neighbour one hop
 //! nearer to `n`, and so on, until a neighbour of `n`. Node numbers are the scenario's node
 //! indices (the order nodes are first named), which are ns-2's node ids in the bridge's script,
-//! so link order never decides a route; where a node pair has parallel links (ns-2 keeps one),
-//! the lowest-index channel is taken. `NO_ROUTE` when `d` is unreachable or `n == d`.
+//! so the order of links matters only through the node numbers it gives; where a node pair has
+//! parallel links (ns-2 keeps one), the lowest-index channel is taken. `NO_ROUTE` when `d` is unreachable or `n == d`.
 //! Where several shortest paths join a flow's endpoints, the run says so
 //! (`RunMeta::route_ties`).
 //!
