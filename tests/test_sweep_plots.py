@@ -157,6 +157,8 @@ def test_figures_are_written_as_png_pdf_or_svg_with_the_same_bytes_each_time(thr
     assert first.name == f"jain_throughput-vs-alpha.{fmt}"
     assert first.read_bytes().startswith(magic)
     assert first.read_bytes() == again.read_bytes()
+    # no date (which two saves in one second would share)
+    assert b"CreationDate" not in first.read_bytes() and b"<dc:date>" not in first.read_bytes()
 
 
 def test_the_command_line_writes_the_format_asked_for(three_seeds, capsys):
