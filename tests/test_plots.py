@@ -569,6 +569,13 @@ def test_the_windowed_mean_averages_the_trailing_window_of_bins():
     assert plots.windowed_mean(t, y, 0.05).tolist() == y.tolist()  # shorter than a bin: the bins
 
 
+def test_a_bin_without_a_value_is_left_out_of_the_windowed_mean_not_spread_to_the_rest():
+    t = np.arange(1, 7) * 0.1
+    got = plots.windowed_mean(t, np.array([1, np.nan, 3, 3, 3, 3], dtype=float), 0.2)
+    assert got.tolist() == pytest.approx([1, 1, 3, 3, 3, 3])
+    assert np.isnan(plots.windowed_mean(t[:2], np.array([np.nan, np.nan]), 0.2)).all()
+
+
 @pytest.mark.parametrize("fmt, magic", [("pdf", b"%PDF-"), ("svg", b"<svg")])
 def test_figures_are_written_as_pdf_or_svg_and_the_same_bytes_each_time(eventful, tmp_path, fmt, magic):
     res = vegaslab.run(eventful)

@@ -107,7 +107,7 @@ def link_events(scenario: Mapping[str, Any], duration_s: float = math.inf) -> li
         seen = set()
         for side in ("forward", "reverse"):
             for at, delay in (link.get(side) or {}).get("delay_schedule_ns") or []:
-                if (at, delay) in seen or at / 1e9 > duration_s:  # both directions changed alike: one mark
+                if (at, delay) in seen or at / 1e9 >= duration_s:  # both directions changed alike: one mark
                     continue
                 seen.add((at, delay))
                 delays.append(Event("delay", at / 1e9, name, f"{name} delay {_ms(delay)} at {at / 1e9:g} s"))

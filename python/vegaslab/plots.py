@@ -374,14 +374,19 @@ def windowed_mean(time: np.ndarray, values: np.ndarray, window_s: float) -> np.n
     """At every sample, the mean of the samples of the trailing ``window_s`` seconds (those
     with time in ``(t - window_s, t]``, the sample itself included): throughput over a sliding
     window, as the papers plot it, from bins that each hold the bits delivered in one sample
-    interval. Near the start the window holds fewer bins and averages those."""
+    interval. Near the start the window holds fewer bins and averages those; a NaN bin (no
+    value) is left out of its windows, and a window of NaN bins only is NaN."""
     time, values = np.asarray(time, dtype=float), np.asarray(values, dtype=float)
     if not len(values):
         return values
-    sums = np.concatenate([[0.0], np.cumsum(values)])
+    known = np.isfinite(values)
+    sums = np.concatenate([[0.0], np.cumsum(np.where(known, values, 0.0))])
+    counts = np.concatenate([[0], np.cumsum(known)])
     first = np.searchsorted(time, time - window_s + 1e-9 * max(1.0, window_s), side="left")
     last = np.arange(1, len(values) + 1)
-    return (sums[last] - sums[first]) / (last - first)
+    n = counts[last] - counts[first]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, (sums[last] - sums[first]) / np.maximum(n, 1), np.nan)
 
 
 def plot_throughput(results: "Results", path: str | os.PathLike, *,

@@ -20,17 +20,17 @@ __all__ = ["nearest", "did_you_mean", "SIMILARITY"]
 SIMILARITY = 0.8
 
 
-def nearest(name: str, known: Iterable[str]) -> str | None:
+def nearest(name: str, known: Iterable[str], similarity: float = SIMILARITY) -> str | None:
     """The known name most similar to ``name``, or None when none is similar enough
-    (:data:`SIMILARITY`) or ``name`` is itself known."""
+    (``similarity``, :data:`SIMILARITY` by default) or ``name`` is itself known."""
     choices = list(dict.fromkeys(known))
     if name in choices:
         return None
-    found = difflib.get_close_matches(name, choices, n=1, cutoff=SIMILARITY)
+    found = difflib.get_close_matches(name, choices, n=1, cutoff=similarity)
     return found[0] if found else None
 
 
-def did_you_mean(name: str, known: Iterable[str]) -> str:
+def did_you_mean(name: str, known: Iterable[str], similarity: float = SIMILARITY) -> str:
     """``" (did you mean 'va-reroute'?)"`` when a known name is near ``name``, else ``""``."""
-    match = nearest(name, known)
+    match = nearest(name, known, similarity)
     return f" (did you mean {match!r}?)" if match is not None else ""

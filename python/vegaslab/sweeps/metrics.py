@@ -13,11 +13,11 @@ without one, from :data:`_NAMED`.
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import spelling
 from ..errors import VegaslabError
 
 #: Columns of ``runs`` that describe how a run was computed, not what it measured.
@@ -96,10 +96,14 @@ def metrics() -> dict[str, Metric]:
     return out
 
 
+#: Least similarity of a suggested metric name: looser than the catalog ids' (a metric is
+#: often given without its unit suffix: ``goodput`` is 0.78 from ``goodput_bps``).
+METRIC_SIMILARITY = 0.6
+
+
 def did_you_mean(name: str, known: list[str] | tuple[str, ...]) -> str:
     """`` (did you mean 'x'?)`` for the known name closest to ``name``, or nothing."""
-    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    return spelling.did_you_mean(name, known, METRIC_SIMILARITY)
 
 
 def metric(name: str) -> Metric:
