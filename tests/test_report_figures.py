@@ -164,3 +164,15 @@ def test_paper_flow_names_keep_a_flow_without_an_algorithm():
     assert paper_flow_names({"a": "cubic", "b": "cubic"}, ["a", "b"]) == {"a": "connection 1 (CUBIC)",
                                                                          "b": "connection 2 (CUBIC)"}
 
+
+
+def test_a_connection_keeps_its_number_in_the_run_when_a_panel_shows_only_some_flows():
+    import pandas as pd
+
+    from vegaslab.report.figures import flow_names
+
+    class Run:
+        flows = pd.DataFrame({"flow": ["f1", "f2", "f3"], "cc": ["vegas", "reno", "reno"]})
+
+    assert flow_names({}, Run(), ["f3", "f2"]) == {"f3": "connection 3 (Reno)", "f2": "connection 2 (Reno)"}
+    assert flow_names({"flow_names": {"f3": "late"}}, Run(), ["f1", "f3"]) == {"f1": "Vegas", "f3": "late"}

@@ -145,12 +145,14 @@ def honest_ylim(values: np.ndarray) -> tuple[float, float] | None:
 def flow_names(spec: Mapping[str, Any], res: Any, flows: list) -> dict[str, str]:
     """How the panel names each of ``flows``: the figure's ``flow_names`` table where it names
     the flow, else as the paper would (:func:`vegaslab.figure_marks.paper_flow_names`: by
-    algorithm, "connection k (Vegas)" when several run the same one)."""
+    algorithm, "connection k (Vegas)" when several of the run's flows run the same one, k
+    counting the run's flows in the order of its flows table, whichever the panel shows)."""
     table = res.flows
     ccs = dict(zip(table["flow"].astype(str), table["cc"].astype(str))) if {"flow", "cc"} <= set(table.columns) else {}
-    names = marks.paper_flow_names(ccs, [str(f) for f in flows])
+    shown = [str(f) for f in flows]
+    names = marks.paper_flow_names(ccs, [*ccs, *(f for f in shown if f not in ccs)])
     given = spec.get("flow_names") or {}
-    return {f: str(given.get(f, n)) for f, n in names.items()}
+    return {f: str(given.get(f, names[f])) for f in shown}
 
 
 def _scaled_label(label: Any, metric: str, unit: str) -> str:
