@@ -133,6 +133,24 @@ def test_a_lossless_capture_has_no_analysis_flags_and_measures_the_rtt(tmp_path,
 
 
 @needs_tshark
+def test_a_window_beyond_64_kb_is_not_read_as_a_full_receive_window(tmp_path):
+    # 20 Mbit/s over 84 ms of RTT: some 200 packets (190 KB) in flight, beyond an unscaled
+    # 65535-byte window; the SYN and SYN-ACK announce a window scale, so none fills it.
+    text = (DUMBBELL.format(cc="reno", stack="ns2", limit=2000).replace('"1Mbps"', '"20Mbps"')
+            .replace('"10Mbps"', '"100Mbps"').replace('delay = "20ms"', 'delay = "40ms"')
+            .replace('duration = "5s"', 'duration = "3s"').replace('stack = "ns2"', 'stack = "ns2", window = 1000'))
+    scenario = tmp_path / "wide.toml"
+    scenario.write_text(text)
+    out = tmp_path / "wide"
+    assert cli.main(["run", str(scenario), "--no-plots", "-q", "--out", str(out), "--trace", "f1",
+                     "--trace-format", "pcap"]) == 0
+    rows = _tshark_fields(out / "trace.pcap", "tcp.analysis.bytes_in_flight", "tcp.analysis.flags",
+                          "tcp.analysis.window_full")
+    assert max(int(r[0]) for r in rows if r[0]) > 100_000
+    assert [r for r in rows if r[1] or r[2]] == []
+
+
+@needs_tshark
 @pytest.mark.parametrize("cc,stack", ALGORITHMS)
 def test_a_lossy_capture_flags_exactly_the_retransmissions_the_flows_table_counts(tmp_path, cc, stack):
     frames, _, flow = _captured_at_the_sender(tmp_path, cc, stack, limit=5)

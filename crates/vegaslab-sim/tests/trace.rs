@@ -125,9 +125,10 @@ fn a_pcap_trace_has_the_classic_header_and_raw_ipv4_records_starting_with_the_sy
     assert_eq!(&bytes[..4], &0xa1b2c3d4u32.to_le_bytes());
     assert_eq!(u32::from_le_bytes(bytes[20..24].try_into().unwrap()), 101, "LINKTYPE_RAW");
     let recs = pcap_records(&bytes);
-    // The first record: the SYN offered at R to R->D at 2.032 ms; 40 bytes captured of 40.
+    // The first record: the SYN offered at R to R->D at 2.032 ms; its 40 bytes and the 4 of
+    // the window-scale option, all captured.
     let (us, ip, orig) = &recs[0];
-    assert_eq!((*us, ip.len(), *orig), (2032, 40, 40));
+    assert_eq!((*us, ip.len(), *orig), (2032, 44, 44));
     assert_eq!(ip[0], 0x45);
     assert_eq!(ip[9], 6, "TCP");
     assert_eq!(&ip[12..16], &[10, 0, 0, 0], "node 0");
@@ -150,10 +151,18 @@ fn a_pcap_of_a_link_direction_holds_what_its_first_node_sends_on_it_and_receives
         .filter(|f| (f[0] == "+" && f[2] == "1") || (f[0] == "r" && f[2] == "2"))
         .map(|f| (((f[1].parse::<f64>().unwrap()) * 1e6).round() as u64, f[5].parse().unwrap()))
         .collect();
-    let got: Vec<(u64, u32)> = recs.iter().map(|(us, _, orig)| (*us, *orig)).collect();
+    // Each record's size is the packet's, but for the window-scale option a SYN and a SYN-ACK
+    // carry beyond it.
+    let got: Vec<(u64, u32)> = recs.iter().map(|(us, ip, orig)| (*us, orig - syn_option(ip))).collect();
     assert_eq!(got, expected);
+    assert_eq!(recs.iter().filter(|(_, ip, _)| syn_option(ip) > 0).count(), 2, "the SYN and the SYN-ACK");
     // Both directions: data from node 0 and ACKs to it.
     assert!(recs.iter().any(|(_, ip, _)| ip[15] == 0) && recs.iter().any(|(_, ip, _)| ip[19] == 0));
+}
+
+/// The bytes of the window-scale option a SYN or SYN-ACK record carries beyond the packet's size.
+fn syn_option(ip: &[u8]) -> u32 {
+    if tcp_of(ip).0[13] & 0x02 != 0 { 4 } else { 0 }
 }
 
 /// The TCP header of a captured record (the IP header's length read from it), and the IP
@@ -185,10 +194,11 @@ fn a_pcap_without_links_captures_each_flow_at_its_sender_from_handshake_to_fin()
         assert_eq!(tcp_of(ip).1, 1040, "the packet's size on the wire");
     }
     assert_eq!(ack(&acks[5].1), isn.wrapping_add(1 + 5 * 1000 + 1));
-    // The answer to the SYN is the SYN-ACK, the others plain ACKs; 40 bytes each.
+    // The answer to the SYN is the SYN-ACK, the others plain ACKs; 40 bytes each (and the
+    // SYN-ACK's window-scale option).
     let ack_flags: Vec<u8> = acks.iter().map(|(_, ip, _)| tcp_of(ip).0[13]).collect();
     assert_eq!(ack_flags, [0x12, 0x10, 0x10, 0x10, 0x10, 0x10]);
-    assert!(acks.iter().all(|(_, ip, _)| tcp_of(ip).1 == 40));
+    assert!(acks.iter().all(|(_, ip, _)| tcp_of(ip).1 as u32 == 40 + syn_option(ip)));
     assert_eq!(seq(&acks[1].1), seq(&acks[0].1).wrapping_add(1), "the SYN-ACK takes one number");
 }
 

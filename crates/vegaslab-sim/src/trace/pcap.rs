@@ -22,8 +22,11 @@
 //! on each link direction, the first ACK of packet 0 of the connection that the direction
 //! carries: a connection's ACKs cross a direction in the order the sink sent them (FIFO queues,
 //! one route), so that is the same packet on every hop, unless it was lost on the way. The
-//! receiver sends no FIN. The advertised window is 65535 bytes, unscaled: the receiver window is
-//! not encoded.
+//! receiver sends no FIN. The receiver window is not encoded: the SYN and the SYN-ACK carry a
+//! window-scale option of [`WINDOW_SHIFT`] (RFC 7323 section 2), so every later segment's
+//! 65535 advertises 1 GiB and a large window never reads as "window full"; the SYN's own
+//! window is unscaled, as the RFC says. The option's four bytes are added to those two
+//! segments' headers, beyond their size on the wire.
 //!
 //! **Headers.** IPv4 addresses 10.x.y.z from the node index; ports 1024 + the agent's slot
 //! (`Tracer`), and 32768 + the connection's index for the connections a per-flow entry opens, so
@@ -60,6 +63,8 @@ pub const FIN: u8 = 0x01;
 pub const SYN: u8 = 0x02;
 pub const PSH: u8 = 0x08;
 pub const ACK: u8 = 0x10;
+/// The window-scale shift the SYN and SYN-ACK announce: the largest RFC 7323 allows.
+pub const WINDOW_SHIFT: u8 = 14;
 
 impl Stream {
     /// The connection of these sizes, its ISNs drawn from its index (deterministic).
@@ -151,9 +156,14 @@ pub fn headers(p: &Packet) -> Vec<u8> {
     let (opt_bytes, aqt, echo) = p.ip_option;
     let opt_bytes = (opt_bytes / 4 * 4).min(40);
     let ihl = 20 + opt_bytes;
+    // A SYN (or SYN-ACK) announces the window scale: NOP + kind 3, length 3, the shift.
+    let scale = match p.l4 {
+        L4::Tcp { flags, .. } if flags & SYN != 0 => 4,
+        _ => 0,
+    };
     let (l4_header, payload, proto) = match p.l4 {
         L4::Udp { payload } => (8, payload, 17u8),
-        L4::Tcp { options, payload, .. } => (20 + options, payload, 6u8),
+        L4::Tcp { options, payload, .. } => (20 + options + scale, payload, 6u8),
     };
     let l4_len = l4_header + payload;
     let total = (ihl + l4_len).min(65535) as u16;
@@ -187,7 +197,10 @@ pub fn headers(p: &Packet) -> Vec<u8> {
         L4::Tcp { seq, ack, flags, options, .. } => {
             h.extend_from_slice(&seq.to_be_bytes());
             h.extend_from_slice(&ack.to_be_bytes());
-            h.extend_from_slice(&[(((20 + options) / 4) << 4) as u8, flags, 0xff, 0xff, 0, 0, 0, 0]);
+            h.extend_from_slice(&[(((20 + options + scale) / 4) << 4) as u8, flags, 0xff, 0xff, 0, 0, 0, 0]);
+            if scale > 0 {
+                h.extend_from_slice(&[1, 3, 3, WINDOW_SHIFT]);
+            }
             h.resize(h.len() + options as usize, 1); // NOP options
         }
     }
@@ -219,12 +232,14 @@ pub fn write_header(w: &mut impl Write) -> std::io::Result<()> {
     w.write_all(&101u32.to_le_bytes())
 }
 
-/// One record: its time in microseconds, the captured headers and the packet's size on the wire.
+/// One record: its time in microseconds, the captured headers and the packet's size on the wire
+/// (or the IPv4 total length written in them, when that is larger: a SYN's window-scale option).
 pub fn write_record(w: &mut impl Write, us: u64, captured: &[u8], wire: u32) -> std::io::Result<()> {
+    let ip_total = captured.get(2..4).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]) as u32);
     w.write_all(&((us / 1_000_000) as u32).to_le_bytes())?;
     w.write_all(&((us % 1_000_000) as u32).to_le_bytes())?;
     w.write_all(&(captured.len() as u32).to_le_bytes())?;
-    w.write_all(&wire.max(captured.len() as u32).to_le_bytes())?;
+    w.write_all(&wire.max(ip_total).max(captured.len() as u32).to_le_bytes())?;
     w.write_all(captured)
 }
 
@@ -339,5 +354,24 @@ mod tests {
         assert_eq!(checksum(&h[32..], sum_words(&pseudo)), 0);
         let u = headers(&Packet { l4: L4::Udp { payload: 100 }, ip_option: (0, 0, 0), ..p });
         assert_eq!((u.len(), u16::from_be_bytes([u[24], u[25]])), (28, 108));
+    }
+
+    #[test]
+    fn a_syn_and_a_syn_ack_announce_the_window_scale_and_other_segments_do_not() {
+        let syn = Packet { src: (1, 1024), dst: (2, 1025), id: 1, ip_option: (0, 0, 0), l4: L4::Tcp { seq: 1, ack: 0, flags: SYN, options: 0, payload: 960 } };
+        for flags in [SYN, SYN | ACK] {
+            let h = headers(&Packet { l4: L4::Tcp { seq: 1, ack: 0, flags, options: 0, payload: 960 }, ..syn });
+            assert_eq!(h.len(), 20 + 24);
+            assert_eq!((h[20 + 12] >> 4) as u32 * 4, 24);
+            assert_eq!(&h[40..44], &[1, 3, 3, WINDOW_SHIFT]);
+            assert_eq!(u16::from_be_bytes([h[2], h[3]]), 20 + 24 + 960);
+            let mut pseudo = [0u8; 12];
+            pseudo[..8].copy_from_slice(&h[12..20]);
+            pseudo[9] = 6;
+            pseudo[10..12].copy_from_slice(&((24 + 960) as u16).to_be_bytes());
+            assert_eq!(checksum(&h[20..], sum_words(&pseudo)), 0);
+        }
+        let data = headers(&Packet { l4: L4::Tcp { seq: 1, ack: 0, flags: ACK, options: 0, payload: 960 }, ..syn });
+        assert_eq!(data.len(), 40);
     }
 }
