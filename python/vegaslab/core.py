@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ScenarioError, SimulationError, VegaslabError
+from .errors import ControllerError, ScenarioError, SimulationError, VegaslabError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -79,11 +79,14 @@ def call_core(fn: Callable[..., Any], *args: Any) -> Any:
         message = str(exc) or type(exc).__name__
         core_scenario_error = getattr(core, "ScenarioError", None)
         core_simulation_error = getattr(core, "SimulationError", None)
+        core_controller_error = getattr(core, "ControllerError", None)
         if core_scenario_error is not None and isinstance(exc, core_scenario_error):
             err = ScenarioError(message)
             for name in ("file", "field", "kind", "reason"):
                 setattr(err, name, getattr(exc, name, None))
             raise err from exc
+        if core_controller_error is not None and isinstance(exc, core_controller_error):
+            raise ControllerError(message) from (exc.__cause__ or exc)
         if core_simulation_error is not None and isinstance(exc, core_simulation_error):
             raise SimulationError(message) from exc
         if type(exc).__name__ == "PanicException":
@@ -141,10 +144,13 @@ def run_core(text: str, source: str, seed: int | None, overrides: Sequence[str],
     runs, ``progress(sim_time_s, duration_s)`` and Ctrl-C are served about every 0.2 s, and
     every failure is a vegaslab exception (:func:`call_core`). ``trace_dir``: where a
     ``[trace]`` is created (none is written without it); ``normalized``: also return the
-    normalised scenario, from the same parse."""
+    normalised scenario, from the same parse. Python controllers (``cc = "py:..."``) are
+    loaded by :func:`vegaslab.controller.load` and run in this process."""
+    from .controller import load
+
     core = load_core()
     meta, batches, normalized_text = call_core(core.run, text, source, seed, list(overrides), progress, trace_dir,
-                                               normalized)
+                                               normalized, load)
     try:
         tables = import_batches(batches)
     except (ValueError, KeyError, TypeError) as exc:

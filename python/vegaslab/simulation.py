@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .controller import load as load_controller
 from .core import call_core, load_core, package_version, run_core
 from .errors import ScenarioError, SimulationError, TraceError
 from .scenario import Overrides, Scenario, normalise_overrides, overrides_blamed, scenario_source
@@ -88,7 +89,7 @@ def normalize_text(text: str, source: str, seed: int | None, overrides: list[str
     check_seed(seed, source)
     core = load_core()
     with overrides_blamed(text, source, overrides):
-        return json.loads(call_core(core.normalize_scenario, text, source, seed, overrides))
+        return json.loads(call_core(core.normalize_scenario, text, source, seed, overrides, load_controller))
 
 
 def normalize(scenario: Scenario, *, seed: int | None = None, overrides: Overrides | None = ()) -> dict:
