@@ -69,3 +69,34 @@ class LinuxSsthresh(Reno):
 
 class NotAController:
     """A class that is not a :class:`vegaslab.Controller`."""
+
+
+class Recording(Reno):
+    """Reno that records every hook call it gets, with what the hook was given."""
+
+    def __init__(self):
+        self.calls = []
+
+    def init(self, w):
+        self.calls.append(("init", w.cwnd, w.ssthresh))
+
+    def pkts_acked(self, w, sample):
+        self.calls.append(("pkts_acked", sample.rtt, sample.rtt_us, sample.now))
+
+    def set_state(self, w, state):
+        self.calls.append(("set_state", state))
+
+    def cwnd_event(self, w, event):
+        self.calls.append(("cwnd_event", event.kind))
+
+    def cong_avoid(self, w, ack):
+        self.calls.append(("cong_avoid", ack.acked, w.in_flight, w.in_slow_start))
+        super().cong_avoid(w, ack)
+
+    def ssthresh(self, w, loss):
+        self.calls.append(("ssthresh", loss.kind, loss.window))
+        return super().ssthresh(w, loss)
+
+    def variables(self):
+        names = {c[0] for c in self.calls}
+        return {f"{hook}_calls": float(sum(1 for c in self.calls if c[0] == hook)) for hook in sorted(names)}

@@ -84,6 +84,37 @@ def test_a_python_controllers_variables_are_time_series_columns():
     assert series["acks"].max() > 100 and series["losses"].max() >= 1
 
 
+def test_every_hook_is_called_with_what_it_describes():
+    res = run(both("py:python_controllers:Recording"))
+    last = res.series_flows.groupby("flow").last()
+    for hook in ("init", "pkts_acked", "cong_avoid", "ssthresh", "set_state"):
+        assert (last[f"{hook}_calls"] >= 1).all(), hook
+    # One init per connection; far more ACKs than losses.
+    assert (last["init_calls"] == 1).all()
+    assert (last["cong_avoid_calls"] > 10 * last["ssthresh_calls"]).all()
+
+
+def test_a_python_controller_runs_on_linuxs_stack():
+    res = run([*both("py:python_controllers:Recording"), "flows[0].tcp.stack=linux", "flows[1].tcp.stack=linux"])
+    assert (res.flows["goodput_bps"] > 0).all()
+    assert (res.series_flows.groupby("flow")["cwnd_event_calls"].max() >= 1).all()
+
+
+def test_a_sweep_keeps_the_runs_a_failing_controller_did_not_spoil(tmp_path):
+    sweep = DUMBBELL + """
+[[sweep.axis]]
+path = "flows[0].cc"
+values = ["reno", "py:python_controllers:FailsAfter50Acks"]
+"""
+    res = vegaslab.sweep(sweep, out=tmp_path / "store", scheduler="synchronous")
+    outcomes = {o.spec.params["flows[0].cc"]: o for o in res.execution.outcomes}
+    assert outcomes["reno"].status == "ran"
+    failed = outcomes["py:python_controllers:FailsAfter50Acks"]
+    assert failed.status != "ran"
+    assert 'failed in cong_avoid: ZeroDivisionError: the idea divided by zero' in failed.error
+    assert set(res.flows["cc"]) == {"reno"}
+
+
 def test_an_int_from_ssthresh_lets_cwnd_continue_from_it_as_in_linux():
     res = run(both("py:python_controllers:LinuxSsthresh"))
     native = run(both("reno"))

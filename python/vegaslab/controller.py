@@ -2,7 +2,8 @@
 Rust or BPF (docs/your-algorithm.md).
 
 Subclass :class:`Controller`, put the class in an importable module and name it in a scenario as
-``cc = "py:package.module:Class"`` (or pass the class to :func:`vegaslab.run` as ``cc=``). The
+``cc = "py:package.module:Class"``, or give the class itself as an override's value:
+``vegaslab.run(scenario, overrides={"flows[0].cc": MyClass})``. The
 hooks are Linux's ``struct tcp_congestion_ops`` (``include/net/tcp.h``), as the core's Rust
 controllers have them (``vegaslab_cc::controller``): the sender calls each where Linux calls the
 same-named op, with the sender's variables in a :class:`Window` whose ``cwnd`` and ``ssthresh``
