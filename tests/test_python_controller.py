@@ -145,8 +145,10 @@ def test_a_python_controller_name_that_cannot_be_used_names_the_flows_cc_field(c
 def test_a_hook_that_raises_stops_the_run_naming_the_class_and_the_hook():
     with pytest.raises(vegaslab.ControllerError) as err:
         run(both("py:python_controllers:FailsAfter50Acks"))
+    line = next(i for i, text in enumerate(Path(python_controllers.__file__).read_text().splitlines(), 1)
+                if "the idea divided by zero" in text)
     assert str(err.value) == ('the Python controller "py:python_controllers:FailsAfter50Acks" failed in cong_avoid: '
-                              "ZeroDivisionError: the idea divided by zero")
+                              f"ZeroDivisionError: the idea divided by zero (at python_controllers.py:{line})")
     assert isinstance(err.value.__cause__, ZeroDivisionError)
     assert isinstance(err.value, vegaslab.SimulationError)
 
@@ -239,3 +241,17 @@ def test_the_kernel_testbed_refuses_a_python_controller_in_one_sentence():
     with pytest.raises(PlanError, match=r"is a Python controller, which runs only in vegaslab's own simulator; "
                                         r"the kernel testbed cannot host it"):
         plan(vegaslab.normalize(DUMBBELL, overrides=overrides), ccs)
+
+
+def test_the_command_line_tells_a_failing_hook_in_one_line_with_exit_status_1(tmp_path, capsys):
+    from vegaslab.cli import main
+
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(DUMBBELL)
+    code = main(["run", str(scenario), "--set", "flows[0].cc=py:python_controllers:FailsAfter50Acks",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 1
+    assert err.startswith('vegaslab: the Python controller "py:python_controllers:FailsAfter50Acks" failed in '
+                          "cong_avoid: ZeroDivisionError"), err
+    assert "\n" not in err and "Traceback" not in err

@@ -13,6 +13,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -86,12 +88,20 @@ def call_core(fn: Callable[..., Any], *args: Any) -> Any:
                 setattr(err, name, getattr(exc, name, None))
             raise err from exc
         if core_controller_error is not None and isinstance(exc, core_controller_error):
-            raise ControllerError(message) from (exc.__cause__ or exc)
+            cause = exc.__cause__ or exc
+            raise ControllerError(message + _where_raised(cause)) from cause
         if core_simulation_error is not None and isinstance(exc, core_simulation_error):
             raise SimulationError(message) from exc
         if type(exc).__name__ == "PanicException":
             raise SimulationError(f"internal error in the simulator core: {message}") from exc
         raise VegaslabError(f"{type(exc).__name__}: {message}") from exc
+
+
+def _where_raised(exc: BaseException) -> str:
+    """`` (at FILE:LINE)``: where a Python controller's exception was raised, so that the
+    command line's one-line error points at the line; empty without a traceback."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    return f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
 
 
 def max_scenario_bytes() -> int:

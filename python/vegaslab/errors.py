@@ -48,8 +48,8 @@ class SimulationError(VegaslabError, RuntimeError):
 class ControllerError(SimulationError):
     """A Python controller (``cc = "py:package.module:Class"``) raised in one of its hooks, or
     handed back a window the sender cannot use (a cwnd that is not a finite number > 0). The
-    message names the class and the hook; the hook's own exception is the ``__cause__``, with
-    its traceback. The run is stopped: it has no results."""
+    message names the class, the hook and the file and line that raised; the hook's own
+    exception is the ``__cause__``, with its traceback. The run is stopped: it has no results."""
 
 
 class TraceError(SimulationError):
