@@ -173,7 +173,9 @@ def run(
                (a string with a line break; any other string is a path or an id), or a dict
                (docs/scenario-format.md).
     seed:      overrides ``run.seed``.
-    overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``.
+    overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``;
+               a ``cc`` may be a :class:`vegaslab.Controller` subclass (``{"flows[0].cc": MyCC}``),
+               run in this process (docs/your-algorithm.md).
     progress:  True for a tqdm bar on runs longer than ~2 s, or a callable
                ``progress(sim_time_s, duration_s)`` called every ~0.2 s of wall time.
     trace_dir: an existing directory to create the scenario's packet trace in (``[trace]``;
