@@ -54,10 +54,11 @@ ALLOWED_PRIVATE = frozenset({"_core"})
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # what every layer needs: errors, old-path warnings, Ctrl-C, safe files, the bridge to the
     # compiled core, scenario text, Weigle and Feng's alpha/beta heuristics (computed by the core),
-    # the core's registry of algorithms and its schema of the normalised scenario, spelling hints
+    # the core's registry of algorithms and its schema of the normalised scenario, spelling hints,
+    # the base class of Python controllers
     ("foundation", ("vegaslab.errors", "vegaslab.deprecation", "vegaslab.interrupts", "vegaslab.safe_io",
                     "vegaslab.outdir", "vegaslab.core", "vegaslab.scenario", "vegaslab.heuristics",
-                    "vegaslab.registry", "vegaslab.schema", "vegaslab.spelling")),
+                    "vegaslab.registry", "vegaslab.schema", "vegaslab.spelling", "vegaslab.controller")),
     # one run: simulate it, its results as columns and tables, its plots and what they mark, the
     # fairness index
     ("run", ("vegaslab.simulation", "vegaslab.results", "vegaslab.columns", "vegaslab.plots", "vegaslab.figure_marks",

@@ -40,8 +40,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .controller import Controller
 from .core import core_version, source_revision
-from .errors import ScenarioError, SimulationError, TraceError, VegaslabError
+from .errors import ControllerError, ScenarioError, SimulationError, TraceError, VegaslabError
 from .scenario import Overrides, Scenario, format_override, load_scenario, read_text_file, to_toml
 from .simulation import (MAX_SEED, PROVENANCE_FORMAT, LazyProgressBar, normalize, provenance, run,
                          scenario_hash, validate)
@@ -67,7 +68,9 @@ __all__ = [
     "VegaslabError",
     "ScenarioError",
     "SimulationError",
+    "ControllerError",
     "TraceError",
+    "Controller",
     "core_version",
     "__version__",
 ]

@@ -13,11 +13,13 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import ScenarioError, SimulationError, VegaslabError
+from .errors import ControllerError, ScenarioError, SimulationError, VegaslabError
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -79,16 +81,27 @@ def call_core(fn: Callable[..., Any], *args: Any) -> Any:
         message = str(exc) or type(exc).__name__
         core_scenario_error = getattr(core, "ScenarioError", None)
         core_simulation_error = getattr(core, "SimulationError", None)
+        core_controller_error = getattr(core, "ControllerError", None)
         if core_scenario_error is not None and isinstance(exc, core_scenario_error):
             err = ScenarioError(message)
             for name in ("file", "field", "kind", "reason"):
                 setattr(err, name, getattr(exc, name, None))
             raise err from exc
+        if core_controller_error is not None and isinstance(exc, core_controller_error):
+            cause = exc.__cause__ or exc
+            raise ControllerError(message + _where_raised(cause)) from cause
         if core_simulation_error is not None and isinstance(exc, core_simulation_error):
             raise SimulationError(message) from exc
         if type(exc).__name__ == "PanicException":
             raise SimulationError(f"internal error in the simulator core: {message}") from exc
         raise VegaslabError(f"{type(exc).__name__}: {message}") from exc
+
+
+def _where_raised(exc: BaseException) -> str:
+    """`` (at FILE:LINE)``: where a Python controller's exception was raised, so that the
+    command line's one-line error points at the line; empty without a traceback."""
+    frames = traceback.extract_tb(exc.__traceback__) if exc.__traceback__ is not None else []
+    return f" (at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno})" if frames else ""
 
 
 def max_scenario_bytes() -> int:
@@ -141,10 +154,13 @@ def run_core(text: str, source: str, seed: int | None, overrides: Sequence[str],
     runs, ``progress(sim_time_s, duration_s)`` and Ctrl-C are served about every 0.2 s, and
     every failure is a vegaslab exception (:func:`call_core`). ``trace_dir``: where a
     ``[trace]`` is created (none is written without it); ``normalized``: also return the
-    normalised scenario, from the same parse."""
+    normalised scenario, from the same parse. Python controllers (``cc = "py:..."``) are
+    loaded by :func:`vegaslab.controller.load` and run in this process."""
+    from .controller import load
+
     core = load_core()
     meta, batches, normalized_text = call_core(core.run, text, source, seed, list(overrides), progress, trace_dir,
-                                               normalized)
+                                               normalized, load)
     try:
         tables = import_batches(batches)
     except (ValueError, KeyError, TypeError) as exc:

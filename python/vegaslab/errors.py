@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from .results import Results
 
-__all__ = ["VegaslabError", "ScenarioError", "SimulationError", "TraceError", "file_error"]
+__all__ = ["VegaslabError", "ScenarioError", "SimulationError", "ControllerError", "TraceError", "file_error"]
 
 
 class VegaslabError(Exception):
@@ -45,6 +45,13 @@ class SimulationError(VegaslabError, RuntimeError):
     """The simulation itself failed (including an internal panic of the Rust core)."""
 
 
+class ControllerError(SimulationError):
+    """A Python controller (``cc = "py:package.module:Class"``) raised in one of its hooks, or
+    handed back a window the sender cannot use (a cwnd that is not a finite number > 0). The
+    message names the class, the hook and the file and line that raised; the hook's own
+    exception is the ``__cause__``, with its traceback. The run is stopped: it has no results."""
+
+
 class TraceError(SimulationError):
     """The run finished but its packet trace (``[trace]``) could not be written (disk full,
     an I/O error); the message names the path and the operating system's error. Nothing
@@ -57,7 +64,7 @@ class TraceError(SimulationError):
 
 # Their public names are ``vegaslab.ScenarioError`` and so on (``vegaslab`` re-exports them):
 # tracebacks print that path and pickles (a Dask worker's error sent back) refer to it.
-for _cls in (VegaslabError, ScenarioError, SimulationError, TraceError):
+for _cls in (VegaslabError, ScenarioError, SimulationError, ControllerError, TraceError):
     _cls.__module__ = "vegaslab"
 del _cls
 

@@ -167,8 +167,14 @@ def format_override(key: str, value: Any) -> str:
     """``key=value`` for the core's override syntax (values are parsed as TOML when possible).
 
     Strings are written bare unless they would parse as another TOML type (``"10"``,
-    ``"true"``), in which case they are quoted so that they stay strings.
+    ``"true"``), in which case they are quoted so that they stay strings. A
+    :class:`vegaslab.Controller` subclass (for a ``cc``) is written as its
+    ``py:package.module:Class`` name.
     """
+    if isinstance(value, type):
+        from .controller import spec_of
+
+        value = spec_of(value)
     if isinstance(value, str):
         try:
             _toml.loads(f"v = {value}")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .controller import load as load_controller
 from .core import call_core, load_core, package_version, run_core
 from .errors import ScenarioError, SimulationError, TraceError
 from .scenario import Overrides, Scenario, normalise_overrides, overrides_blamed, scenario_source
@@ -88,7 +89,7 @@ def normalize_text(text: str, source: str, seed: int | None, overrides: list[str
     check_seed(seed, source)
     core = load_core()
     with overrides_blamed(text, source, overrides):
-        return json.loads(call_core(core.normalize_scenario, text, source, seed, overrides))
+        return json.loads(call_core(core.normalize_scenario, text, source, seed, overrides, load_controller))
 
 
 def normalize(scenario: Scenario, *, seed: int | None = None, overrides: Overrides | None = ()) -> dict:
@@ -172,7 +173,9 @@ def run(
                (a string with a line break; any other string is a path or an id), or a dict
                (docs/scenario-format.md).
     seed:      overrides ``run.seed``.
-    overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``.
+    overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``;
+               a ``cc`` may be a :class:`vegaslab.Controller` subclass (``{"flows[0].cc": MyCC}``),
+               run in this process (docs/your-algorithm.md).
     progress:  True for a tqdm bar on runs longer than ~2 s, or a callable
                ``progress(sim_time_s, duration_s)`` called every ~0.2 s of wall time.
     trace_dir: an existing directory to create the scenario's packet trace in (``[trace]``;

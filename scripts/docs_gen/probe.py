@@ -93,9 +93,10 @@ def _range_of(table: Table, row: Row) -> str:
                 e2 = scenario_error(with_value(path, bound_value, table.scenario))
                 if e2 is not None and e2.field == path and _PURE_RANGE.match(_GOT.sub("", e2.reason)):
                     reason = e2.reason
-        m = re.search(r"\(allowed: (.*)\)$", reason)
+        # "unknown ... (allowed: a, b), or <another form>": the list, and the other form after it.
+        m = re.search(r"\(allowed: (.*)\)$", reason) or re.search(r"\(allowed: ([^()]*)\)(, or .*)$", reason)
         if m:
-            reason = "one of " + m.group(1)
+            reason = "one of " + "".join(m.groups())
         reason = _GOT.sub("", reason).strip().rstrip(";,")
         # "must be > min (3)": the other field's value is the probe scenario's, not a rule.
         reason = re.sub(r" \(-?[\d.]+( s)?\)", "", reason)

@@ -26,6 +26,7 @@
 //!   vegas                         -> vegas_ns2, vegas_linux, vegas_ns3, heuristics
 //!   vegas_ns3                     -> reno
 //!   reno, cubic, vegas_ns2, vegas_linux                         (the interface only)
+//! registry                        -> external                   (controllers a host builds)
 //! tcp_agent, vegas_agent          -> state -> rto                          (senders)
 //! controller, params, heuristics, config                                (the interface)
 //! ```
@@ -47,10 +48,13 @@
 //!   Weigle-Feng alpha/beta settings and reading alpha/beta from params.
 //! - [`registry`]: scenario names to algorithms ([`AlgorithmSpec`]); the list itself is
 //!   [`ALGORITHMS`], here.
+//! - [`external`]: controllers written outside the crate (`cc = "py:package.module:Class"`),
+//!   built by a host the running program supplies ([`external::ExternalControllers`]).
 
 // The interface, the senders and the Vegas machinery.
 pub mod config;
 pub mod controller;
+pub mod external;
 pub mod heuristics;
 pub mod linux;
 pub mod params;

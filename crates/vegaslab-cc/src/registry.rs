@@ -13,15 +13,18 @@
 //! A flow's algorithm travels as an [`AlgorithmSpec`]: the registry entry plus its parameters.
 //! It serialises (in the normalised scenario, and so in the results cache key) as the entry's
 //! tag with the parameters, e.g. `{"Vegas": {"alpha": 1.0, ...}}`, or the bare tag for an
-//! algorithm without parameters (`"Reno"`).
+//! algorithm without parameters (`"Reno"`). An external controller (`py:package.module:Class`,
+//! [`crate::external`]) travels in the same type, tagged `"Python"`.
 
 use crate::config::TcpConfig;
 use crate::controller::CongestionControl;
+use crate::external::{ExternalControllers, ExternalParams, ExternalSpec};
 pub use crate::params::{AlgorithmParams, Param, ParamError, ParamKind, ParamSource, ReadParams, SenderKind};
 use crate::ALGORITHMS;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::ser::{SerializeMap, Serializer};
 use std::fmt;
+use std::sync::Arc;
 
 /// A registry entry.
 pub struct Entry {
@@ -95,72 +98,125 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     ALGORITHMS.iter().map(|e| e.name)
 }
 
-/// A flow's algorithm: the registry entry and its parameters.
+/// A flow's algorithm: a registry entry and its parameters, or an external controller
+/// ([`crate::external`]: `py:package.module:Class`, built by the host that runs the simulation).
+#[derive(Clone)]
 pub struct AlgorithmSpec {
-    entry: &'static Entry,
-    params: Box<dyn AlgorithmParams>,
+    form: Form,
 }
+
+enum Form {
+    Registered { entry: &'static Entry, params: Box<dyn AlgorithmParams> },
+    External(ExternalParams),
+}
+
+impl Clone for Form {
+    fn clone(&self) -> Self {
+        match self {
+            Form::Registered { entry, params } => Form::Registered { entry, params: params.clone_box() },
+            Form::External(p) => Form::External(p.clone()),
+        }
+    }
+}
+
+/// The tag of an external controller in the normalised scenario: `{"Python": {"module": ...,
+/// "class": ..., "recovery": ..., "source_sha256": ...}}` ([`ExternalParams`]).
+pub const EXTERNAL_TAG: &str = "Python";
 
 impl AlgorithmSpec {
     /// Read the algorithm `name` with its parameters; `None` for a name not in the registry.
     pub fn read(name: &str, params: &dyn ParamSource) -> Option<Result<Self, ParamError>> {
         let entry = lookup(name)?;
-        Some((entry.read)(params).map(|params| AlgorithmSpec { entry, params }))
+        Some((entry.read)(params).map(|params| AlgorithmSpec { form: Form::Registered { entry, params } }))
+    }
+
+    /// An external controller (`py:package.module:Class`) with its `params` table; it runs once
+    /// bound to a host ([`AlgorithmSpec::hosted`]).
+    pub fn external(spec: ExternalSpec, params: &dyn ParamSource) -> Result<Self, ParamError> {
+        ExternalParams::read(spec, params).map(|p| AlgorithmSpec { form: Form::External(p) })
     }
 
     /// Build directly from parameters (tests, tools).
     pub fn new(name: &str, params: Box<dyn AlgorithmParams>) -> Option<Self> {
-        Some(AlgorithmSpec { entry: lookup(name)?, params })
+        Some(AlgorithmSpec { form: Form::Registered { entry: lookup(name)?, params } })
     }
 
     /// The `cc` name shown in results.
     pub fn name(&self) -> &'static str {
-        self.params.results_name().unwrap_or(self.entry.name)
+        match &self.form {
+            Form::Registered { entry, params } => params.results_name().unwrap_or(entry.name),
+            Form::External(p) => p.spec.cc_name(),
+        }
     }
 
     pub fn params(&self) -> &dyn AlgorithmParams {
-        &*self.params
+        match &self.form {
+            Form::Registered { params, .. } => &**params,
+            Form::External(p) => p,
+        }
+    }
+
+    /// The external controller's parameters; `None` for a registered algorithm.
+    pub fn external_params(&self) -> Option<&ExternalParams> {
+        match &self.form {
+            Form::External(p) => Some(p),
+            Form::Registered { .. } => None,
+        }
+    }
+
+    /// The same algorithm with an external controller bound to `host` (which checks that it
+    /// can build it; `Err` says why); a registered algorithm is returned as it is.
+    pub fn hosted(&self, host: &Arc<dyn ExternalControllers>) -> Result<Self, String> {
+        match &self.form {
+            Form::External(p) => Ok(AlgorithmSpec { form: Form::External(p.hosted(host.clone())?) }),
+            Form::Registered { .. } => Ok(self.clone()),
+        }
     }
 
     pub fn controller(&self, cfg: &TcpConfig) -> Box<dyn CongestionControl> {
-        self.params.controller(cfg)
+        self.params().controller(cfg)
     }
 
     pub fn sender(&self) -> SenderKind {
-        self.params.sender()
+        self.params().sender()
     }
 
     pub fn router_assist(&self) -> Option<u32> {
-        self.params.router_assist()
-    }
-}
-
-impl Clone for AlgorithmSpec {
-    fn clone(&self) -> Self {
-        AlgorithmSpec { entry: self.entry, params: self.params.clone_box() }
+        self.params().router_assist()
     }
 }
 
 impl fmt::Debug for AlgorithmSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}({:?})", self.entry.name, self.params)
+        match &self.form {
+            Form::Registered { entry, params } => write!(f, "{}({:?})", entry.name, params),
+            Form::External(p) => write!(f, "{:?}", p),
+        }
     }
 }
 
 impl serde::Serialize for AlgorithmSpec {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.entry.unit {
-            return s.serialize_str(self.entry.tag);
-        }
-        let mut map = s.serialize_map(Some(1))?;
-        map.serialize_entry(self.entry.tag, &*self.params)?;
+        let map = match &self.form {
+            Form::Registered { entry, .. } if entry.unit => return s.serialize_str(entry.tag),
+            Form::Registered { entry, params } => {
+                let mut map = s.serialize_map(Some(1))?;
+                map.serialize_entry(entry.tag, &**params)?;
+                map
+            }
+            Form::External(p) => {
+                let mut map = s.serialize_map(Some(1))?;
+                map.serialize_entry(EXTERNAL_TAG, p)?;
+                map
+            }
+        };
         map.end()
     }
 }
 
 /// A flow's algorithm in the normalised scenario: one of the registered forms, the bare tag of
 /// an algorithm without parameters or `{"<tag>": parameters}` (entries sharing a tag share a
-/// form).
+/// form), or an external controller's `{"Python": {"module", "class", "recovery"}}`.
 impl JsonSchema for AlgorithmSpec {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Algorithm".into()
@@ -186,6 +242,13 @@ impl JsonSchema for AlgorithmSpec {
                 })
             });
         }
+        let external = generator.subschema_for::<ExternalParams>();
+        forms.push(json_schema!({
+            "type": "object",
+            "properties": { EXTERNAL_TAG: external },
+            "required": [EXTERNAL_TAG],
+            "additionalProperties": false,
+        }));
         json_schema!({ "oneOf": forms })
     }
 }

@@ -4,6 +4,7 @@
 //! panic never reaches Python as such: it becomes `SimulationError`.
 
 mod arrow;
+mod controllers;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -12,6 +13,7 @@ use pyo3::types::PyDict;
 use vegaslab_sim::table_columns;
 use vegaslab_sim::RunResults;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 create_exception!(_core, ScenarioError, PyValueError, "The scenario is invalid; the message names the file and field.");
@@ -52,13 +54,23 @@ fn run_results(
     seed: Option<u64>,
     overrides: Vec<String>,
     progress: Option<PyObject>,
-    options: &vegaslab_sim::RunOptions<'_>,
+    options: &mut vegaslab_sim::RunOptions<'_>,
+    controllers: Option<PyObject>,
 ) -> PyResult<(RunResults, Option<String>)> {
     let mut callback_error: Option<PyErr> = None;
     let mut last = Instant::now();
+    // Python controllers: built by the host, whose first hook error stops the run.
+    let host = controllers.map(|loader| Arc::new(controllers::PythonHost::new(loader)));
+    let failure = host.as_ref().map(|h| h.failure.clone());
+    if let Some(host) = &host {
+        options.controllers = Some(host.clone());
+    }
     let outcome = py.allow_threads(|| {
         catch_unwind(AssertUnwindSafe(|| {
             vegaslab_sim::run_text_with(toml_text, source_name, seed, &overrides, |sim_s, dur_s| {
+                if failure.as_ref().is_some_and(|f| f.failed()) {
+                    return false;
+                }
                 if last.elapsed() < PROGRESS_EVERY {
                     return true;
                 }
@@ -79,6 +91,10 @@ fn run_results(
             }, options)
         }))
     });
+    // A controller's error outranks what it made of the run (a result stopped early, or none).
+    if let Some(e) = failure.and_then(|f| f.take()) {
+        return Err(e);
+    }
     match outcome {
         Err(panic) => Err(SimulationError::new_err(format!(
             "{source_name}: internal simulator error: {}",
@@ -101,8 +117,11 @@ fn run_results(
 /// `trace_dir`: the directory a `[trace]` is created in (under its plain name; an existing
 /// file there is a `ScenarioError`); without it no trace is written, and `meta.trace.error`
 /// says so. A table that cannot become Arrow columns is a `SimulationError` naming the run.
+/// `controllers`: the loader of Python controllers (`vegaslab.controller.load`), without which a
+/// scenario naming one (`py:package.module:Class`) is a `ScenarioError`; a hook's exception is a
+/// `ControllerError` (`controllers`).
 #[pyfunction]
-#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None, trace_dir=None, normalized=false))]
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), progress=None, trace_dir=None, normalized=false, controllers=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -113,9 +132,10 @@ fn run(
     progress: Option<PyObject>,
     trace_dir: Option<std::path::PathBuf>,
     normalized: bool,
+    controllers: Option<PyObject>,
 ) -> PyResult<(String, PyObject, Option<String>)> {
-    let options = vegaslab_sim::RunOptions { normalized, trace_dir: trace_dir.as_deref() };
-    let (results, normalized_text) = run_results(py, toml_text, source_name, seed, overrides, progress, &options)?;
+    let mut options = vegaslab_sim::RunOptions { normalized, trace_dir: trace_dir.as_deref(), controllers: None };
+    let (results, normalized_text) = run_results(py, toml_text, source_name, seed, overrides, progress, &mut options, controllers)?;
     if normalized && normalized_text.is_none() {
         return Err(SimulationError::new_err(format!("{source_name}: no normalised scenario")));
     }
@@ -206,18 +226,40 @@ fn heuristic(name: &str, inputs: Vec<u64>) -> PyResult<(u64, u64)> {
     result.map(|t| (t.alpha, t.beta)).map_err(|e| PyValueError::new_err(format!("{}: {}", e.input, e.message)))
 }
 
+/// The Python controllers' host for a loader (`vegaslab.controller.load`), if one is given.
+fn python_host(loader: Option<PyObject>) -> Option<Arc<dyn vegaslab_cc::external::ExternalControllers>> {
+    loader.map(|l| Arc::new(controllers::PythonHost::new(l)) as Arc<dyn vegaslab_cc::external::ExternalControllers>)
+}
+
+/// `scenario` with its Python controllers bound to `host` (which records the hash of each
+/// class's source); unchanged without a host.
+fn hosted(
+    mut scenario: vegaslab_sim::Scenario,
+    host: Option<&Arc<dyn vegaslab_cc::external::ExternalControllers>>,
+) -> Result<vegaslab_sim::Scenario, vegaslab_sim::ScenarioError> {
+    if host.is_some() {
+        vegaslab_sim::scenario::bind_external(&mut scenario, host)?;
+    }
+    Ok(scenario)
+}
+
 /// The normalised scenario (`vegaslab_sim::scenario::normalize`): every default filled in,
-/// units fixed, referenced files hashed, no paths; canonical JSON text.
+/// units fixed, referenced files hashed, no paths; canonical JSON text. With `controllers`
+/// (`vegaslab.controller.load`), a Python controller's entry records its module's SHA-256.
 #[pyfunction]
-#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new()))]
+#[pyo3(signature = (toml_text, source_name, seed=None, overrides=Vec::new(), controllers=None))]
 fn normalize_scenario(
     py: Python<'_>,
     toml_text: &str,
     source_name: &str,
     seed: Option<u64>,
     overrides: Vec<String>,
+    controllers: Option<PyObject>,
 ) -> PyResult<String> {
-    let outcome = catch_unwind(|| vegaslab_sim::scenario::normalize(toml_text, source_name, seed, &overrides))
+    let host = python_host(controllers);
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        vegaslab_sim::scenario::normalize(toml_text, source_name, seed, &overrides).and_then(|s| hosted(s, host.as_ref()))
+    }))
         .map_err(|p| SimulationError::new_err(format!("{source_name}: internal simulator error: {}", panic_message(p))))?;
     let scenario = outcome.map_err(|e| scenario_error(py, &e))?;
     Ok(vegaslab_sim::scenario::normalize::to_json(&scenario))
@@ -226,17 +268,20 @@ fn normalize_scenario(
 /// `normalize_scenario` for each of `seeds`, the text parsed and checked once: the normalised
 /// scenarios of one sweep point's seeds (they differ in `seed` only). The GIL is released.
 #[pyfunction]
-#[pyo3(signature = (toml_text, source_name, seeds, overrides=Vec::new()))]
+#[pyo3(signature = (toml_text, source_name, seeds, overrides=Vec::new(), controllers=None))]
 fn normalize_scenario_seeds(
     py: Python<'_>,
     toml_text: &str,
     source_name: &str,
     seeds: Vec<u64>,
     overrides: Vec<String>,
+    controllers: Option<PyObject>,
 ) -> PyResult<Vec<String>> {
+    let host = python_host(controllers);
     let outcome = py.allow_threads(|| {
-        catch_unwind(|| {
-            vegaslab_sim::scenario::normalize(toml_text, source_name, None, &overrides).map(|mut scenario| {
+        catch_unwind(AssertUnwindSafe(|| {
+            let scenario = vegaslab_sim::scenario::normalize(toml_text, source_name, None, &overrides);
+            scenario.and_then(|s| hosted(s, host.as_ref())).map(|mut scenario| {
                 seeds
                     .iter()
                     .map(|&seed| {
@@ -245,7 +290,7 @@ fn normalize_scenario_seeds(
                     })
                     .collect::<Vec<_>>()
             })
-        })
+        }))
     });
     let outcome = outcome.map_err(|p| SimulationError::new_err(format!("{source_name}: internal simulator error: {}", panic_message(p))))?;
     outcome.map_err(|e| scenario_error(py, &e))
@@ -322,6 +367,7 @@ fn source_revision() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_class::<arrow::ArrowBatch>()?;
+    controllers::add_classes(m)?;
     m.add_function(wrap_pyfunction!(validate_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(normalize_scenario, m)?)?;

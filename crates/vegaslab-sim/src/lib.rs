@@ -64,6 +64,9 @@ pub struct RunOptions<'a> {
     /// The directory the packet trace (`[trace]`) is created in, under its plain name
     /// (`Simulator::open_trace`). The scenario names the file only, never where it goes.
     pub trace_dir: Option<&'a std::path::Path>,
+    /// What builds the scenario's external controllers (`cc = "py:package.module:Class"`):
+    /// the Python binding supplies it. Without it such a scenario is refused.
+    pub controllers: Option<std::sync::Arc<dyn vegaslab_cc::external::ExternalControllers>>,
 }
 
 /// [`run_text`] with [`RunOptions`]: the normalised scenario, the trace's directory.
@@ -79,6 +82,7 @@ pub fn run_text_with(
     if let Some(seed) = seed {
         scenario.seed = seed;
     }
+    scenario::bind_external(&mut scenario, options.controllers.as_ref())?;
     let normalized = options.normalized.then(|| scenario::normalize::to_json(&scenario));
     let mut sim = Simulator::build(scenario)?;
     if let Some(dir) = options.trace_dir {

@@ -61,3 +61,14 @@ fn a_trace_goes_into_the_trace_dir_and_without_one_the_run_says_so_and_exits_1()
     assert!(std::fs::metadata(dir.join("t.tr")).unwrap().len() > 0);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_python_controller_is_refused_in_one_sentence_naming_the_flows_field() {
+    let (code, err) = vegaslab_sim(&[&scenario(), "--set", "flows[0].cc=py:my_algos.reno2:Reno2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("flows[0].cc: \"py:my_algos.reno2:Reno2\" is a Python controller, which only runs from Python"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -15,7 +15,7 @@ stderr is a terminal; a closed stdout (``vegaslab run x | head -1``) stops the p
 the command.
 
 One module per subcommand (:mod:`.run`, :mod:`.sweep`, :mod:`.reproduce`, :mod:`.bench`,
-:mod:`.kernel`, :mod:`.testbed`, :mod:`.robustness`, :mod:`.compare`), each with its parser
+:mod:`.kernel`, :mod:`.testbed`, :mod:`.robustness`, :mod:`.compare`, :mod:`.new_cc`), each with its parser
 (``add_parser``) and its ``cmd_*`` functions; :mod:`.console` and :mod:`.options` hold what
 they share; this module builds the parser and runs a command.
 """
@@ -35,6 +35,7 @@ from ..errors import ScenarioError, VegaslabError
 from . import bench as bench_cmd
 from . import compare as compare_cmd
 from . import kernel as kernel_cmd
+from . import new_cc as new_cc_cmd
 from . import reproduce as reproduce_cmd
 from . import robustness as robustness_cmd
 from . import run as run_cmd
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
   vegaslab reproduce --list
   vegaslab reproduce va-buffer
   vegaslab bench --duration 20s --no-ns2
+  vegaslab new-cc my_reno --python
 
 Scenario format: docs/scenario-format.md. Results tables: docs/results-format.md.
 Output conventions (-q, -v, --json): docs/cli.md.
@@ -88,6 +90,7 @@ Run `vegaslab COMMAND --help` for each command's options.""",
     testbed_cmd.add_parser(sub)
     robustness_cmd.add_parser(sub)
     compare_cmd.add_parser(sub)
+    new_cc_cmd.add_parser(sub)
     _verbosity_everywhere(parser)
     return parser
 

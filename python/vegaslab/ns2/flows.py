@@ -58,6 +58,9 @@ def _algorithm(alg, where: str) -> tuple[str, dict]:
         return "vegas", {var: tcl_num(p.get(k), f"{where}.Vegas.{k}")
                          for k, var in _VEGAS_PARAMS.items()}
     name = next(iter(alg)) if isinstance(alg, dict) and alg else alg
+    if name == "Python":
+        raise ValueError(f"{where}: a Python controller runs only in vegaslab's own simulator; ns-2 cannot "
+                         "host it")
     raise ValueError(f"{where}: the ns-2 bridge supports Reno, NewReno and Vegas (flavour "
                      f"\"ns2\"), got {name!r}")
 

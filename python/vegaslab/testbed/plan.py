@@ -256,6 +256,9 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
             except KernelError as e:
                 raise PlanError(f"flows ({f['name']}): {e}") from None
             kernel_algs[f["name"]] = (cc, params)
+        elif cc.startswith("py:"):
+            raise PlanError(f"flows ({f['name']}).cc: {cc!r} is a Python controller, which runs only in vegaslab's "
+                            "own simulator; the kernel testbed cannot host it")
         else:
             raise PlanError(f"flows ({f['name']}).cc: no kernel version of {cc!r} (the testbed runs "
                             f"{', '.join([*BUILT_IN, *KERNEL_ALGORITHMS])})")

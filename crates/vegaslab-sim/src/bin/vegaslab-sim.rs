@@ -66,7 +66,8 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let options = vegaslab_sim::RunOptions { normalized: false, trace_dir: trace_dir.as_deref() };
+    // The command line hosts no Python: a scenario naming a Python controller is refused.
+    let options = vegaslab_sim::RunOptions { normalized: false, trace_dir: trace_dir.as_deref(), controllers: None };
     match vegaslab_sim::run_text_with(&text, &file, seed, &overrides, |_, _| true, &options) {
         Ok((r, _)) => match writeln!(std::io::stdout().lock(), "{}", r.to_json()) {
             // The results are out; a trace that was asked for and not written fails the run.

@@ -6,8 +6,10 @@
 
 use super::param_source::{boxed, unboxed};
 use super::reader::Obj;
-use super::ScenarioError;
+use super::{ErrorKind, Scenario, ScenarioError};
+use vegaslab_cc::external::{ExternalControllers, ExternalSpec};
 use vegaslab_cc::params::{ParamError, ParamSource};
+use std::sync::Arc;
 use vegaslab_cc::registry::{self, AlgorithmSpec};
 
 /// A flow's `params` table (or its absence) as the algorithms read it.
@@ -49,15 +51,48 @@ impl ParamSource for Params<'_, '_> {
     }
 }
 
-/// The flow's algorithm, read through the registry.
+/// The flow's algorithm, read through the registry; a `py:package.module:Class` name is an
+/// external controller (`vegaslab_cc::external`), checked here for shape only.
 pub fn read_algorithm(f: &Obj, cc: &str) -> Result<AlgorithmSpec, ScenarioError> {
     let params = Params { flow: f, cc, table: f.table("params")? };
+    if let Some(spec) = ExternalSpec::parse(cc) {
+        let spec = spec.map_err(|e| f.err("cc", e))?;
+        return AlgorithmSpec::external(spec, &params).map_err(|e| unboxed(e, f, "params"));
+    }
     match AlgorithmSpec::read(cc, &params) {
         Some(Ok(spec)) => Ok(spec),
         Some(Err(e)) => Err(unboxed(e, f, "params")),
         None => {
             let names: Vec<&str> = registry::names().collect();
-            Err(f.err("cc", format!("unknown congestion control \"{cc}\" (allowed: {})", names.join(", "))))
+            Err(f.err("cc", format!("unknown congestion control \"{cc}\" (allowed: {}), or a Python controller \"py:package.module:Class\"", names.join(", "))))
         }
     }
+}
+
+/// The scenario's external controllers bound to `host`, which checks that it can build each;
+/// without a host, the first flow that names one is refused ([`require_hosted`]).
+pub fn bind_external(scenario: &mut Scenario, host: Option<&Arc<dyn ExternalControllers>>) -> Result<(), ScenarioError> {
+    let Some(host) = host else {
+        return require_hosted(scenario);
+    };
+    for (i, flow) in scenario.flows.iter_mut().enumerate() {
+        flow.algorithm = flow.algorithm.hosted(host).map_err(|e| ScenarioError::new(&scenario.source, &format!("flows[{i}].cc"), ErrorKind::Reference, e))?;
+    }
+    Ok(())
+}
+
+/// Refuse a flow whose external controller has no host: only a program that embeds Python
+/// (the `vegaslab` package) runs one.
+pub fn require_hosted(scenario: &Scenario) -> Result<(), ScenarioError> {
+    for (i, flow) in scenario.flows.iter().enumerate() {
+        if flow.algorithm.external_params().is_some_and(|p| !p.is_hosted()) {
+            return Err(ScenarioError::new(
+                &scenario.source,
+                &format!("flows[{i}].cc"),
+                ErrorKind::Invalid,
+                format!("\"{}\" is a Python controller, which only runs from Python (vegaslab.run or the vegaslab command), not here", flow.algorithm.name()),
+            ));
+        }
+    }
+    Ok(())
 }

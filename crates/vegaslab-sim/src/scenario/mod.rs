@@ -5,6 +5,7 @@
 //! error names the file, the field path and what was expected ([`ScenarioError`]).
 
 mod algorithms;
+pub use algorithms::{bind_external, require_hosted};
 mod apps;
 mod aqt;
 mod build;

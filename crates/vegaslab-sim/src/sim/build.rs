@@ -44,6 +44,7 @@ impl Simulator {
     /// separate options type would only repeat them.
     pub fn build(scenario: Scenario) -> Result<Self, ScenarioError> {
         scenario::limits::check_recording_size(&scenario)?;
+        scenario::require_hosted(&scenario)?;
         check_event_indices(&scenario)?;
         check_per_flow_connections(&scenario)?;
         let sim = Simulator::assemble(scenario);

@@ -104,6 +104,7 @@ def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> W
     import dataclasses
     import hashlib
 
+    from ...controller import load as load_controller
     from ...core import call_core, load_core, package_version, run_core
 
     t0 = time.perf_counter()
@@ -118,7 +119,8 @@ def run_payload(prepared: PreparedRun, text: str, types: Mapping[str, str]) -> W
             raise EngineError(f"worker {worker} has vegaslab core {version}, the client {prepared.core_version}; "
                               "install the same vegaslab version on the client and every worker")
         with materialised(prepared) as (source, hide):
-            normalized = call_core(core.normalize_scenario, spec.text, source, spec.seed, list(spec.overrides))
+            normalized = call_core(core.normalize_scenario, spec.text, source, spec.seed, list(spec.overrides),
+                                   load_controller)
             if hashlib.sha256(normalized.encode("utf-8")).hexdigest() != prepared.normalized_sha256:
                 raise EngineError(f"{spec.source}: worker {worker} resolves the scenario differently from the client "
                                   "(another core build, or a referenced file changed); not run, so that no result is "

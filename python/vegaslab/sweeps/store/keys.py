@@ -172,7 +172,9 @@ def _warn_of_traces(specs: Sequence[RunSpec], texts: Sequence[str | BaseExceptio
 def _normalized_texts(core: Any, specs: Sequence[RunSpec]) -> list[str | BaseException]:
     """Each spec's normalised scenario (or the error the core gave), the specs that differ only
     in their seed resolved by one call (``normalize_scenario_seeds``: one parse for a sweep
-    point's seeds, not one per seed)."""
+    point's seeds, not one per seed). A Python controller's entry records its module's hash
+    (:func:`vegaslab.controller.load`), so an edited class makes new keys."""
+    from ...controller import load as load_controller
     from ...core import call_core
     from ...simulation import check_seed
 
@@ -193,10 +195,10 @@ def _normalized_texts(core: Any, specs: Sequence[RunSpec]) -> list[str | BaseExc
         try:
             if len(members) == 1:
                 texts[members[0]] = call_core(core.normalize_scenario, first.text, first.source, first.seed,
-                                               list(first.overrides))
+                                               list(first.overrides), load_controller)
                 continue
             done = call_core(core.normalize_scenario_seeds, first.text, first.source,
-                              [specs[i].seed for i in members], list(first.overrides))
+                              [specs[i].seed for i in members], list(first.overrides), load_controller)
         except (VegaslabError, FileNotFoundError) as exc:
             for i in members:
                 texts[i] = exc

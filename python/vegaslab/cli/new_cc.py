@@ -1,0 +1,182 @@
+"""``vegaslab new-cc NAME --python``: a skeleton for your own congestion control in Python
+(docs/your-algorithm.md): ``NAME.py`` with a Reno-like :class:`vegaslab.Controller` subclass, a
+``scenario.toml`` that runs it beside the native Reno on a lossy dumbbell (with a ``[sweep]`` over
+the bottleneck's buffer), and ``test_NAME.py``, its tests. ``--bpf`` is refused: BPF skeletons are
+not available yet.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from pathlib import Path
+from string import Template
+
+from .console import console
+from .options import FORMATTER, wrap
+
+CONTROLLER = Template('''\
+"""$cls: a congestion control to try out, written against vegaslab.Controller.
+
+It starts as Reno (RFC 5681) as ns-2's Agent/TCP/Reno has it: +1 packet per ACK in slow start,
++1/cwnd per ACK in congestion avoidance, and the window halved on a loss. Change the hooks to
+try your idea; docs/your-algorithm.md lists them and the Linux op each mirrors.
+"""
+
+import vegaslab
+
+
+class $cls(vegaslab.Controller):
+    def __init__(self):
+        # One instance per connection; keep the algorithm's state here.
+        self.losses = 0
+
+    def cong_avoid(self, w, ack):
+        """A new cumulative ACK outside loss recovery (Linux cong_avoid): grow the window."""
+        if w.cwnd < w.ssthresh:
+            w.cwnd += 1.0  # slow start
+        else:
+            w.cwnd += 1.0 / w.cwnd  # congestion avoidance: about +1 packet per RTT
+
+    def ssthresh(self, w, loss):
+        """A loss (Linux ssthresh): return (ssthresh, cwnd). Reno halves the window after a fast
+        retransmit and restarts from one packet after a timeout."""
+        self.losses += 1
+        half = loss.window / 2.0
+        cwnd = half if loss.kind == "fast_retransmit" else 1.0
+        return max(int(half), 2), cwnd
+
+    def variables(self):
+        """Columns added to the flow's time series (monitor.cwnd)."""
+        return {"losses": float(self.losses)}
+''')
+
+SCENARIO = Template('''\
+# $cls beside the native Reno on a 1.5 Mbit/s dumbbell with a 10-packet DropTail buffer.
+# Run it from this directory, where $module.py can be imported:
+#   PYTHONPATH=. vegaslab run scenario.toml
+# and the sweep below over the buffer size and three seeds:
+#   PYTHONPATH=. vegaslab sweep scenario.toml
+
+[run]
+duration = "30s"
+
+[monitor]
+cwnd = true
+
+[dumbbell]
+pairs = 2
+access = { bandwidth = "10Mbps", delay = "4ms" }
+bottleneck = { bandwidth = "1.5Mbps", delay = "20ms", queue = { kind = "droptail", limit = 10 } }
+
+[[flows]]
+name = "mine"
+from = "S1"
+to = "D1"
+cc = "py:$module:$cls"
+tcp = { window = 1000 }
+
+[[flows]]
+name = "reno"
+from = "S2"
+to = "D2"
+cc = "reno"
+tcp = { window = 1000 }
+
+[sweep]
+seeds = 3
+
+[[sweep.axis]]
+name = "buffer"
+path = "dumbbell.bottleneck.queue.limit"
+values = [5, 10, 20, 40]
+''')
+
+TEST = Template('''\
+"""Tests of $cls: run with `PYTHONPATH=. python -m pytest test_$module.py` from this directory."""
+
+from pathlib import Path
+
+import vegaslab
+
+SCENARIO = Path(__file__).with_name("scenario.toml")
+
+
+def test_the_scenario_runs_and_both_flows_deliver_data():
+    res = vegaslab.run(SCENARIO)
+    flows = res.flows.set_index("flow")
+    assert flows.loc["mine", "cc"] == "py:$module:$cls"
+    assert (flows["goodput_bps"] > 0).all()
+
+
+def test_a_loss_is_counted_in_the_time_series():
+    res = vegaslab.run(SCENARIO)
+    series = res.series_flows
+    assert series[series["flow"] == "mine"]["losses"].max() >= 1
+
+
+def test_as_generated_it_behaves_exactly_as_the_native_reno():
+    # True of the skeleton, which is Reno; delete this test once your algorithm is your own.
+    mine = vegaslab.run(SCENARIO, overrides={"flows[1].cc": "py:$module:$cls"}).flows
+    reno = vegaslab.run(SCENARIO, overrides={"flows[0].cc": "reno"}).flows
+    assert list(mine["goodput_bps"]) == list(reno["goodput_bps"])
+''')
+
+#: A module name: a Python identifier in lower case, digits and underscores.
+NAME = re.compile(r"[a-z_][a-z0-9_]*")
+
+
+def class_name(module: str) -> str:
+    """``my_reno`` -> ``MyReno``."""
+    return "".join(part[:1].upper() + part[1:] for part in module.split("_")) or "Controller"
+
+
+def skeleton(module: str) -> dict[str, str]:
+    """The files of a Python skeleton for ``module``, by name."""
+    names = {"module": module, "cls": class_name(module)}
+    return {f"{module}.py": CONTROLLER.substitute(names), "scenario.toml": SCENARIO.substitute(names),
+            f"test_{module}.py": TEST.substitute(names)}
+
+
+def add_parser(sub) -> None:
+    """The ``new-cc`` subcommand's parser, on the subparsers ``sub`` of ``vegaslab``."""
+    p = sub.add_parser(
+        "new-cc", formatter_class=FORMATTER,
+        help="write a skeleton for your own congestion control (a Reno-like start, a scenario, tests)",
+        description=wrap("Writes NAME.py (a Reno-like vegaslab.Controller subclass), scenario.toml (it beside "
+                         "the native Reno on a lossy dumbbell, with a sweep over the buffer) and test_NAME.py "
+                         "into DIR (default: ./NAME). Python controllers are the slow path, for trying an "
+                         "idea before writing it in Rust or BPF (docs/your-algorithm.md)."),
+        epilog="""examples:
+  vegaslab new-cc my_reno --python
+  cd my_reno && PYTHONPATH=. vegaslab run scenario.toml""",
+    )
+    p.add_argument("name", metavar="NAME", help="the module name: lower case letters, digits and underscores")
+    kind = p.add_mutually_exclusive_group(required=True)
+    kind.add_argument("--python", action="store_true", help="a Python controller (vegaslab.Controller)")
+    kind.add_argument("--bpf", action="store_true", help="a BPF struct_ops object (not available yet)")
+    p.add_argument("--out", metavar="DIR", help="the directory to write into (default: ./NAME); existing "
+                                                "files are never replaced")
+    p.set_defaults(func=cmd_new_cc)
+
+
+def cmd_new_cc(args) -> int:
+    if args.bpf:
+        console.error("vegaslab: new-cc --bpf: BPF skeletons are not available yet; use --python")
+        return 2
+    if not NAME.fullmatch(args.name) or keyword.iskeyword(args.name):
+        console.error(f"vegaslab: new-cc NAME: must be a Python module name in lower case (letters, digits, "
+                      f"underscores, not starting with a digit), got {args.name!r}")
+        return 2
+    out = Path(args.out if args.out is not None else args.name)
+    files = skeleton(args.name)
+    taken = [str(out / name) for name in files if (out / name).exists()]
+    if taken:
+        console.error(f"vegaslab: {taken[0]}: exists; new-cc never replaces a file (choose another --out)")
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+        console.detail(f"wrote {out / name}")
+    console.result(f"{out}: {', '.join(files)}; run it with: cd {out} && PYTHONPATH=. vegaslab run scenario.toml")
+    return 0
