@@ -13,6 +13,7 @@ import socket
 import time
 import traceback
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, Mapping
@@ -43,8 +44,9 @@ def _worker_name() -> str:
         return f"{socket.gethostname()}:pid{os.getpid()}"
 
 
-#: The progress callback of the runs made in this process (:func:`watched`), or None.
-_in_process_watch: Callable[[float, float], None] | None = None
+#: The progress callback of the runs made in this process (:func:`watched`), or None; a context
+#: variable, so two sweeps in two threads each watch their own runs.
+_in_process_watch: ContextVar[Callable[[float, float], None] | None] = ContextVar("_in_process_watch", default=None)
 
 
 @contextmanager
@@ -53,12 +55,11 @@ def watched(check: Callable[[float, float], None] | None) -> Iterator[None]:
     duration s)`` every 0.2 s of wall time; an exception it raises ends the run, which
     :func:`run_payload` then reports as failed with that message (the caller that raised it
     knows better: :class:`vegaslab.sweeps.engine.choice.MovingToCluster`)."""
-    global _in_process_watch
-    previous, _in_process_watch = _in_process_watch, check
+    token = _in_process_watch.set(check)
     try:
         yield
     finally:
-        _in_process_watch = previous
+        _in_process_watch.reset(token)
 
 
 class WorkerClosing(Exception):
@@ -79,7 +80,7 @@ def _end_when_worker_closes() -> Callable[[float, float], None] | None:
 
         worker = get_worker()
     except (ImportError, ValueError):
-        return _in_process_watch
+        return _in_process_watch.get()
     closing = (Status.closing, Status.closed, Status.failed)
 
     def check(sim_s: float, duration_s: float) -> None:
