@@ -180,6 +180,16 @@ def test_plot_without_axes_draws_on_a_pyplot_figure_that_a_notebook_shows(three_
         plt.close(ax.figure)
 
 
+def test_plot_with_a_bad_metric_leaves_no_empty_figure_behind(three_seeds):
+    import matplotlib.pyplot as plt
+
+    res, _ = three_seeds
+    before = plt.get_fignums()
+    with pytest.raises(Exception, match="goodput_bsp"):
+        res.plot("goodput_bsp", "alpha")
+    assert plt.get_fignums() == before
+
+
 def test_a_misspelt_metric_parameter_or_flow_is_refused_before_any_run_with_a_suggestion(tmp_path, capsys):
     path = tmp_path / "study.toml"
     path.write_text(BASE + ZIPPED.replace("SEEDS", "3"), encoding="utf-8")

@@ -44,7 +44,7 @@ import tomllib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from ..errors import ScenarioError, VegaslabError
 
@@ -646,12 +646,16 @@ class SweepResults:
         Draws on ``ax`` (a matplotlib Axes) or, without one, on a new pyplot figure (so a
         notebook shows it inline, as pandas' plots do); returns the Axes (``.figure`` saves it).
         The figure is titled by the scenario's ``meta.title`` (docs/sweep-format.md, "Figures")."""
-        if ax is None:
-            from ..plots import new_axes
+        from ..plots import new_axes
 
-            ax = new_axes()
-        _warn_few_seeds(self._draw(ax, metric, x, hue, flow, confidence), metric, x)
-        return ax
+        drawn_on: list = []
+
+        def axes() -> Any:  # a pyplot figure only once the summary is known to be drawable
+            drawn_on.append(ax if ax is not None else new_axes())
+            return drawn_on[0]
+
+        _warn_few_seeds(self._draw(axes, metric, x, hue, flow, confidence), metric, x)
+        return drawn_on[0]
 
     def save_plot(self, metric: str, x: str, out_dir: str | os.PathLike | None = None, *, format: str = "png",
                   hue: str | None = None, flow: str | None = None, confidence: float = 0.95) -> Path:
@@ -671,7 +675,7 @@ class SweepResults:
             raise VegaslabError(f"format: must be one of {', '.join(FIGURE_FORMATS)}, got {format!r}")
         fig = Figure(figsize=FIGSIZE, dpi=110, layout="constrained")
         FigureCanvasAgg(fig)
-        _warn_few_seeds(self._draw(fig.add_subplot(), metric, x, hue, flow, confidence), metric, x)
+        _warn_few_seeds(self._draw(fig.add_subplot, metric, x, hue, flow, confidence), metric, x)
         data = io.BytesIO()
         # A fixed salt for the SVG element ids, which are random otherwise.
         with matplotlib.rc_context({"svg.hashsalt": "vegaslab"}):
@@ -679,9 +683,10 @@ class SweepResults:
         directory = Path(out_dir if out_dir is not None else self.out)
         return write_file(directory, f"{_safe_name(metric)}-vs-{_safe_name(x)}.{format}", data.getvalue())
 
-    def _draw(self, ax: Any, metric: str, x: str, hue: str | None, flow: str | None,
+    def _draw(self, axes: Callable[[], Any], metric: str, x: str, hue: str | None, flow: str | None,
               confidence: float) -> "pd.DataFrame":
-        """Draw :meth:`plot`'s figure on ``ax``; returns the :meth:`summary` drawn."""
+        """Draw :meth:`plot`'s figure on the Axes ``axes()`` gives, asked for only once the
+        :meth:`summary` is computed (a bad name makes no empty figure); returns that summary."""
         from . import figures
         from .metrics import Metric, metric as known_metric
 
@@ -692,7 +697,7 @@ class SweepResults:
             names = self.flow_names
             flow = names[0] if len(names) == 1 else None
         axis = next(a for a in self.plan.axes if any(p.name == x for p in a.params))
-        figures.draw(ax, stats, x=x, axis=axis, hue=hue, metric=m, flow=flow, title=self.title,
+        figures.draw(axes(), stats, x=x, axis=axis, hue=hue, metric=m, flow=flow, title=self.title,
                      subtitle=f"{figures.y_label(m, '', flow)} vs {figures.x_label(axis)}\n"
                               f"{figures.band_text(stats, m, confidence)}")
         return stats
