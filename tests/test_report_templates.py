@@ -379,3 +379,10 @@ def test_the_robustness_section_is_spliced_through_its_template_and_shows_ns2_on
     page.write_text(f"<html>{START}OLD SECTION{END}</html>")
     assert splice(page, [s]) and "OLD SECTION" not in page.read_text() and page.read_text().count(START) == 1
     assert page.read_text() == f"<html>{without}</html>"
+
+
+def test_a_percent_key_number_prints_the_papers_fraction_as_a_percentage_too():
+    from vegaslab.report.front import _headline_cells
+
+    cells = _headline_cells({"label": "utilisation", "entry": "e", "percent": True, "published": 0.93, "ours": 0.97})
+    assert cells["published"] == "93%" and cells["ours"].endswith("%") and cells["ratio"] == "1.043"

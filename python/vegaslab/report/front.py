@@ -46,7 +46,12 @@ def _headline_cells(h: Mapping[str, Any]) -> dict:
     """One key number: the paper's as it prints it, ours to the same precision, their ratio."""
     pct = bool(h.get("percent"))
     pub = h.get("published")
-    shown_pub = str(h["printed"]) if h.get("printed") else printed(pub)
+    if h.get("printed"):
+        shown_pub = str(h["printed"])
+    elif pct and pub is not None:  # a fraction the paper prints as a percentage
+        shown_pub = f"{printed(100 * float(pub))}%"
+    else:
+        shown_pub = printed(pub)
     ours = h.get("ours")
     if is_missing(ours):
         shown_ours = "-"
