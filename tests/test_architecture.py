@@ -59,10 +59,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("foundation", ("vegaslab.errors", "vegaslab.deprecation", "vegaslab.interrupts", "vegaslab.safe_io",
                     "vegaslab.outdir", "vegaslab.core", "vegaslab.scenario", "vegaslab.heuristics",
                     "vegaslab.registry", "vegaslab.schema", "vegaslab.spelling", "vegaslab.controller")),
-    # one run: simulate it, its results as columns and tables, its plots and what they mark, the
-    # fairness index
+    # one run: simulate it, its results as columns and tables, its plots, what they mark and
+    # the files they are written to, the fairness index
     ("run", ("vegaslab.simulation", "vegaslab.results", "vegaslab.columns", "vegaslab.plots", "vegaslab.figure_marks",
-             "vegaslab.fairness")),
+             "vegaslab.figure_formats", "vegaslab.fairness")),
     # many runs, and the other systems a run is compared with: sweeps with their engine and
     # store, ns-2, the Linux kernel's BPF congestion controls and the testbed, the benchmark
     ("engines", ("vegaslab.sweeps", "vegaslab.ns2", "vegaslab.kernel", "vegaslab.testbed", "vegaslab.bench")),

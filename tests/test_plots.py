@@ -259,7 +259,9 @@ def test_figures_are_encoded_with_zlibs_fastest_level_and_the_same_pixels(res, t
 
     fast = plots.plot_all(res, tmp_path / "fast", processes=1)
     assert [_zlib_level_flag(p) for p in fast] == [0, 0, 0]
-    monkeypatch.setattr(plots, "PNG_OPTIONS", {"compress_level": 9})
+    from vegaslab import figure_formats
+
+    monkeypatch.setattr(figure_formats, "PNG_OPTIONS", {"compress_level": 9})
     small = plots.plot_all(res, tmp_path / "small", processes=1)
     for a, b in zip(fast, small):
         assert np.array_equal(np.asarray(Image.open(a)), np.asarray(Image.open(b)))

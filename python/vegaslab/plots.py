@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from . import figure_marks as marks
+from .figure_formats import check_format, figure_bytes
 from .errors import VegaslabError
 from .columns import Column, NameColumn, frame_columns
 
@@ -49,9 +50,6 @@ MAX_PER_BIN_LINES = MAX_LEGEND
 MAX_SSTHRESH_LINES = MAX_LEGEND
 #: At most this many queues are drawn (the busiest ones).
 MAX_QUEUES = 8
-#: Options for PIL's PNG encoder: zlib level 1 instead of PIL's 6 encodes about twice as fast
-#: for files 8-20 % larger. The pixels are the same: PNG is lossless at every level.
-PNG_OPTIONS = {"compress_level": 1}
 
 
 class PlotError(VegaslabError):
@@ -179,8 +177,6 @@ THROUGHPUT_WINDOW_S = 1.0
 #: Up to this many flows each has a colour and a legend entry of its own; beyond it, flows are
 #: coloured by algorithm with one legend entry per algorithm.
 MAX_FLOW_ENTRIES = 8
-#: The file formats the figures are written in (matplotlib's backends for them).
-FORMATS = ("png", "pdf", "svg")
 _PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2",
             "#7f7f7f", "#bcbd22")
 
@@ -213,20 +209,10 @@ def _decimate_lines(ax) -> None:
             line.set_data(x2, y2)
 
 
-def _save_options(fmt: str) -> dict:
-    """``savefig`` options that make a file of ``fmt`` the same bytes for the same figure: PNG
-    with :data:`PNG_OPTIONS`; PDF and SVG without their creation date."""
-    if fmt == "png":
-        return {"pil_kwargs": dict(PNG_OPTIONS)}
-    if fmt == "pdf":
-        return {"metadata": {"CreationDate": None}}
-    return {"metadata": {"Date": None}}
-
-
 def _save(fig: Figure, ax, path: str | os.PathLike, handles: list | None = None) -> Path:
     """Put the legend of ``handles`` beside the axes, lay the figure out once, decimate its
     lines to the pixel columns they land in and write it in the format of ``path``'s suffix
-    (:data:`FORMATS`).
+    (:data:`vegaslab.figure_formats.FORMATS`).
 
     The legend is outside the axes (:func:`vegaslab.figure_marks.outside_legend`), so it never
     covers data and needs no search for a free corner. The figure has no layout engine; the
@@ -241,14 +227,9 @@ def _save(fig: Figure, ax, path: str | os.PathLike, handles: list | None = None)
     ConstrainedLayoutEngine().execute(fig)
     _decimate_lines(ax)
     out = Path(path)
-    fmt = out.suffix.lstrip(".").lower()
-    if fmt not in FORMATS:
-        raise ValueError(f"{out.name}: the figure's format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    data = figure_bytes(fig, check_format(out.suffix.lstrip(".").lower(), f"{out.name}: the figure's format"))
     out.parent.mkdir(parents=True, exist_ok=True)
-    import matplotlib
-
-    with matplotlib.rc_context({"svg.hashsalt": "vegaslab"}):  # SVG's element ids from a fixed salt
-        fig.savefig(out, format=fmt, **_save_options(fmt))
+    out.write_bytes(data)
     return out
 
 
@@ -661,7 +642,7 @@ class PendingPlots:
 def start_plots(results: "Results", out_dir: str | os.PathLike, *, processes: int | None = None,
                 format: str = "png", window_s: float = THROUGHPUT_WINDOW_S) -> PendingPlots:
     """Start drawing cwnd, throughput and queue figures into ``out_dir`` as ``format`` files
-    (:data:`FORMATS`; ``cwnd.png`` ...), the throughput figure averaged over ``window_s``
+    (:data:`vegaslab.figure_formats.FORMATS`; ``cwnd.png`` ...), the throughput figure averaged over ``window_s``
     seconds; the caller may do other work (write its tables) before :meth:`PendingPlots.finish`.
 
     The figures' work is almost all in matplotlib's C++ Agg renderer, which holds the GIL, so they
@@ -674,8 +655,7 @@ def start_plots(results: "Results", out_dir: str | os.PathLike, *, processes: in
     processes = usable_processes() if processes is None else int(processes)
     if processes < 1:
         raise ValueError(f"processes: must be >= 1, got {processes}")
-    if format not in FORMATS:
-        raise ValueError(f"format: must be one of {', '.join(FORMATS)}, got {format!r}")
+    check_format(format)
     if not window_s > 0:
         raise ValueError(f"window_s: the throughput window must be > 0 seconds, got {window_s}")
     return PendingPlots(results, Path(out_dir), min(processes, len(FIGURES)), fmt=format, window_s=window_s)

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 import vegaslab
 
 from ..errors import ScenarioError
+from ..figure_formats import FORMATS
 from .console import console, one_line
 from .options import FORMATTER, add_set, resolve_scenario, seed_arg, wrap
 
@@ -62,7 +63,7 @@ means alone; every sample is in series_flows.parquet.""",
     p.add_argument("--seed", type=seed_arg, metavar="N", help="random seed (overrides run.seed), 0 .. 2**63-1")
     p.add_argument("--out", metavar="DIR", help="output directory (default: out/<scenario stem>)")
     p.add_argument("--no-plots", action="store_true", help="write tables only; leave the monitors off")
-    p.add_argument("--format", choices=("png", "pdf", "svg"), default="png",
+    p.add_argument("--format", choices=FORMATS, default="png",
                    help="the plots' file format (default png; pdf and svg are vector figures for a paper)")
     p.add_argument("--throughput-window", type=_seconds, default=1.0, metavar="SECONDS",
                    help="the throughput plot's averaging window in seconds, drawn beside the running mean "

@@ -15,12 +15,9 @@ from typing import Any, Iterator, Sequence
 import vegaslab
 
 from ..errors import ScenarioError, VegaslabError
+from ..figure_formats import FORMATS
 from .console import EXIT_INTERRUPTED, console, one_line, say
 from .options import FORMATTER, add_set, bad_scheduler, jobs_arg, resolve_scenario, store_error_status, wrap
-
-
-#: The --plot formats (those of SweepResults.save_plot).
-FIGURE_FORMATS = ("png", "pdf", "svg")
 
 
 def add_parser(sub) -> None:
@@ -66,7 +63,7 @@ the sweep (the finished runs are stored; the same command goes on).""",
     p.add_argument("--plot", action="append", default=[], metavar="METRIC:PARAM",
                    help="after the sweep, write DIR/METRIC-vs-PARAM.png (repeatable), e.g. throughput_bps:alpha")
     p.add_argument("--flow", metavar="NAME", help="the flow a per-flow --plot metric is taken from")
-    p.add_argument("--format", choices=tuple(FIGURE_FORMATS), default="png",
+    p.add_argument("--format", choices=FORMATS, default="png",
                    help="file format of the --plot figures (default: png)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON document on stdout (counts, executor, wall times, figures; docs/cli.md) "

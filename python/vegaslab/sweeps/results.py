@@ -374,9 +374,6 @@ def t_quantile(p: float, df: int) -> float:
 # ---------------------------------------------------------------------- results
 
 
-#: Figure file formats, with the metadata that keeps their bytes free of the moment they were
-#: written (matplotlib's ``savefig(metadata=...)``; SVG ids also get a fixed salt).
-FIGURE_FORMATS: dict[str, dict[str, Any]] = {"png": {}, "pdf": {"CreationDate": None}, "svg": {"Date": None}}
 
 
 def _warn_few_seeds(stats: "pd.DataFrame", metric: str, x: str) -> None:
@@ -662,26 +659,22 @@ class SweepResults:
         """:meth:`plot` saved as ``<out_dir>/<metric>-vs-<x>.<format>`` (default: the store's
         directory; ``format``: ``png``, ``pdf`` or ``svg``, written without a creation date, so
         the same results give the same bytes); returns the path. Uses no pyplot figure."""
-        import io
-
-        import matplotlib
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
+        from ..figure_formats import check_format, figure_bytes
         from ..safe_io import write_file
         from .figures import FIGSIZE
 
-        if format not in FIGURE_FORMATS:
-            raise VegaslabError(f"format: must be one of {', '.join(FIGURE_FORMATS)}, got {format!r}")
+        try:
+            check_format(format)
+        except ValueError as exc:
+            raise VegaslabError(str(exc)) from None
         fig = Figure(figsize=FIGSIZE, dpi=110, layout="constrained")
         FigureCanvasAgg(fig)
         _warn_few_seeds(self._draw(fig.add_subplot, metric, x, hue, flow, confidence), metric, x)
-        data = io.BytesIO()
-        # A fixed salt for the SVG element ids, which are random otherwise.
-        with matplotlib.rc_context({"svg.hashsalt": "vegaslab"}):
-            fig.savefig(data, format=format, metadata=FIGURE_FORMATS[format])
         directory = Path(out_dir if out_dir is not None else self.out)
-        return write_file(directory, f"{_safe_name(metric)}-vs-{_safe_name(x)}.{format}", data.getvalue())
+        return write_file(directory, f"{_safe_name(metric)}-vs-{_safe_name(x)}.{format}", figure_bytes(fig, format))
 
     def _draw(self, axes: Callable[[], Any], metric: str, x: str, hue: str | None, flow: str | None,
               confidence: float) -> "pd.DataFrame":
