@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..figure_marks import outside_legend
 from .metrics import Metric
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,7 +109,7 @@ def draw(ax: Any, stats: "pd.DataFrame", *, x: str, axis: "SweepAxis", hue: str 
     ax.set_title(f"{title}\n{subtitle}", fontsize=9)
     ax.grid(True, alpha=0.3)
     if hue is not None:
-        ax.legend(title=None, fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        outside_legend(ax, ax.get_legend_handles_labels()[0])
 
 
 def _x_axis(ax: Any, x: str, axis: "SweepAxis") -> None:
