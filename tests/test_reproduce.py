@@ -220,6 +220,13 @@ def test_a_quantity_the_paper_prints_only_as_zero_takes_its_scale_from_ours_and_
     assert by_run["c"] == pytest.approx(math.log(1.2))
 
 
+def test_a_number_the_counts_call_within_ten_percent_is_never_listed_as_a_disagreement():
+    # 0.905 is within 10% by the counts' rule (|ratio - 1| <= 0.1) though |log 0.905| > log 1.1
+    t = _ranking_table([("e", "a", "f1.throughput_bps", 1e6, 0.905e6), ("e", "b", "f1.throughput_bps", 1e6, 0.85e6)])
+    assert report.ratio_stats(t)["within10"] == 1
+    assert list(report.worst(t)["run"]) == ["b"]
+
+
 def test_published_numbers_are_printed_as_the_paper_prints_them_and_ours_to_the_same_digits():
     from vegaslab.report.tables import like, printed
 

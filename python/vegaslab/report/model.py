@@ -114,11 +114,14 @@ def ranked(table: pd.DataFrame) -> pd.DataFrame:
 
 def worst(table: pd.DataFrame, n: int = WORST) -> pd.DataFrame:
     """The ``n`` rows farthest from the paper by :func:`~vegaslab.report.tables.disagreement`
-    (a log ratio with a floor at a tenth of the quantity's scale), worst first; only rows off by
-    more than 10% by that measure. Rows whose mean is incomplete (a failed seed, a missing
-    value) are not ranked: their notes say why."""
+    (a log ratio with a floor at a tenth of the quantity's scale), worst first; only rows that
+    the counts do not call within 10% (ratio outside 1 +- 10%, :func:`ratio_stats`'s rule) and
+    that are off by more than 10% by that measure too (a small number below the floor is not).
+    Rows whose mean is incomplete (a failed seed, a missing value) are not ranked: their notes
+    say why."""
     rows = ranked(table)
-    return rows[rows["gap"] > math.log1p(CLOSE)].head(n)
+    outside = (rows["ratio"].astype(float) - 1).abs() > CLOSE + 1e-12
+    return rows[outside & (rows["gap"] > math.log1p(CLOSE))].head(n)
 
 
 def zero_mismatches(table: pd.DataFrame) -> pd.DataFrame:
