@@ -41,6 +41,15 @@ def test_the_registry_lists_the_algorithms_a_scenario_accepts_in_the_same_order(
     assert {"reno", "newreno", "vegas", "vegas-a", "adavegas", "rovegas", "cubic"} <= set(registry.names())
 
 
+def test_every_algorithm_has_the_name_the_papers_print_and_figures_use_it():
+    from vegaslab.figure_marks import algorithm_name
+
+    shown = {a.name: a.display for a in registry.algorithms()}
+    assert shown["vegas-a"] == "Vegas-A" and shown["newreno"] == "NewReno" and shown["cubic"] == "CUBIC"
+    assert all(shown.values()) and len(set(shown.values())) == len(shown)
+    assert algorithm_name("adavegas") == "AdaVegas" and algorithm_name("py:pkg.mod:Mine") == "py:pkg.mod:Mine"
+
+
 def test_defaults_are_what_a_scenario_gets_when_it_leaves_the_parameter_out():
     for a in registry.algorithms():
         for flavour in a.flavours or (None,):

@@ -151,19 +151,15 @@ def red_thresholds(scenario: Mapping[str, Any] | None) -> dict[str, tuple[float,
 
 @functools.lru_cache(maxsize=None)
 def algorithm_name(cc: str) -> str:
-    """An algorithm's name as the papers print it ("Vegas-A", "NewReno", "CUBIC"): the first word
-    of the registry's description of ``cc`` after a leading "TCP"; ``cc`` itself when the
-    registry does not know it."""
-    try:
-        from . import registry
+    """An algorithm's name as the papers print it ("Vegas-A", "NewReno", "CUBIC"): the core
+    registry's ``display`` name of ``cc``; ``cc`` itself when the registry does not know it
+    (a Python controller, ``py:package.module:Class``)."""
+    from . import registry
 
-        about = registry.algorithm(cc).about
-    except Exception:  # noqa: BLE001 - an unknown or unreadable algorithm keeps its cc name
+    try:
+        return registry.algorithm(cc).display
+    except KeyError:
         return cc
-    words = about.replace(":", " ").replace(",", " ").split()
-    if words and words[0] == "TCP":
-        words = words[1:]
-    return words[0] if words else cc
 
 
 def paper_flow_names(ccs: Mapping[str, str], flows: Iterable[str]) -> dict[str, str]:

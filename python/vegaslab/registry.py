@@ -58,11 +58,14 @@ class Param:
 
 @dataclass(frozen=True)
 class Algorithm:
-    """A registered algorithm: its ``cc`` name, the tag of its normalised form, what it is, its
-    flavours (empty: it has none), its parameters, and how it exists in Linux."""
+    """A registered algorithm: its ``cc`` name, the tag of its normalised form, the name the
+    papers print, what it is, its flavours (empty: it has none), its parameters, and how it
+    exists in Linux."""
 
     name: str
     tag: str
+    #: Its name as the papers and figures print it ("Vegas-A", "NewReno", "CUBIC").
+    display: str
     about: str
     flavours: tuple[str, ...]
     params: tuple[Param, ...]
@@ -96,7 +99,8 @@ def algorithms() -> tuple[Algorithm, ...]:
         params = tuple(Param(name=p["name"], kind=p["kind"], unit=p["unit"], doc=p["doc"], cite=p["cite"],
                              default=p.get("default"), default_by_flavour=p.get("default_by_flavour"))
                        for p in a["params"])
-        out.append(Algorithm(name=a["name"], tag=a["tag"], about=a["about"], flavours=tuple(a["flavours"]),
+        out.append(Algorithm(name=a["name"], tag=a["tag"], display=a["display"], about=a["about"],
+                             flavours=tuple(a["flavours"]),
                              params=params, linux_form=a["linux"]["form"], kernel_name=a["linux"]["kernel_name"]))
     return tuple(out)
 

@@ -38,6 +38,8 @@ pub struct Entry {
     pub read: ReadParams,
     /// The keys its `params` table accepts, declared in the algorithm's file.
     pub params: fn() -> Vec<&'static Param>,
+    /// Its name as the papers and figures print it ("Vegas-A", "NewReno", "CUBIC").
+    pub display: &'static str,
     /// What it is, in one line, and the source it follows.
     pub about: &'static str,
     /// How it exists in Linux: what the testbed runs and what the kernel build ports.

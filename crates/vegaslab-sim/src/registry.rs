@@ -179,7 +179,7 @@ fn queue_json(kind: &KindDoc) -> Result<Value, ScenarioError> {
     }))
 }
 
-/// The registry as a JSON document: `{"format", "algorithms": [{"name", "tag", "about",
+/// The registry as a JSON document: `{"format", "algorithms": [{"name", "tag", "display", "about",
 /// "flavours", "linux": {"form": "flavour" | "native" | "kernel" | "none", "kernel_name"}, "params":
 /// [{"name", "kind", "unit", "doc", "cite", "default" | "default_by_flavour"}]}], "queues":
 /// [{"name", "about", "cite", "minimal", "keys": [{"name", "field", "required", "kind", "unit",
@@ -199,6 +199,7 @@ pub fn document() -> Result<Value, ScenarioError> {
         algorithms.push(json!({
             "name": entry.name,
             "tag": entry.tag,
+            "display": entry.display,
             "about": entry.about,
             "flavours": flavours,
             "linux": { "form": form, "kernel_name": entry.kernel_name() },
