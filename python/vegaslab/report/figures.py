@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 import numpy as np
 
 from .. import figure_marks as marks
+from .. import plots
 from ..plots import run_events, running_mean, windowed_mean
 from ..study import claims
 from ..study.claims import RunSet, timecourse
@@ -65,9 +66,10 @@ LEVEL_METRIC = {"throughput_bps": "throughput_bps", "cwnd_pkts": "mean_cwnd_pkts
 END_METRIC = "completion_time_s"
 #: Defaults of a ``reference`` table's departure rule.
 DEFAULT_BELOW, DEFAULT_WINDOW_S = 0.5, timecourse.DEFAULT_WINDOW_S
-#: A throughput panel's averaging window in seconds (a figure's ``window``): ten 0.1 s bins drawn
-#: one by one fill a 200 s panel as a solid band; their trailing 1 s mean is a line.
-THROUGHPUT_WINDOW_S = 1.0
+#: A throughput panel's averaging window in seconds (a figure's ``window``), the run figures'
+#: own: ten 0.1 s bins drawn one by one fill a 200 s panel as a solid band; their trailing 1 s
+#: mean is a line.
+THROUGHPUT_WINDOW_S = plots.THROUGHPUT_WINDOW_S
 #: A line figure's y axis spans at least this fraction of its largest |value|, so a difference of
 #: a percent cannot fill the axes (:func:`honest_ylim`).
 MIN_RELATIVE_SPAN = 0.2
