@@ -169,12 +169,16 @@ def format_override(key: str, value: Any) -> str:
     Strings are written bare unless they would parse as another TOML type (``"10"``,
     ``"true"``), in which case they are quoted so that they stay strings. A
     :class:`vegaslab.Controller` subclass (for a ``cc``) is written as its
-    ``py:package.module:Class`` name.
+    ``py:package.module:Class`` name, and a path (:class:`os.PathLike`, for a ``cc``) as the
+    compiled BPF object ``{bpf = "<absolute path>"}``: absolute, because the core resolves a
+    relative one against the scenario file's directory, not the caller's.
     """
     if isinstance(value, type):
         from .controller import spec_of
 
         value = spec_of(value)
+    if isinstance(value, os.PathLike):
+        value = {"bpf": str(Path(value).resolve())}
     if isinstance(value, str):
         try:
             _toml.loads(f"v = {value}")

@@ -175,7 +175,9 @@ def run(
     seed:      overrides ``run.seed``.
     overrides: ``["flows[0].cc=newreno", "run.duration=100s"]`` or ``{"flows[0].cc": "newreno"}``;
                a ``cc`` may be a :class:`vegaslab.Controller` subclass (``{"flows[0].cc": MyCC}``),
-               run in this process (docs/your-algorithm.md).
+               run in this process (docs/your-algorithm.md), or a compiled BPF struct_ops object,
+               as a path (``{"flows[0].cc": Path("algo.bpf.o")}``) or a table
+               (``{"flows[0].cc": {"bpf": "algo.bpf.o"}}``; docs/scenario-format.md).
     progress:  True for a tqdm bar on runs longer than ~2 s, or a callable
                ``progress(sim_time_s, duration_s)`` called every ~0.2 s of wall time.
     trace_dir: an existing directory to create the scenario's packet trace in (``[trace]``;

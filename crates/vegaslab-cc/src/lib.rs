@@ -27,6 +27,7 @@
 //!   vegas_ns3                     -> reno
 //!   reno, cubic, vegas_ns2, vegas_linux                         (the interface only)
 //! registry                        -> external                   (controllers a host builds)
+//! registry                        -> bpf_record                 (BPF objects, as recorded)
 //! tcp_agent, vegas_agent          -> state -> rto                          (senders)
 //! controller, params, heuristics, config                                (the interface)
 //! ```
@@ -50,8 +51,11 @@
 //!   [`ALGORITHMS`], here.
 //! - [`external`]: controllers written outside the crate (`cc = "py:package.module:Class"`),
 //!   built by a host the running program supplies ([`external::ExternalControllers`]).
+//! - [`bpf_record`]: a compiled BPF struct_ops object named by a scenario (`cc = { bpf =
+//!   "algo.bpf.o" }`), as the normalised scenario records it; the `vegaslab-bpf` crate runs it.
 
 // The interface, the senders and the Vegas machinery.
+pub mod bpf_record;
 pub mod config;
 pub mod controller;
 pub mod external;

@@ -65,6 +65,17 @@ pub trait AlgorithmParams: erased_serde::Serialize + fmt::Debug + Send + Sync {
     fn router_assist(&self) -> Option<u32> {
         None
     }
+    /// Whether its controllers can fail while the run goes on (a loaded program's fault, as a
+    /// BPF object's access violation): the simulator then asks [`AlgorithmParams::fault`] at
+    /// its progress checks and at the end. Default `false`.
+    fn can_fault(&self) -> bool {
+        false
+    }
+    /// The first fault of the controllers built from these parameters, in one sentence: the
+    /// run stops with it as its error. Default: never.
+    fn fault(&self) -> Option<String> {
+        None
+    }
     fn clone_box(&self) -> Box<dyn AlgorithmParams>;
 }
 

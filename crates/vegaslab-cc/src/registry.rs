@@ -19,6 +19,7 @@
 use crate::config::TcpConfig;
 use crate::controller::CongestionControl;
 use crate::external::{ExternalControllers, ExternalParams, ExternalSpec};
+use crate::bpf_record::{BpfRecord, BPF_TAG};
 pub use crate::params::{AlgorithmParams, Param, ParamError, ParamKind, ParamSource, ReadParams, SenderKind};
 use crate::ALGORITHMS;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
@@ -100,8 +101,9 @@ pub fn names() -> impl Iterator<Item = &'static str> {
     ALGORITHMS.iter().map(|e| e.name)
 }
 
-/// A flow's algorithm: a registry entry and its parameters, or an external controller
-/// ([`crate::external`]: `py:package.module:Class`, built by the host that runs the simulation).
+/// A flow's algorithm: a registry entry and its parameters, an external controller
+/// ([`crate::external`]: `py:package.module:Class`, built by the host that runs the simulation),
+/// or a compiled BPF object ([`crate::bpf_record`], loaded by the `vegaslab-bpf` crate).
 #[derive(Clone)]
 pub struct AlgorithmSpec {
     form: Form,
@@ -110,6 +112,8 @@ pub struct AlgorithmSpec {
 enum Form {
     Registered { entry: &'static Entry, params: Box<dyn AlgorithmParams> },
     External(ExternalParams),
+    /// Parameters that serialise as a [`BpfRecord`] and build the object's controllers.
+    Bpf(Box<dyn AlgorithmParams>),
 }
 
 impl Clone for Form {
@@ -117,6 +121,7 @@ impl Clone for Form {
         match self {
             Form::Registered { entry, params } => Form::Registered { entry, params: params.clone_box() },
             Form::External(p) => Form::External(p.clone()),
+            Form::Bpf(params) => Form::Bpf(params.clone_box()),
         }
     }
 }
@@ -138,6 +143,12 @@ impl AlgorithmSpec {
         ExternalParams::read(spec, params).map(|p| AlgorithmSpec { form: Form::External(p) })
     }
 
+    /// A loaded BPF object: `params` serialise as its [`BpfRecord`] (the normalised scenario's
+    /// `{"Bpf": ...}`) and name it in results ([`AlgorithmParams::results_name`]).
+    pub fn bpf(params: Box<dyn AlgorithmParams>) -> Self {
+        AlgorithmSpec { form: Form::Bpf(params) }
+    }
+
     /// Build directly from parameters (tests, tools).
     pub fn new(name: &str, params: Box<dyn AlgorithmParams>) -> Option<Self> {
         Some(AlgorithmSpec { form: Form::Registered { entry: lookup(name)?, params } })
@@ -148,12 +159,13 @@ impl AlgorithmSpec {
         match &self.form {
             Form::Registered { entry, params } => params.results_name().unwrap_or(entry.name),
             Form::External(p) => p.spec.cc_name(),
+            Form::Bpf(params) => params.results_name().unwrap_or(BPF_TAG),
         }
     }
 
     pub fn params(&self) -> &dyn AlgorithmParams {
         match &self.form {
-            Form::Registered { params, .. } => &**params,
+            Form::Registered { params, .. } | Form::Bpf(params) => &**params,
             Form::External(p) => p,
         }
     }
@@ -162,7 +174,7 @@ impl AlgorithmSpec {
     pub fn external_params(&self) -> Option<&ExternalParams> {
         match &self.form {
             Form::External(p) => Some(p),
-            Form::Registered { .. } => None,
+            Form::Registered { .. } | Form::Bpf(_) => None,
         }
     }
 
@@ -171,7 +183,7 @@ impl AlgorithmSpec {
     pub fn hosted(&self, host: &Arc<dyn ExternalControllers>) -> Result<Self, String> {
         match &self.form {
             Form::External(p) => Ok(AlgorithmSpec { form: Form::External(p.hosted(host.clone())?) }),
-            Form::Registered { .. } => Ok(self.clone()),
+            Form::Registered { .. } | Form::Bpf(_) => Ok(self.clone()),
         }
     }
 
@@ -193,6 +205,7 @@ impl fmt::Debug for AlgorithmSpec {
         match &self.form {
             Form::Registered { entry, params } => write!(f, "{}({:?})", entry.name, params),
             Form::External(p) => write!(f, "{:?}", p),
+            Form::Bpf(params) => write!(f, "{:?}", params),
         }
     }
 }
@@ -211,6 +224,11 @@ impl serde::Serialize for AlgorithmSpec {
                 map.serialize_entry(EXTERNAL_TAG, p)?;
                 map
             }
+            Form::Bpf(params) => {
+                let mut map = s.serialize_map(Some(1))?;
+                map.serialize_entry(BPF_TAG, &**params)?;
+                map
+            }
         };
         map.end()
     }
@@ -218,7 +236,8 @@ impl serde::Serialize for AlgorithmSpec {
 
 /// A flow's algorithm in the normalised scenario: one of the registered forms, the bare tag of
 /// an algorithm without parameters or `{"<tag>": parameters}` (entries sharing a tag share a
-/// form), or an external controller's `{"Python": {"module", "class", "recovery"}}`.
+/// form), an external controller's `{"Python": {"module", "class", "recovery"}}`, or a BPF
+/// object's `{"Bpf": {"path", "name", "map", "hz", "sha256"}}`.
 impl JsonSchema for AlgorithmSpec {
     fn schema_name() -> std::borrow::Cow<'static, str> {
         "Algorithm".into()
@@ -249,6 +268,13 @@ impl JsonSchema for AlgorithmSpec {
             "type": "object",
             "properties": { EXTERNAL_TAG: external },
             "required": [EXTERNAL_TAG],
+            "additionalProperties": false,
+        }));
+        let bpf = generator.subschema_for::<BpfRecord>();
+        forms.push(json_schema!({
+            "type": "object",
+            "properties": { BPF_TAG: bpf },
+            "required": [BPF_TAG],
             "additionalProperties": false,
         }));
         json_schema!({ "oneOf": forms })

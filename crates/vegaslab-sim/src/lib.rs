@@ -28,7 +28,7 @@ pub mod trace;
 pub mod udp;
 pub mod units;
 
-pub use results::{RunResults, Series};
+pub use results::{AbortKind, RunResults, Series};
 pub use scenario::{ErrorKind, Scenario, ScenarioError};
 pub use sim::Simulator;
 
@@ -90,9 +90,14 @@ pub fn run_text_with(
     }
     let results = sim.run(progress);
     // A run the simulator had to stop on a limit (e.g. more per-flow connections than event
-    // indices) is an error naming the field, not a partial result that looks complete.
+    // indices) or on a BPF program's fault is an error naming the field, not a partial result
+    // that looks complete.
     if let Some(a) = &results.meta.aborted {
-        return Err(ScenarioError::new(source, &a.field, ErrorKind::TooLarge, a.message.clone()));
+        let kind = match a.kind {
+            AbortKind::Limit => ErrorKind::TooLarge,
+            AbortKind::Fault => ErrorKind::File,
+        };
+        return Err(ScenarioError::new(source, &a.field, kind, a.message.clone()));
     }
     Ok((results, normalized))
 }

@@ -97,6 +97,18 @@ pub struct WindowLimited {
 pub struct Aborted {
     pub field: String,
     pub message: String,
+    pub kind: AbortKind,
+}
+
+/// What stopped a run early.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum AbortKind {
+    /// A limit of the simulator (more connections than event indices).
+    Limit,
+    /// A flow's loaded program (a BPF object) faulted: an access violation, its instruction
+    /// budget.
+    Fault,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -61,6 +61,9 @@ def _algorithm(alg, where: str) -> tuple[str, dict]:
     if name == "Python":
         raise ValueError(f"{where}: a Python controller runs only in vegaslab's own simulator; ns-2 cannot "
                          "host it")
+    if name == "Bpf":
+        raise ValueError(f"{where}: a BPF object runs in vegaslab's own simulator and in the Linux kernel; "
+                         "ns-2 cannot load it")
     raise ValueError(f"{where}: the ns-2 bridge supports Reno, NewReno and Vegas (flavour "
                      f"\"ns2\"), got {name!r}")
 

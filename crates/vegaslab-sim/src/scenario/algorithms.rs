@@ -5,7 +5,8 @@
 //! scenario reader, so that every error names the file and field.
 
 use super::param_source::{boxed, unboxed};
-use super::reader::Obj;
+use super::reader::{describe, Obj};
+use toml::Value;
 use super::{ErrorKind, Scenario, ScenarioError};
 use vegaslab_cc::external::{ExternalControllers, ExternalSpec};
 use vegaslab_cc::params::{ParamError, ParamSource};
@@ -51,9 +52,37 @@ impl ParamSource for Params<'_, '_> {
     }
 }
 
-/// The flow's algorithm, read through the registry; a `py:package.module:Class` name is an
-/// external controller (`vegaslab_cc::external`), checked here for shape only.
-pub fn read_algorithm(f: &Obj, cc: &str) -> Result<AlgorithmSpec, ScenarioError> {
+/// The flow's algorithm: `cc` names one in the registry or a Python controller
+/// (`py:package.module:Class`, [`read_named_algorithm`]), or is a table naming a compiled BPF
+/// object (`{ bpf = "algo.bpf.o" }`, [`super::bpf`]).
+pub fn read_algorithm(f: &Obj) -> Result<AlgorithmSpec, ScenarioError> {
+    match f.get("cc") {
+        Some(Value::Table(_)) => {
+            if f.get("params").is_some() {
+                return Err(f.err_kind("params", ErrorKind::UnknownField, "a BPF object takes no params: its parameters are compiled into it"));
+            }
+            let cc = f.table("cc")?.expect("a table");
+            super::bpf::read_bpf(&cc)
+        }
+        Some(Value::String(cc)) => read_named_algorithm(f, cc),
+        None => Err(f.err_kind("cc", ErrorKind::Missing, "is required")),
+        Some(other) => Err(f.err_kind("cc", ErrorKind::WrongType, format!("must be an algorithm's name or a BPF object {{ bpf = \"algo.bpf.o\" }}, got {}", describe(other)))),
+    }
+}
+
+/// The name a flow's `cc` gives its group's members (`<label><k>`), from the scenario's text
+/// alone: the algorithm's name, or a BPF object's file name ([`super::bpf::object_label`]).
+pub fn cc_label(cc: Option<&Value>) -> &str {
+    match cc {
+        Some(Value::String(name)) => name,
+        Some(Value::Table(t)) => super::bpf::object_label(t),
+        _ => "",
+    }
+}
+
+/// The algorithm a `cc` name gives, read through the registry; a `py:package.module:Class`
+/// name is an external controller (`vegaslab_cc::external`), checked here for shape only.
+fn read_named_algorithm(f: &Obj, cc: &str) -> Result<AlgorithmSpec, ScenarioError> {
     let params = Params { flow: f, cc, table: f.table("params")? };
     if let Some(spec) = ExternalSpec::parse(cc) {
         let spec = spec.map_err(|e| f.err("cc", e))?;
@@ -64,7 +93,7 @@ pub fn read_algorithm(f: &Obj, cc: &str) -> Result<AlgorithmSpec, ScenarioError>
         Some(Err(e)) => Err(unboxed(e, f, "params")),
         None => {
             let names: Vec<&str> = registry::names().collect();
-            Err(f.err("cc", format!("unknown congestion control \"{cc}\" (allowed: {}), or a Python controller \"py:package.module:Class\"", names.join(", "))))
+            Err(f.err("cc", format!("unknown congestion control \"{cc}\" (allowed: {}), a Python controller \"py:package.module:Class\" or a BPF object {{ bpf = \"algo.bpf.o\" }}", names.join(", "))))
         }
     }
 }

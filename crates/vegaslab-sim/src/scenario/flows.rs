@@ -1,6 +1,6 @@
 //! Flows: endpoints, algorithm, application, TCP options.
 
-use super::algorithms::read_algorithm;
+use super::algorithms::{cc_label, read_algorithm};
 use super::context::{NetBuilder, FOREVER};
 use super::limits::{self, MAX_FLOWS};
 use super::reader::{describe, Obj};
@@ -46,7 +46,7 @@ pub(crate) fn flow_name(name: Option<&str>, cc: &str, i: usize, k: Option<usize>
 pub(crate) fn entry_names(entry: &Value, i: usize) -> Vec<String> {
     let Some(t) = entry.as_table() else { return Vec::new() };
     let name = t.get("name").and_then(Value::as_str);
-    let cc = t.get("cc").and_then(Value::as_str).unwrap_or("");
+    let cc = cc_label(t.get("cc"));
     let span = t.get("pairs").or_else(|| t.get("range")).map(|v| v.as_str().and_then(parse_span));
     match span {
         None => vec![flow_name(name, cc, i, None)],
@@ -130,7 +130,6 @@ struct Settings {
 }
 
 fn read_settings(f: &Obj, duration: u64) -> Result<Settings, ScenarioError> {
-    let cc = f.req_string("cc")?;
     let start = f.time("start", 0, FOREVER)?.unwrap_or(0);
     if start >= duration {
         return Err(f.err("start", format!("must be before the end of the run ({} s), got {}", duration as f64 / 1e9, describe(f.get("start").unwrap()))));
@@ -143,7 +142,8 @@ fn read_settings(f: &Obj, duration: u64) -> Result<Settings, ScenarioError> {
     }
     // ftp, file, and the traffic models of the papers (onoff, nps, pareto-paced): see apps.rs.
     let app = super::apps::read_app(f)?;
-    let algorithm = read_algorithm(f, cc)?;
+    let algorithm = read_algorithm(f)?;
+    let cc = algorithm.name();
     // A Linux-flavour algorithm runs on Linux's stack unless the scenario says otherwise.
     let default_stack = if algorithm.sender() == SenderKind::Linux { Stack::Linux } else { Stack::Ns2 };
     let tcp = match f.table("tcp")? {
@@ -195,8 +195,8 @@ pub fn build_flows(f: &Obj, i: usize, duration: u64, net: &NetBuilder, out: &mut
     let group = if range.is_some() { Some("pairs") } else if f.get("range").is_some() { Some("range") } else { None };
     check_placeholders(f, group)?;
     let base_name = f.string("name")?;
-    let cc = f.req_string("cc")?;
     let settings = read_settings(f, duration)?;
+    let cc = cc_label(f.get("cc"));
 
     // (name, from, to, k) of each flow; k is the member's number in a group.
     let endpoints: Vec<(String, usize, usize, Option<usize>)> = match range {

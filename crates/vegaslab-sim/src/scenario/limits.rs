@@ -105,6 +105,10 @@ pub const DEFAULT_TRACE_LINES: u64 = 1_000_000;
 /// Largest delay trace file, bytes.
 pub const MAX_TRACE_BYTES: u64 = 64 << 20;
 
+/// Largest BPF object file a scenario may name (`cc = { bpf = "..." }`): congestion controls
+/// compile to kilobytes (the kernel selftests' CUBIC, with debug info, to about 60 KiB).
+pub const MAX_BPF_OBJECT_BYTES: u64 = 16 << 20;
+
 /// Largest scenario text, bytes: 64 MiB, room for a file that writes the most flows (2^20)
 /// as one `[[flows]]` table each (53 MB); larger sets are written with `range` and `pairs`
 /// groups. Checked before the text is parsed (`precheck`), it bounds what parsing may cost:

@@ -6,6 +6,7 @@ use super::context::{NetBuilder, DEFAULT_QUEUE_LIMIT};
 use super::limits::{self, MAX_DELAY_POINTS, MAX_LOSS_INDEX, MAX_LOSS_PACKETS, MAX_TIME_NS, MAX_TRACE_BYTES};
 use super::reader::{check_name, describe, Obj};
 use super::{DirectionSpec, ErrorKind, LinkSpec, QueueSpec, ScenarioError};
+use super::files;
 use super::param_source::unboxed;
 use crate::queue::{self, DropTailSpec, LossPattern};
 use toml::Value;
@@ -218,26 +219,14 @@ fn read_loss(t: &Obj, key: &str) -> Result<Option<LossPattern>, ScenarioError> {
     Ok(Some(LossPattern::Periodic { every, first, burst }))
 }
 
-/// `delay_trace = "file"`: (time, delay) lines, resolved against the scenario file's directory.
-///
-/// Only a regular file of at most [`MAX_TRACE_BYTES`] is read (not a device, a pipe or a
-/// directory: `/dev/zero` would never end), and errors quote the offending token only, never
-/// whole lines of the file.
+/// `delay_trace = "file"`: (time, delay) lines, resolved against the scenario file's directory
+/// and read as [`files::read_named`] reads any file a scenario names. Errors quote the
+/// offending token only, never whole lines of the file.
 fn read_delay_trace(t: &Obj) -> Result<Option<Vec<(u64, u64)>>, ScenarioError> {
-    let Some(name) = t.string("delay_trace")? else { return Ok(None) };
-    let path = resolve_relative(t.ctx.file, name);
-    let shown = limits::printable(&path.display().to_string());
+    let Some(file) = files::read_named(t, "delay_trace", "a delay trace", MAX_TRACE_BYTES)? else { return Ok(None) };
+    let shown = &file.shown;
     let file_err = |message: String| t.err_kind("delay_trace", ErrorKind::File, message);
-    let meta = std::fs::metadata(&path).map_err(|e| file_err(format!("cannot read {shown}: {}", io_reason(&e))))?;
-    if !meta.is_file() {
-        return Err(file_err(format!("{shown} is not a regular file")));
-    }
-    if meta.len() > MAX_TRACE_BYTES {
-        return Err(file_err(format!("{shown} has {} bytes; a delay trace may have at most {} MiB", meta.len(), MAX_TRACE_BYTES >> 20)));
-    }
-    let bytes = read_at_most(&path, MAX_TRACE_BYTES).map_err(|e| file_err(format!("cannot read {shown}: {}", io_reason(&e))))?;
-    let text = std::str::from_utf8(&bytes).map_err(|e| file_err(format!("{shown} is not UTF-8 text (bad byte at offset {})", e.valid_up_to())))?;
-    t.ctx.record_file(&t.field_path("delay_trace"), name, &bytes);
+    let text = std::str::from_utf8(&file.bytes).map_err(|e| file_err(format!("{shown} is not UTF-8 text (bad byte at offset {})", e.valid_up_to())))?;
     let points = crate::delay::parse_trace(text).map_err(|(line, msg)| {
         if line == 0 {
             file_err(format!("{shown}: {msg}"))
@@ -249,40 +238,6 @@ fn read_delay_trace(t: &Obj) -> Result<Option<Vec<(u64, u64)>>, ScenarioError> {
         return Err(t.err_kind("delay_trace", ErrorKind::TooLarge, format!("{shown} has {} points; at most {MAX_DELAY_POINTS} are allowed", points.len())));
     }
     Ok(Some(points))
-}
-
-/// An I/O error's reason without the OS error number.
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".to_string(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => e.to_string(),
-    }
-}
-
-/// The file's bytes, refusing to read more than `limit` (the file may grow after `metadata`).
-fn read_at_most(path: &std::path::Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > limit {
-        return Err(std::io::Error::other(format!("larger than {} MiB", limit >> 20)));
-    }
-    Ok(bytes)
-}
-
-/// A path named in a scenario: absolute, or relative to the scenario file's directory (the
-/// current directory when the scenario did not come from a file).
-pub fn resolve_relative(source: &str, name: &str) -> std::path::PathBuf {
-    let p = std::path::Path::new(name);
-    if p.is_absolute() {
-        return p.to_path_buf();
-    }
-    let src = std::path::Path::new(source);
-    match src.parent() {
-        Some(dir) if src.is_file() => dir.join(p),
-        _ => p.to_path_buf(),
-    }
 }
 
 /// A queue table, read through the queue registry (`crate::queue::registry`): its `kind`

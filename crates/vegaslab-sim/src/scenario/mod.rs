@@ -10,6 +10,8 @@ mod apps;
 mod aqt;
 mod build;
 mod context;
+mod bpf;
+mod files;
 pub mod limits;
 mod flows;
 mod links;

@@ -16,12 +16,14 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    /// Record that the scenario read `bytes` from the file `name` for `field`.
-    pub fn record_file(&self, field: &str, name: &str, bytes: &[u8]) {
+    /// Record that the scenario read `bytes` from the file `name` for `field`; returns their
+    /// hex SHA-256.
+    pub fn record_file(&self, field: &str, name: &str, bytes: &[u8]) -> String {
         use sha2::{Digest, Sha256};
-        let sha256 = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
-        let file = super::FileRef { field: field.to_string(), name: name.to_string(), sha256, bytes: bytes.len() as u64 };
+        let sha256: String = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
+        let file = super::FileRef { field: field.to_string(), name: name.to_string(), sha256: sha256.clone(), bytes: bytes.len() as u64 };
         self.files_read.borrow_mut().push(file);
+        sha256
     }
 
     /// An error of kind [`ErrorKind::Invalid`]; see [`Ctx::err_kind`].

@@ -6,7 +6,7 @@ use super::Simulator;
 use crate::apps::Hand;
 use crate::event::{scripted_clock, Event};
 use crate::packet::{Kind, Packet};
-use crate::results::Aborted;
+use crate::results::{AbortKind, Aborted};
 use vegaslab_cc::{secs, Nanos};
 
 impl Simulator {
@@ -46,6 +46,7 @@ impl Simulator {
                         self.connection_limit,
                         secs(self.now)
                     ),
+                    kind: AbortKind::Limit,
                 });
             }
             return;

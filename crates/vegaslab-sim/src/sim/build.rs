@@ -127,7 +127,9 @@ impl Simulator {
         if prefetch {
             events.track_ahead();
         }
+        let faulting_flows = scenario.flows.iter().enumerate().filter(|(_, f)| f.algorithm.params().can_fault()).map(|(i, _)| i).collect();
         let mut sim = Simulator {
+            faulting_flows,
             scenario,
             now: 0,
             events,

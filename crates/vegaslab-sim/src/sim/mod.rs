@@ -30,7 +30,7 @@ use crate::apps::App;
 use crate::channel::Channel;
 use crate::event::{Event, EventQueue};
 use crate::flow::Flow;
-use crate::results::{Aborted, FlowSeries, QueueSeries, RunResults};
+use crate::results::{AbortKind, Aborted, FlowSeries, QueueSeries, RunResults};
 use crate::scenario::Scenario;
 use crate::udp::UdpSource;
 use failures::Failures;
@@ -103,8 +103,11 @@ pub struct Simulator {
     /// Most TCP connections (flows and per-flow connections) the run may hold: an event
     /// carries a flow index in `MAX_INDEX` bits.
     connection_limit: usize,
-    /// The run stopped early on a limit (`RunMeta::aborted`).
+    /// The run stopped early on a limit or a fault (`RunMeta::aborted`).
     aborted: Option<Aborted>,
+    /// The flows whose controllers can fault while the run goes on (loaded BPF programs):
+    /// asked at each progress check and at the end ([`Simulator::check_faults`]).
+    faulting_flows: Vec<usize>,
     /// Links going down and up (`links[].down`), `None` without any.
     failures: Option<Box<Failures>>,
     /// Express hops carry a packet only if it arrives before this: the run's end (plus 1 ns)
@@ -239,12 +242,17 @@ impl Simulator {
             let n = self.events_processed;
             if n.is_multiple_of(WALL_CHECK_EVERY) && (n & 0x3fff == 0 || last_progress.elapsed() >= PROGRESS_WALL) {
                 last_progress = Instant::now();
+                if self.check_faults() {
+                    stop = t;
+                    break;
+                }
                 if !progress(secs(t), dur_s) {
                     stop = t;
                     break;
                 }
             }
         }
+        self.check_faults();
         self.collect_queue_samples(stop);
         self.now = duration;
         // Every queue and link statistic is taken at `duration`, also for a run stopped early
@@ -257,6 +265,21 @@ impl Simulator {
         }
         self.trace_info = self.tracer.take().map(|tr| tr.finish(duration));
         self.results(wall.elapsed().as_secs_f64())
+    }
+
+    /// Whether a flow's loaded program has faulted (`AlgorithmParams::fault`); the first fault
+    /// becomes the run's abort, an error of the flow's `cc` (`run_text_with`), so that no
+    /// results of a run whose controller stopped deciding look complete.
+    fn check_faults(&mut self) -> bool {
+        if self.aborted.is_some() {
+            return true;
+        }
+        let fault = self.faulting_flows.iter().find_map(|&i| self.scenario.flows[i].algorithm.params().fault().map(|m| (i, m)));
+        if let Some((i, fault)) = fault {
+            let message = format!("flow {}: {fault} (the run was stopped at {} s)", self.scenario.flows[i].name, secs(self.now));
+            self.aborted = Some(Aborted { field: "flows.cc.bpf".to_string(), message, kind: AbortKind::Fault });
+        }
+        self.aborted.is_some()
     }
 
     /// Overlap the next delivery's cache misses with this event: its channel's line now, its

@@ -1,0 +1,106 @@
+//! A flow's congestion control as a compiled BPF struct_ops object:
+//! `cc = { bpf = "algo.bpf.o", map = "name", hz = 250, engine = "auto" }` (docs/scenario-format.md).
+//!
+//! The object is read and loaded here, at parse time, so that everything wrong with it (not
+//! ELF, a helper, kfunc, socket field or hook the simulator does not offer) is a
+//! [`ScenarioError`] of kind [`ErrorKind::File`] naming `flows[i].cc.bpf`, before anything
+//! runs. Its controllers ([`vegaslab_bpf::BpfController`]) run the programs in a userspace
+//! eBPF VM on Linux's stack; a program that faults while the run goes on (an access violation,
+//! the instruction budget) stops the run with that fault as its error
+//! ([`AlgorithmParams::fault`]).
+
+use super::files;
+use super::limits::MAX_BPF_OBJECT_BYTES;
+use super::reader::Obj;
+use super::{ErrorKind, ScenarioError};
+use serde::Serialize;
+use std::sync::Arc;
+use toml::Value;
+use vegaslab_bpf::{BpfController, BpfObject, Engine, Fault, LoadOptions};
+use vegaslab_cc::bpf_record::{BpfRecord, DEFAULT_HZ, HZ_VALUES};
+use vegaslab_cc::controller::CongestionControl;
+use vegaslab_cc::params::{AlgorithmParams, SenderKind};
+use vegaslab_cc::{AlgorithmSpec, TcpConfig};
+
+/// The keys of a `cc = { bpf = ... }` table.
+const KEYS: &[&str] = &["bpf", "map", "hz", "engine"];
+
+/// A loaded object and the record the normalised scenario keeps of it. Every controller built
+/// from it shares the object (immutable) and one [`Fault`], the first fault of any of them.
+#[derive(Clone, Debug)]
+pub struct BpfParams {
+    record: BpfRecord,
+    object: Arc<BpfObject>,
+    fault: Arc<Fault>,
+}
+
+impl Serialize for BpfParams {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.record.serialize(s)
+    }
+}
+
+impl AlgorithmParams for BpfParams {
+    fn controller(&self, _cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+        Box::new(BpfController::new(self.object.clone(), self.fault.clone()))
+    }
+
+    /// Linux's machinery: the object is Linux congestion control and reads Linux's socket.
+    fn sender(&self) -> SenderKind {
+        SenderKind::Linux
+    }
+
+    fn results_name(&self) -> Option<&'static str> {
+        Some(self.record.cc_name())
+    }
+
+    fn can_fault(&self) -> bool {
+        true
+    }
+
+    fn fault(&self) -> Option<String> {
+        self.fault.get()
+    }
+
+    fn clone_box(&self) -> Box<dyn AlgorithmParams> {
+        Box::new(self.clone())
+    }
+}
+
+/// The flow's `cc` table, `{ bpf = "path", map = "name", hz = 250 }`, loaded.
+pub fn read_bpf(t: &Obj) -> Result<AlgorithmSpec, ScenarioError> {
+    t.deny_unknown(KEYS)?;
+    let path = t.req_string("bpf")?;
+    let map = t.string("map")?;
+    let hz = match t.integer("hz", 1, 10_000)? {
+        None => DEFAULT_HZ,
+        Some(hz) if HZ_VALUES.contains(&(hz as u32)) => hz as u32,
+        Some(hz) => {
+            let allowed: Vec<String> = HZ_VALUES.iter().map(u32::to_string).collect();
+            return Err(t.err_kind("hz", ErrorKind::OutOfRange, format!("must be one of Linux's CONFIG_HZ values ({}), got {hz}", allowed.join(", "))));
+        }
+    };
+    // Which VM runs the programs: the speed changes, never a result (the crate's tests replay
+    // every decision vector on both), so the normalised scenario does not record it.
+    let engine = match t.string("engine")? {
+        None | Some("auto") => Engine::Auto,
+        Some("interpreter") => Engine::Interpreter,
+        Some(other) => {
+            return Err(t.err_kind("engine", ErrorKind::OutOfRange, format!("must be \"auto\" (the JIT where the platform has one) or \"interpreter\", got \"{other}\"")));
+        }
+    };
+    let file = files::read_named(t, "bpf", "a BPF object", MAX_BPF_OBJECT_BYTES)?.expect("bpf is required above");
+    let options = LoadOptions { map: map.map(str::to_string), hz, engine };
+    let object = BpfObject::load(&file.bytes, &options).map_err(|e| t.err_kind("bpf", ErrorKind::File, format!("{}: {e}", file.shown)))?;
+    let record = BpfRecord { path: path.to_string(), name: object.ops_name().to_string(), map: object.map_name().to_string(), hz, sha256: file.sha256 };
+    Ok(AlgorithmSpec::bpf(Box::new(BpfParams { record, object: Arc::new(object), fault: Arc::default() })))
+}
+
+/// The name a BPF flow's group members are named after (`<label><k>`): the object's file name
+/// without its directory and its `.o` / `.bpf.o` ending, known from the scenario's text alone
+/// (flow names are resolved before any object is loaded, for `flows[NAME]` overrides).
+pub fn object_label(cc: &toml::value::Table) -> &str {
+    let path = cc.get("bpf").and_then(Value::as_str).unwrap_or("");
+    let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
+    file.strip_suffix(".bpf.o").or_else(|| file.strip_suffix(".o")).unwrap_or(file)
+}
