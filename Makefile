@@ -44,7 +44,7 @@ reproduce-all: setup
 test: setup ns2 chromium bpf tshark test-rust test-python wheel-check
 
 test-rust:
-	cargo test --workspace --exclude vegaslab-py
+	VEGASLAB_REQUIRE_BPF=$(REQUIRE_BPF) cargo test --workspace --exclude vegaslab-py
 
 test-python: setup
 	VEGASLAB_REQUIRE_NS2=$(REQUIRE_NS2) VEGASLAB_REQUIRE_CHROMIUM=$(REQUIRE_CHROMIUM) VEGASLAB_REQUIRE_BPF=$(REQUIRE_BPF) VEGASLAB_REQUIRE_TSHARK=$(REQUIRE_TSHARK) $(PY) -m pytest

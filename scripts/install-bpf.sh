@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Install what vegaslab's BPF congestion controls need (kernel/): clang and llvm (BPF
 # compiler), libbpf-dev (loader library and BPF headers), bpftool (vmlinux.h, struct_ops
-# listing and unregistering), zlib1g-dev (the decision-vector replay reads .csv.gz), and for
-# the namespace testbed (python/vegaslab/testbed): iproute2 (ip, tc), ethtool (offloads off on
-# the veths) and iputils-ping (the delay-line accuracy test).
+# listing and unregistering), zlib1g-dev (the decision-vector replay reads .csv.gz), xz-utils
+# (unpacking Debian's linux-source package for the kernel selftests' objects, kernel/Makefile
+# target selftests; apt-get and dpkg-deb come with Debian), and for the namespace testbed
+# (python/vegaslab/testbed): iproute2 (ip, tc), ethtool (offloads off on the veths) and
+# iputils-ping (the delay-line accuracy test).
 # Idempotent: installs only what is missing; runs `apt-get update` only when a package is not
 # known to apt yet. Needs root (or sudo) when it has to install.
 set -euo pipefail
@@ -14,6 +16,7 @@ command -v llvm-strip >/dev/null 2>&1 || command -v llvm-strip-14 >/dev/null 2>&
 command -v bpftool >/dev/null 2>&1 || packages+=(bpftool)
 [ -f /usr/include/bpf/libbpf.h ] || packages+=(libbpf-dev)
 [ -f /usr/include/zlib.h ] || packages+=(zlib1g-dev)
+command -v xz >/dev/null 2>&1 || packages+=(xz-utils)
 command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || packages+=(iproute2)
 command -v ethtool >/dev/null 2>&1 || packages+=(ethtool)
 command -v ping >/dev/null 2>&1 || packages+=(iputils-ping)

@@ -1,0 +1,260 @@
+//! Running loaded programs on solana-sbpf: the VM configuration, the builtins (kfuncs and
+//! helpers) and one memory arena per controller.
+//!
+//! Programs run as SBPF v3, whose encoding of everything clang emits for `-mcpu=v1`..`v3` is
+//! eBPF's (JMP32, pc-relative calls, `lddw`); [`crate::rewrite`] mends the two places where
+//! its semantics differ. Every memory access is translated and bounds-checked, in the
+//! interpreter and in the x86-64 JIT alike, and an instruction meter stops a program after
+//! [`INSTRUCTION_BUDGET`] instructions: a program cannot read or write outside its regions,
+//! nor run forever (docs/decisions.md, "BPF programs run on solana-sbpf, not rbpf").
+
+use crate::kfuncs;
+use crate::layout::{Block, SOCK_SIZE};
+use crate::loader::Image;
+use crate::memory::{self, ARENA_VM, READONLY_VM, SOCK_VM};
+use solana_sbpf::aligned_memory::AlignedMemory;
+use solana_sbpf::ebpf::HOST_ALIGN;
+use solana_sbpf::elf::Executable;
+use solana_sbpf::error::EbpfError;
+use solana_sbpf::memory_region::{MemoryMapping, MemoryRegion};
+use solana_sbpf::program::{BuiltinFunctionDefinition, BuiltinProgram, FunctionRegistry, SBPFVersion};
+use solana_sbpf::verifier::RequisiteVerifier;
+use solana_sbpf::vm::{CallFrame, Config, ContextObject, EbpfVm, ExecutionMode};
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+/// Instructions one hook call may execute before it is stopped as a fault. Linux bounds a
+/// program statically (at most 1,000,000 instructions verified); the largest hook of the
+/// objects this crate runs executes a few hundred, so only a program that does not end
+/// reaches it.
+pub const INSTRUCTION_BUDGET: u64 = 1_000_000;
+
+const VERSION: SBPFVersion = SBPFVersion::V3;
+
+/// How programs execute.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// The x86-64 JIT where solana-sbpf has one (x86-64, not Windows), the interpreter elsewhere.
+    #[default]
+    Auto,
+    /// Always the interpreter (for tests and measurements).
+    Interpreter,
+}
+
+/// Whether this build has solana-sbpf's JIT.
+pub const HAS_JIT: bool = cfg!(all(target_arch = "x86_64", not(target_os = "windows")));
+
+/// What the builtins and the VM see of one controller during a call.
+pub struct Ctx {
+    remaining: u64,
+    mapping: MemoryMapping,
+    arena: AlignedMemory<HOST_ALIGN>,
+    stack: AlignedMemory<HOST_ALIGN>,
+    now_ns: u64,
+    hz: u32,
+}
+
+impl ContextObject for Ctx {
+    fn consume(&mut self, amount: u64) {
+        self.remaining = self.remaining.saturating_sub(amount);
+    }
+    fn get_remaining(&self) -> u64 {
+        self.remaining
+    }
+    fn active_mapping_ptr(&mut self) -> NonNull<MemoryMapping> {
+        NonNull::from(&mut self.mapping)
+    }
+}
+
+type BuiltinError = Box<dyn std::error::Error>;
+
+impl Ctx {
+    /// The socket block, after checking that `ptr` (a kfunc's argument) points at it.
+    fn sock(&mut self, kfunc: &str, ptr: u64) -> Result<Block<'_>, BuiltinError> {
+        if ptr != SOCK_VM {
+            return Err(format!("{kfunc} was passed {ptr:#x}, which is not the socket").into());
+        }
+        Ok(Block(&mut self.arena.as_slice_mut()[memory::SOCK..memory::SOCK + SOCK_SIZE]))
+    }
+}
+
+macro_rules! builtin {
+    ($ty:ident, |$c:ident, $a:ident, $b:ident, $d:ident| $body:expr) => {
+        struct $ty;
+        impl BuiltinFunctionDefinition<Ctx> for $ty {
+            type Error = BuiltinError;
+            fn rust($c: &mut Ctx, $a: u64, $b: u64, $d: u64, _: u64, _: u64) -> Result<u64, BuiltinError> {
+                $body
+            }
+        }
+    };
+}
+
+builtin!(SlowStart, |c, sk, acked, _x| Ok(u64::from(kfuncs::tcp_slow_start(&mut c.sock("tcp_slow_start", sk)?, acked as u32))));
+builtin!(CongAvoidAi, |c, sk, w, acked| {
+    kfuncs::tcp_cong_avoid_ai(&mut c.sock("tcp_cong_avoid_ai", sk)?, w as u32, acked as u32)?;
+    Ok(0)
+});
+builtin!(RenoCongAvoid, |c, sk, _ack, acked| {
+    kfuncs::tcp_reno_cong_avoid(&mut c.sock("tcp_reno_cong_avoid", sk)?, acked as u32)?;
+    Ok(0)
+});
+builtin!(RenoSsthresh, |c, sk, _y, _x| Ok(u64::from(kfuncs::tcp_reno_ssthresh(&c.sock("tcp_reno_ssthresh", sk)?))));
+builtin!(RenoUndo, |c, sk, _y, _x| Ok(u64::from(kfuncs::tcp_reno_undo_cwnd(&c.sock("tcp_reno_undo_cwnd", sk)?))));
+builtin!(Jiffies64, |c, _z, _y, _x| Ok(kfuncs::jiffies64(c.now_ns, c.hz)));
+builtin!(KtimeGetNs, |c, _z, _y, _x| Ok(c.now_ns));
+
+fn config() -> Config {
+    Config {
+        enabled_sbpf_versions: VERSION..=VERSION,
+        // No BPF-to-BPF calls (the loader refuses them): one frame.
+        max_call_depth: 1,
+        noop_instruction_rate: 0,
+        sanitize_user_provided_values: false,
+        aligned_memory_mapping: true,
+        enable_instruction_meter: true,
+        ..Config::default()
+    }
+}
+
+fn builtins() -> Result<BuiltinProgram<Ctx>, String> {
+    let mut p = BuiltinProgram::new_loader(config());
+    let register = [
+        SlowStart::register,
+        CongAvoidAi::register,
+        RenoCongAvoid::register,
+        RenoSsthresh::register,
+        RenoUndo::register,
+        Jiffies64::register,
+        KtimeGetNs::register,
+    ];
+    let names = ["tcp_slow_start", "tcp_cong_avoid_ai", "tcp_reno_cong_avoid", "tcp_reno_ssthresh", "tcp_reno_undo_cwnd", "bpf_jiffies64", "bpf_ktime_get_ns"];
+    for (reg, name) in register.iter().zip(names) {
+        reg(&mut p, name).map_err(|e| format!("the VM refused builtin {name}: {e}"))?;
+    }
+    Ok(p)
+}
+
+/// The compiled programs of one object, shared by its controllers.
+pub struct Programs {
+    loader: Arc<BuiltinProgram<Ctx>>,
+    /// (hook, executable) in the object's order.
+    hooks: Vec<(&'static str, Executable<Ctx>)>,
+    readonly: Vec<u8>,
+    writable: Vec<u8>,
+    jit: bool,
+    hz: u32,
+}
+
+// SAFETY: an `Executable` holds its instructions, its JIT code (read-only once compiled, behind
+// a mutex) and the loader (plain function pointers); nothing in it refers to a controller's
+// memory or changes after load.
+unsafe impl Send for Programs {}
+unsafe impl Sync for Programs {}
+
+impl Programs {
+    /// Verify (and on `Engine::Auto` JIT-compile) `image`'s programs.
+    pub fn new(image: &Image, engine: Engine, hz: u32) -> Result<Programs, String> {
+        let loader = Arc::new(builtins()?);
+        let jit = HAS_JIT && engine == Engine::Auto;
+        let mut hooks = vec![];
+        for p in &image.programs {
+            let exe = Executable::from_text_bytes(&p.code, loader.clone(), VERSION, FunctionRegistry::default())
+                .map_err(|e| format!("the object's {} program is not valid for the VM ({e})", p.hook))?;
+            exe.verify::<RequisiteVerifier>().map_err(|e| format!("the object's {} program is not valid for the VM ({e})", p.hook))?;
+            #[cfg(all(target_arch = "x86_64", not(target_os = "windows")))]
+            if jit {
+                exe.jit_compile().map_err(|e| format!("the VM could not compile the object's {} program ({e})", p.hook))?;
+            }
+            hooks.push((p.hook, exe));
+        }
+        Ok(Programs { loader, hooks, readonly: image.readonly.clone(), writable: image.writable.clone(), jit, hz })
+    }
+
+    /// The hooks, in the object's order.
+    pub fn hooks(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.hooks.iter().map(|(h, _)| *h)
+    }
+
+    /// The index of `hook`'s program, if the object defines it.
+    pub fn index(&self, hook: &str) -> Option<usize> {
+        self.hooks.iter().position(|(h, _)| *h == hook)
+    }
+}
+
+/// One controller's VM state: its arena (`ctx | sock | ack_sample | .data | .bss`) and stack.
+pub struct Vm {
+    ctx: Box<Ctx>,
+    frames: Vec<CallFrame>,
+}
+
+// SAFETY: the memory mapping points only at the arena and stack this `Vm` owns and at the
+// read-only region of the `Programs` its controller keeps alive (an `Arc`); a `Vm` is used by
+// one thread at a time (`&mut self`).
+unsafe impl Send for Vm {}
+
+impl Vm {
+    /// A fresh VM for a controller of `programs`: zero socket, initial `.data`, zero `.bss`.
+    pub fn new(programs: &Programs) -> Result<Vm, String> {
+        let mut arena = AlignedMemory::zero_filled(memory::DATA + programs.writable.len());
+        arena.as_slice_mut()[memory::DATA..].copy_from_slice(&programs.writable);
+        let stack = AlignedMemory::zero_filled(config().stack_size());
+        Vm::with_memory(programs, arena, stack)
+    }
+
+    fn with_memory(programs: &Programs, mut arena: AlignedMemory<HOST_ALIGN>, mut stack: AlignedMemory<HOST_ALIGN>) -> Result<Vm, String> {
+        let cfg = config();
+        let regions = vec![
+            MemoryRegion::new(std::ptr::slice_from_raw_parts(programs.readonly.as_ptr(), programs.readonly.len()), READONLY_VM),
+            MemoryRegion::new(&mut stack, solana_sbpf::ebpf::MM_STACK_START),
+            MemoryRegion::new(&mut arena, ARENA_VM),
+        ];
+        // SAFETY: the regions stay valid for the mapping's life: `arena` and `stack` move into
+        // the same `Ctx` as the mapping (their heap buffers do not move), and `readonly` is the
+        // `Programs`' own, which the controller holding this VM keeps alive.
+        let mapping = unsafe { MemoryMapping::new(regions, &cfg, VERSION) }.map_err(|e| format!("the VM could not map the controller's memory ({e})"))?;
+        let ctx = Box::new(Ctx { remaining: 0, mapping, arena, stack, now_ns: 0, hz: programs.hz });
+        Ok(Vm { ctx, frames: vec![CallFrame::default(); cfg.max_call_depth] })
+    }
+
+    /// A copy with the same memory (a controller is `Clone`).
+    pub fn duplicate(&self, programs: &Programs) -> Result<Vm, String> {
+        let arena = AlignedMemory::from_slice(self.ctx.arena.as_slice());
+        let stack = AlignedMemory::from_slice(self.ctx.stack.as_slice());
+        let mut vm = Vm::with_memory(programs, arena, stack)?;
+        vm.ctx.now_ns = self.ctx.now_ns;
+        Ok(vm)
+    }
+
+    /// The arena's socket block.
+    pub fn sock(&mut self) -> Block<'_> {
+        Block(&mut self.ctx.arena.as_slice_mut()[memory::SOCK..memory::SOCK + SOCK_SIZE])
+    }
+
+    /// The arena's ack_sample block.
+    pub fn ack_sample(&mut self) -> Block<'_> {
+        Block(&mut self.ctx.arena.as_slice_mut()[memory::ACK..memory::ACK + crate::layout::ACK_SAMPLE_SIZE])
+    }
+
+    /// Run program `index` of `programs` at `now_ns` with `BPF_PROG` arguments `args` after
+    /// the socket; its return value (r0), or the VM's error.
+    pub fn call(&mut self, programs: &Programs, index: usize, now_ns: u64, args: &[u64]) -> Result<u64, String> {
+        let ctx_args = &mut self.ctx.arena.as_slice_mut()[memory::CTX..memory::CTX + memory::CTX_SIZE];
+        ctx_args[..8].copy_from_slice(&SOCK_VM.to_le_bytes());
+        for (k, a) in args.iter().enumerate() {
+            ctx_args[8 + 8 * k..16 + 8 * k].copy_from_slice(&a.to_le_bytes());
+        }
+        self.ctx.remaining = INSTRUCTION_BUDGET;
+        self.ctx.now_ns = now_ns;
+        let stack_len = self.ctx.stack.len();
+        let exe = &programs.hooks[index].1;
+        let mut vm = EbpfVm::new(programs.loader.clone(), VERSION, &mut *self.ctx, stack_len);
+        vm.registers[1] = ARENA_VM + memory::CTX as u64;
+        let mut mode = if programs.jit { ExecutionMode::Jit } else { ExecutionMode::Interpreted };
+        let (_, result) = vm.execute_program(exe, &mut mode, &mut self.frames);
+        Result::from(result).map_err(|e| match e {
+            EbpfError::ExceededMaxInstructions => format!("it ran past its budget of {INSTRUCTION_BUDGET} instructions (a loop that does not end?)"),
+            e => e.to_string(),
+        })
+    }
+}
