@@ -17,7 +17,7 @@ from kernel_requirements import skip_unless, unavailable
 BUILD = Path(__file__).resolve().parents[1] / "kernel" / "build"
 VEGAS = BUILD / "vl_vegas.bpf.o"
 CUBIC = BUILD / "selftests" / "bpf_cubic.bpf.o"
-OOB = BUILD / "test-objects" / "oob_write.bpf.o"
+OOB = BUILD / "test-objects" / "oob.bpf.o"
 
 
 def _built(*paths: Path) -> None:
@@ -64,7 +64,7 @@ def test_an_object_given_as_a_path_runs_and_is_named_after_its_struct_ops_name()
 def test_the_kernel_vegas_object_gives_the_rust_linux_vegas_results_exactly():
     native = vegaslab.run(SCENARIO)
     obj = vegaslab.run(SCENARIO, overrides={"flows[0].cc": {"bpf": str(VEGAS)}, "flows[0].params": {}})
-    cols = ["goodput_bps", "retransmits", "mean_rtt_s"]
+    cols = ["goodput_bps", "retransmitted_pkts", "mean_cwnd_pkts", "final_cwnd_pkts"]
     assert native.flows[cols].to_dict("records") == obj.flows[cols].to_dict("records")
 
 
@@ -115,7 +115,7 @@ seeds = 2
 
 [[sweep.axis]]
 path = "flows[1].cc"
-values = ["cubic", {{ bpf = "{CUBIC}" }}]
+values = ["cubic", "bpf:{CUBIC}"]
 """
     res = vegaslab.sweep(sweep, out=tmp_path / "store", scheduler="local", workers=1)
     second = res.flows[res.flows["flow"] == "flow1"]

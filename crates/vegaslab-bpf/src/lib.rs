@@ -53,8 +53,9 @@ pub struct LoadOptions {
     pub engine: Engine,
 }
 
-/// The testbed kernel's `CONFIG_HZ` (Debian's default), the default of [`LoadOptions::hz`].
-pub const DEFAULT_HZ: u32 = 250;
+/// The testbed kernel's `CONFIG_HZ` (Debian's default), the default of [`LoadOptions::hz`]:
+/// the core's fact, which the scenario reader also reads.
+pub use vegaslab_cc::bpf_record::DEFAULT_HZ;
 
 impl Default for LoadOptions {
     fn default() -> Self {
@@ -78,6 +79,7 @@ impl std::error::Error for LoadError {}
 /// Immutable; controllers share it.
 pub struct BpfObject {
     ops_name: String,
+    map_name: String,
     hz: u32,
     programs: runtime::Programs,
 }
@@ -101,12 +103,17 @@ impl BpfObject {
         let programs = runtime::Programs::new(&image, opts.engine, opts.hz).map_err(LoadError)?;
         // A controller's memory maps the same way every time: map it once here.
         runtime::Vm::new(&programs).map_err(LoadError)?;
-        Ok(BpfObject { ops_name: image.ops_name, hz: opts.hz, programs })
+        Ok(BpfObject { ops_name: image.ops_name, map_name: image.map_name, hz: opts.hz, programs })
     }
 
     /// The struct_ops `name` (what Linux registers).
     pub fn ops_name(&self) -> &str {
         &self.ops_name
+    }
+
+    /// The struct_ops map that runs (the variable of type `struct tcp_congestion_ops`).
+    pub fn map_name(&self) -> &str {
+        &self.map_name
     }
 
     /// The hooks the object defines, Linux's names, in the object's order.

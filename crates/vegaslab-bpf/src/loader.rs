@@ -31,6 +31,8 @@ pub struct Program {
 pub struct Image {
     /// The struct_ops `name` (what Linux registers).
     pub ops_name: String,
+    /// The struct_ops map that runs: its variable's name.
+    pub map_name: String,
     pub programs: Vec<Program>,
     /// The read-only region: `.rodata*` sections, then the `.kconfig` values.
     pub readonly: Vec<u8>,
@@ -250,7 +252,7 @@ pub fn load(bytes: &[u8], map: Option<&str>, hz: u32) -> Result<Image, String> {
         apply_core(&btf, &relos, &section_name, start, len, hook, &mut code)?;
         programs.push(Program { hook, code: rewrite::for_sbpf(hook, &code)? });
     }
-    Ok(Image { ops_name, programs, readonly: place.readonly, writable: place.writable })
+    Ok(Image { ops_name, map_name: map_name.clone(), programs, readonly: place.readonly, writable: place.writable })
 }
 
 /// Patch the CO-RE records that fall inside the program at `start..start + len` of `section`.

@@ -140,6 +140,19 @@ fn a_cc_that_is_neither_a_name_nor_a_table_says_both_forms() {
 }
 
 #[test]
+fn the_short_form_bpf_name_is_the_table_with_every_option_at_its_default() {
+    let Some(obj) = built("vl_vegas.bpf.o") else { return };
+    let short = accepted(LINK, &[&format!("flows[0].cc=bpf:{}", obj.display())]);
+    let table = accepted(LINK, &[&format!("flows[0].cc={}", bpf(&obj))]);
+    let json = |sc: &vegaslab_sim::scenario::Scenario| vegaslab_sim::scenario::normalize::to_json(sc);
+    assert_eq!(json(&short), json(&table).replace("flows[0].cc.bpf", "flows[0].cc"));
+    let err = rejected(LINK, &["flows[0].cc=bpf:"]);
+    assert!(err.contains("flows[0].cc: \"bpf:\" names no file"), "{err}");
+    let err = rejected(LINK, &["flows[0].cc=bpf:/nonexistent.bpf.o"]);
+    assert!(err.starts_with("case.toml: flows[0].cc: cannot read /nonexistent.bpf.o: no such file"), "{err}");
+}
+
+#[test]
 fn group_members_of_a_bpf_flow_are_named_after_the_object_file() {
     let Some(obj) = built("vl_vegas.bpf.o") else { return };
     let text = format!(
@@ -154,7 +167,7 @@ fn group_members_of_a_bpf_flow_are_named_after_the_object_file() {
 
 #[test]
 fn a_program_that_faults_stops_the_run_with_an_error_naming_the_flow_and_hook() {
-    let Some(obj) = built("test-objects/oob_write.bpf.o") else { return };
+    let Some(obj) = built("test-objects/oob.bpf.o") else { return };
     let err = outcome(&with_cc(&[bpf(&obj)])).unwrap_err();
     assert!(err.starts_with("case.toml: flows.cc.bpf: flow flow0: "), "{err}");
     assert!(err.contains("cong_avoid") || err.contains("init") || err.contains("ssthresh"), "{err}");

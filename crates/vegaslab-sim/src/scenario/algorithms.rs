@@ -8,6 +8,7 @@ use super::param_source::{boxed, unboxed};
 use super::reader::{describe, Obj};
 use toml::Value;
 use super::{ErrorKind, Scenario, ScenarioError};
+use vegaslab_cc::bpf_record::BPF_PREFIX;
 use vegaslab_cc::external::{ExternalControllers, ExternalSpec};
 use vegaslab_cc::params::{ParamError, ParamSource};
 use std::sync::Arc;
@@ -53,18 +54,21 @@ impl ParamSource for Params<'_, '_> {
 }
 
 /// The flow's algorithm: `cc` names one in the registry or a Python controller
-/// (`py:package.module:Class`, [`read_named_algorithm`]), or is a table naming a compiled BPF
-/// object (`{ bpf = "algo.bpf.o" }`, [`super::bpf`]).
+/// (`py:package.module:Class`, [`read_named_algorithm`]), or a compiled BPF object as a table
+/// (`{ bpf = "algo.bpf.o" }`) or its short form (`"bpf:algo.bpf.o"`) ([`super::bpf`]).
 pub fn read_algorithm(f: &Obj) -> Result<AlgorithmSpec, ScenarioError> {
     match f.get("cc") {
         Some(Value::Table(_)) => {
-            if f.get("params").is_some() {
+            if f.table("params")?.is_some_and(|p| !p.table.is_empty()) {
                 return Err(f.err_kind("params", ErrorKind::UnknownField, "a BPF object takes no params: its parameters are compiled into it"));
             }
             let cc = f.table("cc")?.expect("a table");
-            super::bpf::read_bpf(&cc)
+            super::bpf::read_bpf_table(&cc)
         }
-        Some(Value::String(cc)) => read_named_algorithm(f, cc),
+        Some(Value::String(cc)) => match super::bpf::read_bpf_name(f, cc) {
+            Some(spec) => spec,
+            None => read_named_algorithm(f, cc),
+        },
         None => Err(f.err_kind("cc", ErrorKind::Missing, "is required")),
         Some(other) => Err(f.err_kind("cc", ErrorKind::WrongType, format!("must be an algorithm's name or a BPF object {{ bpf = \"algo.bpf.o\" }}, got {}", describe(other)))),
     }
@@ -74,8 +78,11 @@ pub fn read_algorithm(f: &Obj) -> Result<AlgorithmSpec, ScenarioError> {
 /// alone: the algorithm's name, or a BPF object's file name ([`super::bpf::object_label`]).
 pub fn cc_label(cc: Option<&Value>) -> &str {
     match cc {
-        Some(Value::String(name)) => name,
-        Some(Value::Table(t)) => super::bpf::object_label(t),
+        Some(Value::String(name)) => match name.strip_prefix(BPF_PREFIX) {
+            Some(path) => super::bpf::object_label(path),
+            None => name,
+        },
+        Some(Value::Table(t)) => super::bpf::object_label(t.get("bpf").and_then(Value::as_str).unwrap_or("")),
         _ => "",
     }
 }
@@ -93,7 +100,7 @@ fn read_named_algorithm(f: &Obj, cc: &str) -> Result<AlgorithmSpec, ScenarioErro
         Some(Err(e)) => Err(unboxed(e, f, "params")),
         None => {
             let names: Vec<&str> = registry::names().collect();
-            Err(f.err("cc", format!("unknown congestion control \"{cc}\" (allowed: {}), a Python controller \"py:package.module:Class\" or a BPF object {{ bpf = \"algo.bpf.o\" }}", names.join(", "))))
+            Err(f.err("cc", format!("unknown congestion control \"{cc}\" (allowed: {}), or a Python controller \"py:package.module:Class\", or a BPF object \"bpf:algo.bpf.o\" ({{ bpf = \"algo.bpf.o\", ... }} with options)", names.join(", "))))
         }
     }
 }

@@ -1,5 +1,6 @@
 //! A flow's congestion control as a compiled BPF struct_ops object:
-//! `cc = { bpf = "algo.bpf.o", map = "name", hz = 250, engine = "auto" }` (docs/scenario-format.md).
+//! `cc = { bpf = "algo.bpf.o", map = "name", hz = 250, engine = "auto" }`, or its short form
+//! `cc = "bpf:algo.bpf.o"` (docs/scenario-format.md).
 //!
 //! The object is read and loaded here, at parse time, so that everything wrong with it (not
 //! ELF, a helper, kfunc, socket field or hook the simulator does not offer) is a
@@ -11,13 +12,12 @@
 
 use super::files;
 use super::limits::MAX_BPF_OBJECT_BYTES;
-use super::reader::Obj;
+use super::reader::{Ctx, Obj};
 use super::{ErrorKind, ScenarioError};
 use serde::Serialize;
 use std::sync::Arc;
-use toml::Value;
 use vegaslab_bpf::{BpfController, BpfObject, Engine, Fault, LoadOptions};
-use vegaslab_cc::bpf_record::{BpfRecord, DEFAULT_HZ, HZ_VALUES};
+use vegaslab_cc::bpf_record::{BpfRecord, BPF_PREFIX, DEFAULT_HZ, HZ_VALUES};
 use vegaslab_cc::controller::CongestionControl;
 use vegaslab_cc::params::{AlgorithmParams, SenderKind};
 use vegaslab_cc::{AlgorithmSpec, TcpConfig};
@@ -67,11 +67,11 @@ impl AlgorithmParams for BpfParams {
     }
 }
 
-/// The flow's `cc` table, `{ bpf = "path", map = "name", hz = 250 }`, loaded.
-pub fn read_bpf(t: &Obj) -> Result<AlgorithmSpec, ScenarioError> {
+/// The flow's `cc` table, `{ bpf = "path", map = "name", hz = 250, engine = "auto" }`, loaded.
+pub fn read_bpf_table(t: &Obj) -> Result<AlgorithmSpec, ScenarioError> {
     t.deny_unknown(KEYS)?;
     let path = t.req_string("bpf")?;
-    let map = t.string("map")?;
+    let map = t.string("map")?.map(str::to_string);
     let hz = match t.integer("hz", 1, 10_000)? {
         None => DEFAULT_HZ,
         Some(hz) if HZ_VALUES.contains(&(hz as u32)) => hz as u32,
@@ -89,18 +89,32 @@ pub fn read_bpf(t: &Obj) -> Result<AlgorithmSpec, ScenarioError> {
             return Err(t.err_kind("engine", ErrorKind::OutOfRange, format!("must be \"auto\" (the JIT where the platform has one) or \"interpreter\", got \"{other}\"")));
         }
     };
-    let file = files::read_named(t, "bpf", "a BPF object", MAX_BPF_OBJECT_BYTES)?.expect("bpf is required above");
-    let options = LoadOptions { map: map.map(str::to_string), hz, engine };
-    let object = BpfObject::load(&file.bytes, &options).map_err(|e| t.err_kind("bpf", ErrorKind::File, format!("{}: {e}", file.shown)))?;
-    let record = BpfRecord { path: path.to_string(), name: object.ops_name().to_string(), map: object.map_name().to_string(), hz, sha256: file.sha256 };
+    load(t.ctx, &t.field_path("bpf"), path, LoadOptions { map, hz, engine })
+}
+
+/// The flow's `cc = "bpf:path"`, the short form of `{ bpf = "path" }` (every option at its
+/// default), which a sweep's axis and `--set` can give as a plain string.
+pub fn read_bpf_name(f: &Obj, cc: &str) -> Option<Result<AlgorithmSpec, ScenarioError>> {
+    let path = cc.strip_prefix(BPF_PREFIX)?;
+    if path.is_empty() {
+        return Some(Err(f.err("cc", format!("\"{cc}\" names no file: write \"{BPF_PREFIX}path/to/algo.bpf.o\""))));
+    }
+    Some(load(f.ctx, &f.field_path("cc"), path, LoadOptions::default()))
+}
+
+/// Read the object `path` named by `field` and load it with `options`.
+fn load(ctx: Ctx, field: &str, path: &str, options: LoadOptions) -> Result<AlgorithmSpec, ScenarioError> {
+    let file = files::read_path(ctx, field, path, "a BPF object", MAX_BPF_OBJECT_BYTES)?;
+    let object = BpfObject::load(&file.bytes, &options).map_err(|e| ctx.err_kind(field, ErrorKind::File, format!("{}: {e}", file.shown)))?;
+    let record = BpfRecord { path: path.to_string(), name: object.ops_name().to_string(), map: object.map_name().to_string(), hz: options.hz, sha256: file.sha256 };
     Ok(AlgorithmSpec::bpf(Box::new(BpfParams { record, object: Arc::new(object), fault: Arc::default() })))
 }
 
-/// The name a BPF flow's group members are named after (`<label><k>`): the object's file name
-/// without its directory and its `.o` / `.bpf.o` ending, known from the scenario's text alone
-/// (flow names are resolved before any object is loaded, for `flows[NAME]` overrides).
-pub fn object_label(cc: &toml::value::Table) -> &str {
-    let path = cc.get("bpf").and_then(Value::as_str).unwrap_or("");
+/// The name a BPF flow's group members are named after (`<label><k>`), from its `cc` (the
+/// table or the `bpf:` string): the object's file name without its directory and its `.o` /
+/// `.bpf.o` ending, known from the scenario's text alone (flow names are resolved before any
+/// object is loaded, for `flows[NAME]` overrides).
+pub fn object_label(path: &str) -> &str {
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     file.strip_suffix(".bpf.o").or_else(|| file.strip_suffix(".o")).unwrap_or(file)
 }

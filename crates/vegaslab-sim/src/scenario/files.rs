@@ -7,7 +7,7 @@
 //! what was read is recorded with its SHA-256 for the normalised scenario's `files`.
 
 use super::limits;
-use super::reader::Obj;
+use super::reader::{Ctx, Obj};
 use super::{ErrorKind, ScenarioError};
 
 /// A file a scenario named, read.
@@ -20,15 +20,20 @@ pub struct NamedFile {
     pub sha256: String,
 }
 
-/// The file named by the string field `key` of `t`, if given: resolved ([`resolve_relative`]),
-/// checked to be a regular file of at most `limit` bytes, read, and recorded
-/// (`Ctx::record_file`). `what` names the kind of file in messages ("a delay trace"). Every
-/// error is of kind [`ErrorKind::File`] at `key`.
+/// The file named by the string field `key` of `t`, if given: [`read_path`] for that field.
 pub fn read_named(t: &Obj, key: &str, what: &str, limit: u64) -> Result<Option<NamedFile>, ScenarioError> {
     let Some(name) = t.string(key)? else { return Ok(None) };
-    let path = resolve_relative(t.ctx.file, name);
+    read_path(t.ctx, &t.field_path(key), name, what, limit).map(Some)
+}
+
+/// The file `name` that the scenario's field `field` names: resolved ([`resolve_relative`]),
+/// checked to be a regular file of at most `limit` bytes, read, and recorded
+/// (`Ctx::record_file`). `what` names the kind of file in messages ("a delay trace"). Every
+/// error is of kind [`ErrorKind::File`] at `field`.
+pub fn read_path(ctx: Ctx, field: &str, name: &str, what: &str, limit: u64) -> Result<NamedFile, ScenarioError> {
+    let path = resolve_relative(ctx.file, name);
     let shown = limits::printable(&path.display().to_string());
-    let file_err = |message: String| t.err_kind(key, ErrorKind::File, message);
+    let file_err = |message: String| ctx.err_kind(field, ErrorKind::File, message);
     let meta = std::fs::metadata(&path).map_err(|e| file_err(format!("cannot read {shown}: {}", io_reason(&e))))?;
     if !meta.is_file() {
         return Err(file_err(format!("{shown} is not a regular file")));
@@ -37,8 +42,8 @@ pub fn read_named(t: &Obj, key: &str, what: &str, limit: u64) -> Result<Option<N
         return Err(file_err(format!("{shown} has {} bytes; {what} may have at most {} MiB", meta.len(), limit >> 20)));
     }
     let bytes = read_at_most(&path, limit).map_err(|e| file_err(format!("cannot read {shown}: {}", io_reason(&e))))?;
-    let sha256 = t.ctx.record_file(&t.field_path(key), name, &bytes);
-    Ok(Some(NamedFile { bytes, shown, sha256 }))
+    let sha256 = ctx.record_file(field, name, &bytes);
+    Ok(NamedFile { bytes, shown, sha256 })
 }
 
 /// An I/O error's reason without the OS error number.
