@@ -87,11 +87,11 @@ def test_the_source_compiles_with_clang_alone_without_any_header(tmp_path):
 @skip_unless(unavailable(kernel.check))
 def test_linux_registers_the_object_and_a_loopback_connection_uses_it(tmp_path):
     """The skeleton's own kernel test, run for real: it must pass, not skip."""
-    assert cli.main(["new-cc", "vl_newcc_probe", "--bpf", "--out", str(tmp_path)]) == 0
+    assert cli.main(["new-cc", "newcc_probe", "--bpf", "--out", str(tmp_path)]) == 0
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
-                        "test_vl_newcc_probe.py", "-k", "linux_registers"],
+                        "test_newcc_probe.py", "-k", "linux_registers"],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout + p.stderr
     listed = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True).stdout
-    assert "vl_newcc_probe" not in listed
+    assert "newcc_probe" not in listed
