@@ -45,6 +45,8 @@ def run_steps(doc: Path, directory: Path, part: str | None = None) -> None:
         elif what.startswith("append "):
             _, base, _, name = what.split()
             (directory / name).write_text((directory / base).read_text() + "\n" + body)
+        elif what == "show":
+            continue
         elif what.startswith("sh"):
             expect = int(what.rsplit(" ", 1)[1]) if "expect exit" in what else 0
             for line in filter(None, (ln.strip() for ln in body.splitlines())):
@@ -53,8 +55,6 @@ def run_steps(doc: Path, directory: Path, part: str | None = None) -> None:
                 assert p.returncode == expect, f"{line}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}"
                 if expect:
                     assert "Traceback" not in p.stderr and p.stderr.strip().count("\n") < 3, p.stderr
-        elif what == "show":
-            continue
         elif what == "python":
             p = subprocess.run([sys.executable, "-c", body], cwd=directory, env=env, capture_output=True, text=True,
                                timeout=300)

@@ -7,6 +7,7 @@ skeleton in the simulator is run by docs/your-algorithm.md's BPF part (tests/tes
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from kernel_requirements import skip_unless, unavailable
+import vegaslab
 from vegaslab import cli, kernel
 from vegaslab.cli import new_cc_bpf
 
@@ -95,3 +97,35 @@ def test_linux_registers_the_object_and_a_loopback_connection_uses_it(tmp_path):
     assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout + p.stderr
     listed = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True).stdout
     assert "newcc_probe" not in listed
+
+
+def _fields_the_page_lists() -> set[str]:
+    """``struct.field`` for every field of docs/your-algorithm.md's table of offered fields (the
+    backquoted names of each row's second column, outside its parenthesised remarks)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "your-algorithm.md").read_text(encoding="utf-8")
+    table = text[text.index("| struct | fields |"):].split("\n\n", 1)[0].splitlines()[2:]
+    fields = set()
+    for row in table:
+        struct, names = (cell.strip() for cell in row.strip("|").split("|"))
+        fields |= {f"{struct.strip('`')}.{name}" for name in re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", names))}
+    return fields
+
+
+@skip_unless(unavailable(_clang))
+def test_the_page_lists_exactly_the_socket_fields_the_simulator_offers(tmp_path):
+    """An object that reads a field Linux has and the simulator does not (``rcv_nxt``) is
+    refused with the list of what the simulator offers, which the page's table must match."""
+    pytest.importorskip("vegaslab._core")
+    assert cli.main(["new-cc", "my_cc", "--bpf", "--out", str(tmp_path)]) == 0
+    source = (tmp_path / "my_cc.bpf.c").read_text()
+    source = source.replace("\t__u32 prior_cwnd; ", "\t__u32 rcv_nxt;\n\t__u32 prior_cwnd; ", 1)
+    source = source.replace("return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;", "return tp->rcv_nxt;")
+    (tmp_path / "reads_rcv_nxt.bpf.c").write_text(source)
+    subprocess.run(new_cc_bpf.clang_argv("reads_rcv_nxt"), cwd=tmp_path, check=True)
+    with pytest.raises(vegaslab.ScenarioError) as refused:
+        vegaslab.run(tmp_path / "scenario.toml", overrides={"flows[0].cc": {"bpf": "reads_rcv_nxt.bpf.o"}})
+    message = str(refused.value)
+    assert "tcp_sock.rcv_nxt in undo_cwnd" in message
+    offered = re.search(r"it offers: ([\w., ]+)\)", message)
+    assert offered, message
+    assert set(offered[1].split(", ")) == _fields_the_page_lists()

@@ -301,7 +301,7 @@ def test_a_loss_lowers_the_slow_start_threshold_below_the_window():
 
 def test_as_generated_it_behaves_exactly_as_the_native_reno():
     # True of the skeleton, which is Linux's Reno; delete this test once your algorithm is your own.
-    mine = vegaslab.run(SCENARIO, overrides={"flows[1].cc": OBJECT}).flows
+    mine = vegaslab.run(SCENARIO, overrides={"flows[1].cc": {"bpf": OBJECT.name}}).flows
     reno = vegaslab.run(SCENARIO, overrides={"flows[0].cc": "reno"}).flows
     assert list(mine["goodput_bps"]) == list(reno["goodput_bps"])
 
