@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import keyword
 import re
+import shlex
 from pathlib import Path
 from string import Template
 
@@ -167,5 +168,6 @@ def cmd_new_cc(args) -> int:
     if unbuilt:
         console.error(f"vegaslab: new-cc: wrote {', '.join(files)} into {out}, but {unbuilt}")
         return 1
+    console.detail(f"built {out / (args.name + '.bpf.o')}: {shlex.join(new_cc_bpf.clang_argv(args.name))}")
     console.result(f"{out}: {', '.join(files)}, {args.name}.bpf.o; run it with: cd {out} && vegaslab run scenario.toml")
     return 0
