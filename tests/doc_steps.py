@@ -6,7 +6,12 @@ command, the Python blocks in a fresh interpreter. Markers:
 - ``append BASE to NAME``: write BASE's text followed by the block to NAME;
 - ``sh`` (or ``sh, expect exit N``): run each line with bash; every line must exit 0 (or N, with
   a short error and no traceback);
-- ``python``: run the block with this interpreter.
+- ``python``: run the block with this interpreter;
+- ``show``: shown, not run (the page says why, e.g. it needs root and minutes of a testbed).
+
+A page in several parts that need different tools names a block's part in the marker,
+``<!-- walkthrough[bpf]: sh -->``; :func:`run_steps` runs one part (by default the blocks that
+name none), each in its own directory.
 """
 from __future__ import annotations
 
@@ -16,25 +21,32 @@ import subprocess
 import sys
 from pathlib import Path
 
-STEP = re.compile(r"<!-- walkthrough: (?P<what>[^>]*?) -->\n```[a-z]*\n(?P<body>.*?)```", re.S)
+STEP = re.compile(r"<!-- walkthrough(?:\[(?P<part>[a-z]+)\])?: (?P<what>[^>]*?) -->\n```[a-z]*\n(?P<body>.*?)```",
+                  re.S)
+
+#: :func:`steps`' ``part`` for every block of the page, whatever its part.
+EVERY_PART = "*"
 
 
-def steps(doc: Path) -> list[tuple[str, str]]:
-    """The page's marked blocks: (marker, body)."""
-    return [(m["what"].strip(), m["body"]) for m in STEP.finditer(doc.read_text(encoding="utf-8"))]
+def steps(doc: Path, part: str | None = EVERY_PART) -> list[tuple[str, str]]:
+    """The page's marked blocks of ``part`` (None: those that name no part): (marker, body)."""
+    return [(m["what"].strip(), m["body"]) for m in STEP.finditer(doc.read_text(encoding="utf-8"))
+            if part == EVERY_PART or m["part"] == part]
 
 
-def run_steps(doc: Path, directory: Path) -> None:
-    """Execute every marked block of ``doc`` in ``directory``; an assertion names the step that
-    failed with the end of its output."""
+def run_steps(doc: Path, directory: Path, part: str | None = None) -> None:
+    """Execute the marked blocks of ``doc``'s ``part`` (None: those that name no part) in
+    ``directory``; an assertion names the step that failed with the end of its output."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
                MPLBACKEND="Agg")
-    for what, body in steps(doc):
+    for what, body in steps(doc, part):
         if what.startswith("file "):
             (directory / what.split()[1]).write_text(body)
         elif what.startswith("append "):
             _, base, _, name = what.split()
             (directory / name).write_text((directory / base).read_text() + "\n" + body)
+        elif what == "show":
+            continue
         elif what.startswith("sh"):
             expect = int(what.rsplit(" ", 1)[1]) if "expect exit" in what else 0
             for line in filter(None, (ln.strip() for ln in body.splitlines())):

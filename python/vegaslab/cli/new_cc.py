@@ -1,18 +1,21 @@
-"""``vegaslab new-cc NAME --python``: a skeleton for your own congestion control in Python
-(docs/your-algorithm.md): ``NAME.py`` with a Reno-like :class:`vegaslab.Controller` subclass, a
-``scenario.toml`` that runs it beside the native Reno on a lossy dumbbell (with a ``[sweep]`` over
-the bottleneck's buffer), and ``test_NAME.py``, its tests. ``--bpf`` is refused: BPF skeletons are
-not available yet.
+"""``vegaslab new-cc NAME --python|--bpf``: a skeleton for your own congestion control
+(docs/your-algorithm.md). ``--python``: ``NAME.py`` with a Reno-like :class:`vegaslab.Controller`
+subclass, a ``scenario.toml`` that runs it beside the native Reno on a lossy dumbbell (with a
+``[sweep]`` over the bottleneck's buffer), and ``test_NAME.py``, its tests. ``--bpf``: the same as
+a BPF struct_ops object (:mod:`.new_cc_bpf`), compiled with clang once its files are written.
 """
 
 from __future__ import annotations
 
 import keyword
 import re
+import shlex
 from pathlib import Path
 from string import Template
 
+from . import new_cc_bpf
 from .console import console
+from .new_cc_scenario import scenario
 from .options import FORMATTER, wrap
 
 CONTROLLER = Template('''\
@@ -51,45 +54,13 @@ class $cls(vegaslab.Controller):
         return {"losses": float(self.losses)}
 ''')
 
-SCENARIO = Template('''\
+#: The scenario's comment: how to run it, from a directory where the module can be imported.
+COMMENT = Template('''\
 # $cls beside the native Reno on a 1.5 Mbit/s dumbbell with a 10-packet DropTail buffer.
 # Run it from this directory, where $module.py can be imported:
 #   PYTHONPATH=. vegaslab run scenario.toml
 # and the sweep below over the buffer size and three seeds:
 #   PYTHONPATH=. vegaslab sweep scenario.toml
-
-[run]
-duration = "30s"
-
-[monitor]
-cwnd = true
-
-[dumbbell]
-pairs = 2
-access = { bandwidth = "10Mbps", delay = "4ms" }
-bottleneck = { bandwidth = "1.5Mbps", delay = "20ms", queue = { kind = "droptail", limit = 10 } }
-
-[[flows]]
-name = "mine"
-from = "S1"
-to = "D1"
-cc = "py:$module:$cls"
-tcp = { window = 1000 }
-
-[[flows]]
-name = "reno"
-from = "S2"
-to = "D2"
-cc = "reno"
-tcp = { window = 1000 }
-
-[sweep]
-seeds = 3
-
-[[sweep.axis]]
-name = "buffer"
-path = "dumbbell.bottleneck.queue.limit"
-values = [5, 10, 20, 40]
 ''')
 
 TEST = Template('''\
@@ -134,7 +105,8 @@ def class_name(module: str) -> str:
 def skeleton(module: str) -> dict[str, str]:
     """The files of a Python skeleton for ``module``, by name."""
     names = {"module": module, "cls": class_name(module)}
-    return {f"{module}.py": CONTROLLER.substitute(names), "scenario.toml": SCENARIO.substitute(names),
+    return {f"{module}.py": CONTROLLER.substitute(names),
+            "scenario.toml": scenario(COMMENT.substitute(names), f'"py:{module}:{names["cls"]}"', "{ window = 1000 }"),
             f"test_{module}.py": TEST.substitute(names)}
 
 
@@ -143,33 +115,44 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "new-cc", formatter_class=FORMATTER,
         help="write a skeleton for your own congestion control (a Reno-like start, a scenario, tests)",
-        description=wrap("Writes NAME.py (a Reno-like vegaslab.Controller subclass), scenario.toml (it beside "
-                         "the native Reno on a lossy dumbbell, with a sweep over the buffer) and test_NAME.py "
-                         "into DIR (default: ./NAME). Python controllers are the slow path, for trying an "
-                         "idea before writing it in Rust or BPF (docs/your-algorithm.md)."),
+        description=wrap("--python writes NAME.py (a Reno-like vegaslab.Controller subclass), scenario.toml (it "
+                         "beside the native Reno on a lossy dumbbell, with a sweep over the buffer) and "
+                         "test_NAME.py into DIR (default: ./NAME). Python controllers are the slow path, for "
+                         "trying an idea before writing it in Rust or BPF. --bpf writes NAME.bpf.c (Linux's Reno "
+                         "as BPF struct_ops programs, for the simulator and the kernel alike), a Makefile, "
+                         "scenario.toml (it beside the native Reno on Linux's stack) and test_NAME.py, then "
+                         "compiles NAME.bpf.o with clang (docs/your-algorithm.md)."),
         epilog="""examples:
   vegaslab new-cc my_reno --python
-  cd my_reno && PYTHONPATH=. vegaslab run scenario.toml""",
+  cd my_reno && PYTHONPATH=. vegaslab run scenario.toml
+  vegaslab new-cc my_bpf_reno --bpf
+  cd my_bpf_reno && vegaslab run scenario.toml""",
     )
-    p.add_argument("name", metavar="NAME", help="the module name: lower case letters, digits and underscores")
+    p.add_argument("name", metavar="NAME", help="the module name: lower case letters, digits and underscores "
+                                                f"(--bpf: at most {new_cc_bpf.MAX_NAME}, Linux's limit)")
     kind = p.add_mutually_exclusive_group(required=True)
     kind.add_argument("--python", action="store_true", help="a Python controller (vegaslab.Controller)")
-    kind.add_argument("--bpf", action="store_true", help="a BPF struct_ops object (not available yet)")
+    kind.add_argument("--bpf", action="store_true", help="a BPF struct_ops object (NAME.bpf.c, built with clang)")
     p.add_argument("--out", metavar="DIR", help="the directory to write into (default: ./NAME); existing "
                                                 "files are never replaced")
     p.set_defaults(func=cmd_new_cc)
 
 
+def name_refusal(name: str, bpf: bool) -> str | None:
+    """Why ``name`` cannot name the skeleton, or None."""
+    if not NAME.fullmatch(name) or keyword.iskeyword(name):
+        return (f"must be a Python module name in lower case (letters, digits, underscores, not starting with a "
+                f"digit), got {name!r}")
+    return new_cc_bpf.refusal(name) if bpf else None
+
+
 def cmd_new_cc(args) -> int:
-    if args.bpf:
-        console.error("vegaslab: new-cc --bpf: BPF skeletons are not available yet; use --python")
-        return 2
-    if not NAME.fullmatch(args.name) or keyword.iskeyword(args.name):
-        console.error(f"vegaslab: new-cc NAME: must be a Python module name in lower case (letters, digits, "
-                      f"underscores, not starting with a digit), got {args.name!r}")
+    refused = name_refusal(args.name, args.bpf)
+    if refused:
+        console.error(f"vegaslab: new-cc NAME: {refused}")
         return 2
     out = Path(args.out if args.out is not None else args.name)
-    files = skeleton(args.name)
+    files = new_cc_bpf.skeleton(args.name) if args.bpf else skeleton(args.name)
     taken = [str(out / name) for name in files if (out / name).exists()]
     if taken:
         console.error(f"vegaslab: {taken[0]}: exists; new-cc never replaces a file (choose another --out)")
@@ -178,5 +161,13 @@ def cmd_new_cc(args) -> int:
     for name, text in files.items():
         (out / name).write_text(text, encoding="utf-8")
         console.detail(f"wrote {out / name}")
-    console.result(f"{out}: {', '.join(files)}; run it with: cd {out} && PYTHONPATH=. vegaslab run scenario.toml")
+    if not args.bpf:
+        console.result(f"{out}: {', '.join(files)}; run it with: cd {out} && PYTHONPATH=. vegaslab run scenario.toml")
+        return 0
+    unbuilt = new_cc_bpf.build(out, args.name)
+    if unbuilt:
+        console.error(f"vegaslab: new-cc: wrote {', '.join(files)} into {out}, but {unbuilt}")
+        return 1
+    console.detail(f"built {out / (args.name + '.bpf.o')}: {shlex.join(new_cc_bpf.clang_argv(args.name))}")
+    console.result(f"{out}: {', '.join(files)}, {args.name}.bpf.o; run it with: cd {out} && vegaslab run scenario.toml")
     return 0
