@@ -9,6 +9,13 @@
 //! them as Linux's `tcp_init_cwnd_reduction` and `tcp_enter_loss` do (`prior_cwnd = cwnd`,
 //! `snd_cwnd_cnt = 0`).
 //!
+//! Hooks the senders call without a time (`init`, `ssthresh`, `set_state`, `undo_cwnd`,
+//! `cwnd_event(CwndRestart)`) run at the latest time a hook was given (`tcp_mstamp`,
+//! `bpf_ktime_get_ns`, `bpf_jiffies64`). What a program writes to the window in `set_state` or
+//! `undo_cwnd` is not copied back (the trait gives them `&Window`); `undo_cwnd` answers with
+//! its return value, as Linux's does. `lsndtime` is set from `CwndEvent::TxStart`'s previous
+//! send time, which is what Linux's `CA_EVENT_TX_START` sees there (where CUBIC reads it).
+//!
 //! A hook the object does not define is Linux's default: `tcp_reno_ssthresh`,
 //! `tcp_reno_cong_avoid` and `tcp_reno_undo_cwnd` for the three Linux requires (cong_avoid,
 //! ssthresh, undo_cwnd), nothing for the others.
