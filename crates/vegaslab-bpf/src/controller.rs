@@ -211,7 +211,14 @@ impl CongestionControl for BpfController {
         self.name
     }
 
+    /// Linux zeroes the private area before `init` (`tcp_assign_congestion_control`), and a
+    /// new socket starts with no ACK count and no window before a loss.
     fn init(&mut self, w: &mut Window) {
+        let mut sk = self.vm.sock();
+        let priv_area = ICSK_CA_PRIV.offset as usize..(ICSK_CA_PRIV.offset + ICSK_CA_PRIV.size) as usize;
+        sk.0[priv_area].fill(0);
+        sk.set_u32(&SND_CWND_CNT, 0);
+        sk.set_u32(&PRIOR_CWND, 0);
         let index = self.hooks.init;
         self.window_hook(w, "init", index, &[], |_| Ok(()));
     }

@@ -64,6 +64,12 @@ type Outputs = Vec<(i64, i64)>;
 
 /// The window after each row's hook, replayed as the README says.
 fn replay(rows: &[Row], object: &Arc<BpfObject>) -> Outputs {
+    replay_connections(rows, object, false)
+}
+
+/// `replay`, with one controller for every connection when `one_controller` (its `init`
+/// starts each), a fresh one per `init` row otherwise.
+fn replay_connections(rows: &[Row], object: &Arc<BpfObject>, one_controller: bool) -> Outputs {
     let fault = Arc::new(Fault::default());
     let mut cc: Option<BpfController> = None;
     let mut prev_now_us = 0;
@@ -71,7 +77,7 @@ fn replay(rows: &[Row], object: &Arc<BpfObject>) -> Outputs {
     for r in rows {
         let mut w = r.window;
         let now = r.now_us * 1000;
-        if r.hook == "init" {
+        if r.hook == "init" && (cc.is_none() || !one_controller) {
             cc = Some(BpfController::new(object.clone(), fault.clone()));
         }
         let c = cc.as_mut().expect("the file starts with init");
@@ -232,6 +238,19 @@ fn bpf_cubic_built_for_v3_decides_as_the_v1_build_on_every_row() {
     let Some((_, v3)) = replay_both("cubic", "selftests/bpf_cubic_v3.bpf.o", vegaslab_bpf::DEFAULT_HZ) else { return };
     if let Some(k) = v1.iter().zip(&v3).position(|(a, b)| a != b) {
         panic!("line {}: {} v1 {:?}, v3 {:?}", rows[k].line, rows[k].text, v1[k], v3[k]);
+    }
+}
+
+/// `init` starts a connection afresh on a used controller too (Reno's ACK count and the window
+/// before a loss back to 0, the private area zeroed): one controller replaying every
+/// connection decides as fresh ones.
+#[test]
+fn init_starts_a_connection_afresh_on_a_used_controller() {
+    let Some(object) = common::load("vl_vegas.bpf.o", Engine::Auto) else { return };
+    let rows = read_vectors("vegas");
+    assert!(rows.iter().filter(|r| r.hook == "init").count() > 1);
+    if let Some(msg) = first_difference("vegas with one controller", &rows, &replay_connections(&rows, &object, true)) {
+        panic!("{msg}");
     }
 }
 
