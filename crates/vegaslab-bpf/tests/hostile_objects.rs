@@ -211,3 +211,58 @@ fn an_object_with_only_init_runs_linuxs_reno_defaults() {
     assert_eq!(e, p);
     assert!(e.iter().any(|&(_, s)| s != 0x7fff_ffff), "a loss happened");
 }
+
+/// The byte ranges of the sections the loader reads: programs, the struct_ops map, BTF,
+/// relocations, symbols.
+fn loader_sections(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
+    use object::{Object, ObjectSection};
+    let f = object::File::parse(bytes).unwrap();
+    f.sections()
+        .filter(|s| s.name().is_ok_and(|n| n == "struct_ops" || n.starts_with(".struct_ops") || n.starts_with(".BTF") || n.starts_with(".rel") || n == ".symtab" || n == ".strtab" || n.starts_with(".rodata")))
+        .filter_map(|s| s.file_range())
+        .map(|(start, len)| start as usize..(start + len) as usize)
+        .filter(|r| !r.is_empty())
+        .collect()
+}
+
+/// Corrupted copies tried per object.
+const CORRUPTIONS: u32 = 4000;
+
+/// An object with one byte changed where the loader reads (its programs, map, BTF,
+/// relocations, symbols) loads or is refused, and one that loads runs its hooks to a result or
+/// a fault: never a panic.
+#[test]
+fn a_corrupted_object_is_refused_or_runs_but_never_panics() {
+    for rel in ["vl_vegas.bpf.o", "selftests/bpf_cubic.bpf.o"] {
+        let Some(bytes) = common::object_bytes(rel) else { return };
+        let ranges = loader_sections(&bytes);
+        let (mut loaded, mut refused) = (0, 0);
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for k in 0..CORRUPTIONS {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let r = &ranges[(x % ranges.len() as u64) as usize];
+            let at = r.start + ((x >> 16) % r.len() as u64) as usize;
+            let mut bad = bytes.clone();
+            bad[at] ^= (x >> 40) as u8 | 1;
+            let engine = if k % 2 == 0 { Engine::Interpreter } else { Engine::Auto };
+            match BpfObject::load(&bad, &LoadOptions { engine, ..LoadOptions::default() }) {
+                Err(e) => {
+                    assert_one_sentence(&e.to_string());
+                    refused += 1;
+                }
+                Ok(object) => {
+                    let mut cc = BpfController::new(Arc::new(object), Arc::new(Fault::default()));
+                    let mut w = window();
+                    cc.init(&mut w);
+                    cc.cong_avoid(&mut w, &ack(11, 1));
+                    cc.ssthresh(&w, &Loss { kind: LossKind::Timeout, window: w.cwnd });
+                    loaded += 1;
+                }
+            }
+        }
+        assert!(loaded > 0 && refused > 0, "{rel}: {loaded} loaded, {refused} refused");
+        eprintln!("{rel}: of {CORRUPTIONS} one-byte corruptions, {loaded} loaded and ran, {refused} were refused");
+    }
+}
