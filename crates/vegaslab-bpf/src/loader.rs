@@ -23,6 +23,11 @@ use std::collections::HashMap;
 pub struct Program {
     /// Linux's name of the hook (`cong_avoid`).
     pub hook: &'static str,
+    /// The program's symbol in the object.
+    pub symbol: String,
+    /// The instructions relocated (kfunc, helper, data and CO-RE), before the rewriting for
+    /// the VM: what libbpf would hand the kernel, but for the call and data targets.
+    pub relocated: Vec<u8>,
     /// Instructions, ready for the VM.
     pub code: Vec<u8>,
 }
@@ -256,7 +261,8 @@ pub fn load(bytes: &[u8], map: Option<&str>, hz: u32) -> Result<Image, String> {
             }
         }
         apply_core(&btf, &relos, &section_name, start, len, hook, &mut code)?;
-        programs.push(Program { hook, code: rewrite::for_sbpf(hook, &code)? });
+        let for_vm = rewrite::for_sbpf(hook, &code)?;
+        programs.push(Program { hook, symbol: fname, relocated: code, code: for_vm });
     }
     Ok(Image { ops_name, programs, readonly: place.readonly, writable: place.writable })
 }

@@ -17,7 +17,7 @@ fn ins(op: u8, dst: u8, src: u8, imm: i32) -> Insn {
 fn run_with(readonly: &[u8], insns: &[Insn]) -> Vec<Result<u64, String>> {
     let mut code: Vec<u8> = insns.iter().flat_map(|i| i.encode()).collect();
     code.extend_from_slice(&ins(EXIT, 0, 0, 0).encode());
-    let program = Program { hook: "init", code: rewrite::for_sbpf("init", &code).unwrap() };
+    let program = Program { hook: "init", symbol: "t_init".into(), code: rewrite::for_sbpf("init", &code).unwrap(), relocated: code };
     let image = Image { ops_name: "t".into(), programs: vec![program], readonly: readonly.to_vec(), writable: vec![] };
     [Engine::Interpreter, Engine::Auto]
         .into_iter()
