@@ -42,6 +42,11 @@ fn a_hook_the_simulator_does_not_call_is_refused_by_name() {
 }
 
 #[test]
+fn a_bpf_map_is_refused_by_name() {
+    refused("map", "the object uses BPF map hostile_map from cong_avoid, which the simulator does not provide");
+}
+
+#[test]
 fn a_bpf_atomic_is_refused() {
     refused("atomic", "the object's cong_avoid program uses a BPF atomic operation");
 }
