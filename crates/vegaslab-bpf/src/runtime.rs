@@ -146,11 +146,6 @@ pub struct Programs {
     hz: u32,
 }
 
-// SAFETY: an `Executable` holds its instructions, its JIT code (read-only once compiled, behind
-// a mutex) and the loader (plain function pointers); nothing in it refers to a controller's
-// memory or changes after load.
-unsafe impl Send for Programs {}
-unsafe impl Sync for Programs {}
 
 impl Programs {
     /// Verify (and on `Engine::Auto` JIT-compile) `image`'s programs.
