@@ -8,7 +8,7 @@
 //! [`INSTRUCTION_BUDGET`] instructions: a program cannot read or write outside its regions,
 //! nor run forever (docs/decisions.md, "BPF programs run on solana-sbpf, not rbpf").
 
-use crate::kfuncs;
+use crate::{abi, kfuncs};
 use crate::layout::{Block, SOCK_SIZE};
 use crate::loader::Image;
 use crate::memory::{self, ARENA_VM, READONLY_VM, SOCK_VM};
@@ -24,8 +24,8 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 /// Instructions one hook call may execute before it is stopped as a fault. Linux bounds a
-/// program statically (at most 1,000,000 instructions verified); the largest hook of the
-/// objects this crate runs executes a few hundred, so only a program that does not end
+/// program statically (at most 1,000,000 instructions verified); a hook of the objects this
+/// crate is tested with executes at most a few hundred, so only a program that does not end
 /// reaches it.
 pub const INSTRUCTION_BUDGET: u64 = 1_000_000;
 
@@ -117,20 +117,29 @@ fn config() -> Config {
     }
 }
 
+/// Registers a builtin under the name objects call it by.
+type Register = fn(&mut BuiltinProgram<Ctx>, &str) -> Result<(), solana_sbpf::elf::ElfError>;
+
+/// The implementation of kfunc or helper `name` (the names are `abi`'s).
+fn implementation(name: &str) -> Option<Register> {
+    Some(match name {
+        "tcp_slow_start" => SlowStart::register,
+        "tcp_cong_avoid_ai" => CongAvoidAi::register,
+        "tcp_reno_cong_avoid" => RenoCongAvoid::register,
+        "tcp_reno_ssthresh" => RenoSsthresh::register,
+        "tcp_reno_undo_cwnd" => RenoUndo::register,
+        "bpf_jiffies64" => Jiffies64::register,
+        "bpf_ktime_get_ns" => KtimeGetNs::register,
+        _ => return None,
+    })
+}
+
+/// Every kfunc and helper `abi` offers, registered with the VM.
 fn builtins() -> Result<BuiltinProgram<Ctx>, String> {
     let mut p = BuiltinProgram::new_loader(config());
-    let register = [
-        SlowStart::register,
-        CongAvoidAi::register,
-        RenoCongAvoid::register,
-        RenoSsthresh::register,
-        RenoUndo::register,
-        Jiffies64::register,
-        KtimeGetNs::register,
-    ];
-    let names = ["tcp_slow_start", "tcp_cong_avoid_ai", "tcp_reno_cong_avoid", "tcp_reno_ssthresh", "tcp_reno_undo_cwnd", "bpf_jiffies64", "bpf_ktime_get_ns"];
-    for (reg, name) in register.iter().zip(names) {
-        reg(&mut p, name).map_err(|e| format!("the VM refused builtin {name}: {e}"))?;
+    for name in abi::KFUNCS.iter().copied().chain(abi::HELPERS.iter().map(|(_, n)| *n)) {
+        let register = implementation(name).ok_or_else(|| format!("the simulator offers {name} but implements no such builtin"))?;
+        register(&mut p, name).map_err(|e| format!("the VM refused builtin {name}: {e}"))?;
     }
     Ok(p)
 }
@@ -145,7 +154,6 @@ pub struct Programs {
     jit: bool,
     hz: u32,
 }
-
 
 impl Programs {
     /// Verify (and on `Engine::Auto` JIT-compile) `image`'s programs.
@@ -283,5 +291,15 @@ impl Vm {
             EbpfError::ExceededMaxInstructions => format!("it ran past its budget of {INSTRUCTION_BUDGET} instructions (a loop that does not end?)"),
             e => e.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_offered_kfunc_and_helper_is_implemented() {
+        assert!(builtins().is_ok(), "{:?}", builtins().err());
     }
 }
