@@ -21,7 +21,12 @@ command -v ip >/dev/null 2>&1 && command -v tc >/dev/null 2>&1 || packages+=(ipr
 command -v ethtool >/dev/null 2>&1 || packages+=(ethtool)
 command -v ping >/dev/null 2>&1 || packages+=(iputils-ping)
 
-if [ ${#packages[@]} -eq 0 ]; then
+# kernel/Makefile's selftests target downloads this package (`apt-get download`, no install):
+# apt must know it.
+source_package=linux-source-6.12
+apt-cache show "$source_package" >/dev/null 2>&1 && source_known=1 || source_known=0
+
+if [ ${#packages[@]} -eq 0 ] && [ "$source_known" -eq 1 ]; then
     echo "BPF toolchain and testbed tools already installed: $(command -v clang), $(command -v bpftool)"
     exit 0
 fi
@@ -29,11 +34,16 @@ fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-        echo "install-bpf.sh: need root or sudo to install ${packages[*]}" >&2; exit 1
+        echo "install-bpf.sh: need root or sudo to install ${packages[*]} (or to let apt know $source_package)" >&2; exit 1
     fi
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+if [ "$source_known" -eq 0 ]; then
+    $SUDO apt-get update
+    if [ ${#packages[@]} -eq 0 ]; then exit 0; fi
+fi
+
 for p in "${packages[@]}"; do
     if ! apt-cache show "$p" >/dev/null 2>&1; then $SUDO apt-get update; break; fi
 done

@@ -9,6 +9,13 @@
 //! them as Linux's `tcp_init_cwnd_reduction` and `tcp_enter_loss` do (`prior_cwnd = cwnd`,
 //! `snd_cwnd_cnt = 0`).
 //!
+//! Hooks the senders call without a time (`init`, `ssthresh`, `set_state`, `undo_cwnd`,
+//! `cwnd_event(CwndRestart)`) run at the latest time a hook was given (`tcp_mstamp`,
+//! `bpf_ktime_get_ns`, `bpf_jiffies64`). What a program writes to the window in `set_state` or
+//! `undo_cwnd` is not copied back (the trait gives them `&Window`); `undo_cwnd` answers with
+//! its return value, as Linux's does. `lsndtime` is set from `CwndEvent::TxStart`'s previous
+//! send time, which is what Linux's `CA_EVENT_TX_START` sees there (where CUBIC reads it).
+//!
 //! A hook the object does not define is Linux's default: `tcp_reno_ssthresh`,
 //! `tcp_reno_cong_avoid` and `tcp_reno_undo_cwnd` for the three Linux requires (cong_avoid,
 //! ssthresh, undo_cwnd), nothing for the others.
@@ -204,7 +211,14 @@ impl CongestionControl for BpfController {
         self.name
     }
 
+    /// Linux zeroes the private area before `init` (`tcp_assign_congestion_control`), and a
+    /// new socket starts with no ACK count and no window before a loss.
     fn init(&mut self, w: &mut Window) {
+        let mut sk = self.vm.sock();
+        let priv_area = ICSK_CA_PRIV.offset as usize..(ICSK_CA_PRIV.offset + ICSK_CA_PRIV.size) as usize;
+        sk.0[priv_area].fill(0);
+        sk.set_u32(&SND_CWND_CNT, 0);
+        sk.set_u32(&PRIOR_CWND, 0);
         let index = self.hooks.init;
         self.window_hook(w, "init", index, &[], |_| Ok(()));
     }

@@ -81,9 +81,12 @@ pub fn tcp_reno_undo_cwnd(sk: &Block) -> u32 {
     sk.u32(&SND_CWND).max(sk.u32(&PRIOR_CWND))
 }
 
-/// `bpf_jiffies64`: the simulated time in jiffies of `hz` per second.
+/// `bpf_jiffies64`: the simulated time in jiffies of `hz` per second, `floor(now_ns * hz /
+/// 10^9)` computed in whole seconds and the rest, so that nothing overflows 64 bits.
 pub fn jiffies64(now_ns: u64, hz: u32) -> u64 {
-    (u128::from(now_ns) * u128::from(hz) / 1_000_000_000) as u64
+    const NS_PER_S: u64 = 1_000_000_000;
+    let hz = u64::from(hz);
+    (now_ns / NS_PER_S) * hz + (now_ns % NS_PER_S) * hz / NS_PER_S
 }
 
 #[cfg(test)]

@@ -98,7 +98,8 @@ pub const IS_CWND_LIMITED: Field = Field { bits: Some(Bits { pos: 3, len: 1 }), 
 /// of its byte, as in Linux. During `set_state` it still holds the old state.
 pub const ICSK_CA_STATE: Field = Field { bits: Some(Bits { pos: 0, len: 5 }), ..field("inet_connection_sock", "icsk_ca_state", 173, 1) };
 
-/// `ack_sample.pkts_acked` (in the ack_sample block, Linux's layout).
+/// `ack_sample.pkts_acked` (in the ack_sample block, Linux's layout): 1, since the simulator's
+/// RTT sample does not carry the count (Linux's Vegas and CUBIC do not read it).
 pub const ACK_PKTS_ACKED: Field = field("ack_sample", "pkts_acked", 0, 4);
 /// `ack_sample.rtt_us`: the RTT sample in µs; negative means none (signed, as in Linux).
 pub const ACK_RTT_US: Field = Field { signed: true, ..field("ack_sample", "rtt_us", 4, 4) };

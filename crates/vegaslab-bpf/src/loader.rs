@@ -23,6 +23,11 @@ use std::collections::HashMap;
 pub struct Program {
     /// Linux's name of the hook (`cong_avoid`).
     pub hook: &'static str,
+    /// The program's symbol in the object.
+    pub symbol: String,
+    /// The instructions relocated (kfunc, helper, data and CO-RE), before the rewriting for
+    /// the VM: what libbpf would hand the kernel, but for the call and data targets.
+    pub relocated: Vec<u8>,
     /// Instructions, ready for the VM.
     pub code: Vec<u8>,
 }
@@ -40,6 +45,11 @@ pub struct Image {
     /// [`memory::DATA`] in each controller's arena.
     pub writable: Vec<u8>,
 }
+
+/// The most bytes one data section may hold (`.rodata`, `.data`, `.bss`): far more than a
+/// congestion control needs (bpf_cubic's cube-root table is 64 bytes), few enough that every
+/// controller's copy is cheap.
+const MAX_DATA: u64 = 1 << 20;
 
 fn elf_error(e: object::Error) -> String {
     format!("the file is not a valid ELF object ({e})")
@@ -66,6 +76,9 @@ impl Placement {
             }
             if s.relocations().next().is_some() {
                 return Err(format!("the object's section {name} holds relocated pointers, which the simulator does not support"));
+            }
+            if s.size() > MAX_DATA {
+                return Err(format!("the object's section {name} holds {} bytes, more than the {MAX_DATA} the simulator gives an object's data", s.size()));
             }
             let bytes = if s.kind() == object::SectionKind::UninitializedData { vec![0; s.size() as usize] } else { s.data().map_err(elf_error)?.to_vec() };
             let (region, base) = if readonly { (&mut p.readonly, READONLY_VM) } else { (&mut p.writable, ARENA_VM + memory::DATA as u64) };
@@ -192,7 +205,7 @@ pub fn load(bytes: &[u8], map: Option<&str>, hz: u32) -> Result<Image, String> {
         let mut relocated = vec![];
         for (off, r) in section.relocations() {
             let off = off as usize;
-            if off < start || off >= start + len || !(off - start).is_multiple_of(8) {
+            if off < start || off + 8 > start + len || !(off - start).is_multiple_of(8) {
                 continue;
             }
             let RelocationTarget::Symbol(si) = r.target() else { continue };
@@ -250,7 +263,8 @@ pub fn load(bytes: &[u8], map: Option<&str>, hz: u32) -> Result<Image, String> {
             }
         }
         apply_core(&btf, &relos, &section_name, start, len, hook, &mut code)?;
-        programs.push(Program { hook, code: rewrite::for_sbpf(hook, &code)? });
+        let for_vm = rewrite::for_sbpf(hook, &code)?;
+        programs.push(Program { hook, symbol: fname, relocated: code, code: for_vm });
     }
     Ok(Image { ops_name, map_name: map_name.clone(), programs, readonly: place.readonly, writable: place.writable })
 }

@@ -8,7 +8,7 @@
 //! [`INSTRUCTION_BUDGET`] instructions: a program cannot read or write outside its regions,
 //! nor run forever (docs/decisions.md, "BPF programs run on solana-sbpf, not rbpf").
 
-use crate::kfuncs;
+use crate::{abi, kfuncs};
 use crate::layout::{Block, SOCK_SIZE};
 use crate::loader::Image;
 use crate::memory::{self, ARENA_VM, READONLY_VM, SOCK_VM};
@@ -24,8 +24,8 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 /// Instructions one hook call may execute before it is stopped as a fault. Linux bounds a
-/// program statically (at most 1,000,000 instructions verified); the largest hook of the
-/// objects this crate runs executes a few hundred, so only a program that does not end
+/// program statically (at most 1,000,000 instructions verified); a hook of the objects this
+/// crate is tested with executes at most a few hundred, so only a program that does not end
 /// reaches it.
 pub const INSTRUCTION_BUDGET: u64 = 1_000_000;
 
@@ -117,20 +117,29 @@ fn config() -> Config {
     }
 }
 
+/// Registers a builtin under the name objects call it by.
+type Register = fn(&mut BuiltinProgram<Ctx>, &str) -> Result<(), solana_sbpf::elf::ElfError>;
+
+/// The implementation of kfunc or helper `name` (the names are `abi`'s).
+fn implementation(name: &str) -> Option<Register> {
+    Some(match name {
+        "tcp_slow_start" => SlowStart::register,
+        "tcp_cong_avoid_ai" => CongAvoidAi::register,
+        "tcp_reno_cong_avoid" => RenoCongAvoid::register,
+        "tcp_reno_ssthresh" => RenoSsthresh::register,
+        "tcp_reno_undo_cwnd" => RenoUndo::register,
+        "bpf_jiffies64" => Jiffies64::register,
+        "bpf_ktime_get_ns" => KtimeGetNs::register,
+        _ => return None,
+    })
+}
+
+/// Every kfunc and helper `abi` offers, registered with the VM.
 fn builtins() -> Result<BuiltinProgram<Ctx>, String> {
     let mut p = BuiltinProgram::new_loader(config());
-    let register = [
-        SlowStart::register,
-        CongAvoidAi::register,
-        RenoCongAvoid::register,
-        RenoSsthresh::register,
-        RenoUndo::register,
-        Jiffies64::register,
-        KtimeGetNs::register,
-    ];
-    let names = ["tcp_slow_start", "tcp_cong_avoid_ai", "tcp_reno_cong_avoid", "tcp_reno_ssthresh", "tcp_reno_undo_cwnd", "bpf_jiffies64", "bpf_ktime_get_ns"];
-    for (reg, name) in register.iter().zip(names) {
-        reg(&mut p, name).map_err(|e| format!("the VM refused builtin {name}: {e}"))?;
+    for name in abi::KFUNCS.iter().copied().chain(abi::HELPERS.iter().map(|(_, n)| *n)) {
+        let register = implementation(name).ok_or_else(|| format!("the simulator offers {name} but implements no such builtin"))?;
+        register(&mut p, name).map_err(|e| format!("the VM refused builtin {name}: {e}"))?;
     }
     Ok(p)
 }
@@ -145,12 +154,6 @@ pub struct Programs {
     jit: bool,
     hz: u32,
 }
-
-// SAFETY: an `Executable` holds its instructions, its JIT code (read-only once compiled, behind
-// a mutex) and the loader (plain function pointers); nothing in it refers to a controller's
-// memory or changes after load.
-unsafe impl Send for Programs {}
-unsafe impl Sync for Programs {}
 
 impl Programs {
     /// Verify (and on `Engine::Auto` JIT-compile) `image`'s programs.
@@ -182,16 +185,31 @@ impl Programs {
     }
 }
 
-/// One controller's VM state: its arena (`ctx | sock | ack_sample | .data | .bss`) and stack.
+/// One controller's VM: its arena (`ctx | sock | ack_sample | .data | .bss`), its stack and
+/// solana-sbpf's machine state, made once and kept between calls.
 pub struct Vm {
-    ctx: Box<Ctx>,
+    /// solana-sbpf's machine, pointing at `*ctx`. Declared first: dropped before `ctx`.
+    engine: EbpfVm<'static, Ctx>,
+    /// The registers every call starts from (r10 at the top of the stack frame).
+    registers: [u64; 12],
+    /// Owned (from `Box::into_raw`, freed in `drop`); reached only through this pointer, which
+    /// `engine` shares.
+    ctx: NonNull<Ctx>,
     frames: Vec<CallFrame>,
 }
 
 // SAFETY: the memory mapping points only at the arena and stack this `Vm` owns and at the
-// read-only region of the `Programs` its controller keeps alive (an `Arc`); a `Vm` is used by
-// one thread at a time (`&mut self`).
+// read-only region of the `Programs` its controller keeps alive (an `Arc`); `engine` points at
+// this `Vm`'s own `Ctx`; a `Vm` is used by one thread at a time (`&mut self`).
 unsafe impl Send for Vm {}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        // SAFETY: `ctx` came from `Box::into_raw` and is freed once, here; `engine` is not
+        // used again.
+        drop(unsafe { Box::from_raw(self.ctx.as_ptr()) });
+    }
+}
 
 impl Vm {
     /// A fresh VM for a controller of `programs`: zero socket, initial `.data`, zero `.bss`.
@@ -213,48 +231,75 @@ impl Vm {
         // the same `Ctx` as the mapping (their heap buffers do not move), and `readonly` is the
         // `Programs`' own, which the controller holding this VM keeps alive.
         let mapping = unsafe { MemoryMapping::new(regions, &cfg, VERSION) }.map_err(|e| format!("the VM could not map the controller's memory ({e})"))?;
-        let ctx = Box::new(Ctx { remaining: 0, mapping, arena, stack, now_ns: 0, hz: programs.hz });
-        Ok(Vm { ctx, frames: vec![CallFrame::default(); cfg.max_call_depth] })
+        let stack_len = stack.len();
+        let ctx = NonNull::from(Box::leak(Box::new(Ctx { remaining: 0, mapping, arena, stack, now_ns: 0, hz: programs.hz })));
+        // SAFETY: `*ctx` lives until this `Vm` drops, after `engine` (see `Drop`), and is
+        // reached only through `ctx`, from which `engine`'s pointer is derived.
+        let engine = EbpfVm::new(programs.loader.clone(), VERSION, unsafe { &mut *ctx.as_ptr() }, stack_len);
+        let registers = engine.registers;
+        Ok(Vm { engine, registers, ctx, frames: vec![CallFrame::default(); cfg.max_call_depth] })
+    }
+
+    fn ctx(&self) -> &Ctx {
+        // SAFETY: see `ctx`'s field doc; `&self` excludes a running call.
+        unsafe { self.ctx.as_ref() }
+    }
+
+    fn ctx_mut(&mut self) -> &mut Ctx {
+        // SAFETY: as `ctx`, and `&mut self` makes this the only reference.
+        unsafe { self.ctx.as_mut() }
     }
 
     /// A copy with the same memory (a controller is `Clone`).
     pub fn duplicate(&self, programs: &Programs) -> Result<Vm, String> {
-        let arena = AlignedMemory::from_slice(self.ctx.arena.as_slice());
-        let stack = AlignedMemory::from_slice(self.ctx.stack.as_slice());
+        let arena = AlignedMemory::from_slice(self.ctx().arena.as_slice());
+        let stack = AlignedMemory::from_slice(self.ctx().stack.as_slice());
         let mut vm = Vm::with_memory(programs, arena, stack)?;
-        vm.ctx.now_ns = self.ctx.now_ns;
+        vm.ctx_mut().now_ns = self.ctx().now_ns;
         Ok(vm)
     }
 
     /// The arena's socket block.
     pub fn sock(&mut self) -> Block<'_> {
-        Block(&mut self.ctx.arena.as_slice_mut()[memory::SOCK..memory::SOCK + SOCK_SIZE])
+        Block(&mut self.ctx_mut().arena.as_slice_mut()[memory::SOCK..memory::SOCK + SOCK_SIZE])
     }
 
     /// The arena's ack_sample block.
     pub fn ack_sample(&mut self) -> Block<'_> {
-        Block(&mut self.ctx.arena.as_slice_mut()[memory::ACK..memory::ACK + crate::layout::ACK_SAMPLE_SIZE])
+        Block(&mut self.ctx_mut().arena.as_slice_mut()[memory::ACK..memory::ACK + crate::layout::ACK_SAMPLE_SIZE])
     }
 
     /// Run program `index` of `programs` at `now_ns` with `BPF_PROG` arguments `args` after
     /// the socket; its return value (r0), or the VM's error.
     pub fn call(&mut self, programs: &Programs, index: usize, now_ns: u64, args: &[u64]) -> Result<u64, String> {
-        let ctx_args = &mut self.ctx.arena.as_slice_mut()[memory::CTX..memory::CTX + memory::CTX_SIZE];
+        let ctx = self.ctx_mut();
+        let ctx_args = &mut ctx.arena.as_slice_mut()[memory::CTX..memory::CTX + memory::CTX_SIZE];
         ctx_args[..8].copy_from_slice(&SOCK_VM.to_le_bytes());
         for (k, a) in args.iter().enumerate() {
             ctx_args[8 + 8 * k..16 + 8 * k].copy_from_slice(&a.to_le_bytes());
         }
-        self.ctx.remaining = INSTRUCTION_BUDGET;
-        self.ctx.now_ns = now_ns;
-        let stack_len = self.ctx.stack.len();
+        ctx.remaining = INSTRUCTION_BUDGET;
+        ctx.now_ns = now_ns;
         let exe = &programs.hooks[index].1;
-        let mut vm = EbpfVm::new(programs.loader.clone(), VERSION, &mut *self.ctx, stack_len);
-        vm.registers[1] = ARENA_VM + memory::CTX as u64;
+        // Every call starts from the same registers, whatever the last one left.
+        self.engine.registers = self.registers;
+        self.engine.registers[1] = ARENA_VM + memory::CTX as u64;
+        self.engine.call_depth = 0;
         let mut mode = if programs.jit { ExecutionMode::Jit } else { ExecutionMode::Interpreted };
-        let (_, result) = vm.execute_program(exe, &mut mode, &mut self.frames);
+        let (_, result) = self.engine.execute_program(exe, &mut mode, &mut self.frames);
         Result::from(result).map_err(|e| match e {
             EbpfError::ExceededMaxInstructions => format!("it ran past its budget of {INSTRUCTION_BUDGET} instructions (a loop that does not end?)"),
             e => e.to_string(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_offered_kfunc_and_helper_is_implemented() {
+        assert!(builtins().is_ok(), "{:?}", builtins().err());
     }
 }

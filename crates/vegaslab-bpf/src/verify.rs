@@ -142,6 +142,13 @@ mod tests {
     }
 
     #[test]
+    fn a_call_to_a_bpf_subprogram_is_refused_and_a_kfunc_call_is_not() {
+        let code = prog(&[ins(CALL, 0, 1, 0, 1), ins(EXIT, 0, 0, 0, 0), ins(EXIT, 0, 0, 0, 0)]);
+        assert!(check("init", &code, &[]).unwrap_err().contains("calls a BPF subprogram at instruction 0"));
+        assert!(check("init", &code, &[0]).is_ok());
+    }
+
+    #[test]
     fn an_unnamed_helper_is_refused_by_its_number() {
         let code = prog(&[ins(CALL, 0, 0, 0, 999), ins(EXIT, 0, 0, 0, 0)]);
         assert!(check("init", &code, &[]).unwrap_err().contains("BPF helper #999 from init"));

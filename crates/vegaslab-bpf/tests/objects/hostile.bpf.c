@@ -12,6 +12,7 @@
  *   ATOMIC  cong_avoid counts with __sync_fetch_and_add (a BPF atomic)
  *   HOOK    defines in_ack_event, a hook the simulator does not call
  *   KFUNC   calls cubictcp_cong_avoid, a kfunc the simulator does not provide
+ *   MAP     refers to a BPF map (section .maps), which the simulator does not provide
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -23,6 +24,15 @@ extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 extern void cubictcp_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
+
+#ifdef VARIANT_MAP
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} hostile_map SEC(".maps");
+#endif
 
 /* Calls of cong_avoid, per object in Linux; per controller in the simulator. */
 __u64 hostile_calls = 0;
@@ -71,6 +81,8 @@ void BPF_PROG(hostile_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	__sync_fetch_and_add(&hostile_calls, 1);
 #elif defined(VARIANT_KFUNC)
 	cubictcp_cong_avoid(sk, ack, acked);
+#elif defined(VARIANT_MAP)
+	tcp(sk)->snd_cwnd = (__u32)(unsigned long)&hostile_map;
 #else
 	hostile_calls++;
 	if (acked > 1) {
