@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Regenerate the field tables of docs/scenario-format.md from the Rust core, and check the
-column tables of docs/results-format.md against an actual run.
+"""Regenerate the field tables of docs/scenario-format.md and what docs/bpf-objects.md says the
+simulator offers a BPF object from the Rust core, and check the column tables of
+docs/results-format.md against an actual run.
 
     python scripts/gen_docs.py           # rewrite the generated blocks in docs/scenario-format.md
     python scripts/gen_docs.py --check   # change nothing; exit 1 (saying what differs) if stale
@@ -57,7 +58,8 @@ if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.append(str(Path(__file__).resolve().parent))
 
 from docs_gen.keymap import SchemaMapError  # noqa: E402
-from docs_gen.paths import RESULTS_DOC, ROOT, SCENARIO_DOC, SCHEMA_DOC, SCRIPT  # noqa: E402
+from docs_gen.bpf import render_bpf_doc  # noqa: E402
+from docs_gen.paths import BPF_DOC, RESULTS_DOC, ROOT, SCENARIO_DOC, SCHEMA_DOC, SCRIPT  # noqa: E402
 from docs_gen.render import render_scenario_doc  # noqa: E402
 from docs_gen.results import results_mismatches  # noqa: E402
 from docs_gen.schema import render_schema  # noqa: E402
@@ -82,10 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     old = SCENARIO_DOC.read_text(encoding="utf-8")
     try:
         new = render_scenario_doc(old)
+        bpf = render_bpf_doc(BPF_DOC.read_text(encoding="utf-8"))
     except SchemaMapError as exc:
         print(f"{SCRIPT}: {exc}", file=sys.stderr)
         return 2
-    status = max(_update(SCENARIO_DOC, new, args.check), _update(SCHEMA_DOC, render_schema(), args.check))
+    status = max(_update(SCENARIO_DOC, new, args.check), _update(SCHEMA_DOC, render_schema(), args.check),
+                 _update(BPF_DOC, bpf, args.check))
     problems = results_mismatches(RESULTS_DOC.read_text(encoding="utf-8"))
     for p in problems:
         print(f"{RESULTS_DOC.relative_to(ROOT)}: {p}", file=sys.stderr)

@@ -28,7 +28,7 @@ from typing import Any
 from .core import call_core, load_core
 
 __all__ = ["Algorithm", "Param", "QueueKind", "QueueKey", "algorithms", "algorithm", "names", "queues", "queue",
-           "document"]
+           "document", "BpfField", "BpfOffer", "bpf"]
 
 
 @dataclass(frozen=True)
@@ -171,3 +171,45 @@ def queue(name: str) -> QueueKind:
         if q.name == name:
             return q
     raise KeyError(f"no queue kind {name!r} (registered: {', '.join(q.name for q in queues())})")
+
+
+@dataclass(frozen=True)
+class BpfField:
+    """A kernel socket field a compiled BPF object may read or write in the simulator."""
+
+    struct: str
+    member: str
+    #: Width in bytes (a bitfield: the byte that holds it).
+    bytes: int
+    signed: bool
+    #: ``(first bit, count)`` for a bitfield, at Linux's position in its byte; else ``None``.
+    bits: tuple[int, int] | None
+    #: What the simulator keeps there, in one sentence.
+    holds: str
+
+
+@dataclass(frozen=True)
+class BpfOffer:
+    """What the simulator offers a compiled BPF struct_ops object (``cc = { bpf = ... }``):
+    the hooks it calls, the helpers (``(id, name)``) and kfuncs it provides, the kernel config
+    values an object may read, the CONFIG_HZ values and default, and the socket fields."""
+
+    hooks: tuple[str, ...]
+    helpers: tuple[tuple[int, str], ...]
+    kfuncs: tuple[str, ...]
+    kconfig: tuple[str, ...]
+    hz_default: int
+    hz_values: tuple[int, ...]
+    fields: tuple[BpfField, ...]
+
+
+@functools.cache
+def bpf() -> BpfOffer:
+    """What a compiled BPF object may use in the simulator, as the core says."""
+    b = document()["bpf"]
+    return BpfOffer(hooks=tuple(b["hooks"]), helpers=tuple((h["id"], h["name"]) for h in b["helpers"]),
+                    kfuncs=tuple(b["kfuncs"]), kconfig=tuple(b["kconfig"]), hz_default=b["hz"]["default"],
+                    hz_values=tuple(b["hz"]["values"]),
+                    fields=tuple(BpfField(struct=f["struct"], member=f["member"], bytes=f["bytes"], signed=f["signed"],
+                                          bits=tuple(f["bits"]) if f["bits"] else None, holds=f["holds"])
+                                 for f in b["fields"]))

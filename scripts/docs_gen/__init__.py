@@ -3,5 +3,5 @@
 (scenario documents and the core's word on them), :mod:`.probe` (each row's default and allowed
 values from the core, and the map's checks), :mod:`.values` (values as the docs show them),
 :mod:`.render` (the field-table blocks, replaced between their markers), :mod:`.params` and
-:mod:`.units` (those two blocks), :mod:`.schema` (the JSON Schema), :mod:`.results` (the check
+:mod:`.units` (those two blocks), :mod:`.bpf` (docs/bpf-objects.md's block), :mod:`.schema` (the JSON Schema), :mod:`.results` (the check
 of the results columns) and :mod:`.paths`."""

@@ -9,4 +9,5 @@ ROOT = Path(__file__).resolve().parents[2]
 SCENARIO_DOC = ROOT / "docs" / "scenario-format.md"
 SCHEMA_DOC = ROOT / "docs" / "normalised-scenario.schema.json"
 RESULTS_DOC = ROOT / "docs" / "results-format.md"
+BPF_DOC = ROOT / "docs" / "bpf-objects.md"
 SCRIPT = "scripts/gen_docs.py"

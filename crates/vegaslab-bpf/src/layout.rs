@@ -44,69 +44,38 @@ pub struct Field {
     pub signed: bool,
     /// `Some` for a bitfield.
     pub bits: Option<Bits>,
+    /// What the simulator keeps there, in one sentence (docs/bpf-objects.md shows it).
+    pub holds: &'static str,
 }
 
-const fn field(strukt: &'static str, member: &'static str, offset: u32, size: u32) -> Field {
-    Field { strukt, member, offset, size, signed: false, bits: None }
+const fn field(strukt: &'static str, member: &'static str, offset: u32, size: u32, holds: &'static str) -> Field {
+    Field { strukt, member, offset, size, signed: false, bits: None, holds }
 }
 
-/// `icsk_ca_priv`: the congestion control's private area, `ICSK_CA_PRIV_SIZE` (13 u64) in
-/// Linux; kept across hooks for the connection's life, zero at `init`.
-pub const ICSK_CA_PRIV: Field = field("inet_connection_sock", "icsk_ca_priv", 0, 104);
-/// `snd_cwnd`: the sender's window in packets, `floor(cwnd)` (at least 1) before a hook; read
-/// back after it.
-pub const SND_CWND: Field = field("tcp_sock", "snd_cwnd", 104, 4);
-/// `snd_ssthresh`: slow-start threshold in packets (infinite is `0x7fffffff`, as Linux's
-/// `TCP_INFINITE_SSTHRESH`); read back after a hook.
-pub const SND_SSTHRESH: Field = field("tcp_sock", "snd_ssthresh", 108, 4);
-/// `snd_cwnd_clamp`: the largest window, the receiver window in packets (`Window::max_window`).
-pub const SND_CWND_CLAMP: Field = field("tcp_sock", "snd_cwnd_clamp", 112, 4);
-/// `snd_cwnd_cnt`: Reno's ACK counter for the linear increase (`tcp_cong_avoid_ai`); the
-/// socket's, kept across hooks, 0 at `init` and after a loss (as Linux's
-/// `tcp_init_cwnd_reduction`).
-pub const SND_CWND_CNT: Field = field("tcp_sock", "snd_cwnd_cnt", 116, 4);
-/// `prior_cwnd`: the window when the last loss was detected (for `undo_cwnd`).
-pub const PRIOR_CWND: Field = field("tcp_sock", "prior_cwnd", 120, 4);
-/// `snd_nxt`: next sequence number to send. The simulator counts packets, not bytes
-/// (`Window::next_seq`), as the decision vectors do.
-pub const SND_NXT: Field = field("tcp_sock", "snd_nxt", 124, 4);
-/// `snd_una`: the oldest unacknowledged sequence number, packets (`Window::last_ack + 1`).
-pub const SND_UNA: Field = field("tcp_sock", "snd_una", 128, 4);
-/// `max_packets_out`: with `is_cwnd_limited` what Linux's `tcp_is_cwnd_limited()` reads; set so
-/// that it answers the simulator's verdict (see `controller`).
-pub const MAX_PACKETS_OUT: Field = field("tcp_sock", "max_packets_out", 132, 4);
-/// `tcp_mstamp`: the time of the call in µs of simulated time.
-pub const TCP_MSTAMP: Field = field("tcp_sock", "tcp_mstamp", 136, 8);
-/// `lsndtime`: when data was last sent, in jiffies of the object's `CONFIG_HZ` (set from
-/// `CwndEvent::TxStart`'s `last_send`; 0 until then).
-pub const LSNDTIME: Field = field("tcp_sock", "lsndtime", 144, 4);
-/// `srtt_us`: smoothed RTT (Linux keeps it `<< 3`); 0: the simulator does not offer its
-/// estimator's state to controllers.
-pub const SRTT_US: Field = field("tcp_sock", "srtt_us", 148, 4);
-/// `mss_cache`: segment size; 1, since windows and sequence numbers count packets.
-pub const MSS_CACHE: Field = field("tcp_sock", "mss_cache", 152, 4);
-/// `packets_out`: packets in flight (`Window::in_flight`).
-pub const PACKETS_OUT: Field = field("tcp_sock", "packets_out", 156, 4);
-/// `sk_pacing_rate`: bytes per second; 0, the simulator does not pace (as the Rust CUBIC
-/// assumes for HyStart's ACK-train delay).
-pub const SK_PACING_RATE: Field = field("sock", "sk_pacing_rate", 160, 8);
-/// `sk_pacing_status`: 0, `SK_PACING_NONE`.
-pub const SK_PACING_STATUS: Field = field("sock", "sk_pacing_status", 168, 4);
-/// `is_cwnd_limited`: a one-bit field at bit 3 of its byte, as in Linux 6.12's `tcp_sock`.
-pub const IS_CWND_LIMITED: Field = Field { bits: Some(Bits { pos: 3, len: 1 }), ..field("tcp_sock", "is_cwnd_limited", 172, 1) };
-/// `icsk_ca_state`: the loss-recovery state (`TCP_CA_Open` 0 ... `TCP_CA_Loss` 4), bits 0-4
-/// of its byte, as in Linux. During `set_state` it still holds the old state.
-pub const ICSK_CA_STATE: Field = Field { bits: Some(Bits { pos: 0, len: 5 }), ..field("inet_connection_sock", "icsk_ca_state", 173, 1) };
+pub const ICSK_CA_PRIV: Field = field("inet_connection_sock", "icsk_ca_priv", 0, 104, "The congestion control's private area (104 bytes, Linux's ICSK_CA_PRIV_SIZE), kept for the connection's life, zero at init.");
+pub const SND_CWND: Field = field("tcp_sock", "snd_cwnd", 104, 4, "The window in packets, floor(cwnd) and at least 1 before a hook; read back after it.");
+pub const SND_SSTHRESH: Field = field("tcp_sock", "snd_ssthresh", 108, 4, "The slow-start threshold in packets (infinite: 0x7fffffff); read back after a hook.");
+pub const SND_CWND_CLAMP: Field = field("tcp_sock", "snd_cwnd_clamp", 112, 4, "The largest window: the receiver window, in packets.");
+pub const SND_CWND_CNT: Field = field("tcp_sock", "snd_cwnd_cnt", 116, 4, "Reno's ACK counter for the linear increase; kept across hooks, 0 at init and when a loss is detected.");
+pub const PRIOR_CWND: Field = field("tcp_sock", "prior_cwnd", 120, 4, "The window when the last loss was detected (for undo_cwnd).");
+pub const SND_NXT: Field = field("tcp_sock", "snd_nxt", 124, 4, "The next sequence number to send, counted in packets, not bytes.");
+pub const SND_UNA: Field = field("tcp_sock", "snd_una", 128, 4, "The oldest unacknowledged sequence number, in packets.");
+pub const MAX_PACKETS_OUT: Field = field("tcp_sock", "max_packets_out", 132, 4, "Set so that tcp_is_cwnd_limited() gives the simulator's verdict (with is_cwnd_limited).");
+pub const TCP_MSTAMP: Field = field("tcp_sock", "tcp_mstamp", 136, 8, "The time of the call, µs of simulated time.");
+pub const LSNDTIME: Field = field("tcp_sock", "lsndtime", 144, 4, "When data was last sent, in jiffies of the object's CONFIG_HZ (set before cwnd_event(TX_START); 0 until then).");
+pub const SRTT_US: Field = field("tcp_sock", "srtt_us", 148, 4, "0: the simulator keeps its RTT estimator to itself (take RTTs from pkts_acked).");
+pub const MSS_CACHE: Field = field("tcp_sock", "mss_cache", 152, 4, "1: windows and sequence numbers count packets.");
+pub const PACKETS_OUT: Field = field("tcp_sock", "packets_out", 156, 4, "Packets in flight.");
+pub const SK_PACING_RATE: Field = field("sock", "sk_pacing_rate", 160, 8, "0: the simulator does not pace.");
+pub const SK_PACING_STATUS: Field = field("sock", "sk_pacing_status", 168, 4, "0 (SK_PACING_NONE).");
+pub const IS_CWND_LIMITED: Field = Field { bits: Some(Bits { pos: 3, len: 1 }), ..field("tcp_sock", "is_cwnd_limited", 172, 1, "Whether the sender is limited by cwnd (bit 3 of its byte, as in Linux 6.12).") };
+pub const ICSK_CA_STATE: Field = Field { bits: Some(Bits { pos: 0, len: 5 }), ..field("inet_connection_sock", "icsk_ca_state", 173, 1, "The loss-recovery state, TCP_CA_Open 0 to TCP_CA_Loss 4 (bits 0-4); during set_state still the old one.") };
 
-/// `ack_sample.pkts_acked` (in the ack_sample block, Linux's layout): 1, since the simulator's
-/// RTT sample does not carry the count (Linux's Vegas and CUBIC do not read it).
-pub const ACK_PKTS_ACKED: Field = field("ack_sample", "pkts_acked", 0, 4);
-/// `ack_sample.rtt_us`: the RTT sample in µs; negative means none (signed, as in Linux).
-pub const ACK_RTT_US: Field = Field { signed: true, ..field("ack_sample", "rtt_us", 4, 4) };
-/// `ack_sample.in_flight`: packets in flight when the ACK arrived.
-pub const ACK_IN_FLIGHT: Field = field("ack_sample", "in_flight", 8, 4);
+pub const ACK_PKTS_ACKED: Field = field("ack_sample", "pkts_acked", 0, 4, "1: the simulator's RTT sample does not carry the count.");
+pub const ACK_RTT_US: Field = Field { signed: true, ..field("ack_sample", "rtt_us", 4, 4, "The RTT sample in µs; negative means none.") };
+pub const ACK_IN_FLIGHT: Field = field("ack_sample", "in_flight", 8, 4, "Packets in flight when the ACK arrived.");
 
-/// Every offered field.
+/// Every offered field; each one's `holds` says what the simulator keeps there.
 pub const FIELDS: &[Field] = &[
     ICSK_CA_PRIV,
     SND_CWND,

@@ -260,3 +260,19 @@ fn the_rovegas_object_is_refused_naming_socket_storage() {
     let Some(err) = common::refusal("vl_rovegas.bpf.o") else { return };
     assert!(err.contains("BPF helper bpf_sk_storage_get (#107)"), "{err}");
 }
+
+/// Every registered algorithm with a kernel version (its Linux flavour, built by `make bpf` as
+/// `kernel/build/<kernel name>.bpf.o`) has its vectors replayed above through that object, or
+/// its object is refused by the simulator; only then does the C twin of the objects
+/// (kernel/replay.c, tests/test_kernel.py) replay its vectors instead.
+#[test]
+fn every_kernel_object_is_replayed_through_itself_unless_the_simulator_refuses_it() {
+    use vegaslab_cc::registry::LinuxForm;
+    const REPLAYED_HERE: &[&str] = &["vegas", "vegas-a", "adavegas", "vegas_1", "vegas_8"];
+    for entry in vegaslab_cc::ALGORITHMS.iter().filter(|e| e.linux == LinuxForm::Flavour) {
+        let kernel = entry.kernel_name().expect("a Linux flavour has a kernel name");
+        let Some(bytes) = common::object_bytes(&format!("{kernel}.bpf.o")) else { return };
+        let loads = BpfObject::load(&bytes, &LoadOptions::default()).is_ok();
+        assert_eq!(loads, REPLAYED_HERE.contains(&entry.name), "{}: the simulator {} {kernel}.bpf.o", entry.name, if loads { "loads" } else { "refuses" });
+    }
+}

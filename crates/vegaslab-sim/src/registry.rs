@@ -20,7 +20,7 @@ use crate::queue::{self, KindDoc};
 use crate::scenario::{from_value, normalize::to_value, ErrorKind, ScenarioError};
 
 /// Layout version of [`document`]; it changes when the layout does.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// The key of the flavour parameter, whose values an algorithm's defaults may depend on.
 pub const FLAVOUR: &str = "flavour";
@@ -183,8 +183,9 @@ fn queue_json(kind: &KindDoc) -> Result<Value, ScenarioError> {
 /// "flavours", "linux": {"form": "flavour" | "native" | "kernel" | "none", "kernel_name"}, "params":
 /// [{"name", "kind", "unit", "doc", "cite", "default" | "default_by_flavour"}]}], "queues":
 /// [{"name", "about", "cite", "minimal", "keys": [{"name", "field", "required", "kind", "unit",
-/// "doc", "cite", "default"}], "aliases": [{"name", "key", "note"}]}]}`, algorithms and queue
-/// kinds in registry order (`LinuxForm` says what the forms mean).
+/// "doc", "cite", "default"}], "aliases": [{"name", "key", "note"}]}], "bpf": ...}`, algorithms and
+/// queue kinds in registry order (`LinuxForm` says what the forms mean), and what a compiled BPF
+/// object may use ([`bpf_json`]).
 pub fn document() -> Result<Value, ScenarioError> {
     let mut algorithms = Vec::new();
     for entry in ALGORITHMS {
@@ -207,5 +208,33 @@ pub fn document() -> Result<Value, ScenarioError> {
         }));
     }
     let queues = queue::kinds().map(queue_json).collect::<Result<Vec<_>, _>>()?;
-    Ok(json!({ "format": FORMAT, "algorithms": algorithms, "queues": queues }))
+    Ok(json!({ "format": FORMAT, "algorithms": algorithms, "queues": queues, "bpf": bpf_json() }))
+}
+
+/// What the simulator offers a compiled BPF object (`cc = { bpf = ... }`, `vegaslab_bpf`):
+/// `{"hooks", "helpers": [{"id", "name"}], "kfuncs", "kconfig", "hz": {"default", "values"},
+/// "fields": [{"struct", "member", "bytes", "signed", "bits": [first, count] | null, "holds"}]}`.
+pub fn bpf_json() -> Value {
+    use vegaslab_bpf::{abi, layout};
+    let fields: Vec<Value> = layout::FIELDS
+        .iter()
+        .map(|f| {
+            json!({
+                "struct": f.strukt,
+                "member": f.member,
+                "bytes": f.size,
+                "signed": f.signed,
+                "bits": f.bits.map(|b| [b.pos, b.len]),
+                "holds": f.holds,
+            })
+        })
+        .collect();
+    json!({
+        "hooks": abi::HOOKS,
+        "helpers": abi::HELPERS.iter().map(|(id, name)| json!({"id": id, "name": name})).collect::<Vec<_>>(),
+        "kfuncs": abi::KFUNCS,
+        "kconfig": abi::KCONFIG,
+        "hz": { "default": vegaslab_cc::bpf_record::DEFAULT_HZ, "values": vegaslab_cc::bpf_record::HZ_VALUES },
+        "fields": fields,
+    })
 }
