@@ -27,3 +27,17 @@ def skip_unless(reason: str | None) -> pytest.MarkDecorator:
     """A skip mark that applies when ``reason`` is not None."""
     return pytest.mark.skipif(reason is not None, reason=reason or "")
 
+
+
+def simulator_loads(obj) -> bool:
+    """Whether vegaslab's simulator loads the compiled BPF object ``obj`` (docs/bpf-objects.md):
+    a one-flow scenario naming it validates."""
+    import vegaslab
+
+    text = (f'[run]\nduration = "1s"\n[[links]]\nendpoints = ["S", "D"]\nbandwidth = "1Mbps"\ndelay = "1ms"\n'
+            f'[[flows]]\nfrom = "S"\nto = "D"\ncc = {{ bpf = "{obj}" }}\n')
+    try:
+        vegaslab.validate(text)
+    except vegaslab.ScenarioError:
+        return False
+    return True

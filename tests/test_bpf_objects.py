@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import vegaslab
-from kernel_requirements import skip_unless, unavailable
+from kernel_requirements import simulator_loads, skip_unless, unavailable
 
 BUILD = Path(__file__).resolve().parents[1] / "kernel" / "build"
 VEGAS = BUILD / "vl_vegas.bpf.o"
@@ -121,3 +121,36 @@ values = ["cubic", "bpf:{CUBIC}"]
     second = res.flows[res.flows["flow"] == "flow1"]
     assert sorted(set(second["cc"])) == ["bpf:bpf_cubic", "cubic"]
     assert (second["goodput_bps"] > 0).all()
+
+
+SUITE = Path(__file__).resolve().parents[1] / "examples" / "kernel" / "suite" / "cases.toml"
+
+
+def _suite_cases() -> list[dict]:
+    import tomllib
+
+    return tomllib.loads(SUITE.read_text())["case"]
+
+
+@needs_objects
+@pytest.mark.parametrize("case", _suite_cases(), ids=lambda c: c["name"])
+def test_the_kernel_vegas_family_objects_give_the_rust_results_on_the_comparison_suite(case):
+    """Each Vegas-family flow of a suite case (at its default parameters: the objects carry
+    their defaults compiled in) run from its kernel object gives the very results of the Rust
+    controller it was written from."""
+    from vegaslab import kernel
+    from vegaslab.study.robustness.readings import flow_algorithms
+
+    path = (SUITE.parent / case["scenario"]).resolve()
+    sets = list(case.get("set", []))
+    objects = {}
+    for i, f in enumerate(flow_algorithms(path.read_text(), str(path), sets)):
+        obj = BUILD / f"{kernel.ALGORITHMS.get(f.cc, '')}.bpf.o"
+        if f.cc in kernel.ALGORITHMS and f.set_params <= {"flavour"} and simulator_loads(obj):
+            objects[i] = obj
+    if not objects:
+        pytest.skip(f"{case['name']}: no Vegas-family flow at its default parameters")
+    swapped = sets + [o for i, obj in objects.items() for o in (f"flows[{i}].cc=bpf:{obj}", f"flows[{i}].params={{}}")]
+    native, obj = vegaslab.run(path, overrides=sets), vegaslab.run(path, overrides=swapped)
+    cols = ["flow", "goodput_bps", "retransmitted_pkts", "timeouts", "mean_cwnd_pkts", "final_cwnd_pkts"]
+    assert native.flows[cols].to_dict("records") == obj.flows[cols].to_dict("records")

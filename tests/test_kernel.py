@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import vegaslab
 from vegaslab import kernel
-from kernel_requirements import skip_unless, unavailable
+from kernel_requirements import simulator_loads, skip_unless, unavailable
 
 ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "crates" / "vegaslab-cc" / "tests" / "vectors"
@@ -97,22 +96,11 @@ def test_the_loader_refuses_an_unknown_parameter_naming_it(built):
     assert "vl_vegas" not in kernel.registered()
 
 
-def _simulator_loads(obj) -> bool:
-    """Whether the simulator loads the BPF object ``obj`` (docs/bpf-objects.md)."""
-    text = f'[run]\nduration = "1s"\n[[links]]\nendpoints = ["S", "D"]\nbandwidth = "1Mbps"\ndelay = "1ms"\n' \
-           f'[[flows]]\nfrom = "S"\nto = "D"\ncc = {{ bpf = "{obj}" }}\n'
-    try:
-        vegaslab.validate(text)
-    except vegaslab.ScenarioError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("cc", sorted(kernel.ALGORITHMS))
 def test_the_shared_c_decisions_replay_the_vectors_of_objects_the_simulator_refuses(built, cc):
     # Where the simulator loads the object, crates/vegaslab-bpf/tests/decision_vectors.rs
     # replays the vectors through the object itself, which retires this C twin for it.
-    if _simulator_loads(built / f"{kernel.ALGORITHMS[cc]}.bpf.o"):
+    if simulator_loads(built / f"{kernel.ALGORITHMS[cc]}.bpf.o"):
         pytest.skip(f"{cc}: replayed through its own BPF object by crates/vegaslab-bpf/tests/decision_vectors.rs")
     path = VECTORS / f"{cc}-linux.csv.gz"
     p = subprocess.run([str(built / "replay"), cc, str(path)], capture_output=True, text=True)
