@@ -241,7 +241,7 @@ def test_the_cli_recomputes_the_simulator_against_stored_kernel_runs(suite, caps
 
 def _unbuilt_objects(scenario) -> list[str]:
     """The BPF objects the scenario's flows name (``cc = { bpf = ... }``) that are not built here
-    (``make -C kernel bpf`` builds them from the kernel's source)."""
+    (``make bpf`` builds them from the kernel's source)."""
     named = [f["cc"]["bpf"] for f in load_scenario(scenario).get("flows", []) if isinstance(f.get("cc"), dict)]
     return [str(p) for p in (referenced_path(str(scenario), n) for n in named) if not p.is_file()]
 
@@ -259,7 +259,7 @@ def test_the_shipped_suite_has_twelve_cases_or_more_each_a_scenario_the_simulato
 
     def built():
         if unbuilt:
-            raise FileNotFoundError(f"{', '.join(unbuilt)} not built (make -C kernel bpf)")
+            raise FileNotFoundError(f"{', '.join(unbuilt)} not built (make bpf)")
 
     reason = unavailable(built)  # under VEGASLAB_REQUIRE_BPF=1 an error, not a skip
     if reason:
