@@ -37,7 +37,7 @@ def vegas_object() -> Path:
 def _object(path: Path):
     from vegaslab.testbed.bpfobject import BpfObject
 
-    return BpfObject(field="flows[0].cc.bpf", path=path, name="vl_vegas", map="vl_vegas",
+    return BpfObject(field="flows (f1).cc.bpf", path=path, name="vl_vegas", map="vl_vegas",
                      sha256=hashlib.sha256(path.read_bytes()).hexdigest(), hz=250)
 
 
@@ -66,7 +66,7 @@ def test_a_name_registered_from_elsewhere_is_refused_and_left_registered(vegas_o
     kernel.register("vegas", alpha=3, beta=6)  # vegaslab's loader, outside any testbed run
     try:
         (theirs,) = _live_ids()
-        with pytest.raises(TestbedError, match=r"^flows\[0\].cc.bpf: a congestion control named vl_vegas is already "
+        with pytest.raises(TestbedError, match=r"^flows \(f1\).cc.bpf: a congestion control named vl_vegas is already "
                                                rf"registered \(struct_ops map id {theirs}\) and was not registered by "
                                                r"a testbed run from this object"):
             with KernelSession({}, ["vl_vegas"], [_object(vegas_object)]):
@@ -102,7 +102,7 @@ OWNER = textwrap.dedent("""
     from vegaslab.testbed.bpfobject import BpfObject
     from vegaslab.testbed.session import KernelSession
     path = Path(sys.argv[1])
-    obj = BpfObject("flows[0].cc.bpf", path, "vl_vegas", "vl_vegas", hashlib.sha256(path.read_bytes()).hexdigest(), 250)
+    obj = BpfObject("flows (f1).cc.bpf", path, "vl_vegas", "vl_vegas", hashlib.sha256(path.read_bytes()).hexdigest(), 250)
     with KernelSession({}, ["vl_vegas"], [obj]) as s:
         print(s.tag, flush=True)
         time.sleep(60)

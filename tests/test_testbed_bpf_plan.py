@@ -63,7 +63,7 @@ def test_a_bpf_flow_runs_its_own_object_under_the_objects_congestion_control_nam
     assert [(f.name, f.cc) for f in p.flows] == [("vegas1", "my_cc"), ("reno2", "reno")]
     assert p.kernel_algorithms == {}  # nothing of vegaslab's own to register
     (only,) = p.bpf_objects.values()
-    assert (only.path, only.name, only.field) == (scenario_dir / "algo.bpf.o", "my_cc", "flows[0].cc.bpf")
+    assert (only.path, only.name, only.field) == (scenario_dir / "algo.bpf.o", "my_cc", "flows (vegas1).cc.bpf")
 
 
 def test_a_relative_object_path_is_read_from_the_scenario_files_directory_as_the_core_does(scenario_dir, tmp_path,
@@ -78,13 +78,13 @@ def test_a_relative_object_path_is_read_from_the_scenario_files_directory_as_the
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    with pytest.raises(PlanError, match=r"flows\[0\].cc.bpf: algo.bpf.o cannot be read"):
+    with pytest.raises(PlanError, match=r"flows \(vegas1\).cc.bpf: algo.bpf.o cannot be read"):
         plan(*_doc(vegas1=record), source="<string>")
     assert plan(*_doc(vegas1=record), source=source).flows[0].cc == "my_cc"
 
 
 def test_a_missing_object_is_refused_in_one_sentence_naming_the_field_and_the_file(scenario_dir):
-    with pytest.raises(PlanError, match=r"^flows\[1\].cc.bpf: .*/gone.bpf.o cannot be read \(No such file or "
+    with pytest.raises(PlanError, match=r"^flows \(reno2\).cc.bpf: .*/gone.bpf.o cannot be read \(No such file or "
                                         r"directory\); a relative path is read from the scenario file's directory$"):
         plan(*_doc(reno2=_record("gone.bpf.o", b"")), source=str(scenario_dir / "scenario.toml"))
 
@@ -93,7 +93,7 @@ def test_an_object_whose_bytes_are_not_the_ones_the_scenario_was_read_with_is_re
     obj = _object(scenario_dir)
     record = _record("algo.bpf.o", obj.read_bytes())
     obj.write_bytes(b"\x7fELF another object")
-    with pytest.raises(PlanError, match=r"flows\[0\].cc.bpf: .*algo.bpf.o is not the object the scenario was read "
+    with pytest.raises(PlanError, match=r"flows \(vegas1\).cc.bpf: .*algo.bpf.o is not the object the scenario was read "
                                         r"with \(its SHA-256 is [0-9a-f]{16}\.\.\., the normalised scenario records"):
         plan(*_doc(vegas1=record), source=str(scenario_dir / "scenario.toml"))
 
@@ -105,15 +105,15 @@ def test_flows_may_share_an_object_but_two_objects_may_not_share_a_name(scenario
     shared = plan(*_doc(vegas1=_record("one.bpf.o", one.read_bytes()), reno2=_record(str(one), one.read_bytes())),
                   source=source)
     assert [f.cc for f in shared.flows] == ["my_cc", "my_cc"] and len(shared.bpf_objects) == 2
-    with pytest.raises(PlanError, match=r"flows\[1\].cc.bpf: .*two.bpf.o and flows\[0\].cc.bpf's .*one.bpf.o are "
+    with pytest.raises(PlanError, match=r"flows \(reno2\).cc.bpf: .*two.bpf.o and flows \(vegas1\).cc.bpf's .*one.bpf.o are "
                                         r"different objects with the same congestion-control name my_cc"):
         plan(*_doc(vegas1=_record("one.bpf.o", b"one"), reno2=_record("two.bpf.o", two.read_bytes())), source=source)
 
 
 @pytest.mark.parametrize("name, message", [
-    ("reno", r"flows\[0\].cc.bpf: the object's congestion control is named reno, as one the kernel has built in"),
+    ("reno", r"flows \(vegas1\).cc.bpf: the object's congestion control is named reno, as one the kernel has built in"),
     # The other flow runs vegaslab's Vegas, which registers vl_vegas.
-    ("vl_vegas", r"flows\[1\].cc.bpf: the object's congestion control is named vl_vegas, as flow vegas1's "
+    ("vl_vegas", r"flows \(reno2\).cc.bpf: the object's congestion control is named vl_vegas, as flow vegas1's "
                  r"algorithm in the kernel is"),
 ])
 def test_an_object_may_not_take_the_name_of_a_built_in_or_of_another_flows_kernel_algorithm(scenario_dir, name,
@@ -126,14 +126,14 @@ def test_an_object_may_not_take_the_name_of_a_built_in_or_of_another_flows_kerne
 
 
 def _bpf(tmp_path, name="bpf_cubic", hz=250) -> bpfobject.BpfObject:
-    return bpfobject.BpfObject(field="flows[0].cc.bpf", path=tmp_path / "x.bpf.o", name=name, map="cubic",
+    return bpfobject.BpfObject(field="flows (f1).cc.bpf", path=tmp_path / "x.bpf.o", name=name, map="cubic",
                                sha256="0" * 64, hz=hz)
 
 
 def test_an_object_with_several_struct_ops_maps_is_refused_as_bpftool_registers_them_all(tmp_path):
     obj = _bpf(tmp_path)
     refuse_unless_one_map(obj, ["cubic"])
-    with pytest.raises(TestbedError, match=r"^flows\[0\].cc.bpf: .*x.bpf.o declares 2 struct_ops maps \(dctcp, "
+    with pytest.raises(TestbedError, match=r"^flows \(f1\).cc.bpf: .*x.bpf.o declares 2 struct_ops maps \(dctcp, "
                                            r"dctcp_nouse\) and bpftool registers every one of them, with no way to "
                                            r"register only 'cubic'; the testbed runs objects with a single struct_ops map$"):
         refuse_unless_one_map(obj, ["dctcp", "dctcp_nouse"])
@@ -144,7 +144,7 @@ def test_an_object_with_several_struct_ops_maps_is_refused_as_bpftool_registers_
 def test_an_object_the_simulator_runs_at_another_hz_than_the_kernels_is_refused(tmp_path):
     refuse_other_hz(_bpf(tmp_path, hz=250), 250)
     refuse_other_hz(_bpf(tmp_path, hz=1000), None)  # the kernel's is unknown: nothing to compare
-    with pytest.raises(TestbedError, match=r"^flows\[0\].cc.hz: the simulator runs x.bpf.o with CONFIG_HZ 1000, "
+    with pytest.raises(TestbedError, match=r"^flows \(f1\).cc.hz: the simulator runs x.bpf.o with CONFIG_HZ 1000, "
                                            r"but this kernel's is 250 .*; set hz = 250$"):
         refuse_other_hz(_bpf(tmp_path, hz=1000), 250)
 
@@ -158,10 +158,29 @@ def test_the_kernels_hz_is_read_from_its_gzipped_or_plain_configuration(tmp_path
     assert kernel_hz((tmp_path / "absent",)) is None
 
 
-@pytest.mark.skipif(shutil.which("bpftool") is None or not BUILT_VEGAS.is_file(),
-                    reason="needs bpftool and kernel/build/vl_vegas.bpf.o (make -C kernel bpf)")
+needs_built_object = pytest.mark.skipif(shutil.which("bpftool") is None or not BUILT_VEGAS.is_file(),
+                                        reason="needs bpftool and kernel/build/vl_vegas.bpf.o (make bpf)")
+
+
+@needs_built_object
 def test_the_struct_ops_maps_of_an_object_are_read_from_its_btf_without_privileges():
     assert struct_ops_maps(BUILT_VEGAS) == ["vl_vegas"]
+
+
+@needs_built_object
+def test_compare_refuses_what_the_testbed_cannot_run_before_the_simulator_runs(tmp_path, monkeypatch):
+    from vegaslab.testbed import compare as compare_module
+
+    monkeypatch.setattr(compare_module, "simulate", lambda *a, **k: pytest.fail("the simulator ran"))
+    monkeypatch.setattr(bpfobject, "kernel_hz", lambda: 250)
+    shutil.copy(BUILT_VEGAS, tmp_path / "mine.bpf.o")
+    scenario = tmp_path / "two.toml"
+    scenario.write_text(TWO_FLOWS.read_text())
+    with pytest.raises(TestbedError, match=r"^flows \(vegas1\).cc.hz: the simulator runs mine.bpf.o with CONFIG_HZ "
+                                           r"1000, but this kernel's is 250"):
+        compare_module.compare(scenario, overrides=['flows[0].cc={ bpf = "mine.bpf.o", hz = 1000 }'],
+                               out=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 # `bpftool -j struct_ops dump` as this kernel prints it for the selftests' bpf_cubic (its map is

@@ -34,7 +34,7 @@ STRUCT_OPS_SECTIONS = (".struct_ops", ".struct_ops.link")
 class BpfObject:
     """One flow's BPF congestion control as the normalised scenario records it."""
 
-    #: ``flows[i].cc.bpf``: the scenario field the object came from, for messages.
+    #: ``flows (NAME).cc.bpf``: the scenario field the object came from, for messages.
     field: str
     #: The object file, resolved as the core resolves it (:func:`vegaslab.scenario.referenced_path`).
     path: Path
@@ -62,10 +62,12 @@ class BpfObject:
         return data
 
 
-def bpf_object(index: int, record: dict, source: str) -> BpfObject:
-    """The :class:`BpfObject` of flow ``index``'s normalised ``{"Bpf": record}``, its path
-    resolved against ``source`` (the scenario's file, or a name such as ``<string>``)."""
-    return BpfObject(field=f"flows[{index}].cc.bpf", path=referenced_path(source, record["path"]),
+def bpf_object(flow: str, record: dict, source: str) -> BpfObject:
+    """The :class:`BpfObject` of the flow named ``flow`` from its normalised ``{"Bpf": record}``,
+    its path resolved against ``source`` (the scenario's file, or a name such as ``<string>``).
+    Messages name the flow as the rest of the plan does (``flows (NAME).cc.bpf``): a group's
+    flows share one entry of the scenario file."""
+    return BpfObject(field=f"flows ({flow}).cc.bpf", path=referenced_path(source, record["path"]),
                      name=record["name"], map=record["map"], sha256=record["sha256"], hz=int(record["hz"]))
 
 

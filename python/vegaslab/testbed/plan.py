@@ -172,11 +172,11 @@ def _bpf_objects(doc: dict, source: str) -> dict[str, BpfObject]:
     register one name, or an object would take a built-in algorithm's."""
     objects: dict[str, BpfObject] = {}
     by_name: dict[str, BpfObject] = {}
-    for i, f in enumerate(doc["flows"]):
+    for f in doc["flows"]:
         algorithm = f["algorithm"]
         if not (isinstance(algorithm, dict) and "Bpf" in algorithm):
             continue
-        obj = bpf_object(i, algorithm["Bpf"], source)
+        obj = bpf_object(f["name"], algorithm["Bpf"], source)
         obj.read(PlanError)
         if obj.name in BUILT_IN.values():
             raise PlanError(f"{obj.field}: the object's congestion control is named {obj.name}, as one the kernel "
