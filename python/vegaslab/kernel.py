@@ -44,7 +44,8 @@ from .errors import VegaslabError
 from . import _core, registry
 
 __all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregister", "registered",
-           "parameters", "module_parameters", "program_parameters", "kernel_name", "rovegas_counters"]
+           "parameters", "module_parameters", "program_parameters", "kernel_name", "rovegas_counters",
+           "unregister_struct_ops"]
 
 #: Scenario ``cc`` name -> the kernel's congestion-control name (at most 15 characters, all
 #: with the ``vl_`` prefix): every registered algorithm with a Linux flavour
@@ -242,20 +243,27 @@ def unregister(name: str, *, wait_s: float = UNREGISTER_WAIT_S) -> None:
     check()
     if name not in registered():
         raise KernelError(f"{name} is not registered")
+    # bpftool tries every map of that name: once the registered one went, an older one,
+    # unregistered before and still held by closing sockets, answers "in progress".
+    unregister_struct_ops(["name", name], name, gone=lambda: name not in registered(), wait_s=wait_s)
+
+
+def unregister_struct_ops(selector: list[str], label: str, *, gone, wait_s: float = UNREGISTER_WAIT_S) -> None:
+    """``bpftool struct_ops unregister SELECTOR`` (``["name", X]`` or ``["id", N]``), retried
+    for up to ``wait_s`` seconds while the kernel answers "in progress" (sockets still hold
+    it) and ``gone()`` is false; :class:`KernelError` naming ``label`` otherwise."""
     deadline = time.monotonic() + wait_s
     while True:
-        p = subprocess.run(["bpftool", "struct_ops", "unregister", "name", name], capture_output=True, text=True)
+        p = subprocess.run(["bpftool", "struct_ops", "unregister", *selector], capture_output=True, text=True)
         if p.returncode == 0 or "no struct_ops found" in (p.stderr + p.stdout):
             return  # (gone meanwhile: the kernel freed it once its last socket closed)
-        if name not in registered():
-            # bpftool tries every map of that name: the registered one went; an older one,
-            # unregistered before and still held by closing sockets, answers "in progress".
+        if gone():
             return
         lines = (p.stderr.strip() or p.stdout.strip()).splitlines()
         # Several registrations of one name (an old one still draining): report the refusal.
         message = [ln for ln in lines if ln.startswith("Error")][-1:] or lines[-1:] or [f"exit status {p.returncode}"]
         if "in progress" not in message[0] or time.monotonic() > deadline:
-            raise KernelError(f"unregistering {name} failed: {message[0]}")
+            raise KernelError(f"unregistering {label} failed: {message[0]}")
         time.sleep(0.1)
 
 

@@ -25,7 +25,7 @@ from .spelling import did_you_mean
 
 __all__ = ["Scenario", "Overrides", "read_text_file", "load_scenario", "to_toml", "format_override",
            "normalise_overrides", "scenario_source", "is_toml_text", "builtin_dir", "builtin_entry_path",
-           "builtin_ids", "builtin_id_hint", "overrides_blamed", "blame_override", "override_error", "PACKAGE_DATA"]
+           "builtin_ids", "builtin_id_hint", "referenced_path", "overrides_blamed", "blame_override", "override_error", "PACKAGE_DATA"]
 
 Scenario = Union[str, os.PathLike, Mapping[str, Any]]
 Overrides = Union[Sequence[str], Mapping[str, Any]]
@@ -300,6 +300,18 @@ def scenario_source(scenario: Scenario) -> tuple[str, str]:
             path, scenario = builtin, builtin
         return read_text_file(path), os.fspath(scenario)
     raise TypeError(f"scenario must be a path, a TOML text or a dict, not {type(scenario).__name__}")
+
+
+def referenced_path(source: str, name: str) -> Path:
+    """Where a file a scenario names (a trace, a BPF object: the normalised scenario's
+    ``files``) is, as the core resolves it (``resolve_relative`` in
+    crates/vegaslab-sim/src/scenario/links.rs): an absolute ``name`` as it is; a relative one
+    against the directory of ``source`` when ``source`` is an existing file, else against the
+    working directory."""
+    path, src = Path(name), Path(source)
+    if path.is_absolute():
+        return path
+    return src.parent / path if src.is_file() else path
 
 
 def builtin_ids() -> list[str]:

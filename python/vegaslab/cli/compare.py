@@ -30,13 +30,15 @@ def add_parser(sub) -> None:
         description=wrap("Run the scenario in the simulator and on the namespace testbed (`vegaslab "
                     "testbed run`) and write an HTML report: cwnd, RTT and throughput overlaid per flow, "
                     "and a table of throughput, mean RTT and retransmissions with kernel / simulator "
-                    "ratios. Give the Vegas-family flows flavour = \"linux\" (the kernel versions' twin). "
+                    "ratios. Give the Vegas-family flows flavour = \"linux\" (the kernel versions' twin). A flow "
+                    "with cc = { bpf = \"algo.bpf.o\" } runs that same object on both sides. "
                     "With --suite, run every case of the comparison suite instead: each case several "
                     "times on the kernel (stored in the output directory) and once in the simulator, "
                     "judged per flow against the kernel's run-to-run range (docs/testbed.md, \"The "
                     "comparison suite\")."),
         epilog="""examples:
   sudo vegaslab compare examples/kernel/b-vegas-reno.toml --kernel --out out/compare-b
+  sudo vegaslab compare examples/kernel/bpf-cubic.toml --kernel --out out/compare-bpf-cubic
   sudo vegaslab compare --suite --out out/compare
   vegaslab compare --suite --reuse-kernel out/compare --sim-set 'flows[*].tcp.linux.prr=false' --out out/compare-no-prr""",
     )

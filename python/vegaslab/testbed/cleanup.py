@@ -19,7 +19,7 @@ def destroy(state: dict) -> list[str]:
     namespaces (they were started there by the testbed's user), the links and the namespaces;
     for a kernel session's file (:mod:`.session`), its registrations and allowed-list entries.
     Returns what could not be removed."""
-    if "registrations" in state or "allowed_added" in state:
+    if "registrations" in state or "objects" in state or "allowed_added" in state:
         return undo(state)
     dl = state.get("delayline")
     if dl:

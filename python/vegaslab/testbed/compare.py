@@ -3,7 +3,8 @@
 
 The simulator runs the scenario as written (its Vegas-family flows should use
 ``flavour = "linux"``, the kernel versions' twin); the namespace testbed runs it with the
-kernel's TCP. The report (``index.html`` in the output directory) overlays cwnd, RTT and
+kernel's TCP. A flow with ``cc = { bpf = "algo.bpf.o" }`` runs the same object on both sides:
+in the simulator's eBPF machine and registered in the kernel (:mod:`.bpfobject`). The report (``index.html`` in the output directory) overlays cwnd, RTT and
 throughput per flow and tabulates throughput, mean RTT and retransmissions with their ratios
 (kernel / simulator). Both runs' full tables are kept (``sim/`` and ``kernel/``).
 """
@@ -118,8 +119,11 @@ def write_report(out: Path, title: str, table: pd.DataFrame, sim: Results, kern:
 def compare(scenario: str | os.PathLike, *, overrides=(), out: str | os.PathLike, stack: Stack = Stack()) -> Comparison:
     """Run ``scenario`` in the simulator and on the testbed (with the kernel TCP behaviours
     ``stack`` switches); write the report into ``out``."""
-    from .run import run as on_testbed
+    from .run import checked_plan, run as on_testbed
 
+    # What the testbed would refuse (a BPF object it cannot register, ...) is refused before
+    # the simulator spends its time.
+    checked_plan(scenario, overrides=list(overrides))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     monitors = ["monitor.cwnd=true", "monitor.throughput=true", "run.sample_interval=10ms"]

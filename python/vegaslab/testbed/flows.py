@@ -1,7 +1,8 @@
 """TCP flows on a testbed :class:`~vegaslab.testbed.network.Network`, sampled every 10 ms.
 
 One source process in the sender namespace opens every flow at its start time (bound to its
-host's address, ``TCP_CONGESTION`` set on the socket before connecting), sends until its stop
+host's address, ``TCP_CONGESTION`` set on the socket before connecting and read back once
+connected: the congestion control the kernel actually gave it), sends until its stop
 time (or its file size), and samples ``TCP_INFO`` of every open socket each sample interval:
 cwnd, ssthresh, smoothed RTT, retransmissions, bytes acknowledged. One sink process in the
 receiver namespace counts the bytes of each flow. Both run on ``CLOCK_MONOTONIC``, which the
@@ -45,7 +46,7 @@ SOURCE = textwrap.dedent("""
     flows = json.loads(sys.argv[1]); t0 = int(sys.argv[2]); end = int(sys.argv[3]); step = int(sys.argv[4])
     U32 = {"rtt_us": 68, "snd_ssthresh": 76, "snd_cwnd": 80, "total_retrans": 100, "data_segs_out": 156}
     U64 = {"bytes_acked": 120, "bytes_sent": 200}
-    socks, errors, done = {}, [], {}
+    socks, errors, done, congestion = {}, [], {}, {}
     chunk = b"x" * 65536
     def wait(ns):
         while True:
@@ -58,6 +59,7 @@ SOURCE = textwrap.dedent("""
             s = socket.socket()
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
             s.bind((f["src_ip"], 0)); s.connect((f["dst_ip"], port)); socks[f["name"]] = s
+            congestion[f["name"]] = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\\0").decode()
             s.settimeout(0.05)  # a full send buffer must not keep us past the stop time
             stop = t0 + int(f["stop_s"] * 1e9) if f["stop_s"] is not None else end
             left = f["size_bytes"]
@@ -93,7 +95,8 @@ SOURCE = textwrap.dedent("""
         try:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)); s.close()
         except OSError: pass
-    print(json.dumps({"samples": samples, "errors": errors, "done": {k: v - t0 for k, v in done.items()}}))
+    print(json.dumps({"samples": samples, "errors": errors, "done": {k: v - t0 for k, v in done.items()},
+                      "congestion": congestion}))
 """)
 
 SINK = textwrap.dedent("""
@@ -135,8 +138,9 @@ SINK = textwrap.dedent("""
 def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
               sample_interval_s: float = 0.01, delayed_ack: bool = True, preexec_fn=None) -> dict:
     """Run ``flows`` on ``net`` from ``t0_ns`` (``CLOCK_MONOTONIC``) for ``duration_s``; returns
-    the raw samples: ``tcp_info`` rows, ``queues`` rows, per-flow sink bytes and times, and the
-    ACKs the sink sent per data segment it received. ``delayed_ack=False``: the sink re-arms
+    the raw samples: ``tcp_info`` rows, ``queues`` rows, per-flow sink bytes and times, the
+    ACKs the sink sent per data segment it received, and each flow's congestion control as its
+    socket reports it (``congestion``). ``delayed_ack=False``: the sink re-arms
     ``TCP_QUICKACK`` after every read, so every segment is ACKed at once (as the simulator's
     sink does). ``preexec_fn`` runs in the sink and source processes before they start (e.g.
     :meth:`~vegaslab.testbed.aqt.AqtPath.enter`, which puts them in the AQT cgroup).
@@ -194,12 +198,13 @@ def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    samples, errors, done = [], [], {}
+    samples, errors, done, congestion = [], [], {}, {}
     for out in outs:
         src = json.loads(out)
         samples += src["samples"]
         errors += src["errors"]
         done.update(src["done"])
+        congestion.update(src["congestion"])
     if errors:
         raise RuntimeError("testbed flows failed: " + "; ".join(errors))
     samples.sort(key=lambda r: r["t"])
@@ -210,4 +215,5 @@ def run_flows(net, flows: list[FlowSpec], *, t0_ns: int, duration_s: float,
                          "acks_per_data_segment": (snk["acks"][k][0] / snk["acks"][k][1]
                                                    if snk["acks"].get(k, [0, 0])[1] else None)}
                      for k in snk["bytes"]})
-    return {"tcp_info": samples, "done": done, "queues": queues, "sink": sink, "t0_ns": t0_ns}
+    return {"tcp_info": samples, "done": done, "queues": queues, "sink": sink, "t0_ns": t0_ns,
+            "congestion": congestion}

@@ -1,6 +1,7 @@
 """What a kernel session (:mod:`.session`) leaves on the machine, and undoing it: the names it
-added to the machine's allowed list of congestion controls and the BPF algorithms it
-registered, both recorded in its state file (:mod:`.state`).
+added to the machine's allowed list of congestion controls, vegaslab's BPF algorithms it
+registered and the scenario's own BPF objects it registered (by struct_ops map id), all
+recorded in its state file (:mod:`.state`).
 
 Apart from :mod:`.session` so that a testbed start can undo a dead session's state without
 importing the session, and a network alone never imports the kernel's BPF loader."""
@@ -61,6 +62,28 @@ def undo(state: dict) -> list[str]:
             if name in kernel.registered():
                 kernel.unregister(name)
         except kernel.KernelError as e:
+            failed.append(str(e))
+    return failed + _undo_objects(state)
+
+
+def _undo_objects(state: dict) -> list[str]:
+    """Unregister the BPF objects a session registered, each by its struct_ops map id (an entry
+    without one: the session stopped while registering, so by its name), skipping those another
+    live session shares. Returns what could not be undone."""
+    from . import struct_ops  # here, as the kernel above
+
+    entries = state.get("objects", [])
+    if not entries:
+        return []
+    shared = {(o.get("name"), o.get("id")) for s in live_states() if s.get("tag") != state.get("tag")
+              for o in s.get("objects", [])}
+    failed = []
+    for entry in entries:
+        if (entry["name"], entry["id"]) in shared or (entry["id"] is None and any(n == entry["name"] for n, _ in shared)):
+            continue
+        try:
+            struct_ops.unregister(entry["id"], entry["name"])
+        except TestbedError as e:
             failed.append(str(e))
     return failed
 

@@ -19,6 +19,12 @@ Linux re-arms the RTO on every partial ACK (``"every"``). RoVegas flows run with
 option (:mod:`.aqt`); the bottleneck queue stamps queueing time in each direction whose router
 the scenario's ``[aqt] routers`` names (the other links have no queue).
 
+A flow whose ``cc`` is a BPF struct_ops object (``cc = { bpf = "algo.bpf.o" }``; the normalised
+``{"Bpf": ...}`` record) runs that very object in the kernel (:mod:`.bpfobject`): the plan finds
+the file as the core did, checks its bytes against the record's SHA-256, and its sockets select
+the object's own congestion-control name. Flows may share an object; two different objects, or
+an object and a vegaslab algorithm, may not share a name (the kernel has one algorithm per name).
+
 What is refused, with the reason: flows with no common bottleneck, RED or other non-DropTail
 bottleneck queues (no ``red`` or ``codel`` qdisc in these machines' kernels), packet errors, UDP sources,
 applications other than bulk and file transfers, and algorithms without a kernel version.
@@ -32,6 +38,7 @@ from .. import registry
 from ..errors import VegaslabError
 from ..kernel import ALGORITHMS as KERNEL_ALGORITHMS
 from ..kernel import KernelError, program_parameters
+from .bpfobject import BpfObject, bpf_object
 from .flows import FlowSpec
 from .spec import ROUTE_MTU, Route
 
@@ -86,6 +93,8 @@ class Plan:
     directions: dict[str, str] = field(default_factory=dict)
     #: The reverse queue's name, "B->A", as the simulator names it.
     reverse_name: str = ""
+    #: flow name -> the BPF object it runs (``cc = { bpf = ... }``), to register in the kernel.
+    bpf_objects: dict[str, BpfObject] = field(default_factory=dict)
 
     @property
     def two_way(self) -> bool:
@@ -157,10 +166,34 @@ def _flip(d: str) -> str:
     return "reverse" if d == "forward" else "forward"
 
 
-def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
+def _bpf_objects(doc: dict, source: str) -> dict[str, BpfObject]:
+    """Flow name -> the BPF object of each flow whose algorithm is one (``{"Bpf": record}``),
+    its file checked to be the object the core read; refused when two different objects would
+    register one name, or an object would take a built-in algorithm's."""
+    objects: dict[str, BpfObject] = {}
+    by_name: dict[str, BpfObject] = {}
+    for f in doc["flows"]:
+        algorithm = f["algorithm"]
+        if not (isinstance(algorithm, dict) and "Bpf" in algorithm):
+            continue
+        obj = bpf_object(f["name"], algorithm["Bpf"], source)
+        obj.read(PlanError)
+        if obj.name in BUILT_IN.values():
+            raise PlanError(f"{obj.field}: the object's congestion control is named {obj.name}, as one the kernel "
+                            "has built in; the kernel has one algorithm per name")
+        first = by_name.setdefault(obj.name, obj)
+        if first.sha256 != obj.sha256:
+            raise PlanError(f"{obj.field}: {obj.path} and {first.field}'s {first.path} are different objects with "
+                            f"the same congestion-control name {obj.name}; the kernel has one algorithm per name")
+        objects[f["name"]] = obj
+    return objects
+
+
+def plan(doc: dict, cc_names: dict[str, str], source: str = "<string>") -> Plan:
     """The testbed plan of a normalised scenario (``vegaslab.normalize``'s document);
     ``cc_names`` maps each flow to its ``cc`` name as the core reports it (``vegaslab.validate``'s
-    ``flows``), so this module restates no algorithm names."""
+    ``flows``), so this module restates no algorithm names. ``source`` is the scenario's file
+    (or ``<string>``), against whose directory a BPF object's relative path is read."""
     if doc.get("udp"):
         raise PlanError("udp: the testbed runs TCP flows only")
     nodes, links = doc["nodes"], doc["links"]
@@ -226,6 +259,7 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
                            for direction in (dd, _flip(dd))
                            for at, _ in links[j][direction].get("delay_schedule_ns", [])})
     specs, kernel_algs, routes = [], {}, {}
+    bpf = _bpf_objects(doc, source)
     for f in flows:
         src, dst, hops = nodes[f["from"]], nodes[f["to"]], paths[f["name"]]
         route = _route(f)
@@ -246,7 +280,9 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
             raise PlanError(f"flows ({f['name']}).app: the testbed runs bulk (ftp) and file transfers, "
                             f"got {app.get('kind')!r}")
         cc, params = cc_names[f["name"]], _params(f["algorithm"])
-        if cc in BUILT_IN:
+        if f["name"] in bpf:
+            kernel = bpf[f["name"]].name
+        elif cc in BUILT_IN:
             kernel = BUILT_IN[cc]
         elif cc in KERNEL_ALGORITHMS:
             kernel = KERNEL_ALGORITHMS[cc]
@@ -266,6 +302,12 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
         specs.append(FlowSpec(name=f["name"], src=src, dst=dst, cc=kernel, start_s=f["start_ns"] / 1e9,
                               stop_s=None if stop is None else stop / 1e9,
                               size_bytes=app.get("bytes") if app.get("kind") == "file" else None))
+    by_name = {o.name: o for o in bpf.values()}
+    for spec in specs:
+        obj = by_name.get(spec.cc)
+        if obj is not None and spec.name not in bpf:
+            raise PlanError(f"{obj.field}: the object's congestion control is named {obj.name}, as flow "
+                            f"{spec.name}'s algorithm in the kernel is; the kernel has one algorithm per name")
     for f in flows:
         src, dst = nodes[f["from"]], nodes[f["to"]]
         if src in routes and routes[src].mtu < routes[dst].mtu:
@@ -293,5 +335,5 @@ def plan(doc: dict, cc_names: dict[str, str]) -> Plan:
         kernel_algorithms=kernel_algs, duration_s=doc["duration_ns"] / 1e9, routes=routes,
         aqt=((a in doc.get("aqt_routers", []), b in doc.get("aqt_routers", []))
              if any(cc == "rovegas" for cc, _ in kernel_algs.values()) else None),
-        directions=directions, reverse_name=f"{nodes[b]}->{nodes[a]}",
+        directions=directions, reverse_name=f"{nodes[b]}->{nodes[a]}", bpf_objects=bpf,
     )

@@ -21,8 +21,10 @@ import numpy as np
 
 from ..core import package_version
 from ..results import Results
+from ..scenario import scenario_source
 from .. import kernel
 from . import envelope as envelope_check
+from .bpfobject import preflight
 from .flows import run_flows
 from .plan import Plan, plan
 from .session import KernelSession
@@ -43,6 +45,19 @@ def _scenario_doc(scenario, overrides) -> tuple[dict, dict[str, str], str]:
     return normalize(scenario, overrides=overrides), ccs, str(scenario)
 
 
+def checked_plan(scenario: str | os.PathLike, *, overrides=()) -> tuple[Plan, dict, dict[str, str], str]:
+    """The testbed plan of ``scenario`` (:mod:`.plan`) once everything the testbed can check
+    before building anything holds (no privileges needed): the scenario's BPF objects are the
+    ones it was read with, each declares one struct_ops map and runs with this kernel's
+    ``CONFIG_HZ`` (:func:`.bpfobject.preflight`). Also the normalised scenario, each flow's
+    ``cc`` name and the source."""
+    doc, ccs, source = _scenario_doc(scenario, overrides)
+    # The objects' paths are read as the core read them: against the file the core was given.
+    p = plan(doc, ccs, scenario_source(scenario)[1])
+    preflight(list(p.bpf_objects.values()))
+    return p, doc, ccs, source
+
+
 def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float = SAMPLE_INTERVAL_S,
         stack: Stack = Stack(), capture: bool = True, capture_dir: str | os.PathLike | None = None,
         envelope: str | os.PathLike | None = None) -> Results:
@@ -59,8 +74,7 @@ def run(scenario: str | os.PathLike, *, overrides=(), sample_interval_s: float =
     run warns and ``meta["testbed"]["envelope"]`` says so."""
     from .network import Bottleneck, Host
 
-    doc, ccs, source = _scenario_doc(scenario, overrides)
-    p = plan(doc, ccs)
+    p, doc, ccs, source = checked_plan(scenario, overrides=overrides)
     kernel.check()
     if capture:
         from .capture import check as capture_check
@@ -97,7 +111,7 @@ def _run_in_kernel(p: Plan, hosts, bottleneck, changes, margin: int, stack: Stac
     samples and the capture (None without one)."""
     from .network import Network
 
-    with KernelSession(p.kernel_algorithms, [f.cc for f in p.flows]) as session:
+    with KernelSession(p.kernel_algorithms, [f.cc for f in p.flows], list(p.bpf_objects.values())) as session:
         with Network(hosts, bottleneck, p.pair_delays_ns, changes,
                      endpoint_sysctls=stack.endpoint_sysctls(), routes=p.routes) as net:
             with _aqt_path(net, p) as aqt, _capture(net, p, capture_dir) as cap:
@@ -225,6 +239,7 @@ def results_of(doc: dict, cc_of: dict[str, str], source: str, p: Plan, raw: dict
                                 else None for f in p.flows},
             "acks_per_data_segment": {f.name: raw["sink"].get(f.name, {}).get("acks_per_data_segment")
                                       for f in p.flows},
+            "socket_congestion_controls": {f.name: raw.get("congestion", {}).get(f.name) for f in p.flows},
         },
     }
     if raw.get("capture") is not None:

@@ -14,6 +14,12 @@ Two runs at once may share an algorithm registered with the same parameters (the
 the first's registration; it stays until neither needs it); with different parameters the
 second run is refused with the reason.
 
+A scenario's own BPF objects (``cc = { bpf = ... }``, :mod:`.bpfobject`) are registered as they
+are (:mod:`.struct_ops`), one registration per congestion-control name, and unregistered by
+their struct_ops map id. Another live run's registration of the same name is shared when it
+came from the same object (the same SHA-256); any other registration of that name (another
+object, or one made outside the testbed) refuses the run with the reason.
+
 What the run's algorithms run with is read back from the kernel, not taken from the request
 (:meth:`KernelSession.parameters`): each registered BPF program's read-only globals, checked
 against what the run asked for, and a built-in congestion control's module parameters
@@ -22,7 +28,7 @@ against what the run asked for, and a built-in congestion control's module param
 Undone like the network (:mod:`.network`): on leaving the ``with`` block (also on an
 exception), on SIGINT/SIGTERM (after the run's networks, whose sockets hold the algorithms), at
 interpreter exit, and after a SIGKILL by the next testbed start, from the state file this
-session keeps in ``/run/vegaslab-testbed/`` (``registrations`` and ``allowed_added``).
+session keeps in ``/run/vegaslab-testbed/`` (``registrations``, ``objects`` and ``allowed_added``).
 """
 from __future__ import annotations
 
@@ -30,6 +36,8 @@ import os
 import sys
 
 from .. import kernel
+from . import struct_ops
+from .bpfobject import BpfObject
 from .cleanup import remove_stale
 from .errors import TestbedError
 # The allowed list's helpers and `undo` live in their own module, so that a testbed start can
@@ -44,11 +52,13 @@ __all__ = ["KernelSession", "ALLOWED_SYSCTL", "allowed", "undo"]
 
 class KernelSession:
     """Registers ``algorithms`` (flow -> (cc, params) of the flows that run vegaslab's BPF
-    algorithms; one registration per cc) for a run and allows ``names`` (every congestion
-    control the run's flows use); a context manager."""
+    algorithms; one registration per cc) and ``objects`` (the scenario's own BPF objects, one
+    registration per name) for a run and allows ``names`` (every congestion control the run's
+    flows use); a context manager."""
 
-    def __init__(self, algorithms: dict[str, tuple[str, dict]], names: list[str]):
+    def __init__(self, algorithms: dict[str, tuple[str, dict]], names: list[str], objects: list[BpfObject] = ()):
         self.algorithms = {cc: params for cc, params in algorithms.values()}
+        self.objects = list({o.name: o for o in objects}.values())
         self.names = sorted(set(names))
         self.tag = new_tag("k")
         self._state_path = STATE_DIR / f"{self.tag}.json"
@@ -59,7 +69,7 @@ class KernelSession:
         kernel.check()
         remove_stale()
         self._state = {"tag": self.tag, "pid": os.getpid(), "start": process_start(os.getpid()),
-                       "registrations": [], "allowed_added": []}
+                       "registrations": [], "objects": [], "allowed_added": []}
         adopt(self, self._state_path, self._state)
         try:
             for cc, params in self.algorithms.items():
@@ -71,6 +81,8 @@ class KernelSession:
                 self._state.setdefault("parameters", {})[name] = values
                 save_state(self._state_path, self._state)
                 self._in_kernel[name] = self._checked_readback(name, values)
+            for obj in self.objects:
+                self._register_object(obj)
             before = allowed()
             added = [n for n in self.names if n not in before]
             if added:
@@ -82,6 +94,40 @@ class KernelSession:
             self._teardown()
             raise
         return self
+
+    def _register_object(self, obj: BpfObject) -> None:
+        """Register ``obj`` (or share another live run's registration of the same object) and
+        record it: once every check passed and before the kernel is asked, without its id, so
+        that a SIGKILL while registering still leaves the name for the clean-up to find."""
+        entry = {"name": obj.name, "sha256": obj.sha256, "id": self._shared_object(obj)}
+
+        def record() -> None:
+            self._state["objects"].append(entry)
+            save_state(self._state_path, self._state)
+
+        if entry["id"] is None:
+            entry["id"] = struct_ops.register(obj, before=record).id
+        else:
+            record()
+        save_state(self._state_path, self._state)
+        self._in_kernel[obj.name] = {"object": str(obj.path), "sha256": obj.sha256, "struct_ops_id": entry["id"]}
+
+    def _shared_object(self, obj: BpfObject) -> int | None:
+        """The struct_ops map id of another live run's registration of ``obj`` (the same name
+        and SHA-256, still registered), or None; an error when another live run registered the
+        name from a different object."""
+        live = {r.id for r in struct_ops.registered_as(obj.name)}
+        for state in live_states():
+            if state.get("tag") == self.tag:
+                continue
+            for theirs in state.get("objects", []):
+                if theirs.get("name") != obj.name or theirs.get("id") not in live:
+                    continue
+                if theirs.get("sha256") == obj.sha256:
+                    return theirs["id"]
+                raise TestbedError(f"{obj.field}: {obj.name} is registered by another testbed run (pid {state['pid']}) "
+                                   f"from a different object; wait for it to end")
+        return None
 
     @staticmethod
     def _checked_readback(name: str, values: dict[str, int]) -> dict[str, int]:

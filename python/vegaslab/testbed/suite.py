@@ -4,7 +4,7 @@ simulator, judged flow by flow against the kernel's run-to-run range
 (:mod:`vegaslab.testbed.suite_verdict`) and reported (:mod:`vegaslab.testbed.suite_report`).
 
 Output directory, per case ``DIR/<case>/``: ``kernel/run-<i>/`` (each kernel run's Results
-directory), ``kernel/kernel.json`` (what the kernel side was run from: the scenario's SHA-256,
+directory), ``kernel/kernel.json`` (what the kernel side was run from: the scenario's and its files' SHA-256,
 the overrides, the stack switches, the runs, or why it was not run), ``sim/`` (the simulator's
 run) and ``index.html`` (`vegaslab compare --kernel`'s report of the first kernel run: cwnd,
 RTT and throughput overlaid per flow). A later call with ``reuse_kernel=DIR`` reads the stored kernel runs instead of running
@@ -32,7 +32,7 @@ from ..errors import VegaslabError
 from ..results import Results
 from ..safe_io import write_file
 from ..scenario import load_scenario
-from ..simulation import run as simulate
+from ..simulation import normalize, run as simulate
 from ..spelling import did_you_mean
 from .compare import summary_table, write_report
 from .plan import PlanError
@@ -135,10 +135,15 @@ def select(cases: list[Case], names: list[str] | None) -> list[Case]:
 
 
 def _kernel_record(case: Case, overrides: list[str], stack: Stack) -> dict:
-    """What identifies a case's kernel side: a reused run must have been made from the same."""
+    """What identifies a case's kernel side: a reused run must have been made from the same,
+    the files the scenario reads included (a BPF object, a delay trace: the normalised
+    scenario's ``files``, by content)."""
+    every = [*case.overrides, *overrides]
+    files = normalize(case.scenario, overrides=every).get("files", [])
     return {"scenario": str(case.scenario),
             "scenario_sha256": hashlib.sha256(case.scenario.read_bytes()).hexdigest(),
-            "overrides": [*case.overrides, *overrides], "stack": stack.changes()}
+            "files": [{k: f[k] for k in ("field", "name", "sha256")} for f in files],
+            "overrides": every, "stack": stack.changes()}
 
 
 def _run_dirs(kernel_dir: Path) -> list[Path]:
@@ -149,7 +154,10 @@ def _kernel_side(case: Case, *, out: Path, runs: int, overrides: list[str], stac
                  kernel_run: Callable) -> tuple[list[Results], str, str]:
     """Run the case ``runs`` times on the kernel, storing each run under ``out/kernel``; returns
     the runs, the status and the reason. A refusal by the testbed's plan is "not run"."""
-    record = _kernel_record(case, overrides, stack)
+    try:
+        record = _kernel_record(case, overrides, stack)
+    except VegaslabError as e:
+        return [], "error", f"the scenario: {e}"
     kdir = out / "kernel"
     kdir.mkdir(parents=True, exist_ok=True)
     done: list[Results] = []
@@ -180,8 +188,11 @@ def _stored_kernel_side(case: Case, *, source: Path, overrides: list[str],
         stored = json.loads((kdir / KERNEL_RECORD).read_text())
     except (OSError, ValueError) as e:
         return [], "error", f"no stored kernel runs to reuse ({kdir / KERNEL_RECORD}: {e})"
-    want = _kernel_record(case, overrides, stack)
-    for key in ("scenario_sha256", "overrides", "stack"):
+    try:
+        want = _kernel_record(case, overrides, stack)
+    except VegaslabError as e:
+        return [], "error", f"the scenario: {e}"
+    for key in ("scenario_sha256", "files", "overrides", "stack"):
         if stored.get(key) != want[key]:
             return [], "error", (f"the stored kernel runs in {kdir} were made with another {key} "
                                  f"({stored.get(key)!r}, now {want[key]!r}); run the kernel again")

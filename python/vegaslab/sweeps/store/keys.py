@@ -15,10 +15,10 @@ import hashlib
 import json
 import shlex
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ...errors import VegaslabError
+from ...scenario import referenced_path
 from .errors import StoreError
 from .format import STORE_FORMAT
 
@@ -105,13 +105,10 @@ def _referenced_files(normalized: str, source: str) -> dict[str, bytes]:
     if '"files":[]' in normalized:  # the common case: nothing to read (canonical JSON, no spaces)
         return {}
     refs = json.loads(normalized).get("files") or []
-    # As the core resolves them: against the scenario file's directory when the source is an
-    # existing file, else against the working directory.
-    base = Path(source).parent if Path(source).is_file() else Path(".")
     out: dict[str, bytes] = {}
     for ref in refs:
         name = str(ref["name"])
-        path = base / name
+        path = referenced_path(source, name)
         try:
             data = path.read_bytes()
         except OSError as exc:
