@@ -82,9 +82,9 @@ def test_the_normalised_scenario_records_the_object_by_its_hash():
 def test_an_object_that_faults_is_a_scenario_error_naming_the_flow():
     with pytest.raises(vegaslab.ScenarioError) as e:
         vegaslab.run(SCENARIO, overrides={"flows[0].cc": OOB, "flows[0].params": {}})
-    assert e.value.field == "flows.cc.bpf"
+    assert e.value.field == "flows[0].cc.bpf"
     assert e.value.kind == "file"
-    assert "flow flow0" in str(e.value)
+    assert "the BPF program hostile failed in cong_avoid at" in str(e.value)
 
 
 def test_a_file_that_is_not_an_object_is_a_scenario_error_on_its_field(tmp_path):

@@ -303,15 +303,11 @@ def scenario_source(scenario: Scenario) -> tuple[str, str]:
 
 
 def referenced_path(source: str, name: str) -> Path:
-    """Where a file a scenario names (a trace, a BPF object: the normalised scenario's
-    ``files``) is, as the core resolves it (``resolve_relative`` in
-    crates/vegaslab-sim/src/scenario/links.rs): an absolute ``name`` as it is; a relative one
-    against the directory of ``source`` when ``source`` is an existing file, else against the
-    working directory."""
-    path, src = Path(name), Path(source)
-    if path.is_absolute():
-        return path
-    return src.parent / path if src.is_file() else path
+    """Where a file a scenario read from ``source`` names as ``name`` is (a trace, a BPF object:
+    the normalised scenario's ``files``), as the core resolves it: an absolute ``name`` as it
+    is; a relative one against the directory of ``source`` when ``source`` is an existing file,
+    else against the working directory."""
+    return Path(load_core().scenario_file_path(str(source), str(name)))
 
 
 def builtin_ids() -> list[str]:

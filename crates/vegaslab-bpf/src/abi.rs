@@ -8,6 +8,11 @@
 /// controller's own memory needs freeing.
 pub const HOOKS: &[&str] = &["init", "release", "ssthresh", "cong_avoid", "set_state", "cwnd_event", "pkts_acked", "undo_cwnd"];
 
+/// Hooks every congestion control must define: Linux's `tcp_validate_congestion_control`
+/// (net/ipv4/tcp_cong.c) refuses an algorithm without them (`cong_control` may stand for
+/// `cong_avoid` in Linux; the simulator does not call `cong_control`).
+pub const REQUIRED_HOOKS: &[&str] = &["ssthresh", "cong_avoid", "undo_cwnd"];
+
 /// Kfuncs the simulator provides (`crate::kfuncs`), as objects name them.
 pub const KFUNCS: &[&str] = &["tcp_slow_start", "tcp_cong_avoid_ai", "tcp_reno_cong_avoid", "tcp_reno_ssthresh", "tcp_reno_undo_cwnd"];
 

@@ -16,9 +16,9 @@
 //! its return value, as Linux's does. `lsndtime` is set from `CwndEvent::TxStart`'s previous
 //! send time, which is what Linux's `CA_EVENT_TX_START` sees there (where CUBIC reads it).
 //!
-//! A hook the object does not define is Linux's default: `tcp_reno_ssthresh`,
-//! `tcp_reno_cong_avoid` and `tcp_reno_undo_cwnd` for the three Linux requires (cong_avoid,
-//! ssthresh, undo_cwnd), nothing for the others.
+//! Every object defines `ssthresh`, `cong_avoid` and `undo_cwnd`, which Linux requires (the
+//! loader refuses an object without them); a hook of the others the object does not define is
+//! not called, as in Linux.
 //!
 //! A program that fails at run time (access violation, instruction budget, a kfunc's error)
 //! leaves the window as it was, records the first failure in the run's [`Fault`], and every
@@ -49,8 +49,8 @@ impl Fault {
         self.first.get().is_some()
     }
 
-    fn record(&self, ops_name: &str, hook: &str, message: &str) {
-        let _ = self.first.set(format!("the BPF program {ops_name} failed in {hook}: {message}"));
+    fn record(&self, ops_name: &str, hook: &str, now: Nanos, message: &str) {
+        let _ = self.first.set(format!("the BPF program {ops_name} failed in {hook} at {} s of simulated time: {message}", now as f64 / 1e9));
     }
 }
 
@@ -68,16 +68,17 @@ fn linux_state(s: CaState) -> u32 {
     }
 }
 
-/// Hook indices into the object's programs, looked up once.
+/// Hook indices into the object's programs, looked up once: the three Linux requires, and
+/// the optional ones the object may define.
 #[derive(Clone, Copy, Debug)]
 struct Hooks {
+    ssthresh: usize,
+    cong_avoid: usize,
+    undo_cwnd: usize,
     init: Option<usize>,
-    ssthresh: Option<usize>,
-    cong_avoid: Option<usize>,
     set_state: Option<usize>,
     cwnd_event: Option<usize>,
     pkts_acked: Option<usize>,
-    undo_cwnd: Option<usize>,
 }
 
 /// A compiled struct_ops congestion control running in the VM, one per connection.
@@ -105,7 +106,9 @@ impl Clone for BpfController {
         BpfController {
             object: self.object.clone(),
             fault: self.fault.clone(),
-            vm: self.vm.duplicate(&self.object.programs).expect("the regions mapped when the object was loaded"),
+            // The same regions as the original's, which mapped when the object was loaded
+            // (`BpfObject::load` maps them once): a copy cannot fail to map.
+            vm: self.vm.duplicate().expect("the regions mapped when the object was loaded"),
             hooks: self.hooks,
             name: self.name,
             state: self.state,
@@ -119,15 +122,18 @@ impl BpfController {
     /// `.data` and zero `.bss`; failures go to `fault`.
     pub fn new(object: Arc<BpfObject>, fault: Arc<Fault>) -> BpfController {
         let p = &object.programs;
+        // The loader refuses an object without the hooks Linux requires.
+        let required = |hook| p.index(hook).unwrap_or_else(|| unreachable!("the loader let through an object without {hook}"));
         let hooks = Hooks {
+            ssthresh: required("ssthresh"),
+            cong_avoid: required("cong_avoid"),
+            undo_cwnd: required("undo_cwnd"),
             init: p.index("init"),
-            ssthresh: p.index("ssthresh"),
-            cong_avoid: p.index("cong_avoid"),
             set_state: p.index("set_state"),
             cwnd_event: p.index("cwnd_event"),
             pkts_acked: p.index("pkts_acked"),
-            undo_cwnd: p.index("undo_cwnd"),
         };
+        // `BpfObject::load` mapped these regions once already: mapping them again cannot fail.
         let mut vm = Vm::new(p).expect("the regions mapped when the object was loaded");
         vm.sock().set_u32(&MSS_CACHE, 1);
         let name = vegaslab_cc::external::intern(&format!("bpf:{}", object.ops_name));
@@ -173,34 +179,23 @@ impl BpfController {
 
     /// Run `hook`'s program (index `index`) with `args`; `None` after a fault (recorded).
     fn run(&mut self, hook: &str, index: usize, args: &[u64]) -> Option<u64> {
-        match self.vm.call(&self.object.programs, index, self.now, args) {
+        match self.vm.call(index, self.now, args) {
             Ok(r0) => Some(r0),
             Err(e) => {
-                self.fault.record(&self.object.ops_name, hook, &e);
+                self.fault.record(&self.object.ops_name, hook, self.now, &e);
                 None
             }
         }
     }
 
-    /// A hook that may change the window: copy in, run (or `default` when the object lacks
-    /// it), copy back unless it failed.
-    fn window_hook(&mut self, w: &mut Window, hook: &str, index: Option<usize>, args: &[u64], default: impl FnOnce(&mut Block) -> Result<(), String>) {
+    /// A hook that may change the window: copy in, run, copy back unless it failed.
+    fn window_hook(&mut self, w: &mut Window, hook: &str, index: usize, args: &[u64]) {
         if self.fault.is_set() {
             return;
         }
         self.copy_in(w);
         let before = self.window_in_sock();
-        let ok = match index {
-            Some(i) => self.run(hook, i, args).is_some(),
-            None => match default(&mut self.vm.sock()) {
-                Ok(()) => true,
-                Err(e) => {
-                    self.fault.record(&self.object.ops_name, hook, &e);
-                    false
-                }
-            },
-        };
-        if ok {
+        if self.run(hook, index, args).is_some() {
             self.copy_out(w, before);
         }
     }
@@ -219,8 +214,9 @@ impl CongestionControl for BpfController {
         sk.0[priv_area].fill(0);
         sk.set_u32(&SND_CWND_CNT, 0);
         sk.set_u32(&PRIOR_CWND, 0);
-        let index = self.hooks.init;
-        self.window_hook(w, "init", index, &[], |_| Ok(()));
+        if let Some(index) = self.hooks.init {
+            self.window_hook(w, "init", index, &[]);
+        }
     }
 
     fn pkts_acked(&mut self, w: &mut Window, sample: &RttSample) {
@@ -231,15 +227,14 @@ impl CongestionControl for BpfController {
         ack.set_u32(&ACK_PKTS_ACKED, 1);
         ack.set_u32(&ACK_RTT_US, sample.rtt_us().clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32);
         ack.set_u32(&ACK_IN_FLIGHT, in_flight);
-        self.window_hook(w, "pkts_acked", Some(index), &[crate::memory::ACK_VM], |_| Ok(()));
+        self.window_hook(w, "pkts_acked", index, &[crate::memory::ACK_VM]);
     }
 
     fn cong_avoid(&mut self, w: &mut Window, ack: &Ack) {
         self.now = ack.now;
         let acked = ack.acked.clamp(0, i64::from(u32::MAX)) as u32;
-        let index = self.hooks.cong_avoid;
         let args = [(ack.seqno + 1) as u32 as u64, u64::from(acked)];
-        self.window_hook(w, "cong_avoid", index, &args, |sk| kfuncs::tcp_reno_cong_avoid(sk, acked));
+        self.window_hook(w, "cong_avoid", self.hooks.cong_avoid, &args);
     }
 
     fn uses_rtt_samples(&self) -> bool {
@@ -256,14 +251,10 @@ impl CongestionControl for BpfController {
         let cwnd = sk.u32(&SND_CWND);
         sk.set_u32(&PRIOR_CWND, cwnd);
         sk.set_u32(&SND_CWND_CNT, 0);
-        let ssthresh = match self.hooks.ssthresh {
-            Some(i) => match self.run("ssthresh", i, &[]) {
-                Some(r0) => r0 as u32,
-                None => return unchanged,
-            },
-            None => kfuncs::tcp_reno_ssthresh(&sk),
-        };
-        Cut::from_ssthresh(i64::from(ssthresh), loss)
+        match self.run("ssthresh", self.hooks.ssthresh, &[]) {
+            Some(r0) => Cut::from_ssthresh(i64::from(r0 as u32), loss),
+            None => unchanged,
+        }
     }
 
     fn set_state(&mut self, w: &Window, state: CaState) {
@@ -289,7 +280,7 @@ impl CongestionControl for BpfController {
             CwndEvent::FirstAck { .. } => return, // ns-2's, not a Linux event
         };
         let Some(index) = self.hooks.cwnd_event else { return };
-        self.window_hook(w, "cwnd_event", Some(index), &[arg], |_| Ok(()));
+        self.window_hook(w, "cwnd_event", index, &[arg]);
     }
 
     fn undo_cwnd(&mut self, w: &Window) -> f64 {
@@ -297,9 +288,6 @@ impl CongestionControl for BpfController {
             return w.cwnd;
         }
         self.copy_in(w);
-        match self.hooks.undo_cwnd {
-            Some(i) => self.run("undo_cwnd", i, &[]).map_or(w.cwnd, |r0| f64::from(r0 as u32)),
-            None => f64::from(kfuncs::tcp_reno_undo_cwnd(&self.vm.sock())),
-        }
+        self.run("undo_cwnd", self.hooks.undo_cwnd, &[]).map_or(w.cwnd, |r0| f64::from(r0 as u32))
     }
 }

@@ -83,7 +83,7 @@ pub struct BpfObject {
     ops_name: String,
     map_name: String,
     hz: u32,
-    programs: runtime::Programs,
+    programs: std::sync::Arc<runtime::Programs>,
 }
 
 impl fmt::Debug for BpfObject {
@@ -109,7 +109,7 @@ impl BpfObject {
         }
         let refused = |message: String| LoadError(one_line(&message));
         let image = loader::load(bytes, opts.map.as_deref(), opts.hz).map_err(refused)?;
-        let programs = runtime::Programs::new(&image, opts.engine, opts.hz).map_err(refused)?;
+        let programs = std::sync::Arc::new(runtime::Programs::new(&image, opts.engine, opts.hz).map_err(refused)?);
         // A controller's memory maps the same way every time: map it once here.
         runtime::Vm::new(&programs).map_err(refused)?;
         Ok(BpfObject { ops_name: one_line(&image.ops_name), map_name: one_line(&image.map_name), hz: opts.hz, programs })

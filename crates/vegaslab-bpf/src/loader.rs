@@ -46,7 +46,7 @@ pub struct Image {
     pub writable: Vec<u8>,
 }
 
-/// The most bytes one data section may hold (`.rodata`, `.data`, `.bss`): far more than a
+/// The most bytes an object's data sections may hold together (`.rodata`, `.data`, `.bss`): far more than a
 /// congestion control needs (bpf_cubic's cube-root table is 64 bytes), few enough that every
 /// controller's copy is cheap.
 const MAX_DATA: u64 = 1 << 20;
@@ -77,8 +77,11 @@ impl Placement {
             if s.relocations().next().is_some() {
                 return Err(format!("the object's section {name} holds relocated pointers, which the simulator does not support"));
             }
-            if s.size() > MAX_DATA {
-                return Err(format!("the object's section {name} holds {} bytes, more than the {MAX_DATA} the simulator gives an object's data", s.size()));
+            // One bound for all data sections together: a `.bss` takes no bytes in the file, so
+            // many small headers could otherwise ask for any amount of memory.
+            let placed = p.readonly.len() as u64 + p.writable.len() as u64;
+            if placed.saturating_add(s.size()) > MAX_DATA {
+                return Err(format!("the object's data sections hold more than the {MAX_DATA} bytes the simulator gives an object's data (at section {name})"));
             }
             let bytes = if s.kind() == object::SectionKind::UninitializedData { vec![0; s.size() as usize] } else { s.data().map_err(elf_error)?.to_vec() };
             let (region, base) = if readonly { (&mut p.readonly, READONLY_VM) } else { (&mut p.writable, ARENA_VM + memory::DATA as u64) };
@@ -96,6 +99,9 @@ impl Placement {
             return Ok(a);
         }
         if !abi::KCONFIG.contains(&name) {
+            if !name.starts_with("CONFIG_") {
+                return Err(format!("the object refers to the kernel symbol {name} (an extern __ksym variable), which the simulator does not provide"));
+            }
             return Err(format!("the object reads kernel config {name}, which the simulator does not provide (it provides: {})", abi::list(abi::KCONFIG)));
         }
         let at = memory::align8(self.readonly.len());
@@ -175,7 +181,7 @@ pub fn load(bytes: &[u8], map: Option<&str>, hz: u32) -> Result<Image, String> {
     let mut ops_name = String::new();
     let mut hooks = vec![];
     for m in members {
-        let at = map_off + u64::from(m.bit_offset / 8);
+        let at = map_off.saturating_add(u64::from(m.bit_offset / 8));
         if let Some(sym) = slot_program.get(&at) {
             let hook = abi::HOOKS.iter().find(|h| **h == m.name).ok_or_else(|| {
                 format!("the object's struct_ops map {map_name} defines the hook {}, which the simulator does not call (it calls: {})", m.name, abi::list(abi::HOOKS))
@@ -188,6 +194,12 @@ pub fn load(bytes: &[u8], map: Option<&str>, hz: u32) -> Result<Image, String> {
     }
     if ops_name.is_empty() {
         return Err(format!("the object's struct_ops map {map_name} has no name"));
+    }
+    if let Some(missing) = abi::REQUIRED_HOOKS.iter().find(|h| !hooks.iter().any(|(have, _)| have == *h)) {
+        return Err(format!(
+            "the object's struct_ops map {map_name} has no {missing} program, which Linux requires of every congestion control ({}; the kernel refuses it too)",
+            abi::list(abi::REQUIRED_HOOKS)
+        ));
     }
 
     let mut place = Placement::of(&f)?;
@@ -204,13 +216,13 @@ pub fn load(bytes: &[u8], map: Option<&str>, hz: u32) -> Result<Image, String> {
         let mut kfunc_calls = vec![];
         let mut relocated = vec![];
         for (off, r) in section.relocations() {
-            let off = off as usize;
-            if off < start || off + 8 > start + len || !(off - start).is_multiple_of(8) {
+            // Only relocations at an instruction of this program (a crafted offset may be anything).
+            let Some(rel) = usize::try_from(off).ok().and_then(|o| o.checked_sub(start)).filter(|r| r.saturating_add(8) <= len && r % 8 == 0) else {
                 continue;
-            }
+            };
             let RelocationTarget::Symbol(si) = r.target() else { continue };
             let target = f.symbol_by_index(si).map_err(elf_error)?;
-            let pc = (off - start) / 8;
+            let pc = rel / 8;
             if Insn::at(&code, pc).op == CALL && target.is_undefined() {
                 kfunc_calls.push(pc);
             }

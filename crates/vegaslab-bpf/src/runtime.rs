@@ -190,6 +190,9 @@ impl Programs {
 pub struct Vm {
     /// solana-sbpf's machine, pointing at `*ctx`. Declared first: dropped before `ctx`.
     engine: EbpfVm<'static, Ctx>,
+    /// The programs this VM runs, whose read-only region its memory mapping points at: kept
+    /// alive here as long as the mapping.
+    programs: Arc<Programs>,
     /// The registers every call starts from (r10 at the top of the stack frame).
     registers: [u64; 12],
     /// Owned (from `Box::into_raw`, freed in `drop`); reached only through this pointer, which
@@ -199,7 +202,7 @@ pub struct Vm {
 }
 
 // SAFETY: the memory mapping points only at the arena and stack this `Vm` owns and at the
-// read-only region of the `Programs` its controller keeps alive (an `Arc`); `engine` points at
+// read-only region of the `Programs` it keeps alive (its `Arc`); `engine` points at
 // this `Vm`'s own `Ctx`; a `Vm` is used by one thread at a time (`&mut self`).
 unsafe impl Send for Vm {}
 
@@ -213,14 +216,14 @@ impl Drop for Vm {
 
 impl Vm {
     /// A fresh VM for a controller of `programs`: zero socket, initial `.data`, zero `.bss`.
-    pub fn new(programs: &Programs) -> Result<Vm, String> {
+    pub fn new(programs: &Arc<Programs>) -> Result<Vm, String> {
         let mut arena = AlignedMemory::zero_filled(memory::DATA + programs.writable.len());
         arena.as_slice_mut()[memory::DATA..].copy_from_slice(&programs.writable);
         let stack = AlignedMemory::zero_filled(config().stack_size());
         Vm::with_memory(programs, arena, stack)
     }
 
-    fn with_memory(programs: &Programs, mut arena: AlignedMemory<HOST_ALIGN>, mut stack: AlignedMemory<HOST_ALIGN>) -> Result<Vm, String> {
+    fn with_memory(programs: &Arc<Programs>, mut arena: AlignedMemory<HOST_ALIGN>, mut stack: AlignedMemory<HOST_ALIGN>) -> Result<Vm, String> {
         let cfg = config();
         let regions = vec![
             MemoryRegion::new(std::ptr::slice_from_raw_parts(programs.readonly.as_ptr(), programs.readonly.len()), READONLY_VM),
@@ -229,7 +232,7 @@ impl Vm {
         ];
         // SAFETY: the regions stay valid for the mapping's life: `arena` and `stack` move into
         // the same `Ctx` as the mapping (their heap buffers do not move), and `readonly` is the
-        // `Programs`' own, which the controller holding this VM keeps alive.
+        // `Programs`' own, which this VM keeps alive (`Vm::programs`).
         let mapping = unsafe { MemoryMapping::new(regions, &cfg, VERSION) }.map_err(|e| format!("the VM could not map the controller's memory ({e})"))?;
         let stack_len = stack.len();
         let ctx = NonNull::from(Box::leak(Box::new(Ctx { remaining: 0, mapping, arena, stack, now_ns: 0, hz: programs.hz })));
@@ -237,7 +240,7 @@ impl Vm {
         // reached only through `ctx`, from which `engine`'s pointer is derived.
         let engine = EbpfVm::new(programs.loader.clone(), VERSION, unsafe { &mut *ctx.as_ptr() }, stack_len);
         let registers = engine.registers;
-        Ok(Vm { engine, registers, ctx, frames: vec![CallFrame::default(); cfg.max_call_depth] })
+        Ok(Vm { engine, programs: programs.clone(), registers, ctx, frames: vec![CallFrame::default(); cfg.max_call_depth] })
     }
 
     fn ctx(&self) -> &Ctx {
@@ -251,10 +254,10 @@ impl Vm {
     }
 
     /// A copy with the same memory (a controller is `Clone`).
-    pub fn duplicate(&self, programs: &Programs) -> Result<Vm, String> {
+    pub fn duplicate(&self) -> Result<Vm, String> {
         let arena = AlignedMemory::from_slice(self.ctx().arena.as_slice());
         let stack = AlignedMemory::from_slice(self.ctx().stack.as_slice());
-        let mut vm = Vm::with_memory(programs, arena, stack)?;
+        let mut vm = Vm::with_memory(&self.programs, arena, stack)?;
         vm.ctx_mut().now_ns = self.ctx().now_ns;
         Ok(vm)
     }
@@ -269,9 +272,9 @@ impl Vm {
         Block(&mut self.ctx_mut().arena.as_slice_mut()[memory::ACK..memory::ACK + crate::layout::ACK_SAMPLE_SIZE])
     }
 
-    /// Run program `index` of `programs` at `now_ns` with `BPF_PROG` arguments `args` after
-    /// the socket; its return value (r0), or the VM's error.
-    pub fn call(&mut self, programs: &Programs, index: usize, now_ns: u64, args: &[u64]) -> Result<u64, String> {
+    /// Run program `index` of this VM's programs at `now_ns` with `BPF_PROG` arguments `args`
+    /// after the socket; its return value (r0), or the VM's error.
+    pub fn call(&mut self, index: usize, now_ns: u64, args: &[u64]) -> Result<u64, String> {
         let ctx = self.ctx_mut();
         let ctx_args = &mut ctx.arena.as_slice_mut()[memory::CTX..memory::CTX + memory::CTX_SIZE];
         ctx_args[..8].copy_from_slice(&SOCK_VM.to_le_bytes());
@@ -280,7 +283,8 @@ impl Vm {
         }
         ctx.remaining = INSTRUCTION_BUDGET;
         ctx.now_ns = now_ns;
-        let exe = &programs.hooks[index].1;
+        let programs = &self.programs;
+        let Some((_, exe)) = programs.hooks.get(index) else { return Err(format!("the object has no program {index}")) };
         // Every call starts from the same registers, whatever the last one left.
         self.engine.registers = self.registers;
         self.engine.registers[1] = ARENA_VM + memory::CTX as u64;

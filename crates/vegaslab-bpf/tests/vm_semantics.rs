@@ -18,13 +18,13 @@ fn run_with(readonly: &[u8], insns: &[Insn]) -> Vec<Result<u64, String>> {
     let mut code: Vec<u8> = insns.iter().flat_map(|i| i.encode()).collect();
     code.extend_from_slice(&ins(EXIT, 0, 0, 0).encode());
     let program = Program { hook: "init", symbol: "t_init".into(), code: rewrite::for_sbpf("init", &code).unwrap(), relocated: code };
-    let image = Image { ops_name: "t".into(), programs: vec![program], readonly: readonly.to_vec(), writable: vec![] };
+    let image = Image { ops_name: "t".into(), map_name: "t".into(), programs: vec![program], readonly: readonly.to_vec(), writable: vec![] };
     [Engine::Interpreter, Engine::Auto]
         .into_iter()
         .map(|engine| {
-            let programs = Programs::new(&image, engine, 250).unwrap();
+            let programs = std::sync::Arc::new(Programs::new(&image, engine, 250).unwrap());
             let mut vm = Vm::new(&programs).unwrap();
-            vm.call(&programs, 0, 0, &[])
+            vm.call(0, 0, &[])
         })
         .collect()
 }

@@ -31,6 +31,15 @@ pub trait ParamSource {
 /// An algorithm's parameter reader, as the registry holds it.
 pub type ReadParams = fn(&dyn ParamSource) -> Result<Box<dyn AlgorithmParams>, ParamError>;
 
+/// A controller's fault while the run goes on ([`AlgorithmParams::fault`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// The scenario field that named the faulting code (`flows[2].cc.bpf`).
+    pub field: String,
+    /// What went wrong, in one sentence (which program, hook and simulated time).
+    pub message: String,
+}
+
 /// An error made by a [`ParamSource`] (the reader's own error type, boxed).
 #[derive(Debug)]
 pub struct ParamError(pub Box<dyn std::error::Error + Send + Sync>);
@@ -71,9 +80,9 @@ pub trait AlgorithmParams: erased_serde::Serialize + fmt::Debug + Send + Sync {
     fn can_fault(&self) -> bool {
         false
     }
-    /// The first fault of the controllers built from these parameters, in one sentence: the
-    /// run stops with it as its error. Default: never.
-    fn fault(&self) -> Option<String> {
+    /// The first fault of the controllers built from these parameters: the run stops with it
+    /// as its error. Default: never.
+    fn fault(&self) -> Option<Fault> {
         None
     }
     fn clone_box(&self) -> Box<dyn AlgorithmParams>;

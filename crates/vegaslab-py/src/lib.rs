@@ -351,6 +351,14 @@ fn scenario_schema() -> PyResult<String> {
         .map_err(|p| SimulationError::new_err(format!("internal simulator error: {}", panic_message(p))))
 }
 
+/// Where a file that a scenario read from `source` names as `name` is (a delay trace, a BPF
+/// object): the core's one rule (`vegaslab_sim::scenario::resolve_relative`), for the programs
+/// that open the same file again (the kernel testbed).
+#[pyfunction]
+fn scenario_file_path(source: &str, name: &str) -> String {
+    vegaslab_sim::scenario::resolve_relative(source, name).to_string_lossy().into_owned()
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     vegaslab_sim::VERSION
@@ -378,6 +386,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(expand_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(precheck_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_file_path, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_schema, m)?)?;
     m.add("MAX_SCENARIO_BYTES", vegaslab_sim::scenario::limits::MAX_SCENARIO_BYTES)?;
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;

@@ -48,7 +48,7 @@ fn new_cc_names_parse_to_their_algorithms_with_the_papers_defaults() {
 #[test]
 fn unknown_cc_lists_the_new_names_and_other_spellings_are_rejected() {
     let e = error_of(&["flows[0].cc=vegasa"]);
-    assert!(e.contains("allowed: reno, newreno, vegas, rovegas, vegas-a, adavegas, vegas_1, vegas_8, cubic), or a Python controller \"py:package.module:Class\", or a BPF object \"bpf:algo.bpf.o\" ({ bpf = \"algo.bpf.o\", ... } with options)"), "{e}");
+    assert!(e.contains("allowed: reno, newreno, vegas, rovegas, vegas-a, adavegas, vegas_1, vegas_8, cubic), or a Python controller \"py:package.module:Class\", or a BPF object \"bpf:algo.bpf.o\" or { bpf = \"algo.bpf.o\", ... }"), "{e}");
     error_of(&["flows[0].cc=vegas_a"]);
     error_of(&["flows[0].cc=vegas-1"]);
 }

@@ -130,13 +130,15 @@ static __always_inline struct $name *state(struct sock *sk)
 	return (struct $name *)((struct inet_connection_sock *)sk)->icsk_ca_priv;
 }
 
-/* Linux's tcp_is_cwnd_limited(): in slow start the window may grow while under half of it was
- * in flight; after it, only a window the sender used up may grow. */
+/* Linux's tcp_is_cwnd_limited(): a window the sender used up may grow; in slow start also one
+ * that is under twice what was in flight. */
 static __always_inline int cwnd_limited(struct tcp_sock *tp)
 {
+	if (READ_BITFIELD(tp, is_cwnd_limited))
+		return 1;
 	if (tp->snd_cwnd < tp->snd_ssthresh)
 		return tp->snd_cwnd < 2 * tp->max_packets_out;
-	return READ_BITFIELD(tp, is_cwnd_limited);
+	return 0;
 }
 
 /* Each program gets the hook's arguments as an array of u64, in the hook's order. */

@@ -4,7 +4,7 @@
  * VARIANT_* macro (kernel/Makefile, target test-objects, writes build/test-objects/<variant>.bpf.o).
  *
  *   PLAIN   Reno from Linux's kfuncs, a .bss call counter and a division by a register
- *   EMPTY   only init: every other hook is the simulator's Linux default
+ *   EMPTY   only init: lacks the hooks Linux requires (ssthresh, cong_avoid, undo_cwnd)
  *   OOB     cong_avoid writes far past the socket
  *   LOOP    cong_avoid loops forever
  *   HELPER  cong_avoid calls bpf_get_prandom_u32, a helper the simulator does not provide

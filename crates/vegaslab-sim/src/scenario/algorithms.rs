@@ -100,7 +100,7 @@ fn read_named_algorithm(f: &Obj, cc: &str) -> Result<AlgorithmSpec, ScenarioErro
         Some(Err(e)) => Err(unboxed(e, f, "params")),
         None => {
             let names: Vec<&str> = registry::names().collect();
-            Err(f.err("cc", format!("unknown congestion control \"{cc}\" (allowed: {}), or a Python controller \"py:package.module:Class\", or a BPF object \"bpf:algo.bpf.o\" ({{ bpf = \"algo.bpf.o\", ... }} with options)", names.join(", "))))
+            Err(f.err("cc", format!("unknown congestion control \"{cc}\" (allowed: {}), or a Python controller \"py:package.module:Class\", or a BPF object \"bpf:algo.bpf.o\" or {{ bpf = \"algo.bpf.o\", ... }}", names.join(", "))))
         }
     }
 }

@@ -30,6 +30,9 @@ const KEYS: &[&str] = &["bpf", "map", "hz", "engine"];
 #[derive(Clone, Debug)]
 pub struct BpfParams {
     record: BpfRecord,
+    /// The field that named the object (`flows[i].cc.bpf`, or `flows[i].cc` for the short
+    /// form): where a fault is reported.
+    field: String,
     object: Arc<BpfObject>,
     fault: Arc<Fault>,
 }
@@ -58,8 +61,8 @@ impl AlgorithmParams for BpfParams {
         true
     }
 
-    fn fault(&self) -> Option<String> {
-        self.fault.get()
+    fn fault(&self) -> Option<vegaslab_cc::params::Fault> {
+        self.fault.get().map(|message| vegaslab_cc::params::Fault { field: self.field.clone(), message })
     }
 
     fn clone_box(&self) -> Box<dyn AlgorithmParams> {
@@ -72,9 +75,10 @@ pub fn read_bpf_table(t: &Obj) -> Result<AlgorithmSpec, ScenarioError> {
     t.deny_unknown(KEYS)?;
     let path = t.req_string("bpf")?;
     let map = t.string("map")?.map(str::to_string);
-    let hz = match t.integer("hz", 1, 10_000)? {
+    // Any whole number is read, so that a wrong one is told the values Linux allows.
+    let hz = match t.integer("hz", i64::MIN, i64::MAX)? {
         None => DEFAULT_HZ,
-        Some(hz) if HZ_VALUES.contains(&(hz as u32)) => hz as u32,
+        Some(hz) if HZ_VALUES.iter().any(|&v| i64::from(v) == hz) => hz as u32,
         Some(hz) => {
             let allowed: Vec<String> = HZ_VALUES.iter().map(u32::to_string).collect();
             return Err(t.err_kind("hz", ErrorKind::OutOfRange, format!("must be one of Linux's CONFIG_HZ values ({}), got {hz}", allowed.join(", "))));
@@ -107,7 +111,7 @@ fn load(ctx: Ctx, field: &str, path: &str, options: LoadOptions) -> Result<Algor
     let file = files::read_path(ctx, field, path, "a BPF object", MAX_BPF_OBJECT_BYTES)?;
     let object = BpfObject::load(&file.bytes, &options).map_err(|e| ctx.err_kind(field, ErrorKind::File, format!("{}: {e}", file.shown)))?;
     let record = BpfRecord { path: path.to_string(), name: object.ops_name().to_string(), map: object.map_name().to_string(), hz: options.hz, sha256: file.sha256 };
-    Ok(AlgorithmSpec::bpf(Box::new(BpfParams { record, object: Arc::new(object), fault: Arc::default() })))
+    Ok(AlgorithmSpec::bpf(Box::new(BpfParams { record, field: field.to_string(), object: Arc::new(object), fault: Arc::default() })))
 }
 
 /// The name a BPF flow's group members are named after (`<label><k>`), from its `cc` (the

@@ -6,6 +6,7 @@
 
 mod algorithms;
 pub use algorithms::{bind_external, require_hosted};
+pub use files::resolve_relative;
 mod apps;
 mod aqt;
 mod build;

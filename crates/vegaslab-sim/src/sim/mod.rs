@@ -268,16 +268,14 @@ impl Simulator {
     }
 
     /// Whether a flow's loaded program has faulted (`AlgorithmParams::fault`); the first fault
-    /// becomes the run's abort, an error of the flow's `cc` (`run_text_with`), so that no
-    /// results of a run whose controller stopped deciding look complete.
+    /// becomes the run's abort, an error of the field that named the program (`run_text_with`),
+    /// so that no results of a run whose controller stopped deciding look complete.
     fn check_faults(&mut self) -> bool {
         if self.aborted.is_some() {
             return true;
         }
-        let fault = self.faulting_flows.iter().find_map(|&i| self.scenario.flows[i].algorithm.params().fault().map(|m| (i, m)));
-        if let Some((i, fault)) = fault {
-            let message = format!("flow {}: {fault} (the run was stopped at {} s)", self.scenario.flows[i].name, secs(self.now));
-            self.aborted = Some(Aborted { field: "flows.cc.bpf".to_string(), message, kind: AbortKind::Fault });
+        if let Some(fault) = self.faulting_flows.iter().find_map(|&i| self.scenario.flows[i].algorithm.params().fault()) {
+            self.aborted = Some(Aborted { field: fault.field, message: fault.message, kind: AbortKind::Fault });
         }
         self.aborted.is_some()
     }
