@@ -46,6 +46,13 @@ fn a_bpf_map_is_refused_by_name() {
     refused("map", "the object uses BPF map hostile_map from cong_avoid, which the simulator does not provide");
 }
 
+/// Data sections are bounded together, not one by one: many zeroed sections, which take no
+/// bytes in the file, cannot ask for any amount of memory.
+#[test]
+fn data_sections_over_the_bound_together_are_refused() {
+    refused("bigdata", "the object's data sections hold more than the 1048576 bytes the simulator gives an object's data");
+}
+
 #[test]
 fn a_bpf_atomic_is_refused() {
     refused("atomic", "the object's cong_avoid program uses a BPF atomic operation");

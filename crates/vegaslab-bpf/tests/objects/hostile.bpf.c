@@ -13,6 +13,8 @@
  *   HOOK    defines in_ack_event, a hook the simulator does not call
  *   KFUNC   calls cubictcp_cong_avoid, a kfunc the simulator does not provide
  *   MAP     refers to a BPF map (section .maps), which the simulator does not provide
+ *   BIGDATA two zeroed arrays in sections of their own, each under the simulator's bound on an
+ *           object's data and together over it (a .bss takes no bytes in the file)
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -36,6 +38,11 @@ struct {
 
 /* Calls of cong_avoid, per object in Linux; per controller in the simulator. */
 __u64 hostile_calls = 0;
+
+#ifdef VARIANT_BIGDATA
+__u8 hostile_big_a[700 * 1024] SEC(".bss.big_a");
+__u8 hostile_big_b[700 * 1024] SEC(".bss.big_b");
+#endif
 
 SEC("struct_ops")
 void BPF_PROG(hostile_init, struct sock *sk)
