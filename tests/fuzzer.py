@@ -491,6 +491,8 @@ def write_case_dir(case: Case, directory: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         if "text" in spec:
             target.write_text(spec["text"], encoding="utf-8", errors="surrogatepass")
+        elif "bytes" in spec:
+            target.write_bytes(bytes.fromhex(spec["bytes"]))
         elif spec.get("fifo"):
             os.mkfifo(target)
         elif "symlink" in spec:
@@ -546,6 +548,17 @@ TRACE_CONTENT = ["0 10ms\n1 20ms\n", "time,delay\n0,0.01\n0.5,0.05\n", "0 nan\n"
 TRACE_PATHS = ["/dev/zero", "/dev/null", "/dev/urandom", "/", ".", "missing.csv", "trace.csv",
                "fifo.csv", "link.csv", "dir.csv", "../../../../etc/passwd", "", "\x00", "trace.csv\n",
                "/proc/self/mem", "~/trace.csv"]
+
+#: A flow's compiled BPF object (`cc = { bpf = ... }`): where it is, what the file holds (hex), and
+#: the table's other keys. The bytes are never a working object: the loader must refuse each in one
+#: sentence on the flow's field, however the file is made.
+BPF_PATHS = ["algo.bpf.o", "fifo.bpf.o", "link.bpf.o", "dir.bpf.o", "missing.bpf.o", "/dev/zero", "/dev/null",
+             "/proc/self/mem", "", "\x00", "../../../../etc/passwd"]
+BPF_CONTENT = ["", "7f454c46", "7f454c460201010000000000000000000100f700010000000000000000000000",
+               "7f454c46" + "ff" * 60, "00" * 4096, "7f454c46020101" + "00" * 57 + "01" * 2000,
+               "4c6f72656d20697073756d"]
+BPF_OPTIONS = {"hz": [250, 100, 1000, 0, -1, 200, 2**63 - 1, "250", 1.5], "map": ["dctcp", "", "\x00", "x" * 300, 3],
+               "engine": ["auto", "interpreter", "jit", "", 1]}
 
 #: Values that are extreme but may well be accepted, by field name: these reach the simulation
 #: itself (most other mutations are rejected by the reader, as they should be).
@@ -666,7 +679,7 @@ def _explosive(op: list) -> bool:
 
 _OP_KINDS = (["plausible"] * 8 + ["scale"] * 4 + ["number"] * 4 + ["unit"] * 3 + ["delete"] * 2 + ["rename"] * 2 + ["dup"] * 2 + ["type"] * 2
              + ["name"] * 2 + ["count"] * 3 + ["sample"] + ["duration"] * 2 + ["trace"] * 2 + ["schedule"]
-             + ["livelock", "chain", "star", "many_flows", "text", "known_key"] * 1 + ["algorithm"] * 3)
+             + ["livelock", "chain", "star", "many_flows", "text", "known_key"] * 1 + ["algorithm"] * 3 + ["bpf"] * 2)
 
 
 def _param_values(param) -> list:
@@ -845,6 +858,26 @@ def _draw_ops(draw, pick, doc: dict, case: Case) -> list[list]:
         if draw_bool(draw):
             ops.append(["del", path + ["delay_schedule"]])
         return ops
+    if kind == "bpf":
+        flows = doc.get("flows") or []
+        if not isinstance(flows, list) or not flows:
+            return []
+        name = pick(draw, BPF_PATHS)
+        if name == "algo.bpf.o":
+            case.files[name] = {"bytes": pick(draw, BPF_CONTENT)}
+        elif name == "fifo.bpf.o":
+            case.files[name] = {"fifo": True}
+        elif name == "link.bpf.o":
+            case.files[name] = {"symlink": "/dev/zero"}
+        elif name == "dir.bpf.o":
+            case.files[name] = {"dir": True}
+        table = {"bpf": name}
+        for key, values in BPF_OPTIONS.items():
+            if draw_bool(draw):
+                table[key] = pick(draw, values)
+        cc = table if draw_bool(draw) else f"bpf:{name}"
+        i = draw_index(draw, len(flows))
+        return [["set", ["flows", i, "cc"], cc], ["del", ["flows", i, "params"]]]
     if kind == "schedule":
         tables = _link_tables(doc)
         if not tables:
