@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from vegaslab import kernel
 from vegaslab.simulation import normalize, validate
 from vegaslab.testbed import bpfobject, kernelstate, struct_ops
 from vegaslab.testbed.bpfobject import kernel_hz, refuse_other_hz, refuse_unless_one_map, struct_ops_maps
@@ -195,11 +196,22 @@ def test_registrations_are_named_by_the_congestion_control_not_the_map(monkeypat
     class Done:
         stdout = _DUMP
 
-    monkeypatch.setattr(struct_ops, "run_command", lambda *a, **k: Done())
+    monkeypatch.setattr(kernel, "run_command", lambda *a, **k: Done())
     assert struct_ops.registrations() == [struct_ops.Registration(12490, "cubic", "bpf_cubic", False),
                                           struct_ops.Registration(7, "vl_vegas", "vl_vegas", True)]
     assert [r.id for r in struct_ops.registered_as("bpf_cubic")] == [12490]
     assert struct_ops.registered_as("cubic") == [] and struct_ops.registered_as("vl_vegas") == []  # draining
+
+
+def test_the_kernel_lists_a_registration_by_its_congestion_controls_name(monkeypatch):
+    """``vegaslab kernel list`` names bpf_cubic, not its map ``cubic`` (a built-in's name)."""
+    class Done:
+        stdout = _DUMP
+
+    monkeypatch.setattr(kernel, "run_command", lambda *a, **k: Done())
+    monkeypatch.setattr(kernel, "check", lambda: None)
+    monkeypatch.setattr(kernel.Path, "read_text", lambda self, *a, **k: "reno cubic bpf_cubic vl_vegas")
+    assert kernel.registered() == ["bpf_cubic"]  # vl_vegas is draining
 
 
 def test_a_dead_runs_objects_are_unregistered_by_id_except_what_a_live_run_shares(monkeypatch):

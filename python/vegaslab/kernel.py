@@ -38,12 +38,13 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import VegaslabError
 from . import _core, registry
 
-__all__ = ["ALGORITHMS", "KernelError", "check", "build", "register", "unregister", "registered",
+__all__ = ["ALGORITHMS", "KernelError", "Registration", "check", "build", "register", "unregister", "registered", "registrations",
            "parameters", "module_parameters", "program_parameters", "kernel_name", "rovegas_counters",
            "unregister_struct_ops"]
 
@@ -150,19 +151,48 @@ def program_parameters(cc: str, **params) -> dict[str, int]:
     }
 
 
-def registered() -> list[str]:
-    """Names of the struct_ops congestion controls registered now (vegaslab's and others).
+@dataclass(frozen=True)
+class Registration:
+    """One struct_ops congestion control in the kernel."""
 
-    bpftool also lists an unregistered one that sockets still hold (state TOBEFREE, until
+    id: int          # the struct_ops map's id
+    map: str         # the map's name (the object's variable, at most 15 characters)
+    name: str        # the congestion control's name, what sockets select
+    draining: bool   # unregistered, kept until the last socket using it closes
+
+
+def registrations(error: type[Exception] = None) -> list[Registration]:
+    """Every struct_ops congestion control in the kernel (``bpftool struct_ops dump``, whose
+    JSON lists each map's info followed by its struct_ops value), named by the congestion
+    control's own name: bpftool names a registration by its map variable (``cubic`` for the
+    kernel selftests' ``bpf_cubic``), which may even be a built-in algorithm's name. A failing
+    bpftool raises ``error`` (default :class:`KernelError`)."""
+    dump = json.loads(run_command(["bpftool", "-j", "struct_ops", "dump"], "listing struct_ops failed",
+                                  error or KernelError).stdout or "[]")
+    out, info = [], None
+    for entry in dump:
+        if "bpf_map_info" in entry:
+            info = entry["bpf_map_info"]
+            continue
+        ops = entry.get("bpf_struct_ops_tcp_congestion_ops")
+        if ops is not None and info is not None:
+            out.append(Registration(id=int(info["id"]), map=info["name"], name=ops["data"]["name"],
+                                    draining=ops["common"]["state"] == "BPF_STRUCT_OPS_STATE_TOBEFREE"))
+        info = None
+    return out
+
+
+def registered() -> list[str]:
+    """Names of the struct_ops congestion controls registered now (vegaslab's and others), as
+    sockets select them.
+
+    The kernel also keeps an unregistered one that sockets still hold (state TOBEFREE, until
     its last socket closes); only names the kernel offers
     (``tcp_available_congestion_control``) count, so a new registration of that name is not
     blocked by the old one draining."""
     check()
-    p = run_command(["bpftool", "-j", "struct_ops", "list"], "listing struct_ops failed")
-    items = json.loads(p.stdout or "[]")
     available = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
-    return sorted({i["name"] for i in items
-                   if i.get("kernel_struct_ops") == "tcp_congestion_ops" and i["name"] in available})
+    return sorted({r.name for r in registrations() if not r.draining and r.name in available})
 
 
 def _bpftool_json(*args: str, what: str):
@@ -243,9 +273,11 @@ def unregister(name: str, *, wait_s: float = UNREGISTER_WAIT_S) -> None:
     check()
     if name not in registered():
         raise KernelError(f"{name} is not registered")
-    # bpftool tries every map of that name: once the registered one went, an older one,
-    # unregistered before and still held by closing sockets, answers "in progress".
-    unregister_struct_ops(["name", name], name, gone=lambda: name not in registered(), wait_s=wait_s)
+    # By map id: bpftool's names are the maps' (another algorithm's name, for bpf_cubic), and
+    # an older registration of the name, still held by closing sockets, is left to drain.
+    for r in registrations():
+        if r.name == name and not r.draining:
+            unregister_struct_ops(["id", str(r.id)], name, gone=lambda: name not in registered(), wait_s=wait_s)
 
 
 def unregister_struct_ops(selector: list[str], label: str, *, gone, wait_s: float = UNREGISTER_WAIT_S) -> None:

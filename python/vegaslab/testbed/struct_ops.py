@@ -13,13 +13,12 @@ simulator ran even if the file changes meanwhile.
 """
 from __future__ import annotations
 
-import json
 import re
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..kernel import KernelError, run_command, unregister_struct_ops
+from .. import kernel
+from ..kernel import KernelError, Registration, run_command, unregister_struct_ops
 from .bpfobject import BpfObject, refuse_unless_one_map, struct_ops_maps
 from .errors import TestbedError
 
@@ -29,32 +28,10 @@ __all__ = ["Registration", "registrations", "register", "unregister", "AVAILABLE
 AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
 
 
-@dataclass(frozen=True)
-class Registration:
-    """One struct_ops congestion control in the kernel."""
-
-    id: int          # the struct_ops map's id
-    map: str         # the map's name (the object's variable, at most 15 characters)
-    name: str        # the congestion control's name, what sockets select
-    draining: bool   # unregistered, kept until the last socket using it closes
-
-
 def registrations() -> list[Registration]:
-    """Every struct_ops congestion control in the kernel (``bpftool struct_ops dump``, whose
-    JSON lists each map's info followed by its struct_ops value)."""
-    dump = json.loads(run_command(["bpftool", "-j", "struct_ops", "dump"], "listing struct_ops failed",
-                                  TestbedError).stdout or "[]")
-    out, info = [], None
-    for entry in dump:
-        if "bpf_map_info" in entry:
-            info = entry["bpf_map_info"]
-            continue
-        ops = entry.get("bpf_struct_ops_tcp_congestion_ops")
-        if ops is not None and info is not None:
-            out.append(Registration(id=int(info["id"]), map=info["name"], name=ops["data"]["name"],
-                                    draining=ops["common"]["state"] == "BPF_STRUCT_OPS_STATE_TOBEFREE"))
-        info = None
-    return out
+    """Every struct_ops congestion control in the kernel (:func:`vegaslab.kernel.registrations`);
+    a failing bpftool is a :class:`TestbedError`."""
+    return kernel.registrations(TestbedError)
 
 
 def registered_as(name: str) -> list[Registration]:
