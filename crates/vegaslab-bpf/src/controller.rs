@@ -140,14 +140,16 @@ impl BpfController {
         BpfController { object, fault, vm, hooks, name, state: CaState::Open, now: 0 }
     }
 
-    /// The sender's window into the socket block.
-    fn copy_in(&mut self, w: &Window) {
+    /// The sender's window into the socket block; returns the `snd_cwnd` and `snd_ssthresh`
+    /// written.
+    fn copy_in(&mut self, w: &Window) -> (u32, u32) {
         let cwnd = (w.cwnd.floor().max(1.0)).min(f64::from(u32::MAX)) as u32;
         let state = linux_state(self.state);
         let now_us = self.now / 1000;
+        let ssthresh = w.ssthresh.clamp(0, INFINITE_SSTHRESH) as u32;
         let mut sk = self.vm.sock();
         sk.set_u32(&SND_CWND, cwnd);
-        sk.set_u32(&SND_SSTHRESH, w.ssthresh.clamp(0, INFINITE_SSTHRESH) as u32);
+        sk.set_u32(&SND_SSTHRESH, ssthresh);
         sk.set_u32(&SND_CWND_CLAMP, w.max_window.max(0.0).min(f64::from(u32::MAX)) as u32);
         sk.set_u32(&SND_NXT, w.next_seq as u32);
         sk.set_u32(&SND_UNA, (w.last_ack + 1) as u32);
@@ -158,6 +160,7 @@ impl BpfController {
         sk.set_bits(&IS_CWND_LIMITED, u32::from(w.cwnd_limited));
         sk.set_u32(&MAX_PACKETS_OUT, if w.cwnd_limited { cwnd } else { cwnd / 2 });
         sk.set_bits(&ICSK_CA_STATE, state);
+        (cwnd, ssthresh)
     }
 
     /// The program's changes to the window back into `w`.
@@ -170,11 +173,6 @@ impl BpfController {
         if ssthresh != before.1 {
             w.ssthresh = i64::from(ssthresh);
         }
-    }
-
-    fn window_in_sock(&mut self) -> (u32, u32) {
-        let sk = self.vm.sock();
-        (sk.u32(&SND_CWND), sk.u32(&SND_SSTHRESH))
     }
 
     /// Run `hook`'s program (index `index`) with `args`; `None` after a fault (recorded).
@@ -193,8 +191,7 @@ impl BpfController {
         if self.fault.is_set() {
             return;
         }
-        self.copy_in(w);
-        let before = self.window_in_sock();
+        let before = self.copy_in(w);
         if self.run(hook, index, args).is_some() {
             self.copy_out(w, before);
         }

@@ -16,7 +16,7 @@ use solana_sbpf::aligned_memory::AlignedMemory;
 use solana_sbpf::ebpf::HOST_ALIGN;
 use solana_sbpf::elf::Executable;
 use solana_sbpf::error::EbpfError;
-use solana_sbpf::memory_region::{MemoryMapping, MemoryRegion};
+use solana_sbpf::memory_region::{AccessType, HostBuffer, MemoryMapping, MemoryRegion};
 use solana_sbpf::program::{BuiltinFunctionDefinition, BuiltinProgram, FunctionRegistry, SBPFVersion};
 use solana_sbpf::verifier::RequisiteVerifier;
 use solana_sbpf::vm::{CallFrame, Config, ContextObject, EbpfVm, ExecutionMode};
@@ -45,6 +45,11 @@ pub enum Engine {
 pub const HAS_JIT: bool = cfg!(all(target_arch = "x86_64", not(target_os = "windows")));
 
 /// What the builtins and the VM see of one controller during a call.
+///
+/// Once mapped, the arena and the stack are reached only through the memory mapping
+/// ([`Ctx::guest`]), never through `arena` and `stack` themselves: a new borrow of them would
+/// invalidate the pointers the mapping (and the JIT's code) holds. The two fields only keep the
+/// memory alive.
 pub struct Ctx {
     remaining: u64,
     mapping: MemoryMapping,
@@ -69,12 +74,36 @@ impl ContextObject for Ctx {
 type BuiltinError = Box<dyn std::error::Error>;
 
 impl Ctx {
+    /// `len` writable bytes of guest memory at VM address `vm_addr`, through the mapping.
+    fn guest(&mut self, vm_addr: u64, len: usize) -> Result<&mut [u8], String> {
+        match Result::from(self.mapping.map(AccessType::Store, vm_addr, len as u64)) {
+            // SAFETY: the mapping's regions point at memory this `Ctx` keeps alive (see the
+            // struct's doc), and `&mut self` makes the returned slice the only way to it until
+            // it is dropped.
+            Ok(HostBuffer::Mutable(p)) => Ok(unsafe { &mut *p }),
+            Ok(HostBuffer::Immutable(_)) => Err(format!("{vm_addr:#x} is read-only")),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// The whole arena (for a copy of the controller).
+    fn arena_bytes(&mut self) -> Vec<u8> {
+        let len = self.arena.len();
+        self.guest(ARENA_VM, len).map(|b| b.to_vec()).expect("the arena is mapped")
+    }
+
+    /// The whole stack (for a copy of the controller).
+    fn stack_bytes(&mut self) -> Vec<u8> {
+        let len = self.stack.len();
+        self.guest(solana_sbpf::ebpf::MM_STACK_START, len).map(|b| b.to_vec()).expect("the stack is mapped")
+    }
+
     /// The socket block, after checking that `ptr` (a kfunc's argument) points at it.
     fn sock(&mut self, kfunc: &str, ptr: u64) -> Result<Block<'_>, BuiltinError> {
         if ptr != SOCK_VM {
             return Err(format!("{kfunc} was passed {ptr:#x}, which is not the socket").into());
         }
-        Ok(Block(&mut self.arena.as_slice_mut()[memory::SOCK..memory::SOCK + SOCK_SIZE]))
+        Ok(Block(self.guest(SOCK_VM, SOCK_SIZE)?))
     }
 }
 
@@ -188,15 +217,17 @@ impl Programs {
 /// One controller's VM: its arena (`ctx | sock | ack_sample | .data | .bss`), its stack and
 /// solana-sbpf's machine state, made once and kept between calls.
 pub struct Vm {
-    /// solana-sbpf's machine, pointing at `*ctx`. Declared first: dropped before `ctx`.
-    engine: EbpfVm<'static, Ctx>,
+    /// solana-sbpf's machine, pointing at `*ctx`, and the one way to it once made
+    /// ([`Vm::ctx_mut`]). Declared first: dropped before `ctx` is freed. In an `UnsafeCell` so
+    /// that [`Vm::duplicate`] can read the context through it from `&self`.
+    engine: std::cell::UnsafeCell<EbpfVm<'static, Ctx>>,
     /// The programs this VM runs, whose read-only region its memory mapping points at: kept
     /// alive here as long as the mapping.
     programs: Arc<Programs>,
     /// The registers every call starts from (r10 at the top of the stack frame).
     registers: [u64; 12],
-    /// Owned (from `Box::into_raw`, freed in `drop`); reached only through this pointer, which
-    /// `engine` shares.
+    /// Owned (from `Box::into_raw`, freed in `drop`); used only to free it: every access goes
+    /// through `engine`'s pointer, derived from this one.
     ctx: NonNull<Ctx>,
     frames: Vec<CallFrame>,
 }
@@ -237,46 +268,42 @@ impl Vm {
         let stack_len = stack.len();
         let ctx = NonNull::from(Box::leak(Box::new(Ctx { remaining: 0, mapping, arena, stack, now_ns: 0, hz: programs.hz })));
         // SAFETY: `*ctx` lives until this `Vm` drops, after `engine` (see `Drop`), and is
-        // reached only through `ctx`, from which `engine`'s pointer is derived.
+        // reached only through `engine`'s pointer, derived here from `ctx`.
         let engine = EbpfVm::new(programs.loader.clone(), VERSION, unsafe { &mut *ctx.as_ptr() }, stack_len);
         let registers = engine.registers;
-        Ok(Vm { engine, programs: programs.clone(), registers, ctx, frames: vec![CallFrame::default(); cfg.max_call_depth] })
-    }
-
-    fn ctx(&self) -> &Ctx {
-        // SAFETY: see `ctx`'s field doc; `&self` excludes a running call.
-        unsafe { self.ctx.as_ref() }
+        Ok(Vm { engine: std::cell::UnsafeCell::new(engine), programs: programs.clone(), registers, ctx, frames: vec![CallFrame::default(); cfg.max_call_depth] })
     }
 
     fn ctx_mut(&mut self) -> &mut Ctx {
-        // SAFETY: as `ctx`, and `&mut self` makes this the only reference.
-        unsafe { self.ctx.as_mut() }
+        self.engine.get_mut().context()
     }
 
     /// A copy with the same memory (a controller is `Clone`).
     pub fn duplicate(&self) -> Result<Vm, String> {
-        let arena = AlignedMemory::from_slice(self.ctx().arena.as_slice());
-        let stack = AlignedMemory::from_slice(self.ctx().stack.as_slice());
+        // SAFETY: a `Vm` is used by one thread at a time and no call runs during `&self`, so
+        // nothing else reaches the engine or its context while this reads them.
+        let ctx = unsafe { &mut *self.engine.get() }.context();
+        let (arena, stack, now_ns) = (AlignedMemory::from_slice(&ctx.arena_bytes()), AlignedMemory::from_slice(&ctx.stack_bytes()), ctx.now_ns);
         let mut vm = Vm::with_memory(&self.programs, arena, stack)?;
-        vm.ctx_mut().now_ns = self.ctx().now_ns;
+        vm.ctx_mut().now_ns = now_ns;
         Ok(vm)
     }
 
     /// The arena's socket block.
     pub fn sock(&mut self) -> Block<'_> {
-        Block(&mut self.ctx_mut().arena.as_slice_mut()[memory::SOCK..memory::SOCK + SOCK_SIZE])
+        Block(self.ctx_mut().guest(SOCK_VM, SOCK_SIZE).expect("the socket block is mapped"))
     }
 
     /// The arena's ack_sample block.
     pub fn ack_sample(&mut self) -> Block<'_> {
-        Block(&mut self.ctx_mut().arena.as_slice_mut()[memory::ACK..memory::ACK + crate::layout::ACK_SAMPLE_SIZE])
+        Block(self.ctx_mut().guest(memory::ACK_VM, crate::layout::ACK_SAMPLE_SIZE).expect("the ack_sample block is mapped"))
     }
 
     /// Run program `index` of this VM's programs at `now_ns` with `BPF_PROG` arguments `args`
     /// after the socket; its return value (r0), or the VM's error.
     pub fn call(&mut self, index: usize, now_ns: u64, args: &[u64]) -> Result<u64, String> {
         let ctx = self.ctx_mut();
-        let ctx_args = &mut ctx.arena.as_slice_mut()[memory::CTX..memory::CTX + memory::CTX_SIZE];
+        let ctx_args = ctx.guest(ARENA_VM + memory::CTX as u64, memory::CTX_SIZE).expect("the hook's arguments are mapped");
         ctx_args[..8].copy_from_slice(&SOCK_VM.to_le_bytes());
         for (k, a) in args.iter().enumerate() {
             ctx_args[8 + 8 * k..16 + 8 * k].copy_from_slice(&a.to_le_bytes());
@@ -285,12 +312,13 @@ impl Vm {
         ctx.now_ns = now_ns;
         let programs = &self.programs;
         let Some((_, exe)) = programs.hooks.get(index) else { return Err(format!("the object has no program {index}")) };
+        let engine = self.engine.get_mut();
         // Every call starts from the same registers, whatever the last one left.
-        self.engine.registers = self.registers;
-        self.engine.registers[1] = ARENA_VM + memory::CTX as u64;
-        self.engine.call_depth = 0;
+        engine.registers = self.registers;
+        engine.registers[1] = ARENA_VM + memory::CTX as u64;
+        engine.call_depth = 0;
         let mut mode = if programs.jit { ExecutionMode::Jit } else { ExecutionMode::Interpreted };
-        let (_, result) = self.engine.execute_program(exe, &mut mode, &mut self.frames);
+        let (_, result) = engine.execute_program(exe, &mut mode, &mut self.frames);
         Result::from(result).map_err(|e| match e {
             EbpfError::ExceededMaxInstructions => format!("it ran past its budget of {INSTRUCTION_BUDGET} instructions (a loop that does not end?)"),
             e => e.to_string(),
