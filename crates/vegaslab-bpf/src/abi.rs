@@ -23,14 +23,14 @@ pub const HELPERS: &[(u32, &str)] = &[(118, "bpf_jiffies64"), (5, "bpf_ktime_get
 pub const KCONFIG: &[&str] = &["CONFIG_HZ"];
 
 /// The name of Linux's BPF helper `id` (`enum bpf_func_id`, include/uapi/linux/bpf.h), for the
-/// helpers a congestion control is likely to call; `None` for the others.
+/// helpers the simulator provides ([`HELPERS`]) and those a congestion control is likely to call
+/// besides; `None` for the others.
 pub fn helper_name(id: u32) -> Option<&'static str> {
     const NAMES: &[(u32, &str)] = &[
         (1, "bpf_map_lookup_elem"),
         (2, "bpf_map_update_elem"),
         (3, "bpf_map_delete_elem"),
         (4, "bpf_probe_read"),
-        (5, "bpf_ktime_get_ns"),
         (6, "bpf_trace_printk"),
         (7, "bpf_get_prandom_u32"),
         (8, "bpf_get_smp_processor_id"),
@@ -51,7 +51,6 @@ pub fn helper_name(id: u32) -> Option<&'static str> {
         (112, "bpf_probe_read_user"),
         (113, "bpf_probe_read_kernel"),
         (116, "bpf_tcp_send_ack"),
-        (118, "bpf_jiffies64"),
         (125, "bpf_ktime_get_boot_ns"),
         (130, "bpf_ringbuf_output"),
         (131, "bpf_ringbuf_reserve"),
@@ -68,7 +67,7 @@ pub fn helper_name(id: u32) -> Option<&'static str> {
         (194, "bpf_kptr_xchg"),
         (208, "bpf_ktime_get_tai_ns"),
     ];
-    NAMES.iter().find(|(i, _)| *i == id).map(|(_, n)| *n)
+    HELPERS.iter().chain(NAMES).find(|(i, _)| *i == id).map(|(_, n)| *n)
 }
 
 /// The VM's key for a builtin function (kfunc or helper): SBPF calls builtins by the murmur3

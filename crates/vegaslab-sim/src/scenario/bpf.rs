@@ -109,9 +109,9 @@ pub fn read_bpf_name(f: &Obj, cc: &str) -> Option<Result<AlgorithmSpec, Scenario
 /// Read the object `path` named by `field` and load it with `options`.
 fn load(ctx: Ctx, field: &str, path: &str, options: LoadOptions) -> Result<AlgorithmSpec, ScenarioError> {
     let file = files::read_path(ctx, field, path, "a BPF object", MAX_BPF_OBJECT_BYTES)?;
-    let object = BpfObject::load(&file.bytes, &options).map_err(|e| ctx.err_kind(field, ErrorKind::File, format!("{}: {e}", file.shown)))?;
+    let object = ctx.objects.load(&file.bytes, &file.sha256, &options).map_err(|e| ctx.err_kind(field, ErrorKind::File, format!("{}: {e}", file.shown)))?;
     let record = BpfRecord { path: path.to_string(), name: object.ops_name().to_string(), map: object.map_name().to_string(), hz: options.hz, sha256: file.sha256 };
-    Ok(AlgorithmSpec::bpf(Box::new(BpfParams { record, field: field.to_string(), object: Arc::new(object), fault: Arc::default() })))
+    Ok(AlgorithmSpec::bpf(Box::new(BpfParams { record, field: field.to_string(), object, fault: Arc::default() })))
 }
 
 /// The name a BPF flow's group members are named after (`<label><k>`), from its `cc` (the

@@ -9,6 +9,7 @@ use super::aqt::read_aqt_routers;
 use super::context::{NetBuilder, FOREVER};
 use super::flows::build_flows;
 use super::links::build_links;
+use super::object_cache::LoadedObjects;
 use super::reader::{Ctx, Obj};
 use super::recording::{build_monitor, read_trace};
 use super::topologies::{build_dumbbell, build_lte, build_parking_lot};
@@ -19,7 +20,8 @@ use toml::Value;
 /// Validate a parsed TOML document.
 pub fn from_value(value: &Value, source: &str) -> Result<Scenario, ScenarioError> {
     let files_read = std::cell::RefCell::new(Vec::new());
-    let ctx = Ctx { file: source, files_read: &files_read };
+    let objects = LoadedObjects::default();
+    let ctx = Ctx { file: source, files_read: &files_read, objects: &objects };
     let root = Obj::new(ctx, value, "")?;
     // `sweep` is read by `sweep::expand`; a run of the file is the base scenario, no axis applied.
     root.deny_unknown(&["meta", "variant", "sweep", "run", "links", "dumbbell", "flows", "monitor", "aqt", "parking_lot", "lte", "udp", "geo", "leo", "trace"])?;

@@ -13,6 +13,7 @@ mod build;
 mod context;
 mod bpf;
 mod files;
+mod object_cache;
 pub mod limits;
 mod flows;
 mod links;

@@ -13,6 +13,8 @@ use toml::{value::Table, Value};
 pub struct Ctx<'a> {
     pub file: &'a str,
     pub files_read: &'a std::cell::RefCell<Vec<super::FileRef>>,
+    /// The BPF objects loaded so far (`cc = { bpf = ... }`), each loaded once per reading.
+    pub objects: &'a super::object_cache::LoadedObjects,
 }
 
 impl<'a> Ctx<'a> {

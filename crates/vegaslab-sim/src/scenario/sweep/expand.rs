@@ -14,6 +14,7 @@ use super::size::check_size;
 use super::validate::{check_param_alone, check_point};
 use crate::scenario::overrides::apply_overrides;
 use crate::scenario::precheck::precheck;
+use crate::scenario::object_cache::LoadedObjects;
 use crate::scenario::reader::{Ctx, Obj};
 use crate::scenario::{from_value, toml_error, ErrorKind, ScenarioError};
 use toml::Value;
@@ -37,7 +38,8 @@ pub fn expand_until(text: &str, source: &str, overrides: &[String], stop: &mut d
     let base = from_value(&doc, source)?;
 
     let files_read = std::cell::RefCell::new(Vec::new());
-    let ctx = Ctx { file: source, files_read: &files_read };
+    let objects = LoadedObjects::default();
+    let ctx = Ctx { file: source, files_read: &files_read, objects: &objects };
     let root = Obj::new(ctx, &doc, "")?;
     let (seed_spec, axis_specs) = match root.table("sweep")? {
         Some(sweep) => read_sweep(&sweep)?,
